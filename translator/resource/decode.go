@@ -1,0 +1,280 @@
+package resource
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	egv1a1 "github.com/envoyproxy/gateway/api/v1alpha1"
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
+	gwapiv1a2 "sigs.k8s.io/gateway-api/apis/v1alpha2"
+	gwapiv1a3 "sigs.k8s.io/gateway-api/apis/v1alpha3"
+	gwapiv1b1 "sigs.k8s.io/gateway-api/apis/v1beta1"
+
+	"github.com/egharness/egharness/internal/yamlpos"
+)
+
+// coreKinds are the core/discovery kinds the translator reads; other core kinds (Pods,
+// Deployments...) are not part of a scenario and count as unknown.
+var coreKinds = map[schema.GroupVersionKind]bool{
+	corev1.SchemeGroupVersion.WithKind("Service"):              true,
+	corev1.SchemeGroupVersion.WithKind("Secret"):               true,
+	corev1.SchemeGroupVersion.WithKind("ConfigMap"):            true,
+	corev1.SchemeGroupVersion.WithKind("Namespace"):            true,
+	discoveryv1.SchemeGroupVersion.WithKind("EndpointSlice"): true,
+}
+
+var clusterScoped = map[string]bool{"GatewayClass": true, "Namespace": true, "ClusterTrustBundle": true, "EnvoyGateway": true}
+
+// ClusterScoped reports whether objects of kind have no namespace.
+func ClusterScoped(kind string) bool { return clusterScoped[kind] }
+
+// scheme is immutable after construction; it is the registry of known kinds.
+var scheme = sync.OnceValue(func() *runtime.Scheme {
+	s := runtime.NewScheme()
+	for _, add := range []func(*runtime.Scheme) error{
+		gwapiv1.Install, gwapiv1a2.Install, gwapiv1a3.Install, gwapiv1b1.Install,
+		egv1a1.AddToScheme, corev1.AddToScheme, discoveryv1.AddToScheme,
+	} {
+		if err := add(s); err != nil {
+			panic(fmt.Sprintf("building the type registry: %v", err)) // programming error, not input
+		}
+	}
+	return s
+})
+
+// KnownKind reports whether apiVersion/kind decodes into a type the translator reads.
+func KnownKind(apiVersion, kind string) bool {
+	gv, err := schema.ParseGroupVersion(apiVersion)
+	if err != nil {
+		return false
+	}
+	gvk := gv.WithKind(kind)
+	if gvk.Group == "" || gvk.Group == discoveryv1.GroupName {
+		return coreKinds[gvk]
+	}
+	if strings.HasSuffix(kind, "List") {
+		return false
+	}
+	return scheme().Recognizes(gvk)
+}
+
+// Options tune Decode.
+type Options struct {
+	// SkipUnknownKinds turns unknown kinds into notes instead of errors (cluster dumps).
+	SkipUnknownKinds bool
+	// LineOffset is added to line numbers (the text starts at this line + 1 of File).
+	LineOffset int
+}
+
+// Decoded is what Decode returns.
+type Decoded struct {
+	Objects []Object
+	Notes   []string // skipped documents, when SkipUnknownKinds is set
+}
+
+// Decode reads multi-document YAML. Every bad document is reported (joined), each error
+// naming file, line and object; good documents are still returned.
+func Decode(file string, data []byte, opts Options) (Decoded, error) {
+	var out Decoded
+	var errs []error
+	seen := map[Ref]int{}
+	for _, doc := range splitDocuments(data) {
+		line := doc.line + opts.LineOffset
+		if isBlank(doc.text) {
+			continue
+		}
+		obj, skipped, err := decodeOne(file, line, doc.text, opts)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if skipped != "" {
+			out.Notes = append(out.Notes, skipped)
+			continue
+		}
+		ref := obj.Ref()
+		if first, dup := seen[ref]; dup {
+			errs = append(errs, fmt.Errorf("%s:%d: %s: duplicate object (first defined at line %d)", file, line, ref, first))
+			continue
+		}
+		seen[ref] = line
+		out.Objects = append(out.Objects, obj)
+	}
+	return out, errors.Join(errs...)
+}
+
+type document struct {
+	text []byte
+	line int // line of the document's first line, 1-based
+}
+
+// splitDocuments cuts at "---" separator lines, remembering where each document starts.
+func splitDocuments(data []byte) []document {
+	var docs []document
+	var cur bytes.Buffer
+	start := 1
+	n := 0
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(make([]byte, 0, 64*1024), len(data)+1)
+	for sc.Scan() {
+		n++
+		l := sc.Text()
+		if l == "---" || strings.HasPrefix(l, "--- ") || strings.HasPrefix(l, "---\t") {
+			docs = append(docs, document{text: append([]byte(nil), cur.Bytes()...), line: start})
+			cur.Reset()
+			start = n + 1
+			continue
+		}
+		cur.WriteString(l)
+		cur.WriteByte('\n')
+	}
+	docs = append(docs, document{text: cur.Bytes(), line: start})
+	return docs
+}
+
+func isBlank(b []byte) bool {
+	for _, l := range strings.Split(string(b), "\n") {
+		l = strings.TrimSpace(l)
+		if l != "" && !strings.HasPrefix(l, "#") {
+			return false
+		}
+	}
+	return true
+}
+
+func decodeOne(file string, line int, text []byte, opts Options) (Object, string, error) {
+	root, err := yamlpos.Parse(text)
+	if err != nil {
+		return Object{}, "", fmt.Errorf("%s: %w", file, shift(err, line-1))
+	}
+	var tm struct {
+		APIVersion string `json:"apiVersion"`
+		Kind       string `json:"kind"`
+		Metadata   struct {
+			Name      string `json:"name"`
+			Namespace string `json:"namespace"`
+		} `json:"metadata"`
+	}
+	if err := yamlDecodeLoose(text, &tm); err != nil {
+		return Object{}, "", fmt.Errorf("%s:%d: not a Kubernetes object: %v", file, line, err)
+	}
+	what := strings.TrimSpace(fmt.Sprintf("%s %s", tm.Kind, nsName(tm.Metadata.Namespace, tm.Metadata.Name)))
+	switch {
+	case tm.Kind == "" || tm.APIVersion == "":
+		return Object{}, "", fmt.Errorf("%s:%d: %s: apiVersion and kind are required", file, line, orUnnamed(what))
+	case !KnownKind(tm.APIVersion, tm.Kind):
+		if opts.SkipUnknownKinds {
+			return Object{}, fmt.Sprintf("%s:%d: skipped %s (%s): not a kind egharness translates", file, line, what, tm.APIVersion), nil
+		}
+		return Object{}, "", fmt.Errorf("%s:%d: %s: unknown kind %q in %q (known: %s)", file, line, what, tm.Kind, tm.APIVersion, strings.Join(KnownKinds(), ", "))
+	case tm.Metadata.Name == "":
+		return Object{}, "", fmt.Errorf("%s:%d: %s: metadata.name is required", file, line, tm.Kind)
+	}
+	gv, _ := schema.ParseGroupVersion(tm.APIVersion)
+	ro, err := scheme().New(gv.WithKind(tm.Kind))
+	if err != nil {
+		return Object{}, "", fmt.Errorf("%s:%d: %s: %v", file, line, what, err)
+	}
+	ko, ok := ro.(KObject)
+	if !ok {
+		return Object{}, "", fmt.Errorf("%s:%d: %s: not an object with metadata", file, line, what)
+	}
+	if err := yamlpos.DecodeStrict(text, root, ko, line-1); err != nil {
+		return Object{}, "", prefixEach(fmt.Sprintf("%s: %s: ", file, what), err)
+	}
+	if !ClusterScoped(tm.Kind) && ko.GetNamespace() == "" {
+		ko.SetNamespace("default") // as kubectl apply does in the default namespace
+	}
+	if ClusterScoped(tm.Kind) && ko.GetNamespace() != "" {
+		return Object{}, "", fmt.Errorf("%s:%d: %s: %s is cluster-scoped and takes no namespace", file, line, what, tm.Kind)
+	}
+	return Object{Obj: ko, APIVersion: tm.APIVersion, Kind: tm.Kind, File: file, Line: line}, "", nil
+}
+
+// KnownKinds lists the kinds Decode accepts, sorted.
+func KnownKinds() []string {
+	set := map[string]bool{}
+	for gvk := range scheme().AllKnownTypes() {
+		if KnownKind(gvk.GroupVersion().String(), gvk.Kind) {
+			set[gvk.Kind] = true
+		}
+	}
+	out := make([]string, 0, len(set))
+	for k := range set {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func nsName(ns, name string) string {
+	switch {
+	case name == "":
+		return ""
+	case ns == "":
+		return name
+	}
+	return ns + "/" + name
+}
+
+func orUnnamed(s string) string {
+	if s == "" {
+		return "document"
+	}
+	return s
+}
+
+func shift(err error, by int) error {
+	var e *yamlpos.Error
+	if errors.As(err, &e) && e.Line > 0 {
+		e.Line += by
+	}
+	return err
+}
+
+// prefixEach puts "file: object: " before each joined error, keeping lines as "file:line:".
+func prefixEach(prefix string, err error) error {
+	var parts []error
+	var list interface{ Unwrap() []error }
+	if errors.As(err, &list) {
+		parts = list.Unwrap()
+	} else {
+		parts = []error{err}
+	}
+	out := make([]error, 0, len(parts))
+	file, what, _ := strings.Cut(strings.TrimSuffix(prefix, ": "), ": ")
+	for _, p := range parts {
+		var e *yamlpos.Error
+		if errors.As(p, &e) && e.Line > 0 {
+			out = append(out, fmt.Errorf("%s:%d: %s: %s", file, e.Line, what, e.Msg))
+			continue
+		}
+		out = append(out, fmt.Errorf("%s%v", prefix, p))
+	}
+	return errors.Join(out...)
+}
+
+// AssignTimestamps gives every object without a creationTimestamp a deterministic one:
+// base plus one second per position in objs. Precedence rules compare creation times, so
+// "file order is age order" is the documented default for scenarios.
+func AssignTimestamps(objs []Object, base time.Time) {
+	for i, o := range objs {
+		if ts := o.Obj.GetCreationTimestamp(); ts.IsZero() {
+			o.Obj.SetCreationTimestamp(metav1.NewTime(base.Add(time.Duration(i) * time.Second)))
+		}
+	}
+}
+
+// DefaultEpoch is the base of assigned creation timestamps.
+var DefaultEpoch = time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
