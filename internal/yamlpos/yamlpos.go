@@ -94,6 +94,9 @@ func fieldError(root *yaml.Node, err error) error {
 		path := fe.FieldPath()
 		return &Error{Line: Line(root, path), Path: path, Msg: msg}
 	}
+	if path := typeErrorPath(msg); path != "" {
+		return &Error{Line: Line(root, path), Path: path, Msg: msg}
+	}
 	return &Error{Msg: msg}
 }
 
@@ -160,4 +163,19 @@ func splitPath(path string) []pathStep {
 		}
 	}
 	return steps
+}
+
+// typeErrorPath pulls the field path out of encoding/json's type errors, which name it as
+// "Go struct field <Struct>.<path> of type ..." without exposing it as a value.
+func typeErrorPath(msg string) string {
+	_, rest, ok := strings.Cut(msg, "Go struct field ")
+	if !ok {
+		return ""
+	}
+	field, _, _ := strings.Cut(rest, " of type")
+	_, path, ok := strings.Cut(field, ".")
+	if !ok {
+		return ""
+	}
+	return path
 }

@@ -27,10 +27,10 @@ import (
 // coreKinds are the core/discovery kinds the translator reads; other core kinds (Pods,
 // Deployments...) are not part of a scenario and count as unknown.
 var coreKinds = map[schema.GroupVersionKind]bool{
-	corev1.SchemeGroupVersion.WithKind("Service"):              true,
-	corev1.SchemeGroupVersion.WithKind("Secret"):               true,
-	corev1.SchemeGroupVersion.WithKind("ConfigMap"):            true,
-	corev1.SchemeGroupVersion.WithKind("Namespace"):            true,
+	corev1.SchemeGroupVersion.WithKind("Service"):            true,
+	corev1.SchemeGroupVersion.WithKind("Secret"):             true,
+	corev1.SchemeGroupVersion.WithKind("ConfigMap"):          true,
+	corev1.SchemeGroupVersion.WithKind("Namespace"):          true,
 	discoveryv1.SchemeGroupVersion.WithKind("EndpointSlice"): true,
 }
 
@@ -63,10 +63,16 @@ func KnownKind(apiVersion, kind string) bool {
 	if gvk.Group == "" || gvk.Group == discoveryv1.GroupName {
 		return coreKinds[gvk]
 	}
-	if strings.HasSuffix(kind, "List") {
+	if strings.HasSuffix(kind, "List") || !scheme().Recognizes(gvk) {
 		return false
 	}
-	return scheme().Recognizes(gvk)
+	// Each group also registers option types (CreateOptions...) that are not objects.
+	o, err := scheme().New(gvk)
+	if err != nil {
+		return false
+	}
+	_, ok := o.(KObject)
+	return ok
 }
 
 // Options tune Decode.
@@ -80,7 +86,10 @@ type Options struct {
 // Decoded is what Decode returns.
 type Decoded struct {
 	Objects []Object
-	Notes   []string // skipped documents, when SkipUnknownKinds is set
+	// EnvoyGateway is the EnvoyGateway configuration document, when the input holds one.
+	// It has no object metadata, so it is kept apart from Objects.
+	EnvoyGateway *egv1a1.EnvoyGateway
+	Notes        []string // skipped documents, when SkipUnknownKinds is set
 }
 
 // Decode reads multi-document YAML. Every bad document is reported (joined), each error
@@ -92,6 +101,17 @@ func Decode(file string, data []byte, opts Options) (Decoded, error) {
 	for _, doc := range splitDocuments(data) {
 		line := doc.line + opts.LineOffset
 		if isBlank(doc.text) {
+			continue
+		}
+		if cfg, ok, err := decodeEnvoyGateway(file, line, doc.text); ok {
+			switch {
+			case err != nil:
+				errs = append(errs, err)
+			case out.EnvoyGateway != nil:
+				errs = append(errs, fmt.Errorf("%s:%d: EnvoyGateway: a second EnvoyGateway configuration document", file, line))
+			default:
+				out.EnvoyGateway = cfg
+			}
 			continue
 		}
 		obj, skipped, err := decodeOne(file, line, doc.text, opts)
@@ -156,7 +176,14 @@ func isBlank(b []byte) bool {
 func decodeOne(file string, line int, text []byte, opts Options) (Object, string, error) {
 	root, err := yamlpos.Parse(text)
 	if err != nil {
-		return Object{}, "", fmt.Errorf("%s: %w", file, shift(err, line-1))
+		var e *yamlpos.Error
+		if errors.As(err, &e) {
+			if e.Line == 0 {
+				e.Line, e.Msg = 1, e.Msg+" (in the document starting on this line)"
+			}
+			return Object{}, "", fmt.Errorf("%s:%d: %s", file, e.Line+line-1, e.Msg)
+		}
+		return Object{}, "", fmt.Errorf("%s:%d: %v", file, line, err)
 	}
 	var tm struct {
 		APIVersion string `json:"apiVersion"`
@@ -235,14 +262,6 @@ func orUnnamed(s string) string {
 	return s
 }
 
-func shift(err error, by int) error {
-	var e *yamlpos.Error
-	if errors.As(err, &e) && e.Line > 0 {
-		e.Line += by
-	}
-	return err
-}
-
 // prefixEach puts "file: object: " before each joined error, keeping lines as "file:line:".
 func prefixEach(prefix string, err error) error {
 	var parts []error
@@ -278,3 +297,20 @@ func AssignTimestamps(objs []Object, base time.Time) {
 
 // DefaultEpoch is the base of assigned creation timestamps.
 var DefaultEpoch = time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// decodeEnvoyGateway decodes the document when it is an EnvoyGateway configuration.
+func decodeEnvoyGateway(file string, line int, text []byte) (*egv1a1.EnvoyGateway, bool, error) {
+	var tm metav1.TypeMeta
+	if yamlDecodeLoose(text, &tm) != nil || tm.Kind != egv1a1.KindEnvoyGateway || tm.APIVersion != egv1a1.GroupVersion.String() {
+		return nil, false, nil
+	}
+	root, err := yamlpos.Parse(text)
+	if err != nil {
+		return nil, true, fmt.Errorf("%s:%d: EnvoyGateway: %v", file, line, err)
+	}
+	var cfg egv1a1.EnvoyGateway
+	if err := yamlpos.DecodeStrict(text, root, &cfg, line-1); err != nil {
+		return nil, true, prefixEach(file+": EnvoyGateway: ", err)
+	}
+	return &cfg, true, nil
+}

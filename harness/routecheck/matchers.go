@@ -1,0 +1,250 @@
+package routecheck
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+
+	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
+	matcherv3 "github.com/envoyproxy/go-control-plane/envoy/type/matcher/v3"
+)
+
+type strKind int
+
+const (
+	strExact strKind = iota
+	strPrefix
+	strSuffix
+	strContains
+	strRegex
+)
+
+// stringMatcher mirrors Matchers::StringMatcherImpl.
+type stringMatcher struct {
+	kind       strKind
+	val        string // lower-cased when ignoreCase
+	ignoreCase bool
+	re         *regexp.Regexp
+}
+
+func compileStringMatcher(m *matcherv3.StringMatcher) (stringMatcher, error) {
+	sm := stringMatcher{ignoreCase: m.GetIgnoreCase()}
+	switch p := m.GetMatchPattern().(type) {
+	case *matcherv3.StringMatcher_Exact:
+		sm.kind, sm.val = strExact, p.Exact
+	case *matcherv3.StringMatcher_Prefix:
+		sm.kind, sm.val = strPrefix, p.Prefix
+	case *matcherv3.StringMatcher_Suffix:
+		sm.kind, sm.val = strSuffix, p.Suffix
+	case *matcherv3.StringMatcher_Contains:
+		sm.kind, sm.val = strContains, p.Contains
+	case *matcherv3.StringMatcher_SafeRegex:
+		re, err := compileFullRegex(p.SafeRegex.GetRegex())
+		if err != nil {
+			return sm, err
+		}
+		sm.kind, sm.re = strRegex, re
+	case *matcherv3.StringMatcher_Custom:
+		return sm, fmt.Errorf("%w: custom string matcher %q", ErrUnsupported, p.Custom.GetName())
+	case nil:
+		if m == nil {
+			return sm, fmt.Errorf("string matcher missing")
+		}
+		return sm, fmt.Errorf("string matcher has no pattern")
+	}
+	if sm.ignoreCase {
+		sm.val = asciiLower(sm.val)
+	}
+	return sm, nil
+}
+
+func (m *stringMatcher) match(s string) bool {
+	if m.kind == strRegex {
+		return m.re.MatchString(s) // ignore_case does not apply to regexes
+	}
+	if m.ignoreCase {
+		s = asciiLower(s)
+	}
+	switch m.kind {
+	case strExact:
+		return s == m.val
+	case strPrefix:
+		return strings.HasPrefix(s, m.val)
+	case strSuffix:
+		return strings.HasSuffix(s, m.val)
+	case strContains:
+		return strings.Contains(s, m.val)
+	}
+	return false
+}
+
+type hdrKind int
+
+const (
+	hdrPresent hdrKind = iota
+	hdrExactLegacy
+	hdrPrefixLegacy
+	hdrSuffixLegacy
+	hdrContainsLegacy
+	hdrRegexLegacy
+	hdrRange
+	hdrString
+)
+
+// headerMatcher mirrors HeaderUtility::HeaderData / matchHeaders.
+type headerMatcher struct {
+	name                 string // lower-case
+	kind                 hdrKind
+	val                  string
+	re                   *regexp.Regexp
+	rangeStart, rangeEnd int64
+	sm                   stringMatcher
+	present              bool
+	invert               bool
+	treatMissingAsEmpty  bool
+}
+
+func compileHeaderMatcher(h *routev3.HeaderMatcher) (headerMatcher, error) {
+	hm := headerMatcher{
+		name:                asciiLower(h.GetName()),
+		invert:              h.GetInvertMatch(),
+		treatMissingAsEmpty: h.GetTreatMissingHeaderAsEmpty(),
+	}
+	switch s := h.GetHeaderMatchSpecifier().(type) {
+	case *routev3.HeaderMatcher_ExactMatch:
+		hm.kind, hm.val = hdrExactLegacy, s.ExactMatch
+	case *routev3.HeaderMatcher_PrefixMatch:
+		hm.kind, hm.val = hdrPrefixLegacy, s.PrefixMatch
+	case *routev3.HeaderMatcher_SuffixMatch:
+		hm.kind, hm.val = hdrSuffixLegacy, s.SuffixMatch
+	case *routev3.HeaderMatcher_ContainsMatch:
+		hm.kind, hm.val = hdrContainsLegacy, s.ContainsMatch
+	case *routev3.HeaderMatcher_SafeRegexMatch:
+		re, err := compileFullRegex(s.SafeRegexMatch.GetRegex())
+		if err != nil {
+			return hm, err
+		}
+		hm.kind, hm.re = hdrRegexLegacy, re
+	case *routev3.HeaderMatcher_RangeMatch:
+		hm.kind, hm.rangeStart, hm.rangeEnd = hdrRange, s.RangeMatch.GetStart(), s.RangeMatch.GetEnd()
+	case *routev3.HeaderMatcher_PresentMatch:
+		hm.kind, hm.present = hdrPresent, s.PresentMatch
+	case *routev3.HeaderMatcher_StringMatch:
+		sm, err := compileStringMatcher(s.StringMatch)
+		if err != nil {
+			return hm, err
+		}
+		hm.kind, hm.sm = hdrString, sm
+	default:
+		// No specifier means "header is present".
+		hm.kind, hm.present = hdrPresent, true
+	}
+	return hm, nil
+}
+
+func (h *headerMatcher) matches(headers map[string]string) bool {
+	v, ok := headers[h.name]
+	if !ok && !h.treatMissingAsEmpty {
+		if h.invert {
+			return h.kind == hdrPresent && h.present
+		}
+		return h.kind == hdrPresent && !h.present
+	}
+	var m bool
+	switch h.kind {
+	case hdrPresent:
+		m = h.present
+	case hdrExactLegacy:
+		m = h.val == "" || v == h.val
+	case hdrPrefixLegacy:
+		m = strings.HasPrefix(v, h.val)
+	case hdrSuffixLegacy:
+		m = strings.HasSuffix(v, h.val)
+	case hdrContainsLegacy:
+		m = strings.Contains(v, h.val)
+	case hdrRegexLegacy:
+		m = h.re.MatchString(v)
+	case hdrRange:
+		n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+		m = err == nil && n >= h.rangeStart && n < h.rangeEnd
+	case hdrString:
+		m = h.sm.match(v)
+	}
+	return m != h.invert
+}
+
+// queryMatcher mirrors ConfigUtility::QueryParameterMatcher: the parameter
+// must be present; present_match (true or false) or no specifier only checks
+// presence.
+type queryMatcher struct {
+	name string
+	sm   *stringMatcher
+}
+
+func compileQueryMatcher(q *routev3.QueryParameterMatcher) (queryMatcher, error) {
+	qm := queryMatcher{name: q.GetName()}
+	if s := q.GetStringMatch(); s != nil {
+		sm, err := compileStringMatcher(s)
+		if err != nil {
+			return qm, err
+		}
+		qm.sm = &sm
+	}
+	return qm, nil
+}
+
+func (q *queryMatcher) matches(params map[string]string) bool {
+	v, ok := params[q.name]
+	if !ok {
+		return false
+	}
+	return q.sm == nil || q.sm.match(v)
+}
+
+// cookieMatcher: an absent cookie does not match, so invert_match matches it.
+type cookieMatcher struct {
+	name   string
+	m      stringMatcher
+	invert bool
+}
+
+func (c *cookieMatcher) matches(cookieHeader string) bool {
+	v, ok := findCookie(cookieHeader, c.name)
+	if !ok {
+		return c.invert
+	}
+	return c.m.match(v) != c.invert
+}
+
+// findCookie follows Http::Utility::parseCookieValue: "; "-separated k=v
+// pairs, optional surrounding double quotes stripped, first match wins.
+func findCookie(header, name string) (string, bool) {
+	for _, part := range strings.Split(header, ";") {
+		part = strings.TrimLeft(part, " ")
+		k, v, ok := strings.Cut(part, "=")
+		if !ok || k != name {
+			continue
+		}
+		if len(v) >= 2 && v[0] == '"' && v[len(v)-1] == '"' {
+			v = v[1 : len(v)-1]
+		}
+		return v, true
+	}
+	return "", false
+}
+
+func asciiLower(s string) string {
+	for i := 0; i < len(s); i++ {
+		if 'A' <= s[i] && s[i] <= 'Z' {
+			b := []byte(s)
+			for j := i; j < len(b); j++ {
+				if 'A' <= b[j] && b[j] <= 'Z' {
+					b[j] += 'a' - 'A'
+				}
+			}
+			return string(b)
+		}
+	}
+	return s
+}

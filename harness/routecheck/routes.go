@@ -1,0 +1,411 @@
+package routecheck
+
+import (
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+
+	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
+)
+
+type routeTable struct {
+	name             string
+	err              error
+	exact            map[string]*vhost
+	suffix           []wildcardGroup // longest first
+	prefix           []wildcardGroup // longest first
+	def              *vhost
+	ignorePort       bool
+	vhostHeader      string
+	ignorePathParams bool
+}
+
+// wildcardGroup holds the wildcard domains whose non-'*' part has length n.
+type wildcardGroup struct {
+	n int
+	m map[string]*vhost
+}
+
+type vhost struct {
+	name       string
+	requireTLS routev3.VirtualHost_TlsRequirementType
+	routes     []*route
+	err        error // e.g. matcher tree instead of routes
+}
+
+type pathKind int
+
+const (
+	pathPrefix pathKind = iota
+	pathExact
+	pathSeparatedPrefix
+	pathRegex
+	pathConnect
+)
+
+type route struct {
+	name          string
+	kind          pathKind
+	value         string // prefix / path; lower-cased when !caseSensitive
+	caseSensitive bool
+	re            *regexp.Regexp
+	grpc          bool
+	headers       []headerMatcher
+	query         []queryMatcher
+	cookies       []cookieMatcher
+	tlsPresented  *bool
+	tlsValidated  *bool
+	act           action
+	err           error // evaluating this route is not supported
+}
+
+func compileRouteConfig(rc *routev3.RouteConfiguration) *routeTable {
+	rt := &routeTable{
+		name:             rc.GetName(),
+		exact:            map[string]*vhost{},
+		ignorePort:       rc.GetIgnorePortInHostMatching(),
+		vhostHeader:      asciiLower(rc.GetVhostHeader()),
+		ignorePathParams: rc.GetIgnorePathParametersInPathMatching(),
+	}
+	if rc.GetVhds() != nil {
+		rt.err = fmt.Errorf("%w: route configuration %q uses VHDS", ErrUnsupported, rt.name)
+		return rt
+	}
+	suffix := map[int]map[string]*vhost{}
+	prefix := map[int]map[string]*vhost{}
+	for _, v := range rc.GetVirtualHosts() {
+		vh := compileVhost(rt.name, v)
+		for _, d := range v.GetDomains() {
+			d = asciiLower(d)
+			dup := false
+			switch {
+			case d == "*":
+				dup = rt.def != nil
+				rt.def = vh
+			case strings.HasPrefix(d, "*"):
+				dup = addWildcard(suffix, d[1:], vh)
+			case strings.HasSuffix(d, "*"):
+				dup = addWildcard(prefix, d[:len(d)-1], vh)
+			default:
+				_, dup = rt.exact[d]
+				rt.exact[d] = vh
+			}
+			if dup {
+				// Envoy rejects the whole route configuration.
+				rt.err = fmt.Errorf("%w: route configuration %q: domain %q appears in more than one virtual host", ErrInvalidConfig, rt.name, d)
+				return rt
+			}
+		}
+	}
+	rt.suffix = sortGroups(suffix)
+	rt.prefix = sortGroups(prefix)
+	return rt
+}
+
+func addWildcard(groups map[int]map[string]*vhost, key string, vh *vhost) bool {
+	g := groups[len(key)]
+	if g == nil {
+		g = map[string]*vhost{}
+		groups[len(key)] = g
+	}
+	if _, dup := g[key]; dup {
+		return true
+	}
+	g[key] = vh
+	return false
+}
+
+func sortGroups(groups map[int]map[string]*vhost) []wildcardGroup {
+	out := make([]wildcardGroup, 0, len(groups))
+	for n, m := range groups {
+		out = append(out, wildcardGroup{n, m})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].n > out[j].n })
+	return out
+}
+
+func compileVhost(rcName string, v *routev3.VirtualHost) *vhost {
+	vh := &vhost{name: v.GetName(), requireTLS: v.GetRequireTls()}
+	if v.GetMatcher() != nil {
+		vh.err = fmt.Errorf("%w: route configuration %q virtual host %q uses a matcher tree", ErrUnsupported, rcName, vh.name)
+		return vh
+	}
+	for i, r := range v.GetRoutes() {
+		vh.routes = append(vh.routes, compileRoute(rcName, vh.name, i, r))
+	}
+	return vh
+}
+
+func compileRoute(rcName, vhName string, index int, r *routev3.Route) *route {
+	rr := &route{name: r.GetName(), caseSensitive: true}
+	where := fmt.Sprintf("route configuration %q virtual host %q route %q (#%d)", rcName, vhName, r.GetName(), index)
+	fail := func(sentinel error, format string, args ...any) *route {
+		rr.err = fmt.Errorf("%w: %s: %s", sentinel, where, fmt.Sprintf(format, args...))
+		return rr
+	}
+	m := r.GetMatch()
+	if m == nil {
+		return fail(ErrInvalidConfig, "no match")
+	}
+	if cs := m.GetCaseSensitive(); cs != nil {
+		rr.caseSensitive = cs.GetValue()
+	}
+	lower := func(s string) string {
+		if rr.caseSensitive {
+			return s
+		}
+		return asciiLower(s)
+	}
+	switch ps := m.GetPathSpecifier().(type) {
+	case *routev3.RouteMatch_Prefix:
+		rr.kind, rr.value = pathPrefix, lower(ps.Prefix)
+	case *routev3.RouteMatch_Path:
+		rr.kind, rr.value = pathExact, lower(ps.Path)
+	case *routev3.RouteMatch_PathSeparatedPrefix:
+		rr.kind, rr.value = pathSeparatedPrefix, lower(ps.PathSeparatedPrefix)
+	case *routev3.RouteMatch_SafeRegex:
+		re, err := compileFullRegex(ps.SafeRegex.GetRegex())
+		if err != nil {
+			return fail(ErrInvalidConfig, "safe_regex: %v", err)
+		}
+		rr.kind, rr.re = pathRegex, re
+	case *routev3.RouteMatch_ConnectMatcher_:
+		rr.kind = pathConnect
+	case *routev3.RouteMatch_PathMatchPolicy:
+		return fail(ErrUnsupported, "path_match_policy (URI template) is not evaluated")
+	default:
+		return fail(ErrInvalidConfig, "no path specifier")
+	}
+	rr.grpc = m.GetGrpc() != nil
+	for _, h := range m.GetHeaders() {
+		hm, err := compileHeaderMatcher(h)
+		if err != nil {
+			return fail(ErrInvalidConfig, "header %q: %v", h.GetName(), err)
+		}
+		rr.headers = append(rr.headers, hm)
+	}
+	for _, q := range m.GetQueryParameters() {
+		qm, err := compileQueryMatcher(q)
+		if err != nil {
+			return fail(ErrInvalidConfig, "query parameter %q: %v", q.GetName(), err)
+		}
+		rr.query = append(rr.query, qm)
+	}
+	for _, c := range m.GetCookies() {
+		sm, err := compileStringMatcher(c.GetStringMatch())
+		if err != nil {
+			return fail(ErrInvalidConfig, "cookie %q: %v", c.GetName(), err)
+		}
+		rr.cookies = append(rr.cookies, cookieMatcher{name: c.GetName(), m: sm, invert: c.GetInvertMatch()})
+	}
+	if tc := m.GetTlsContext(); tc != nil {
+		if p := tc.GetPresented(); p != nil {
+			v := p.GetValue()
+			rr.tlsPresented = &v
+		}
+		if p := tc.GetValidated(); p != nil {
+			v := p.GetValue()
+			rr.tlsValidated = &v
+		}
+	}
+	if len(m.GetDynamicMetadata()) > 0 {
+		return fail(ErrUnsupported, "dynamic_metadata matchers are not evaluated")
+	}
+	if len(m.GetFilterState()) > 0 {
+		return fail(ErrUnsupported, "filter_state matchers are not evaluated")
+	}
+	act, err := compileAction(r)
+	if err != nil {
+		return fail(ErrUnsupported, "%v", err)
+	}
+	rr.act = act
+	return rr
+}
+
+// compileFullRegex anchors an RE2 pattern so it must match the whole input,
+// like RE2::FullMatch.
+func compileFullRegex(expr string) (*regexp.Regexp, error) {
+	return regexp.Compile(`^(?:` + expr + `)$`)
+}
+
+// findVhost implements RouteMatcher::findVirtualHost. A "host:port" value is
+// tried as-is against exact and wildcard domains, then without the port, and
+// only then falls back to the "*" virtual host.
+func (rt *routeTable) findVhost(rs *requestState) *vhost {
+	if len(rt.exact) == 0 && len(rt.suffix) == 0 && len(rt.prefix) == 0 {
+		return rt.def
+	}
+	host := rs.host
+	if rt.vhostHeader != "" {
+		v, ok := rs.headers[rt.vhostHeader]
+		if !ok || v == "" {
+			return nil
+		}
+		host = v
+	} else if host == "" {
+		return nil
+	}
+	if rt.ignorePort {
+		if i := portStart(host); i >= 0 {
+			host = host[:i]
+		}
+	}
+	host = asciiLower(host)
+	if vh := rt.findNonDefault(host); vh != nil {
+		return vh
+	}
+	if i := portStart(host); i >= 0 {
+		if vh := rt.findNonDefault(host[:i]); vh != nil {
+			return vh
+		}
+	}
+	return rt.def
+}
+
+func (rt *routeTable) findNonDefault(host string) *vhost {
+	if vh, ok := rt.exact[host]; ok {
+		return vh
+	}
+	// ">=" keeps the wildcard from matching an empty label: "*.foo.com" must
+	// not match "foo.com" nor ".foo.com".
+	for _, g := range rt.suffix {
+		if g.n >= len(host) {
+			continue
+		}
+		if vh, ok := g.m[host[len(host)-g.n:]]; ok {
+			return vh
+		}
+	}
+	for _, g := range rt.prefix {
+		if g.n >= len(host) {
+			continue
+		}
+		if vh, ok := g.m[host[:g.n]]; ok {
+			return vh
+		}
+	}
+	return nil
+}
+
+func (rt *routeTable) route(rs *requestState, ans Answer) (Answer, error) {
+	vh := rt.findVhost(rs)
+	if vh == nil {
+		ans.Status = 404
+		return ans, nil
+	}
+	ans.VirtualHost = vh.name
+	if vh.err != nil {
+		return ans, vh.err
+	}
+	// VirtualHostImpl::getRouteFromEntries: TLS requirement comes first.
+	if (vh.requireTLS == routev3.VirtualHost_ALL && rs.xfp != "https") ||
+		(vh.requireTLS == routev3.VirtualHost_EXTERNAL_ONLY && rs.xfp != "https" && rs.headers["x-envoy-internal"] != "true") {
+		ans.Matched = true
+		ans.Status = 301
+		ans.Location = "https://" + rs.host + rs.path
+		return ans, nil
+	}
+	matchPath := rs.path
+	if rt.ignorePathParams {
+		if i := strings.IndexByte(matchPath, ';'); i >= 0 {
+			matchPath = matchPath[:i]
+		}
+	}
+	pathOnly, _ := splitPath(matchPath)
+	lowerPath := ""
+	for _, r := range vh.routes {
+		if r.err != nil {
+			return ans, r.err
+		}
+		p := pathOnly
+		if !r.caseSensitive && r.kind != pathRegex {
+			if lowerPath == "" {
+				lowerPath = asciiLower(pathOnly)
+			}
+			p = lowerPath
+		}
+		matched, err := r.matches(rs, p)
+		if err != nil {
+			return ans, err
+		}
+		if !matched {
+			continue
+		}
+		ans.Matched = true
+		ans.Route = r.name
+		return r.act.apply(rs, r, ans)
+	}
+	ans.Status = 404
+	return ans, nil
+}
+
+func (r *route) matches(rs *requestState, p string) (bool, error) {
+	// RouteEntryImplBase::matchRoute runs before the path check; the order
+	// does not change the result, only which checks are skipped.
+	if r.grpc && !isGRPC(rs.headers["content-type"]) {
+		return false, nil
+	}
+	for i := range r.headers {
+		if !r.headers[i].matches(rs.headers) {
+			return false, nil
+		}
+	}
+	if len(r.query) > 0 {
+		q := parseQuery(rs.path)
+		for i := range r.query {
+			if !r.query[i].matches(q) {
+				return false, nil
+			}
+		}
+	}
+	for i := range r.cookies {
+		if !r.cookies[i].matches(rs.headers["cookie"]) {
+			return false, nil
+		}
+	}
+	// No client certificate is modelled: presented/validated are false.
+	if r.tlsPresented != nil && *r.tlsPresented {
+		return false, nil
+	}
+	if r.tlsValidated != nil && *r.tlsValidated {
+		return false, nil
+	}
+	switch r.kind {
+	case pathPrefix:
+		return strings.HasPrefix(p, r.value), nil
+	case pathExact:
+		return p == r.value, nil
+	case pathSeparatedPrefix:
+		return strings.HasPrefix(p, r.value) && (len(p) == len(r.value) || p[len(r.value)] == '/'), nil
+	case pathRegex:
+		return r.re.MatchString(p), nil
+	case pathConnect:
+		return rs.method == "CONNECT" || strings.EqualFold(rs.headers["upgrade"], "connect-udp"), nil
+	}
+	return false, nil
+}
+
+// isGRPC mirrors Grpc::Common::hasGrpcContentType: exactly application/grpc
+// or application/grpc+suffix (application/grpc-web is not gRPC).
+func isGRPC(ct string) bool {
+	const g = "application/grpc"
+	return strings.HasPrefix(ct, g) && (len(ct) == len(g) || ct[len(g)] == '+')
+}
+
+// parseQuery mirrors QueryParamsMulti::parseQueryString: split on '&', first
+// '=' separates name and value, no percent-decoding, first value wins.
+func parseQuery(path string) map[string]string {
+	i := strings.IndexByte(path, '?')
+	if i < 0 {
+		return nil
+	}
+	q := map[string]string{}
+	for _, kv := range strings.Split(path[i+1:], "&") {
+		k, v, _ := strings.Cut(kv, "=")
+		if _, ok := q[k]; !ok {
+			q[k] = v
+		}
+	}
+	return q
+}

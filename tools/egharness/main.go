@@ -1,0 +1,64 @@
+// Command egharness runs Envoy Gateway behavior scenarios against the reference translator
+// (or another implementation) and reports what passed, what failed and which behaviors are
+// covered.
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+)
+
+// Exit codes: 0 all good, 1 failures, 2 bad usage or bad input.
+const (
+	exitFail = 1
+	exitBad  = 2
+)
+
+// exitError carries an exit code out of a command.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+
+func badInput(format string, args ...any) error {
+	return &exitError{code: exitBad, err: fmt.Errorf(format, args...)}
+}
+
+func main() {
+	root := newRoot()
+	err := root.Execute()
+	if err == nil {
+		return
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		if ee.err != nil && ee.err.Error() != "" {
+			fmt.Fprintln(os.Stderr, "egharness:", ee.err)
+		}
+		os.Exit(ee.code)
+	}
+	// cobra's own errors are usage errors (unknown flag, wrong arguments)
+	fmt.Fprintln(os.Stderr, "egharness:", err)
+	os.Exit(exitBad)
+}
+
+func newRoot() *cobra.Command {
+	root := &cobra.Command{
+		Use:   "egharness",
+		Short: "Conformance and regression harness for Envoy Gateway v1.9 behavior",
+		Long: `egharness runs scenario files (Kubernetes objects plus the statuses, xDS and traffic
+they must produce) against a reference translator that reproduces Envoy Gateway v1.9, and
+reports failures and behavior coverage.
+
+Exit codes: 0 all good, 1 a scenario or check failed, 2 bad usage or bad input.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.AddCommand(newTranslateCmd())
+	return root
+}

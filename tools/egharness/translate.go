@@ -1,0 +1,96 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/spf13/cobra"
+	"sigs.k8s.io/yaml"
+
+	"github.com/egharness/egharness/translator"
+	"github.com/egharness/egharness/translator/config"
+	"github.com/egharness/egharness/translator/profile"
+	"github.com/egharness/egharness/translator/resource"
+)
+
+func newTranslateCmd() *cobra.Command {
+	var file, prof, cfgFile, output string
+	cmd := &cobra.Command{
+		Use:   "translate -f FILE [--profile P] [--config EGCFG] [-o yaml|json]",
+		Short: "Translate Kubernetes objects to admission verdicts, statuses and xDS (like egctl x translate)",
+		Long: `translate reads multi-document YAML (GatewayClass, Gateway, HTTPRoute, Service,
+EndpointSlice, EG policies...) and prints what the reference translator makes of it:
+admission verdicts, statuses, and xDS listeners, routes, clusters, endpoints and secrets.
+An EnvoyGateway document among the objects, or --config, sets extensionApis and runtimeFlags.
+"-f -" reads standard input.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if file == "" {
+				return badInput("translate needs -f FILE (or -f - for standard input)")
+			}
+			p, err := profile.Get(prof)
+			if err != nil {
+				return badInput("%v", err)
+			}
+			data, err := readInput(file, cmd.InOrStdin())
+			if err != nil {
+				return badInput("%v", err)
+			}
+			dec, err := resource.Decode(file, data, resource.Options{})
+			if err != nil {
+				return badInput("%v", err)
+			}
+			cfg := config.FromEnvoyGateway(dec.EnvoyGateway)
+			if cfgFile != "" {
+				cdata, err := os.ReadFile(cfgFile)
+				if err != nil {
+					return badInput("%v", err)
+				}
+				cdec, err := resource.Decode(cfgFile, cdata, resource.Options{})
+				if err != nil {
+					return badInput("%v", err)
+				}
+				if cdec.EnvoyGateway == nil {
+					return badInput("%s: no EnvoyGateway document", cfgFile)
+				}
+				if cfg, err = config.Combine(config.FromEnvoyGateway(cdec.EnvoyGateway), cfg); err != nil {
+					return badInput("%v", err)
+				}
+			}
+			res, err := translator.Translate(translator.Input{Objects: dec.Objects, Config: cfg, Profile: p})
+			if err != nil {
+				return &exitError{code: exitFail, err: err}
+			}
+			js, err := json.Marshal(res)
+			if err != nil {
+				return &exitError{code: exitFail, err: err}
+			}
+			switch output {
+			case "json":
+				_, err = fmt.Fprintln(cmd.OutOrStdout(), string(js))
+			case "yaml":
+				var y []byte
+				if y, err = yaml.JSONToYAML(js); err == nil {
+					_, err = cmd.OutOrStdout().Write(y)
+				}
+			default:
+				return badInput("-o must be yaml or json, not %q", output)
+			}
+			return err
+		},
+	}
+	cmd.Flags().StringVarP(&file, "file", "f", "", "objects to translate (multi-document YAML; - for stdin)")
+	cmd.Flags().StringVar(&prof, "profile", profile.Default, "version profile")
+	cmd.Flags().StringVar(&cfgFile, "config", "", "a file with an EnvoyGateway configuration document")
+	cmd.Flags().StringVarP(&output, "output", "o", "yaml", "output format: yaml or json")
+	return cmd
+}
+
+func readInput(file string, stdin io.Reader) ([]byte, error) {
+	if file == "-" {
+		return io.ReadAll(stdin)
+	}
+	return os.ReadFile(file)
+}

@@ -1,0 +1,101 @@
+package gatewayapi
+
+import (
+	"sort"
+	"strings"
+	"unicode"
+
+	"github.com/egharness/egharness/translator/result"
+)
+
+// The controller name EG's GatewayClasses carry; Gateways of other classes are ignored.
+const ControllerName = "gateway.envoyproxy.io/gatewayclass-controller"
+
+// EG's condition messages (facts from EG v1.9).
+const (
+	msgGatewayClassAccepted = "Valid GatewayClass"
+	msgListenerProgrammed   = "Sending translated listener configuration to the data plane"
+	msgListenerAccepted     = "Listener has been successfully translated"
+	msgListenerResolvedRefs = "Listener references have been resolved"
+	msgListenerInvalid      = "Listener is invalid, see other Conditions for details."
+	msgRouteAccepted        = "Route is accepted"
+	msgRouteResolvedRefs    = "Resolved all the Object references for the Route"
+	msgNoMatchingParent     = "No listeners match this parent ref"
+	msgNotAllowed           = "No listeners included by this parent ref allowed this attachment."
+	msgNoHostname           = "There were no hostname intersections between the HTTPRoute and this parent ref's Listener(s)."
+	msgOverlapPrefix        = "Overlapping match conditions with route(s): "
+)
+
+func cond(typ, status, reason, msg string) result.Condition {
+	return result.Condition{Type: typ, Status: status, Reason: reason, Message: msg}
+}
+
+// setCondition replaces a condition of the same type or appends it, keeping first-set order.
+func setCondition(list []result.Condition, c result.Condition) []result.Condition {
+	for i := range list {
+		if list[i].Type == c.Type {
+			list[i] = c
+			return list
+		}
+	}
+	return append(list, c)
+}
+
+func hasCondition(list []result.Condition, typ string) bool {
+	for _, c := range list {
+		if c.Type == typ {
+			return true
+		}
+	}
+	return false
+}
+
+// conditionMessage writes an error the way EG puts it in a condition: first letter upper
+// case, ending in a period.
+func conditionMessage(s string) string {
+	if s == "" {
+		return s
+	}
+	r := []rune(s)
+	if unicode.IsLetter(r[0]) {
+		r[0] = unicode.ToUpper(r[0])
+	}
+	if r[len(r)-1] != '.' {
+		r = append(r, '.')
+	}
+	return string(r)
+}
+
+// refErrors gathers a route's reference problems for one condition: one problem keeps its
+// reason; several are listed one per line and their distinct reasons joined by commas.
+type refErrors struct {
+	msgs    []string
+	reasons []string
+}
+
+func (e *refErrors) add(reason, msg string) {
+	e.msgs = append(e.msgs, msg)
+	e.reasons = append(e.reasons, reason)
+}
+
+func (e *refErrors) empty() bool { return len(e.msgs) == 0 }
+
+func (e *refErrors) condition(typ string) result.Condition {
+	if len(e.msgs) == 1 {
+		return cond(typ, "False", e.reasons[0], conditionMessage(e.msgs[0]))
+	}
+	lines := make([]string, len(e.msgs))
+	for i, m := range e.msgs {
+		lines[i] = conditionMessage(m)
+	}
+	set := map[string]bool{}
+	var reasons []string
+	for _, r := range e.reasons {
+		if !set[r] {
+			set[r] = true
+			reasons = append(reasons, r)
+		}
+	}
+	sort.Strings(reasons)
+	return cond(typ, "False", strings.Join(reasons, ","), strings.Join(lines, "\n"))
+}

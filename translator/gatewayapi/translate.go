@@ -1,0 +1,149 @@
+// Package gatewayapi is the Gateway API stage of the reference translator: it attaches
+// routes to Gateway listeners the way EG v1.9 does, resolves their backends, computes the
+// statuses, and builds the IR the xDS stage turns into Envoy resources.
+package gatewayapi
+
+import (
+	"sort"
+
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	"k8s.io/apimachinery/pkg/types"
+	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
+	gwapiv1b1 "sigs.k8s.io/gateway-api/apis/v1beta1"
+
+	"github.com/egharness/egharness/translator/config"
+	"github.com/egharness/egharness/translator/ir"
+	"github.com/egharness/egharness/translator/profile"
+	"github.com/egharness/egharness/translator/resource"
+	"github.com/egharness/egharness/translator/result"
+)
+
+// Output is what the stage hands on.
+type Output struct {
+	IR       ir.XDS
+	Statuses []result.ObjectStatus
+	Warnings []string
+}
+
+// Translator runs the stage under one profile and configuration.
+type Translator struct {
+	Profile profile.Profile
+	Config  config.Config
+}
+
+// index holds the objects by kind, in EG's processing order.
+type index struct {
+	classes    []*gwapiv1.GatewayClass
+	gateways   []*gwapiv1.Gateway
+	httpRoutes []*gwapiv1.HTTPRoute
+	services   map[types.NamespacedName]*corev1.Service
+	slices     map[types.NamespacedName][]*discoveryv1.EndpointSlice // by Service
+	grants     []*gwapiv1.ReferenceGrant
+	namespaces map[string]*corev1.Namespace
+}
+
+func buildIndex(objs []resource.Object) *index {
+	ix := &index{
+		services:   map[types.NamespacedName]*corev1.Service{},
+		slices:     map[types.NamespacedName][]*discoveryv1.EndpointSlice{},
+		namespaces: map[string]*corev1.Namespace{},
+	}
+	for _, o := range objs {
+		switch v := o.Obj.(type) {
+		case *gwapiv1.GatewayClass:
+			ix.classes = append(ix.classes, v)
+		case *gwapiv1.Gateway:
+			ix.gateways = append(ix.gateways, v)
+		case *gwapiv1.HTTPRoute:
+			ix.httpRoutes = append(ix.httpRoutes, v)
+		case *corev1.Service:
+			ix.services[types.NamespacedName{Namespace: v.Namespace, Name: v.Name}] = v
+		case *discoveryv1.EndpointSlice:
+			svc := v.Labels[discoveryv1.LabelServiceName]
+			if svc != "" {
+				key := types.NamespacedName{Namespace: v.Namespace, Name: svc}
+				ix.slices[key] = append(ix.slices[key], v)
+			}
+		case *gwapiv1.ReferenceGrant:
+			ix.grants = append(ix.grants, v)
+		case *gwapiv1b1.ReferenceGrant:
+			ix.grants = append(ix.grants, &gwapiv1.ReferenceGrant{ObjectMeta: v.ObjectMeta, Spec: gwapiv1.ReferenceGrantSpec(v.Spec)})
+		case *corev1.Namespace:
+			ix.namespaces[v.Name] = v
+		}
+	}
+	// EG processes Gateways and routes oldest first, then by namespace/name.
+	sort.SliceStable(ix.gateways, func(i, j int) bool { return olderFirst(ix.gateways[i], ix.gateways[j]) })
+	sort.SliceStable(ix.httpRoutes, func(i, j int) bool { return olderFirst(ix.httpRoutes[i], ix.httpRoutes[j]) })
+	sort.SliceStable(ix.classes, func(i, j int) bool { return ix.classes[i].Name < ix.classes[j].Name })
+	for k := range ix.slices {
+		s := ix.slices[k]
+		sort.SliceStable(s, func(i, j int) bool { return s[i].Name < s[j].Name })
+	}
+	return ix
+}
+
+type aged interface {
+	GetNamespace() string
+	GetName() string
+}
+
+func olderFirst[T interface {
+	aged
+	*gwapiv1.Gateway | *gwapiv1.HTTPRoute
+}](a, b T) bool {
+	ta, tb := creation(a), creation(b)
+	if !ta.Equal(tb) {
+		return ta.Before(tb)
+	}
+	if a.GetNamespace() != b.GetNamespace() {
+		return a.GetNamespace() < b.GetNamespace()
+	}
+	return a.GetName() < b.GetName()
+}
+
+// Translate runs the stage.
+func (t Translator) Translate(objs []resource.Object) Output {
+	ix := buildIndex(objs)
+	st := newStatusBook()
+	var out Output
+
+	ours := map[string]bool{}
+	for _, gc := range ix.classes {
+		if string(gc.Spec.ControllerName) != ControllerName {
+			continue
+		}
+		ours[gc.Name] = true
+		st.object(resource.Ref{Kind: "GatewayClass", Name: gc.Name}).Conditions =
+			[]result.Condition{cond("Accepted", "True", "Accepted", msgGatewayClassAccepted)}
+	}
+
+	var gateways []*gatewayCtx
+	for _, gw := range ix.gateways {
+		if !ours[string(gw.Spec.GatewayClassName)] {
+			continue
+		}
+		g := t.processGateway(gw, &out)
+		gateways = append(gateways, g)
+	}
+
+	rt := routeTranslator{t: t, ix: ix, gateways: gateways, st: st}
+	for _, r := range ix.httpRoutes {
+		rt.processHTTPRoute(r)
+	}
+	for _, g := range gateways {
+		g.finish(st)
+		for _, l := range g.listeners {
+			if l.ir != nil {
+				sortRoutes(l.ir.Routes)
+				out.IR.HTTP = append(out.IR.HTTP, l.ir)
+			}
+		}
+	}
+	if t.Profile.RouteRulesOverlap {
+		rt.markOverlaps()
+	}
+	out.Statuses = st.list()
+	return out
+}

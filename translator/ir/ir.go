@@ -1,0 +1,113 @@
+// Package ir is the reference translator's intermediate model: plain, serialisable values
+// between the Gateway API stage and the xDS stage. It holds decisions (what routes exist, in
+// what order, to which endpoints) and no Envoy types.
+package ir
+
+import "time"
+
+// XDS is everything one translation puts on the data plane.
+type XDS struct {
+	HTTP []*HTTPListener `json:"http,omitempty"`
+}
+
+// HTTPListener is one Gateway listener of protocol HTTP. Several may share an Envoy port;
+// the xDS stage folds them into one Envoy listener.
+type HTTPListener struct {
+	// Name is <gateway namespace>/<gateway name>/<listener name>.
+	Name        string       `json:"name"`
+	Gateway     string       `json:"gateway"` // namespace/name
+	SectionName string       `json:"sectionName"`
+	Address     string       `json:"address"`
+	Port        uint32       `json:"port"`        // the Envoy listener port
+	GatewayPort uint32       `json:"gatewayPort"` // the port written on the Gateway
+	Hostnames   []string     `json:"hostnames"`   // "*" when the listener names none
+	Routes      []*HTTPRoute `json:"routes,omitempty"`
+}
+
+// Source names the route object, rule and match an IR route comes from.
+type Source struct {
+	Kind      string    `json:"kind"`
+	Namespace string    `json:"namespace"`
+	Name      string    `json:"name"`
+	Rule      int       `json:"rule"`
+	Match     int       `json:"match"`
+	Created   time.Time `json:"created"`
+}
+
+// HTTPRoute is one (rule, match, hostname) of a route on a listener.
+type HTTPRoute struct {
+	Name        string         `json:"name"`
+	Hostname    string         `json:"hostname"`
+	Source      Source         `json:"source"`
+	PathMatch   *StringMatch   `json:"pathMatch,omitempty"`
+	Headers     []*StringMatch `json:"headers,omitempty"` // includes ":method" for a method match
+	QueryParams []*StringMatch `json:"queryParams,omitempty"`
+	// Destination is nil when the rule has no backendRefs.
+	Destination *Destination `json:"destination,omitempty"`
+	// DirectResponse answers without an upstream (a rule with no usable backend).
+	DirectResponse *DirectResponse `json:"directResponse,omitempty"`
+}
+
+// StringMatch is one matcher; exactly one of Exact, Prefix, Suffix, SafeRegex is set.
+type StringMatch struct {
+	Name      string  `json:"name,omitempty"`
+	Exact     *string `json:"exact,omitempty"`
+	Prefix    *string `json:"prefix,omitempty"`
+	Suffix    *string `json:"suffix,omitempty"`
+	SafeRegex *string `json:"safeRegex,omitempty"`
+}
+
+// Value returns the set value, whatever its kind.
+func (m *StringMatch) Value() string {
+	for _, p := range []*string{m.Exact, m.Prefix, m.Suffix, m.SafeRegex} {
+		if p != nil {
+			return *p
+		}
+	}
+	return ""
+}
+
+// Destination is the rule's backends. Name is the rule's cluster name.
+type Destination struct {
+	Name     string     `json:"name"`
+	Settings []*Backend `json:"settings"`
+}
+
+// Backend is one backendRef of the rule, resolved to endpoints.
+type Backend struct {
+	Name      string     `json:"name"` // <cluster>/backend/<i>
+	Weight    uint32     `json:"weight"`
+	Endpoints []Endpoint `json:"endpoints,omitempty"`
+	// Invalid backends (not found, not permitted...) still take their share of the weight
+	// and answer 500 for it (RT-12).
+	Invalid bool `json:"invalid,omitempty"`
+	// Service identifies the Kubernetes object behind the backend.
+	Kind        string `json:"kind"`
+	Namespace   string `json:"namespace"`
+	ServiceName string `json:"serviceName"`
+	Port        uint32 `json:"port"`
+}
+
+// Endpoint is an address the backend resolves to.
+type Endpoint struct {
+	Host string `json:"host"`
+	Port uint32 `json:"port"`
+}
+
+// DirectResponse is a fixed answer.
+type DirectResponse struct {
+	Status uint32 `json:"status"`
+	Body   string `json:"body,omitempty"`
+}
+
+// ValidWeight sums the weights of valid backends, and InvalidWeight the rest.
+func (d *Destination) ValidWeight() (valid, invalid uint32) {
+	for _, s := range d.Settings {
+		if s.Invalid {
+			invalid += s.Weight
+		} else {
+			valid += s.Weight
+		}
+	}
+	return valid, invalid
+}

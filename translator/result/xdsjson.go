@@ -1,0 +1,127 @@
+package result
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+
+	clusterv3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
+	endpointv3 "github.com/envoyproxy/go-control-plane/envoy/config/endpoint/v3"
+	listenerv3 "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
+	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
+	tlsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/anypb"
+
+	// The extension types that may appear inside Any fields must be linked in for protojson
+	// to print and parse them.
+	_ "github.com/envoyproxy/go-control-plane/envoy/extensions/access_loggers/file/v3"
+	_ "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/router/v3"
+	_ "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/http_connection_manager/v3"
+	_ "github.com/envoyproxy/go-control-plane/envoy/extensions/load_balancing_policies/least_request/v3"
+)
+
+// Each resource is printed as protojson with its `@type`, the way xDS carries it in an Any.
+type xdsJSON struct {
+	Listeners []json.RawMessage `json:"listeners"`
+	Routes    []json.RawMessage `json:"routes"`
+	Clusters  []json.RawMessage `json:"clusters"`
+	Endpoints []json.RawMessage `json:"endpoints"`
+	Secrets   []json.RawMessage `json:"secrets"`
+}
+
+// MarshalJSON prints each resource as protojson inside an Any (so it carries `@type`).
+func (x XDS) MarshalJSON() ([]byte, error) {
+	var out xdsJSON
+	var err error
+	if out.Listeners, err = marshalAll(x.Listeners); err != nil {
+		return nil, err
+	}
+	if out.Routes, err = marshalAll(x.Routes); err != nil {
+		return nil, err
+	}
+	if out.Clusters, err = marshalAll(x.Clusters); err != nil {
+		return nil, err
+	}
+	if out.Endpoints, err = marshalAll(x.Endpoints); err != nil {
+		return nil, err
+	}
+	if out.Secrets, err = marshalAll(x.Secrets); err != nil {
+		return nil, err
+	}
+	return json.Marshal(out)
+}
+
+// UnmarshalJSON reads resources printed by MarshalJSON (or by an external implementation).
+func (x *XDS) UnmarshalJSON(data []byte) error {
+	var in xdsJSON
+	if err := json.Unmarshal(data, &in); err != nil {
+		return err
+	}
+	var err error
+	if x.Listeners, err = unmarshalAll[*listenerv3.Listener]("listeners", in.Listeners); err != nil {
+		return err
+	}
+	if x.Routes, err = unmarshalAll[*routev3.RouteConfiguration]("routes", in.Routes); err != nil {
+		return err
+	}
+	if x.Clusters, err = unmarshalAll[*clusterv3.Cluster]("clusters", in.Clusters); err != nil {
+		return err
+	}
+	if x.Endpoints, err = unmarshalAll[*endpointv3.ClusterLoadAssignment]("endpoints", in.Endpoints); err != nil {
+		return err
+	}
+	x.Secrets, err = unmarshalAll[*tlsv3.Secret]("secrets", in.Secrets)
+	return err
+}
+
+// MarshalResource prints one resource as compact protojson with `@type`. protojson varies
+// its whitespace on purpose, so the bytes are re-compacted to be stable.
+func MarshalResource(m proto.Message) (json.RawMessage, error) {
+	a, err := anypb.New(m)
+	if err != nil {
+		return nil, err
+	}
+	b, err := protojson.MarshalOptions{UseProtoNames: false}.Marshal(a)
+	if err != nil {
+		return nil, err
+	}
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, b); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+func marshalAll[T proto.Message](list []T) ([]json.RawMessage, error) {
+	out := make([]json.RawMessage, 0, len(list))
+	for _, m := range list {
+		b, err := MarshalResource(m)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, b)
+	}
+	return out, nil
+}
+
+func unmarshalAll[T proto.Message](what string, raw []json.RawMessage) ([]T, error) {
+	out := make([]T, 0, len(raw))
+	for i, r := range raw {
+		var a anypb.Any
+		if err := protojson.Unmarshal(r, &a); err != nil {
+			return nil, fmt.Errorf("xds.%s[%d]: %v", what, i, err)
+		}
+		m, err := a.UnmarshalNew()
+		if err != nil {
+			return nil, fmt.Errorf("xds.%s[%d]: %v", what, i, err)
+		}
+		t, ok := m.(T)
+		if !ok {
+			return nil, fmt.Errorf("xds.%s[%d]: a %s does not belong in %s", what, i, a.GetTypeUrl(), what)
+		}
+		out = append(out, t)
+	}
+	return out, nil
+}

@@ -1,0 +1,51 @@
+// Package translator is the reference translator: Kubernetes objects in, EG v1.9's
+// admission verdicts, statuses and xDS out. It runs the stages in order
+// (admission → gatewayapi → ir → xds); each stage is a package of its own.
+package translator
+
+import (
+	"fmt"
+	"runtime/debug"
+
+	egv1a1 "github.com/envoyproxy/gateway/api/v1alpha1"
+
+	"github.com/egharness/egharness/translator/admission"
+	"github.com/egharness/egharness/translator/config"
+	"github.com/egharness/egharness/translator/gatewayapi"
+	"github.com/egharness/egharness/translator/profile"
+	"github.com/egharness/egharness/translator/resource"
+	"github.com/egharness/egharness/translator/result"
+	"github.com/egharness/egharness/translator/xds"
+)
+
+// Input is one translation's objects and settings.
+type Input struct {
+	Objects []resource.Object
+	Config  config.Config
+	Profile profile.Profile
+}
+
+// Translate runs the pipeline. A panic in a stage is returned as an error with its stack,
+// so one bad input fails alone.
+func Translate(in Input) (res *result.Result, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			res, err = nil, fmt.Errorf("translator panic: %v\n%s", r, debug.Stack())
+		}
+	}()
+	res = &result.Result{}
+	verdicts, admitted := admission.Review(in.Objects, in.Profile)
+	res.Admission = verdicts
+
+	gw := gatewayapi.Translator{Profile: in.Profile, Config: in.Config}.Translate(admitted)
+	res.Statuses = gw.Statuses
+	res.Warnings = append(res.Warnings, gw.Warnings...)
+
+	naming := xds.Naming{V2: in.Profile.FlagOn(egv1a1.XDSNameSchemeV2, in.Config.RuntimeFlags)}
+	res.XDS, err = xds.Translator{Naming: naming}.Translate(&gw.IR)
+	if err != nil {
+		return nil, err
+	}
+	res.Normalize()
+	return res, nil
+}

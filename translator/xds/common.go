@@ -1,0 +1,53 @@
+package xds
+
+import (
+	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/anypb"
+	"google.golang.org/protobuf/types/known/structpb"
+	"google.golang.org/protobuf/types/known/wrapperspb"
+)
+
+func boolValue(v bool) *wrapperspb.BoolValue { return wrapperspb.Bool(v) }
+
+func u32(v uint32) *wrapperspb.UInt32Value { return wrapperspb.UInt32(v) }
+
+// mustAny wraps a message the stage built itself; marshalling one can only fail on a
+// programming error, which tests catch.
+func mustAny(m proto.Message) *anypb.Any {
+	a, err := anypb.New(m)
+	if err != nil {
+		panic(err)
+	}
+	return a
+}
+
+func socketAddress(host string, port uint32) *corev3.Address {
+	return &corev3.Address{Address: &corev3.Address_SocketAddress{SocketAddress: &corev3.SocketAddress{
+		Address:       host,
+		PortSpecifier: &corev3.SocketAddress_PortValue{PortValue: port},
+	}}}
+}
+
+// resourceRef is the Kubernetes object EG records in xDS metadata under "envoy-gateway".
+type resourceRef struct {
+	Kind, Name, Namespace, SectionName string
+}
+
+func resourceMetadata(r resourceRef) *corev3.Metadata {
+	fields := map[string]*structpb.Value{
+		"kind":      structpb.NewStringValue(r.Kind),
+		"name":      structpb.NewStringValue(r.Name),
+		"namespace": structpb.NewStringValue(r.Namespace),
+	}
+	if r.SectionName != "" {
+		fields["sectionName"] = structpb.NewStringValue(r.SectionName)
+	}
+	return &corev3.Metadata{FilterMetadata: map[string]*structpb.Struct{
+		"envoy-gateway": {Fields: map[string]*structpb.Value{
+			"resources": structpb.NewListValue(&structpb.ListValue{Values: []*structpb.Value{
+				structpb.NewStructValue(&structpb.Struct{Fields: fields}),
+			}}),
+		}},
+	}}
+}

@@ -1,0 +1,119 @@
+package xds
+
+import (
+	accesslogv3 "github.com/envoyproxy/go-control-plane/envoy/config/accesslog/v3"
+	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
+	listenerv3 "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
+	filev3 "github.com/envoyproxy/go-control-plane/envoy/extensions/access_loggers/file/v3"
+	routerv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/router/v3"
+	hcmv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/http_connection_manager/v3"
+	"google.golang.org/protobuf/types/known/structpb"
+
+	"github.com/egharness/egharness/translator/ir"
+)
+
+// Filter names as Envoy knows them.
+const (
+	hcmFilter    = "envoy.filters.network.http_connection_manager"
+	routerFilter = "envoy.filters.http.router"
+	fileLogger   = "envoy.access_loggers.file"
+)
+
+// accessLogFields is EG's default JSON access log format (a fact of EG v1.9's output).
+var accessLogFields = map[string]string{
+	":authority":                        "%REQ(:AUTHORITY)%",
+	"bytes_received":                    "%BYTES_RECEIVED%",
+	"bytes_sent":                        "%BYTES_SENT%",
+	"connection_termination_details":    "%CONNECTION_TERMINATION_DETAILS%",
+	"downstream_local_address":          "%DOWNSTREAM_LOCAL_ADDRESS%",
+	"downstream_remote_address":         "%DOWNSTREAM_REMOTE_ADDRESS%",
+	"duration":                          "%DURATION%",
+	"method":                            "%REQ(:METHOD)%",
+	"protocol":                          "%PROTOCOL%",
+	"requested_server_name":             "%REQUESTED_SERVER_NAME%",
+	"response_code":                     "%RESPONSE_CODE%",
+	"response_code_details":             "%RESPONSE_CODE_DETAILS%",
+	"response_flags":                    "%RESPONSE_FLAGS%",
+	"route_name":                        "%ROUTE_NAME%",
+	"start_time":                        "%START_TIME%",
+	"upstream_cluster":                  "%UPSTREAM_CLUSTER%",
+	"upstream_host":                     "%UPSTREAM_HOST%",
+	"upstream_local_address":            "%UPSTREAM_LOCAL_ADDRESS%",
+	"upstream_transport_failure_reason": "%UPSTREAM_TRANSPORT_FAILURE_REASON%",
+	"user-agent":                        "%REQ(USER-AGENT)%",
+	"x-envoy-origin-path":               "%REQ(X-ENVOY-ORIGINAL-PATH?:PATH)%",
+	"x-envoy-upstream-service-time":     "%RESP(X-ENVOY-UPSTREAM-SERVICE-TIME)%",
+	"x-forwarded-for":                   "%REQ(X-FORWARDED-FOR)%",
+	"x-request-id":                      "%REQ(X-REQUEST-ID)%",
+}
+
+func accessLog(filter *accesslogv3.AccessLogFilter) *accesslogv3.AccessLog {
+	fields := make(map[string]any, len(accessLogFields))
+	for k, v := range accessLogFields {
+		fields[k] = v
+	}
+	js, err := structpb.NewStruct(fields)
+	if err != nil {
+		panic(err) // only strings: cannot fail
+	}
+	return &accesslogv3.AccessLog{
+		Name:   fileLogger,
+		Filter: filter,
+		ConfigType: &accesslogv3.AccessLog_TypedConfig{TypedConfig: mustAny(&filev3.FileAccessLog{
+			Path: "/dev/stdout",
+			AccessLogFormat: &filev3.FileAccessLog_LogFormat{LogFormat: &corev3.SubstitutionFormatString{
+				Format: &corev3.SubstitutionFormatString_JsonFormat{JsonFormat: js},
+			}},
+		})},
+	}
+}
+
+// noRouteFilter logs, at the listener, requests that found no route (response flag NR).
+func noRouteFilter() *accesslogv3.AccessLogFilter {
+	return &accesslogv3.AccessLogFilter{FilterSpecifier: &accesslogv3.AccessLogFilter_ResponseFlagFilter{
+		ResponseFlagFilter: &accesslogv3.ResponseFlagFilter{Flags: []string{"NR"}},
+	}}
+}
+
+func (t Translator) buildListener(l *ir.HTTPListener, routeConfig string) (*listenerv3.Listener, error) {
+	hcm := &hcmv3.HttpConnectionManager{
+		StatPrefix: statPrefix(l.Port),
+		RouteSpecifier: &hcmv3.HttpConnectionManager_Rds{Rds: &hcmv3.Rds{
+			ConfigSource:    adsSource(),
+			RouteConfigName: routeConfig,
+		}},
+		HttpFilters: []*hcmv3.HttpFilter{{
+			Name:       routerFilter,
+			ConfigType: &hcmv3.HttpFilter_TypedConfig{TypedConfig: mustAny(&routerv3.Router{SuppressEnvoyHeaders: true})},
+		}},
+		AccessLog: []*accesslogv3.AccessLog{accessLog(nil)},
+		CommonHttpProtocolOptions: &corev3.HttpProtocolOptions{
+			HeadersWithUnderscoresAction: corev3.HttpProtocolOptions_REJECT_REQUEST,
+		},
+		Http2ProtocolOptions: &corev3.Http2ProtocolOptions{
+			InitialConnectionWindowSize: u32(1048576),
+			InitialStreamWindowSize:     u32(65536),
+			MaxConcurrentStreams:        u32(100),
+		},
+		MergeSlashes:                 true,
+		NormalizePath:                boolValue(true),
+		PathWithEscapedSlashesAction: hcmv3.HttpConnectionManager_UNESCAPE_AND_REDIRECT,
+		ServerHeaderTransformation:   hcmv3.HttpConnectionManager_PASS_THROUGH,
+		UseRemoteAddress:             boolValue(true),
+	}
+	name := t.Naming.Listener(l)
+	return &listenerv3.Listener{
+		Name:      name,
+		Address:   socketAddress(l.Address, l.Port),
+		AccessLog: []*accesslogv3.AccessLog{accessLog(noRouteFilter())},
+		DefaultFilterChain: &listenerv3.FilterChain{
+			Name: name,
+			Filters: []*listenerv3.Filter{{
+				Name:       hcmFilter,
+				ConfigType: &listenerv3.Filter_TypedConfig{TypedConfig: mustAny(hcm)},
+			}},
+		},
+		MaxConnectionsToAcceptPerSocketEvent: u32(1),
+		PerConnectionBufferLimitBytes:        u32(bufferLimitBytes),
+	}, nil
+}

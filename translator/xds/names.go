@@ -1,0 +1,46 @@
+package xds
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/egharness/egharness/translator/ir"
+)
+
+// Naming is the xDS name scheme (NAME-01, NAME-02). The default names come from the first
+// Gateway listener on a port; scheme V2 (runtime flag XDSNameSchemeV2) names by port.
+type Naming struct {
+	V2 bool
+}
+
+// Listener names the Envoy listener that serves l's port.
+func (n Naming) Listener(l *ir.HTTPListener) string {
+	if n.V2 {
+		return fmt.Sprintf("tcp-%d", l.Port)
+	}
+	return l.Name
+}
+
+// RouteConfig names the HTTP route configuration of l's port.
+func (n Naming) RouteConfig(l *ir.HTTPListener) string {
+	if n.V2 {
+		return fmt.Sprintf("http-%d", l.Port)
+	}
+	return l.Name
+}
+
+// VirtualHost names the virtual host of hostname on listener l.
+func (n Naming) VirtualHost(l *ir.HTTPListener, hostname string) string {
+	h := strings.ReplaceAll(hostname, ".", "_")
+	if n.V2 {
+		return h
+	}
+	return l.Name + "/" + h
+}
+
+// statPrefix is the HTTP connection manager's stat prefix for a plain HTTP port.
+func statPrefix(port uint32) string { return fmt.Sprintf("http-%d", port) }
+
+// invalidBackendCluster is the cluster name EG gives the share of weight whose backends
+// could not be resolved; no such cluster exists, so Envoy answers 500 for it.
+const invalidBackendCluster = "invalid-backend-cluster"

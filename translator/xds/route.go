@@ -1,0 +1,98 @@
+package xds
+
+import (
+	"strings"
+
+	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
+	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
+	matcherv3 "github.com/envoyproxy/go-control-plane/envoy/type/matcher/v3"
+
+	"github.com/egharness/egharness/translator/ir"
+)
+
+func buildRoute(r *ir.HTTPRoute) *routev3.Route {
+	out := &routev3.Route{
+		Name:     r.Name,
+		Match:    buildMatch(r),
+		Metadata: resourceMetadata(resourceRef{Kind: r.Source.Kind, Name: r.Source.Name, Namespace: r.Source.Namespace}),
+	}
+	switch {
+	case r.DirectResponse != nil:
+		dr := &routev3.DirectResponseAction{Status: r.DirectResponse.Status}
+		if r.DirectResponse.Body != "" {
+			dr.Body = &corev3.DataSource{Specifier: &corev3.DataSource_InlineString{InlineString: r.DirectResponse.Body}}
+		}
+		out.Action = &routev3.Route_DirectResponse{DirectResponse: dr}
+	case r.Destination != nil:
+		out.Action = &routev3.Route_Route{Route: buildAction(r.Destination)}
+	}
+	return out
+}
+
+func buildAction(d *ir.Destination) *routev3.RouteAction {
+	a := &routev3.RouteAction{
+		UpgradeConfigs: []*routev3.RouteAction_UpgradeConfig{{UpgradeType: "websocket"}},
+	}
+	if !perBackendClusters(d) {
+		a.ClusterSpecifier = &routev3.RouteAction_Cluster{Cluster: d.Name}
+		return a
+	}
+	// Some backends are invalid: their share goes to a cluster that does not exist, which
+	// Envoy answers with 500 (RT-12); the valid ones keep their own clusters.
+	_, invalid := d.ValidWeight()
+	wc := &routev3.WeightedCluster{Clusters: []*routev3.WeightedCluster_ClusterWeight{{
+		Name: invalidBackendCluster, Weight: u32(invalid),
+	}}}
+	for _, s := range d.Settings {
+		if s.Invalid {
+			continue
+		}
+		wc.Clusters = append(wc.Clusters, &routev3.WeightedCluster_ClusterWeight{Name: s.Name, Weight: u32(s.Weight)})
+	}
+	a.ClusterSpecifier = &routev3.RouteAction_WeightedClusters{WeightedClusters: wc}
+	a.ClusterNotFoundResponseCode = routev3.RouteAction_INTERNAL_SERVER_ERROR
+	return a
+}
+
+func buildMatch(r *ir.HTTPRoute) *routev3.RouteMatch {
+	m := &routev3.RouteMatch{}
+	switch p := r.PathMatch; {
+	case p == nil:
+		m.PathSpecifier = &routev3.RouteMatch_Prefix{Prefix: "/"}
+	case p.Exact != nil:
+		m.PathSpecifier = &routev3.RouteMatch_Path{Path: *p.Exact}
+	case p.SafeRegex != nil:
+		m.PathSpecifier = &routev3.RouteMatch_SafeRegex{SafeRegex: &matcherv3.RegexMatcher{Regex: *p.SafeRegex}}
+	case *p.Prefix == "/":
+		m.PathSpecifier = &routev3.RouteMatch_Prefix{Prefix: "/"}
+	default:
+		// Gateway API prefixes match whole path segments; one trailing "/" is dropped.
+		m.PathSpecifier = &routev3.RouteMatch_PathSeparatedPrefix{PathSeparatedPrefix: strings.TrimSuffix(*p.Prefix, "/")}
+	}
+	for _, h := range r.Headers {
+		m.Headers = append(m.Headers, &routev3.HeaderMatcher{
+			Name:                 h.Name,
+			HeaderMatchSpecifier: &routev3.HeaderMatcher_StringMatch{StringMatch: stringMatcher(h)},
+		})
+	}
+	for _, q := range r.QueryParams {
+		m.QueryParameters = append(m.QueryParameters, &routev3.QueryParameterMatcher{
+			Name:                         q.Name,
+			QueryParameterMatchSpecifier: &routev3.QueryParameterMatcher_StringMatch{StringMatch: stringMatcher(q)},
+		})
+	}
+	return m
+}
+
+func stringMatcher(s *ir.StringMatch) *matcherv3.StringMatcher {
+	switch {
+	case s.Exact != nil:
+		return &matcherv3.StringMatcher{MatchPattern: &matcherv3.StringMatcher_Exact{Exact: *s.Exact}}
+	case s.Prefix != nil:
+		return &matcherv3.StringMatcher{MatchPattern: &matcherv3.StringMatcher_Prefix{Prefix: *s.Prefix}}
+	case s.Suffix != nil:
+		return &matcherv3.StringMatcher{MatchPattern: &matcherv3.StringMatcher_Suffix{Suffix: *s.Suffix}}
+	default:
+		return &matcherv3.StringMatcher{MatchPattern: &matcherv3.StringMatcher_SafeRegex{SafeRegex: &matcherv3.RegexMatcher{Regex: s.Value()}}}
+	}
+}

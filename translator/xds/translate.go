@@ -1,0 +1,160 @@
+// Package xds is the last stage of the reference translator before patches: it turns the IR
+// into go-control-plane resources with EG v1.9's names, defaults and order.
+package xds
+
+import (
+	"fmt"
+
+	clusterv3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
+	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
+	endpointv3 "github.com/envoyproxy/go-control-plane/envoy/config/endpoint/v3"
+	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
+
+	"github.com/egharness/egharness/translator/ir"
+	"github.com/egharness/egharness/translator/result"
+)
+
+// Translator turns IR into xDS.
+type Translator struct {
+	Naming Naming
+}
+
+// portKey identifies an Envoy listener: Gateway listeners on one address and port share it.
+type portKey struct {
+	address string
+	port    uint32
+}
+
+type envoyListener struct {
+	first *ir.HTTPListener
+	rc    *routev3.RouteConfiguration
+	vhost map[string]*routev3.VirtualHost // by IR listener name + hostname
+}
+
+// Translate builds the resources. Errors are programming errors in the IR (an Any that does
+// not marshal), never user input.
+func (t Translator) Translate(x *ir.XDS) (result.XDS, error) {
+	var out result.XDS
+	byPort := map[portKey]*envoyListener{}
+	var order []portKey
+	clusters := map[string]bool{}
+	for _, l := range x.HTTP {
+		k := portKey{l.Address, l.Port}
+		el := byPort[k]
+		if el == nil {
+			el = &envoyListener{
+				first: l,
+				rc: &routev3.RouteConfiguration{
+					Name:                     t.Naming.RouteConfig(l),
+					IgnorePortInHostMatching: true,
+				},
+				vhost: map[string]*routev3.VirtualHost{},
+			}
+			byPort[k] = el
+			order = append(order, k)
+		}
+		for _, r := range l.Routes {
+			vkey := l.Name + "\x00" + r.Hostname
+			vh := el.vhost[vkey]
+			if vh == nil {
+				vh = &routev3.VirtualHost{
+					Name:     t.Naming.VirtualHost(l, r.Hostname),
+					Domains:  []string{r.Hostname},
+					Metadata: resourceMetadata(resourceRef{Kind: "Gateway", Name: gatewayName(l), Namespace: gatewayNamespace(l), SectionName: l.SectionName}),
+				}
+				el.vhost[vkey] = vh
+				el.rc.VirtualHosts = append(el.rc.VirtualHosts, vh)
+			}
+			vh.Routes = append(vh.Routes, buildRoute(r))
+			if r.Destination != nil {
+				for _, c := range buildClusters(r) {
+					if clusters[c.cluster.Name] {
+						continue
+					}
+					clusters[c.cluster.Name] = true
+					out.Clusters = append(out.Clusters, c.cluster)
+					out.Endpoints = append(out.Endpoints, c.cla)
+				}
+			}
+		}
+	}
+	for _, k := range order {
+		el := byPort[k]
+		lis, err := t.buildListener(el.first, el.rc.Name)
+		if err != nil {
+			return result.XDS{}, fmt.Errorf("listener %s: %w", el.first.Name, err)
+		}
+		out.Listeners = append(out.Listeners, lis)
+		out.Routes = append(out.Routes, el.rc)
+	}
+	out.Sort()
+	return out, nil
+}
+
+func gatewayNamespace(l *ir.HTTPListener) string {
+	ns, _ := splitNN(l.Gateway)
+	return ns
+}
+
+func gatewayName(l *ir.HTTPListener) string {
+	_, n := splitNN(l.Gateway)
+	return n
+}
+
+func splitNN(s string) (string, string) {
+	for i := 0; i < len(s); i++ {
+		if s[i] == '/' {
+			return s[:i], s[i+1:]
+		}
+	}
+	return "", s
+}
+
+type clusterPair struct {
+	cluster *clusterv3.Cluster
+	cla     *endpointv3.ClusterLoadAssignment
+}
+
+// buildClusters makes the rule's clusters. Valid backends share one cluster with a locality
+// each (weights as locality weights); when some backends are invalid, every backend gets a
+// cluster of its own so that the route can give the invalid share to a missing cluster.
+func buildClusters(r *ir.HTTPRoute) []clusterPair {
+	d := r.Destination
+	owner := resourceRef{Kind: r.Source.Kind, Name: r.Source.Name, Namespace: r.Source.Namespace}
+	if !perBackendClusters(d) {
+		return []clusterPair{{cluster: buildCluster(d.Name, owner), cla: buildCLA(d.Name, d.Settings)}}
+	}
+	out := make([]clusterPair, 0, len(d.Settings))
+	for _, s := range d.Settings {
+		out = append(out, clusterPair{cluster: buildCluster(s.Name, owner), cla: buildCLA(s.Name, []*ir.Backend{s})})
+	}
+	return out
+}
+
+func perBackendClusters(d *ir.Destination) bool {
+	_, invalid := d.ValidWeight()
+	return invalid > 0
+}
+
+func buildCLA(name string, settings []*ir.Backend) *endpointv3.ClusterLoadAssignment {
+	cla := &endpointv3.ClusterLoadAssignment{ClusterName: name}
+	for _, s := range settings {
+		loc := &endpointv3.LocalityLbEndpoints{
+			Locality:            &corev3.Locality{Region: s.Name},
+			LoadBalancingWeight: u32(s.Weight),
+		}
+		if !s.Invalid {
+			loc.Metadata = resourceMetadata(resourceRef{Kind: s.Kind, Name: s.ServiceName, Namespace: s.Namespace, SectionName: fmt.Sprint(s.Port)})
+		}
+		for _, e := range s.Endpoints {
+			loc.LbEndpoints = append(loc.LbEndpoints, &endpointv3.LbEndpoint{
+				HostIdentifier: &endpointv3.LbEndpoint_Endpoint{Endpoint: &endpointv3.Endpoint{
+					Address: socketAddress(e.Host, e.Port),
+				}},
+				LoadBalancingWeight: u32(1),
+			})
+		}
+		cla.Endpoints = append(cla.Endpoints, loc)
+	}
+	return cla
+}
