@@ -12,10 +12,10 @@ import (
 type routeTable struct {
 	name             string
 	err              error
-	exact            map[string]*vhost
+	exact            map[string]*vhostEntry
 	suffix           []wildcardGroup // longest first
 	prefix           []wildcardGroup // longest first
-	def              *vhost
+	def              *vhostEntry
 	ignorePort       bool
 	vhostHeader      string
 	ignorePathParams bool
@@ -24,10 +24,10 @@ type routeTable struct {
 // wildcardGroup holds the wildcard domains whose non-'*' part has length n.
 type wildcardGroup struct {
 	n int
-	m map[string]*vhost
+	m map[string]*vhostEntry
 }
 
-type vhost struct {
+type vhostEntry struct {
 	name       string
 	requireTLS routev3.VirtualHost_TlsRequirementType
 	routes     []*route
@@ -63,7 +63,7 @@ type route struct {
 func compileRouteConfig(rc *routev3.RouteConfiguration) *routeTable {
 	rt := &routeTable{
 		name:             rc.GetName(),
-		exact:            map[string]*vhost{},
+		exact:            map[string]*vhostEntry{},
 		ignorePort:       rc.GetIgnorePortInHostMatching(),
 		vhostHeader:      asciiLower(rc.GetVhostHeader()),
 		ignorePathParams: rc.GetIgnorePathParametersInPathMatching(),
@@ -72,8 +72,8 @@ func compileRouteConfig(rc *routev3.RouteConfiguration) *routeTable {
 		rt.err = fmt.Errorf("%w: route configuration %q uses VHDS", ErrUnsupported, rt.name)
 		return rt
 	}
-	suffix := map[int]map[string]*vhost{}
-	prefix := map[int]map[string]*vhost{}
+	suffix := map[int]map[string]*vhostEntry{}
+	prefix := map[int]map[string]*vhostEntry{}
 	for _, v := range rc.GetVirtualHosts() {
 		vh := compileVhost(rt.name, v)
 		for _, d := range v.GetDomains() {
@@ -103,10 +103,10 @@ func compileRouteConfig(rc *routev3.RouteConfiguration) *routeTable {
 	return rt
 }
 
-func addWildcard(groups map[int]map[string]*vhost, key string, vh *vhost) bool {
+func addWildcard(groups map[int]map[string]*vhostEntry, key string, vh *vhostEntry) bool {
 	g := groups[len(key)]
 	if g == nil {
-		g = map[string]*vhost{}
+		g = map[string]*vhostEntry{}
 		groups[len(key)] = g
 	}
 	if _, dup := g[key]; dup {
@@ -116,7 +116,7 @@ func addWildcard(groups map[int]map[string]*vhost, key string, vh *vhost) bool {
 	return false
 }
 
-func sortGroups(groups map[int]map[string]*vhost) []wildcardGroup {
+func sortGroups(groups map[int]map[string]*vhostEntry) []wildcardGroup {
 	out := make([]wildcardGroup, 0, len(groups))
 	for n, m := range groups {
 		out = append(out, wildcardGroup{n, m})
@@ -125,8 +125,8 @@ func sortGroups(groups map[int]map[string]*vhost) []wildcardGroup {
 	return out
 }
 
-func compileVhost(rcName string, v *routev3.VirtualHost) *vhost {
-	vh := &vhost{name: v.GetName(), requireTLS: v.GetRequireTls()}
+func compileVhost(rcName string, v *routev3.VirtualHost) *vhostEntry {
+	vh := &vhostEntry{name: v.GetName(), requireTLS: v.GetRequireTls()}
 	if v.GetMatcher() != nil {
 		vh.err = fmt.Errorf("%w: route configuration %q virtual host %q uses a matcher tree", ErrUnsupported, rcName, vh.name)
 		return vh
@@ -232,7 +232,7 @@ func compileFullRegex(expr string) (*regexp.Regexp, error) {
 // findVhost implements RouteMatcher::findVirtualHost. A "host:port" value is
 // tried as-is against exact and wildcard domains, then without the port, and
 // only then falls back to the "*" virtual host.
-func (rt *routeTable) findVhost(rs *requestState) *vhost {
+func (rt *routeTable) findVhost(rs *requestState) *vhostEntry {
 	if len(rt.exact) == 0 && len(rt.suffix) == 0 && len(rt.prefix) == 0 {
 		return rt.def
 	}
@@ -263,7 +263,7 @@ func (rt *routeTable) findVhost(rs *requestState) *vhost {
 	return rt.def
 }
 
-func (rt *routeTable) findNonDefault(host string) *vhost {
+func (rt *routeTable) findNonDefault(host string) *vhostEntry {
 	if vh, ok := rt.exact[host]; ok {
 		return vh
 	}

@@ -59,6 +59,6 @@ Exit codes: 0 all good, 1 a scenario or check failed, 2 bad usage or bad input.`
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newTranslateCmd())
+	root.AddCommand(newRunCmd(), newTranslateCmd(), newGoldenCmd(), newCoverageCmd())
 	return root
 }

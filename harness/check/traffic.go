@@ -1,0 +1,194 @@
+package check
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
+
+	"github.com/egharness/egharness/harness/routecheck"
+	"github.com/egharness/egharness/harness/scenario"
+	"github.com/egharness/egharness/translator/result"
+)
+
+// Answer is the route checker's answer completed with what the cluster set decides: a
+// cluster that does not exist answers the route's cluster-not-found code, and the backend
+// (locality) a weighted cluster sends the request to.
+type Answer struct {
+	routecheck.Answer
+	Backend string
+}
+
+// Send evaluates one request against a result's xDS. A Gateway port below 1024 that has no
+// Envoy listener is tried as EG maps it (80 → 10080), so scenarios can speak in Gateway ports.
+func Send(t *routecheck.Table, x *result.XDS, req scenario.Request) (Answer, error) {
+	rq := routecheck.Request{Port: req.Port, Host: req.Host, Path: req.Path, Method: req.Method, Headers: req.Headers, SNI: req.SNI}
+	if req.Random != nil {
+		rq.Random = *req.Random
+	}
+	a, err := t.Check(rq)
+	if errors.Is(err, routecheck.ErrNoListener) && req.Port < 1024 {
+		rq.Port = req.Port + 10000
+		a, err = t.Check(rq)
+	}
+	if err != nil {
+		return Answer{}, err
+	}
+	out := Answer{Answer: a}
+	if a.Cluster == "" {
+		return out, nil
+	}
+	cla := findCLA(x, a.Cluster)
+	if !hasCluster(x, a.Cluster) {
+		out.Status = clusterNotFoundStatus(x, a.RouteConfig, a.VirtualHost, a.Route)
+		out.Cluster = a.Cluster
+		return out, nil
+	}
+	out.Backend = pickLocality(cla, rq.Random)
+	if out.Backend != "" && !localityHasEndpoints(cla, out.Backend) {
+		out.Status = 503 // Envoy: no healthy upstream
+	}
+	return out, nil
+}
+
+func hasCluster(x *result.XDS, name string) bool {
+	for _, c := range x.Clusters {
+		if c.GetName() == name {
+			return true
+		}
+	}
+	return false
+}
+
+func findCLA(x *result.XDS, name string) []*localityInfo {
+	for _, e := range x.Endpoints {
+		if e.GetClusterName() != name {
+			continue
+		}
+		var out []*localityInfo
+		for _, l := range e.GetEndpoints() {
+			out = append(out, &localityInfo{name: l.GetLocality().GetRegion(), weight: l.GetLoadBalancingWeight().GetValue(), endpoints: len(l.GetLbEndpoints())})
+		}
+		return out
+	}
+	return nil
+}
+
+type localityInfo struct {
+	name      string
+	weight    uint32
+	endpoints int
+}
+
+// pickLocality chooses among weighted localities with the request's random value (modulo
+// the total weight, first locality whose running sum exceeds it), so a scenario can pin
+// which backendRef of a weighted rule a request reaches.
+func pickLocality(ls []*localityInfo, random uint64) string {
+	if len(ls) == 0 {
+		return ""
+	}
+	var total uint64
+	for _, l := range ls {
+		total += uint64(l.weight)
+	}
+	if total == 0 {
+		return ls[0].name
+	}
+	r := random % total
+	var sum uint64
+	for _, l := range ls {
+		sum += uint64(l.weight)
+		if r < sum {
+			return l.name
+		}
+	}
+	return ls[len(ls)-1].name
+}
+
+func localityHasEndpoints(ls []*localityInfo, name string) bool {
+	for _, l := range ls {
+		if l.name == name {
+			return l.endpoints > 0
+		}
+	}
+	return false
+}
+
+func clusterNotFoundStatus(x *result.XDS, rcName, vhName, routeName string) int {
+	for _, rc := range x.Routes {
+		if rc.GetName() != rcName {
+			continue
+		}
+		for _, vh := range rc.GetVirtualHosts() {
+			if vh.GetName() != vhName {
+				continue
+			}
+			for _, r := range vh.GetRoutes() {
+				if r.GetName() == routeName && r.GetRoute().GetClusterNotFoundResponseCode() == routev3.RouteAction_INTERNAL_SERVER_ERROR {
+					return 500
+				}
+			}
+		}
+	}
+	return 503 // Envoy's default for a missing cluster
+}
+
+func (c *collector) traffic(exp []scenario.TrafficExpect, res *result.Result, section string) {
+	c.section = section
+	if len(exp) == 0 {
+		return
+	}
+	table, err := routecheck.New(res.XDS.Listeners, res.XDS.Routes)
+	if err != nil {
+		c.failf("traffic", "traffic", "the generated xDS cannot be evaluated: %v", err)
+		return
+	}
+	for i, t := range exp {
+		where := fmt.Sprintf("traffic[%d]", i)
+		what := describeRequest(t.Request)
+		a, err := Send(table, &res.XDS, t.Request)
+		if err != nil {
+			c.failf("traffic", where, "%s: %v", what, err)
+			continue
+		}
+		var diffs []string
+		cmp := func(field, want, got string) {
+			if want != "" && want != got {
+				diffs = append(diffs, fmt.Sprintf("%s %q, expected %q", field, got, want))
+			}
+		}
+		if t.Expect.Status != 0 && t.Expect.Status != a.Status {
+			diffs = append(diffs, fmt.Sprintf("status %d, expected %d", a.Status, t.Expect.Status))
+		}
+		cmp("cluster", t.Expect.Cluster, a.Cluster)
+		cmp("backend", t.Expect.Backend, a.Backend)
+		cmp("route", t.Expect.Route, a.Route)
+		cmp("virtual host", t.Expect.VirtualHost, a.VirtualHost)
+		cmp("listener", t.Expect.Listener, a.Listener)
+		cmp("body", t.Expect.Body, a.Body)
+		cmp("location", t.Expect.Location, a.Location)
+		if len(diffs) > 0 {
+			c.failf("traffic", where, "%s: %s (answered by route %q)", what, strings.Join(diffs, "; "), a.Route)
+		}
+	}
+}
+
+func describeRequest(r scenario.Request) string {
+	m := r.Method
+	if m == "" {
+		m = "GET"
+	}
+	p := r.Path
+	if p == "" {
+		p = "/"
+	}
+	s := fmt.Sprintf("%s %s%s on port %d", m, r.Host, p, r.Port)
+	if len(r.Headers) > 0 {
+		s += fmt.Sprintf(" with headers %v", r.Headers)
+	}
+	if r.Random != nil {
+		s += fmt.Sprintf(" (random %d)", *r.Random)
+	}
+	return s
+}

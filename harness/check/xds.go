@@ -1,0 +1,141 @@
+package check
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	listenerv3 "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
+	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
+	hcmv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/http_connection_manager/v3"
+
+	"github.com/egharness/egharness/harness/scenario"
+	"github.com/egharness/egharness/translator/result"
+)
+
+func (c *collector) xds(exp []scenario.XDSExpect, res *result.Result, section string) {
+	c.section = section
+	for i, x := range exp {
+		where := fmt.Sprintf("xds[%d]", i)
+		found, detail := lookup(x, &res.XDS)
+		what := x.Kind + " " + x.Name
+		if x.In != "" {
+			what += " in " + x.In
+		}
+		switch {
+		case x.Absent && found:
+			c.failf("xds", where, "%s: expected absent, but it is there", what)
+		case !x.Absent && !found:
+			c.failf("xds", where, "%s: not found (%s)", what, detail)
+		case found && x.Kind == scenario.KindVirtualHost:
+			vh := findVirtualHost(&res.XDS, x.In, x.Name)
+			if len(x.Routes) > 0 {
+				got := routeNames(vh)
+				if !slices.Equal(got, x.Routes) {
+					c.failf("xds", where, "%s: routes in order are\n    %s\n  expected\n    %s", what, strings.Join(got, "\n    "), strings.Join(x.Routes, "\n    "))
+				}
+			}
+			if len(x.Domains) > 0 && !slices.Equal(vh.GetDomains(), x.Domains) {
+				c.failf("xds", where, "%s: domains are %v, expected %v", what, vh.GetDomains(), x.Domains)
+			}
+		}
+	}
+}
+
+// lookup finds the named resource; detail lists what exists, for the failure message.
+func lookup(x scenario.XDSExpect, xds *result.XDS) (bool, string) {
+	var names []string
+	switch x.Kind {
+	case scenario.KindListener:
+		for _, l := range xds.Listeners {
+			names = append(names, l.GetName())
+		}
+	case scenario.KindRouteConfig:
+		for _, r := range xds.Routes {
+			names = append(names, r.GetName())
+		}
+	case scenario.KindCluster:
+		for _, c := range xds.Clusters {
+			names = append(names, c.GetName())
+		}
+	case scenario.KindLoadAssign:
+		for _, e := range xds.Endpoints {
+			names = append(names, e.GetClusterName())
+		}
+	case scenario.KindSecret:
+		for _, s := range xds.Secrets {
+			names = append(names, s.GetName())
+		}
+	case scenario.KindVirtualHost:
+		for _, rc := range xds.Routes {
+			if x.In != "" && rc.GetName() != x.In {
+				continue
+			}
+			for _, vh := range rc.GetVirtualHosts() {
+				names = append(names, vh.GetName())
+			}
+		}
+	case scenario.KindRoute:
+		for _, rc := range xds.Routes {
+			for _, vh := range rc.GetVirtualHosts() {
+				if x.In != "" && vh.GetName() != x.In {
+					continue
+				}
+				names = append(names, routeNames(vh)...)
+			}
+		}
+	case scenario.KindHTTPFilter:
+		for _, l := range xds.Listeners {
+			if x.In != "" && l.GetName() != x.In {
+				continue
+			}
+			names = append(names, httpFilterNames(l)...)
+		}
+	}
+	return slices.Contains(names, x.Name), "present: " + orNone(names)
+}
+
+func findVirtualHost(xds *result.XDS, in, name string) *routev3.VirtualHost {
+	for _, rc := range xds.Routes {
+		if in != "" && rc.GetName() != in {
+			continue
+		}
+		for _, vh := range rc.GetVirtualHosts() {
+			if vh.GetName() == name {
+				return vh
+			}
+		}
+	}
+	return nil
+}
+
+func routeNames(vh *routev3.VirtualHost) []string {
+	out := make([]string, 0, len(vh.GetRoutes()))
+	for _, r := range vh.GetRoutes() {
+		out = append(out, r.GetName())
+	}
+	return out
+}
+
+// httpFilterNames lists the HTTP filters of every HTTP connection manager on the listener.
+func httpFilterNames(l *listenerv3.Listener) []string {
+	var out []string
+	chains := append([]*listenerv3.FilterChain{}, l.GetFilterChains()...)
+	if l.GetDefaultFilterChain() != nil {
+		chains = append(chains, l.GetDefaultFilterChain())
+	}
+	for _, fc := range chains {
+		for _, f := range fc.GetFilters() {
+			var hcm hcmv3.HttpConnectionManager
+			if f.GetTypedConfig() == nil || f.GetTypedConfig().UnmarshalTo(&hcm) != nil {
+				continue
+			}
+			for _, hf := range hcm.GetHttpFilters() {
+				if !slices.Contains(out, hf.GetName()) {
+					out = append(out, hf.GetName())
+				}
+			}
+		}
+	}
+	return out
+}

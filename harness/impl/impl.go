@@ -1,0 +1,60 @@
+// Package impl is the seam between the harness and what it tests: anything that turns a
+// scenario's objects into a result. The reference translator runs in process; adapters for
+// other implementations (an exec command, egctl, a live cluster) satisfy the same interface.
+package impl
+
+import (
+	"context"
+
+	"github.com/egharness/egharness/translator"
+	"github.com/egharness/egharness/translator/config"
+	"github.com/egharness/egharness/translator/profile"
+	"github.com/egharness/egharness/translator/resource"
+	"github.com/egharness/egharness/translator/result"
+)
+
+// Request is one translation to perform.
+type Request struct {
+	Scenario string
+	Objects  []resource.Object
+	Config   config.Config
+	Profile  profile.Profile
+}
+
+// Implementation translates objects.
+type Implementation interface {
+	Name() string
+	// Golden reports whether byte-exact goldens apply (only to the reference).
+	Golden() bool
+	Translate(ctx context.Context, req Request) (*result.Result, error)
+}
+
+// Reference is the in-process reference translator.
+type Reference struct{}
+
+// Name implements Implementation.
+func (Reference) Name() string { return "reference" }
+
+// Golden implements Implementation.
+func (Reference) Golden() bool { return true }
+
+// Translate implements Implementation.
+func (Reference) Translate(_ context.Context, req Request) (*result.Result, error) {
+	return translator.Translate(translator.Input{Objects: req.Objects, Config: req.Config, Profile: req.Profile})
+}
+
+// Get returns the implementation named by --impl.
+func Get(name string) (Implementation, error) {
+	switch name {
+	case "", "reference":
+		return Reference{}, nil
+	}
+	return nil, &UnknownError{Name: name}
+}
+
+// UnknownError is an --impl value nobody implements (yet).
+type UnknownError struct{ Name string }
+
+func (e *UnknownError) Error() string {
+	return "unknown implementation " + e.Name + " (known: reference)"
+}

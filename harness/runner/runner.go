@@ -1,0 +1,157 @@
+// Package runner runs scenarios under their profiles against an implementation, in parallel,
+// and gathers outcomes in a deterministic order.
+package runner
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/egharness/egharness/harness/check"
+	"github.com/egharness/egharness/harness/golden"
+	"github.com/egharness/egharness/harness/impl"
+	"github.com/egharness/egharness/harness/scenario"
+	"github.com/egharness/egharness/translator/profile"
+	"github.com/egharness/egharness/translator/result"
+)
+
+// Options select and tune a run.
+type Options struct {
+	Impl impl.Implementation
+	// Profiles, when set, keeps only these profiles of each scenario.
+	Profiles []string
+	// Labels, when set, keeps scenarios carrying one of these labels (or area).
+	Labels []string
+	// Focus, when set, keeps scenarios covering one of these behavior IDs.
+	Focus []string
+	// GoldenRoot is the golden folder; "" skips golden checks.
+	GoldenRoot string
+	// Parallel is the number of scenarios run at once (default: GOMAXPROCS).
+	Parallel int
+	// Progress, when set, is told of each finished outcome (in completion order).
+	Progress func(done, total int, o *Outcome)
+}
+
+// Outcome is one scenario under one profile.
+type Outcome struct {
+	Scenario *scenario.Scenario
+	Profile  string
+	Result   *result.Result
+	Failures []check.Failure
+	// Err is a translation that did not complete (a panic, an adapter failure).
+	Err      error
+	Duration time.Duration
+}
+
+// Passed reports whether the outcome is clean.
+func (o *Outcome) Passed() bool { return o.Err == nil && len(o.Failures) == 0 }
+
+// Job is one scenario and profile to run.
+type Job struct {
+	Scenario *scenario.Scenario
+	Profile  string
+}
+
+// Select lists the jobs opts keeps, in scenario then profile order.
+func Select(set []*scenario.Scenario, opts Options) []Job {
+	var jobs []Job
+	for _, s := range set {
+		if len(opts.Labels) > 0 && !overlaps(opts.Labels, append([]string{s.Area}, s.Labels...)) {
+			continue
+		}
+		if len(opts.Focus) > 0 && !overlaps(opts.Focus, s.Covers) {
+			continue
+		}
+		for _, p := range s.ProfilesOrDefault() {
+			if len(opts.Profiles) > 0 && !slices.Contains(opts.Profiles, p) {
+				continue
+			}
+			jobs = append(jobs, Job{Scenario: s, Profile: p})
+		}
+	}
+	return jobs
+}
+
+func overlaps(a, b []string) bool {
+	for _, x := range a {
+		if slices.Contains(b, x) {
+			return true
+		}
+	}
+	return false
+}
+
+// Run runs the jobs; outcomes come back in job order whatever the parallelism.
+func Run(ctx context.Context, jobs []Job, opts Options) []*Outcome {
+	out := make([]*Outcome, len(jobs))
+	n := opts.Parallel
+	if n <= 0 {
+		n = runtime.GOMAXPROCS(0)
+	}
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	done := 0
+	next := make(chan int)
+	for w := 0; w < n; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				o := RunOne(ctx, jobs[i], opts)
+				out[i] = o
+				if opts.Progress != nil {
+					mu.Lock()
+					done++
+					opts.Progress(done, len(jobs), o)
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	for i := range jobs {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	return out
+}
+
+// RunOne translates and checks one job. Nothing it meets stops other jobs: a panic becomes
+// the outcome's error.
+func RunOne(ctx context.Context, job Job, opts Options) (o *Outcome) {
+	start := time.Now()
+	o = &Outcome{Scenario: job.Scenario, Profile: job.Profile}
+	defer func() {
+		if r := recover(); r != nil {
+			o.Err = fmt.Errorf("panic while checking: %v", r)
+		}
+		o.Duration = time.Since(start)
+	}()
+	p, err := profile.Get(job.Profile)
+	if err != nil {
+		o.Err = err
+		return o
+	}
+	s := job.Scenario
+	res, err := opts.Impl.Translate(ctx, impl.Request{Scenario: s.Name, Objects: s.Objects, Config: s.Settings, Profile: p})
+	if err != nil {
+		o.Err = err
+		return o
+	}
+	o.Result = res
+	o.Failures = check.Run(s, job.Profile, res)
+	if opts.GoldenRoot != "" && opts.Impl.Golden() {
+		files, err := golden.Render(res)
+		if err != nil {
+			o.Err = fmt.Errorf("rendering goldens: %w", err)
+			return o
+		}
+		for _, d := range golden.Compare(golden.Dir(opts.GoldenRoot, s.Area, s.Name, job.Profile), files) {
+			o.Failures = append(o.Failures, check.Failure{Check: "golden", Where: d.File, Msg: d.Msg})
+		}
+	}
+	return o
+}

@@ -1,0 +1,379 @@
+package scenario
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/egharness/egharness/harness/catalog"
+	"github.com/egharness/egharness/internal/yamlpos"
+	"github.com/egharness/egharness/translator/config"
+	"github.com/egharness/egharness/translator/profile"
+	"github.com/egharness/egharness/translator/resource"
+)
+
+var nameRE = regexp.MustCompile(`^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$`)
+
+// Error is a problem with one scenario file. Msgs each start with "file:line:".
+type Error struct {
+	File string
+	Msgs []string
+}
+
+func (e *Error) Error() string { return strings.Join(e.Msgs, "\n") }
+
+// Loader reads scenario files strictly against the behavior catalog.
+type Loader struct {
+	Catalog *catalog.Catalog
+	// Root is the scenarios folder; a scenario's area is its first folder below Root.
+	Root string
+}
+
+// LoadFile reads and validates one scenario file.
+func (l Loader) LoadFile(path string) (*Scenario, error) {
+	e := &Error{File: path}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, &Error{File: path, Msgs: []string{fmt.Sprintf("%s: %v", path, err)}}
+	}
+	s, ok := l.parse(path, data, e)
+	if !ok {
+		return nil, e
+	}
+	return s, nil
+}
+
+func (l Loader) parse(path string, data []byte, e *Error) (*Scenario, bool) {
+	addf := func(line int, format string, args ...any) {
+		if line > 0 {
+			e.Msgs = append(e.Msgs, fmt.Sprintf("%s:%d: %s", path, line, fmt.Sprintf(format, args...)))
+		} else {
+			e.Msgs = append(e.Msgs, fmt.Sprintf("%s: %s", path, fmt.Sprintf(format, args...)))
+		}
+	}
+	if len(strings.TrimSpace(string(data))) == 0 {
+		addf(0, "empty scenario file")
+		return nil, false
+	}
+	root, err := yamlpos.Parse(data)
+	if err != nil {
+		var pe *yamlpos.Error
+		if errors.As(err, &pe) {
+			addf(pe.Line, "%s", pe.Msg)
+		} else {
+			addf(0, "%v", err)
+		}
+		return nil, false
+	}
+	if root.Kind != yaml.MappingNode {
+		addf(root.Line, "a scenario is a YAML mapping (name, covers, resources, expect...)")
+		return nil, false
+	}
+	s := &Scenario{File: path, lines: func(p string) int { return yamlpos.Line(root, p) }}
+	if err := yamlpos.DecodeStrict(data, root, s, 0); err != nil {
+		for _, one := range splitJoined(err) {
+			var pe *yamlpos.Error
+			if errors.As(one, &pe) {
+				addf(pe.Line, "%s", pe.Msg)
+			} else {
+				addf(0, "%v", one)
+			}
+		}
+		return nil, false
+	}
+	s.Area = l.area(path)
+	l.validate(s, addf)
+	l.loadResources(s, root, addf)
+	if len(e.Msgs) > 0 {
+		return nil, false
+	}
+	l.validateRefs(s, addf)
+	return s, len(e.Msgs) == 0
+}
+
+func splitJoined(err error) []error {
+	var j interface{ Unwrap() []error }
+	if errors.As(err, &j) {
+		return j.Unwrap()
+	}
+	return []error{err}
+}
+
+func (l Loader) area(path string) string {
+	if l.Root != "" {
+		if rel, err := filepath.Rel(l.Root, path); err == nil && !strings.HasPrefix(rel, "..") {
+			if dir, _, ok := strings.Cut(filepath.ToSlash(rel), "/"); ok {
+				return dir
+			}
+		}
+	}
+	return filepath.Base(filepath.Dir(path))
+}
+
+func (l Loader) validate(s *Scenario, addf func(int, string, ...any)) {
+	switch {
+	case s.Name == "":
+		addf(s.Line(""), "name is required")
+	case !nameRE.MatchString(s.Name):
+		addf(s.Line("name"), "name %q: use lower case letters, digits, '-' and '.'", s.Name)
+	}
+	if len(s.Covers) == 0 {
+		addf(s.Line(""), "covers is required: the behavior IDs this scenario pins")
+	}
+	for i, id := range s.Covers {
+		if l.Catalog.Get(id) == nil {
+			addf(s.Line(fmt.Sprintf("covers[%d]", i)), "covers: unknown behavior ID %q (see scenarios/behaviors.yaml)", id)
+		}
+	}
+	known := map[string]bool{}
+	for i, p := range s.Profiles {
+		if _, err := profile.Get(p); err != nil {
+			addf(s.Line(fmt.Sprintf("profiles[%d]", i)), "%v", err)
+		}
+		if known[p] {
+			addf(s.Line(fmt.Sprintf("profiles[%d]", i)), "profile %s is listed twice", p)
+		}
+		known[p] = true
+	}
+	for p := range s.ExpectByProfile {
+		if !contains(s.ProfilesOrDefault(), p) {
+			addf(s.Line("expectByProfile."+p), "expectByProfile.%s: the scenario does not run under %s (profiles: %s)", p, p, strings.Join(s.ProfilesOrDefault(), ", "))
+		}
+	}
+	if (s.Resources == "") == (s.ResourcesFile == "") {
+		addf(s.Line(""), "set exactly one of resources (inline YAML) and resourcesFile")
+	}
+}
+
+func (l Loader) loadResources(s *Scenario, root *yaml.Node, addf func(int, string, ...any)) {
+	var data []byte
+	file := s.File
+	offset := 0
+	if s.ResourcesFile != "" {
+		file = filepath.Join(filepath.Dir(s.File), s.ResourcesFile)
+		b, err := os.ReadFile(file)
+		if err != nil {
+			addf(s.Line("resourcesFile"), "resourcesFile: %v", err)
+			return
+		}
+		data = b
+	} else {
+		data = []byte(s.Resources)
+		// A block scalar's text starts on the line after its key.
+		offset = valueLine(root, "resources")
+	}
+	dec, err := resource.Decode(file, data, resource.Options{LineOffset: offset})
+	if err != nil {
+		for _, one := range splitJoined(err) {
+			addf(0, "resources: %v", strings.TrimPrefix(one.Error(), file+": "))
+		}
+		return
+	}
+	if len(dec.Objects) == 0 {
+		addf(s.Line("resources"), "resources holds no objects")
+	}
+	s.Objects = dec.Objects
+	var base config.Config
+	if s.Config != nil {
+		base = *s.Config
+	}
+	settings, err := config.Combine(base, config.FromEnvoyGateway(dec.EnvoyGateway))
+	if err != nil {
+		addf(s.Line("config"), "%v", err)
+	}
+	s.Settings = settings
+}
+
+// valueLine is the line of the key of a top-level field (its block text starts below it).
+func valueLine(root *yaml.Node, key string) int {
+	for i := 0; i+1 < len(root.Content); i += 2 {
+		if root.Content[i].Value == key {
+			v := root.Content[i+1]
+			if v.Style == yaml.LiteralStyle || v.Style == yaml.FoldedStyle {
+				return v.Line
+			}
+			return v.Line - 1
+		}
+	}
+	return 0
+}
+
+// validateRefs checks that every object an expectation names is among the scenario's
+// objects, so a typo fails at load time rather than as a puzzling check failure.
+func (l Loader) validateRefs(s *Scenario, addf func(int, string, ...any)) {
+	objs := map[resource.Ref]bool{}
+	for _, o := range s.Objects {
+		objs[o.Ref()] = true
+	}
+	check := func(path, ref string, mustExist bool) {
+		r, err := resource.ParseRef(ref)
+		if err != nil {
+			addf(s.Line(path), "%s: %v", path, err)
+			return
+		}
+		if mustExist && !objs[r] {
+			addf(s.Line(path), "%s: %s is not among the scenario's objects", path, ref)
+		}
+	}
+	sections := map[string]Expect{"expect": s.Expect}
+	for p, e := range s.ExpectByProfile {
+		sections["expectByProfile."+p] = e
+	}
+	keys := make([]string, 0, len(sections))
+	for k := range sections {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		e := sections[k]
+		for i, a := range e.Admission {
+			check(fmt.Sprintf("%s.admission[%d].object", k, i), a.Object, true)
+		}
+		for i, st := range e.Statuses {
+			p := fmt.Sprintf("%s.statuses[%d]", k, i)
+			check(p+".object", st.Object, true)
+			if st.Parent != "" {
+				if _, err := ParseParent(st.Parent); err != nil {
+					addf(s.Line(p+".parent"), "%s.parent: %v", p, err)
+				}
+			}
+			if st.Listener != "" && st.Parent != "" {
+				addf(s.Line(p), "%s: set listener or parent, not both", p)
+			}
+			for j, c := range st.Conditions {
+				if c.Type == "" {
+					addf(s.Line(fmt.Sprintf("%s.conditions[%d]", p, j)), "%s.conditions[%d]: type is required", p, j)
+				}
+			}
+		}
+		for i, x := range e.XDS {
+			p := fmt.Sprintf("%s.xds[%d]", k, i)
+			if !contains(XDSKinds, x.Kind) {
+				addf(s.Line(p+".kind"), "%s.kind: %q is not one of %s", p, x.Kind, strings.Join(XDSKinds, ", "))
+			}
+			if x.Name == "" {
+				addf(s.Line(p), "%s.name is required", p)
+			}
+			if (len(x.Routes) > 0 || len(x.Domains) > 0) && x.Kind != KindVirtualHost {
+				addf(s.Line(p), "%s: routes and domains belong to a VirtualHost", p)
+			}
+		}
+		for i, t := range e.Traffic {
+			p := fmt.Sprintf("%s.traffic[%d]", k, i)
+			if t.Request.Port == 0 {
+				addf(s.Line(p+".request"), "%s.request.port is required", p)
+			}
+			if t.Expect == (TrafficResult{}) {
+				addf(s.Line(p), "%s.expect checks nothing", p)
+			}
+		}
+	}
+}
+
+// ParentParsed is a parsed parent reference.
+type ParentParsed struct {
+	Kind, Namespace, Name, SectionName string
+}
+
+// ParseParent reads Kind/namespace/name[/sectionName].
+func ParseParent(s string) (ParentParsed, error) {
+	parts := strings.Split(s, "/")
+	if len(parts) < 3 || len(parts) > 4 {
+		return ParentParsed{}, fmt.Errorf("parent %q: want Kind/namespace/name or Kind/namespace/name/sectionName", s)
+	}
+	for _, p := range parts {
+		if p == "" {
+			return ParentParsed{}, fmt.Errorf("parent %q has an empty part", s)
+		}
+	}
+	pp := ParentParsed{Kind: parts[0], Namespace: parts[1], Name: parts[2]}
+	if len(parts) == 4 {
+		pp.SectionName = parts[3]
+	}
+	return pp, nil
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// Set is the outcome of loading many files: good scenarios and per-file errors.
+type Set struct {
+	Scenarios []*Scenario
+	Errors    []*Error
+}
+
+// LoadPaths loads every *.yaml scenario under each path (a file or a folder), in path order.
+// Files named *.resources.yaml are resource files, not scenarios. A bad file is recorded
+// and the others still load; names must be unique across the set.
+func (l Loader) LoadPaths(paths ...string) (*Set, error) {
+	var files []string
+	for _, p := range paths {
+		info, err := os.Stat(p)
+		if err != nil {
+			return nil, err
+		}
+		if !info.IsDir() {
+			files = append(files, p)
+			continue
+		}
+		err = filepath.WalkDir(p, func(path string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if d.IsDir() || !isScenarioFile(path) {
+				return nil
+			}
+			if filepath.Clean(path) == filepath.Join(filepath.Clean(l.Root), "behaviors.yaml") {
+				return nil
+			}
+			files = append(files, path)
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	sort.Strings(files)
+	set := &Set{}
+	names := map[string]string{}
+	for _, f := range files {
+		s, err := l.LoadFile(f)
+		if err != nil {
+			var se *Error
+			if errors.As(err, &se) {
+				set.Errors = append(set.Errors, se)
+			} else {
+				set.Errors = append(set.Errors, &Error{File: f, Msgs: []string{err.Error()}})
+			}
+			continue
+		}
+		if prev, dup := names[s.Name]; dup {
+			set.Errors = append(set.Errors, &Error{File: f, Msgs: []string{fmt.Sprintf("%s:%d: name %q is already used by %s", f, s.Line("name"), s.Name, prev)}})
+			continue
+		}
+		names[s.Name] = f
+		set.Scenarios = append(set.Scenarios, s)
+	}
+	return set, nil
+}
+
+func isScenarioFile(path string) bool {
+	base := filepath.Base(path)
+	if strings.HasSuffix(base, ".resources.yaml") || base == "behaviors.yaml" {
+		return false
+	}
+	return strings.HasSuffix(base, ".yaml") || strings.HasSuffix(base, ".yml")
+}

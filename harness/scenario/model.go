@@ -1,0 +1,183 @@
+// Package scenario is the scenario file format and its strict loader. A scenario is data:
+// Kubernetes objects, the EG settings they run under, and what must come out (admission
+// verdicts, statuses, xDS facts, traffic answers); goldens are implied.
+package scenario
+
+import (
+	"github.com/egharness/egharness/translator/config"
+	"github.com/egharness/egharness/translator/resource"
+)
+
+// Scenario is one file under scenarios/.
+type Scenario struct {
+	Name        string   `json:"name"`
+	Description string   `json:"description,omitempty"`
+	Covers      []string `json:"covers"`
+	Labels      []string `json:"labels,omitempty"`
+	// Profiles the scenario runs under; [v1.9] when empty.
+	Profiles []string `json:"profiles,omitempty"`
+	// Config is the EnvoyGateway settings (extensionApis, runtimeFlags, mergeGateways).
+	Config *config.Config `json:"config,omitempty"`
+	// Resources is inline multi-document YAML; ResourcesFile names a file beside the scenario.
+	Resources     string `json:"resources,omitempty"`
+	ResourcesFile string `json:"resourcesFile,omitempty"`
+	Expect        Expect `json:"expect"`
+	// ExpectByProfile replaces, for one profile, each section of Expect it sets.
+	ExpectByProfile map[string]Expect `json:"expectByProfile,omitempty"`
+
+	// Set by the loader.
+	File     string            `json:"-"`
+	Area     string            `json:"-"`
+	Objects  []resource.Object `json:"-"`
+	Settings config.Config     `json:"-"` // Config combined with an EnvoyGateway document
+	lines    func(path string) int
+}
+
+// Expect is what a translation must produce. Objects are named Kind/namespace/name (or
+// Kind/name for cluster-scoped kinds).
+type Expect struct {
+	Admission []AdmissionExpect `json:"admission,omitempty"`
+	Statuses  []StatusExpect    `json:"statuses,omitempty"`
+	XDS       []XDSExpect       `json:"xds,omitempty"`
+	Traffic   []TrafficExpect   `json:"traffic,omitempty"`
+	// Warnings each must be contained in one of the translation's warnings.
+	Warnings []string `json:"warnings,omitempty"`
+}
+
+// AdmissionExpect names an object the API server refuses (or, with allowed: true, admits).
+// Any object not listed must be admitted.
+type AdmissionExpect struct {
+	Object  string `json:"object"`
+	Allowed bool   `json:"allowed"`
+	// Message must be contained in the refusal.
+	Message string `json:"message,omitempty"`
+}
+
+// StatusExpect checks conditions of an object, of one of its parents/ancestors (Parent),
+// or of one Gateway listener (Listener).
+type StatusExpect struct {
+	Object string `json:"object"`
+	// Parent is Kind/namespace/name[/sectionName] of a route parent or policy ancestor.
+	Parent         string            `json:"parent,omitempty"`
+	Listener       string            `json:"listener,omitempty"`
+	AttachedRoutes *int32            `json:"attachedRoutes,omitempty"`
+	Conditions     []ConditionExpect `json:"conditions,omitempty"`
+	// Absent: the object (or that parent entry) has no status at all.
+	Absent bool `json:"absent,omitempty"`
+}
+
+// ConditionExpect checks one condition; empty fields are not checked, Message is a substring.
+type ConditionExpect struct {
+	Type    string `json:"type"`
+	Status  string `json:"status,omitempty"`
+	Reason  string `json:"reason,omitempty"`
+	Message string `json:"message,omitempty"`
+	// Absent: no condition of this type.
+	Absent bool `json:"absent,omitempty"`
+}
+
+// XDS kinds an XDSExpect can name.
+const (
+	KindListener    = "Listener"
+	KindRouteConfig = "RouteConfiguration"
+	KindVirtualHost = "VirtualHost"
+	KindRoute       = "Route"
+	KindCluster     = "Cluster"
+	KindLoadAssign  = "ClusterLoadAssignment"
+	KindSecret      = "Secret"
+	KindHTTPFilter  = "HTTPFilter"
+)
+
+// XDSKinds lists the kinds an xds expectation may name.
+var XDSKinds = []string{KindListener, KindRouteConfig, KindVirtualHost, KindRoute, KindCluster, KindLoadAssign, KindSecret, KindHTTPFilter}
+
+// XDSExpect checks that a named xDS resource (or part) is present or absent.
+type XDSExpect struct {
+	Kind string `json:"kind"`
+	Name string `json:"name"`
+	// In narrows the search: the listener of an HTTPFilter, the route configuration of a
+	// VirtualHost, the virtual host of a Route.
+	In     string `json:"in,omitempty"`
+	Absent bool   `json:"absent,omitempty"`
+	// Routes, for a VirtualHost: its route names, exactly and in order.
+	Routes []string `json:"routes,omitempty"`
+	// Domains, for a VirtualHost: its domains, exactly.
+	Domains []string `json:"domains,omitempty"`
+}
+
+// TrafficExpect sends one request through the generated config.
+type TrafficExpect struct {
+	Name    string        `json:"name,omitempty"`
+	Request Request       `json:"request"`
+	Expect  TrafficResult `json:"expect"`
+}
+
+// Request is what a client sends. Port is the Gateway listener port (80), or the Envoy port.
+type Request struct {
+	Port    uint32            `json:"port"`
+	Host    string            `json:"host"`
+	Path    string            `json:"path,omitempty"`
+	Method  string            `json:"method,omitempty"`
+	Headers map[string]string `json:"headers,omitempty"`
+	SNI     string            `json:"sni,omitempty"`
+	// Random picks among weighted clusters and weighted backends, as Envoy's route check
+	// tool's random value does (value modulo the total weight).
+	Random *uint64 `json:"random,omitempty"`
+}
+
+// TrafficResult is the answer; empty fields are not checked.
+type TrafficResult struct {
+	Status  int    `json:"status,omitempty"`
+	Cluster string `json:"cluster,omitempty"`
+	// Backend is the locality (backendRef) the request lands on, e.g.
+	// httproute/default/app/rule/0/backend/1.
+	Backend     string `json:"backend,omitempty"`
+	Route       string `json:"route,omitempty"`
+	VirtualHost string `json:"virtualHost,omitempty"`
+	Listener    string `json:"listener,omitempty"`
+	Body        string `json:"body,omitempty"`
+	Location    string `json:"location,omitempty"`
+}
+
+// ProfilesOrDefault returns the profiles the scenario runs under.
+func (s *Scenario) ProfilesOrDefault() []string {
+	if len(s.Profiles) == 0 {
+		return []string{"v1.9"}
+	}
+	return s.Profiles
+}
+
+// ExpectFor returns the expectations under profile p: each section of
+// ExpectByProfile[p] that is set replaces the base one.
+func (s *Scenario) ExpectFor(p string) Expect {
+	e := s.Expect
+	o, ok := s.ExpectByProfile[p]
+	if !ok {
+		return e
+	}
+	if o.Admission != nil {
+		e.Admission = o.Admission
+	}
+	if o.Statuses != nil {
+		e.Statuses = o.Statuses
+	}
+	if o.XDS != nil {
+		e.XDS = o.XDS
+	}
+	if o.Traffic != nil {
+		e.Traffic = o.Traffic
+	}
+	if o.Warnings != nil {
+		e.Warnings = o.Warnings
+	}
+	return e
+}
+
+// Line returns the line in the scenario file of a field path (e.g. expect.statuses[1]),
+// or 0 when unknown.
+func (s *Scenario) Line(path string) int {
+	if s.lines == nil {
+		return 0
+	}
+	return s.lines(path)
+}

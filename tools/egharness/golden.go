@@ -1,0 +1,104 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/egharness/egharness/harness/golden"
+	"github.com/egharness/egharness/harness/impl"
+	"github.com/egharness/egharness/harness/runner"
+)
+
+func newGoldenCmd() *cobra.Command {
+	var update bool
+	cmd := &cobra.Command{
+		Use:   "golden [--update] [paths...]",
+		Short: "Check golden xDS and status files, or rewrite them",
+		Long: `golden renders every scenario under every profile with the reference translator and
+compares the result with golden/<area>/<scenario>/<profile>/. It also lists golden files no
+scenario renders any more (stale).
+
+--update rewrites the files and removes stale ones. Read the diff (git diff golden/) before you
+commit: a golden is a claim about EG's behavior. --update is refused when CI is set.`,
+		RunE: func(cmd *cobra.Command, paths []string) error {
+			if update && os.Getenv("CI") != "" {
+				return badInput("golden --update is refused when CI is set: goldens are updated by a person who reads the diff")
+			}
+			_, set, err := loadScenarios(paths)
+			if err != nil {
+				return err
+			}
+			w := cmd.OutOrStdout()
+			ro := runner.Options{Impl: impl.Reference{}}
+			jobs := runner.Select(set.Scenarios, ro)
+			outcomes := runner.Run(cmd.Context(), jobs, ro)
+			want := map[string]bool{}
+			problems, changed := 0, 0
+			for _, o := range outcomes {
+				dir := golden.Dir(defaultGolden, o.Scenario.Area, o.Scenario.Name, o.Profile)
+				want[filepath.Clean(dir)] = true
+				if o.Err != nil {
+					fmt.Fprintf(w, "%s [%s]: cannot translate: %v\n", o.Scenario.Name, o.Profile, o.Err)
+					problems++
+					continue
+				}
+				files, err := golden.Render(o.Result)
+				if err != nil {
+					return err
+				}
+				if update {
+					ch, err := golden.Write(dir, files)
+					if err != nil {
+						return err
+					}
+					if ch {
+						changed++
+						fmt.Fprintf(w, "updated %s\n", dir)
+					}
+					continue
+				}
+				for _, d := range golden.Compare(dir, files) {
+					fmt.Fprintf(w, "%s: %s\n", d.File, d.Msg)
+					problems++
+				}
+			}
+			// Stale files are only judged over the whole set: a partial run would call
+			// everything else stale.
+			if len(paths) == 0 {
+				stale, err := golden.Stale(defaultGolden, want)
+				if err != nil {
+					return err
+				}
+				for _, s := range stale {
+					if update {
+						if err := os.Remove(s); err != nil {
+							return err
+						}
+						fmt.Fprintf(w, "removed stale %s\n", s)
+						continue
+					}
+					fmt.Fprintf(w, "%s: stale (no scenario renders it; golden --update removes it)\n", s)
+					problems++
+				}
+			}
+			printLoadErrors(w, set)
+			if update {
+				fmt.Fprintf(w, "%d golden folder(s) changed; review them with: git diff %s\n", changed, defaultGolden)
+			} else if problems == 0 {
+				fmt.Fprintf(w, "%d golden folder(s) up to date\n", len(outcomes))
+			}
+			if len(set.Errors) > 0 {
+				return &exitError{code: exitBad, err: fmt.Errorf("%d scenario file(s) could not be loaded", len(set.Errors))}
+			}
+			if problems > 0 {
+				return &exitError{code: exitFail, err: fmt.Errorf("%d golden problem(s)", problems)}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&update, "update", false, "rewrite the golden files")
+	return cmd
+}

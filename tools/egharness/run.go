@@ -1,0 +1,144 @@
+package main
+
+import (
+	"fmt"
+	"io"
+
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/egharness/egharness/harness/catalog"
+	"github.com/egharness/egharness/harness/impl"
+	"github.com/egharness/egharness/harness/runner"
+	"github.com/egharness/egharness/translator/profile"
+)
+
+func newRunCmd() *cobra.Command {
+	var opts struct {
+		impl     string
+		profiles []string
+		labels   []string
+		focus    []string
+		parallel int
+		verbose  bool
+		noGolden bool
+	}
+	cmd := &cobra.Command{
+		Use:   "run [paths...]",
+		Short: "Run scenarios and print results and behavior coverage",
+		Long: `run loads every scenario under the given files or folders (default: scenarios/),
+translates each under each of its profiles, checks admission, statuses, xDS facts, traffic
+and (for the reference translator) golden files, then prints a result table, the failures,
+and which behavior IDs are covered.
+
+A scenario that cannot be loaded is reported with its file and line; the others still run.`,
+		Example: `  egharness run
+  egharness run scenarios/routing --profile v1.9
+  egharness run --focus RT-09 --label routing`,
+		RunE: func(cmd *cobra.Command, paths []string) error {
+			im, err := impl.Get(opts.impl)
+			if err != nil {
+				return badInput("%v", err)
+			}
+			for _, p := range opts.profiles {
+				if _, err := profile.Get(p); err != nil {
+					return badInput("%v", err)
+				}
+			}
+			cat, set, err := loadScenarios(paths)
+			if err != nil {
+				return err
+			}
+			ro := runner.Options{Impl: im, Profiles: opts.profiles, Labels: opts.labels, Focus: opts.focus, Parallel: opts.parallel}
+			if !opts.noGolden {
+				ro.GoldenRoot = defaultGolden
+			}
+			for _, id := range opts.focus {
+				if cat.Get(id) == nil {
+					return badInput("--focus %s: no such behavior ID", id)
+				}
+			}
+			if opts.verbose {
+				ro.Progress = func(done, total int, o *runner.Outcome) {
+					fmt.Fprintf(cmd.ErrOrStderr(), "[%d/%d] %s %s %s\n", done, total, o.Scenario.Name, o.Profile, verdict(o))
+				}
+			}
+			jobs := runner.Select(set.Scenarios, ro)
+			outcomes := runner.Run(cmd.Context(), jobs, ro)
+			w := cmd.OutOrStdout()
+			failed := printOutcomes(w, outcomes)
+			printLoadErrors(w, set)
+			printCoverageSummary(w, cat, runner.CoverageOf(cat, set.Scenarios))
+			fmt.Fprintf(w, "\n%d passed, %d failed\n", len(outcomes)-failed, failed+len(set.Errors))
+			switch {
+			case len(set.Errors) > 0:
+				return &exitError{code: exitBad, err: fmt.Errorf("%d scenario file(s) could not be loaded", len(set.Errors))}
+			case failed > 0:
+				return &exitError{code: exitFail, err: fmt.Errorf("%d of %d scenario runs failed", failed, len(outcomes))}
+			}
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&opts.impl, "impl", "reference", "implementation to test")
+	f.StringSliceVar(&opts.profiles, "profile", nil, "only these profiles ("+strings.Join(profile.Names(), ", ")+")")
+	f.StringSliceVar(&opts.labels, "label", nil, "only scenarios with one of these labels or areas")
+	f.StringSliceVar(&opts.focus, "focus", nil, "only scenarios covering one of these behavior IDs")
+	f.IntVar(&opts.parallel, "parallel", 0, "scenarios run at once (default: number of CPUs)")
+	f.BoolVarP(&opts.verbose, "verbose", "v", false, "print each scenario as it finishes")
+	f.BoolVar(&opts.noGolden, "no-golden", false, "skip golden file checks")
+	return cmd
+}
+
+func verdict(o *runner.Outcome) string {
+	switch {
+	case o.Err != nil:
+		return "ERROR"
+	case len(o.Failures) > 0:
+		return "FAIL"
+	}
+	return "pass"
+}
+
+// printOutcomes prints the table and the failures; it returns the number failed.
+func printOutcomes(w io.Writer, outcomes []*runner.Outcome) int {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "SCENARIO\tAREA\tPROFILE\tRESULT\tCOVERS")
+	failed := 0
+	for _, o := range outcomes {
+		if !o.Passed() {
+			failed++
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", o.Scenario.Name, o.Scenario.Area, o.Profile, verdict(o), strings.Join(o.Scenario.Covers, ","))
+	}
+	tw.Flush()
+	if failed == 0 {
+		return 0
+	}
+	fmt.Fprintf(w, "\nFailures:\n")
+	for _, o := range outcomes {
+		if o.Passed() {
+			continue
+		}
+		fmt.Fprintf(w, "\n%s [%s] (%s)\n", o.Scenario.Name, o.Profile, o.Scenario.File)
+		if o.Err != nil {
+			fmt.Fprintf(w, "  error: %s\n", indent(o.Err.Error()))
+		}
+		for _, f := range o.Failures {
+			fmt.Fprintf(w, "  %s: %s\n", f.Check, indent(f.String()))
+		}
+	}
+	return failed
+}
+
+func indent(s string) string { return strings.ReplaceAll(s, "\n", "\n    ") }
+
+func printCoverageSummary(w io.Writer, cat *catalog.Catalog, c runner.Coverage) {
+	fmt.Fprintf(w, "\nBehavior coverage: %d of %d IDs covered\n", c.Covered(), c.Total)
+	if len(c.Uncovered) > 0 {
+		fmt.Fprintf(w, "Not covered (%d): %s\n", len(c.Uncovered), strings.Join(c.Uncovered, " "))
+	}
+	_ = cat
+}
