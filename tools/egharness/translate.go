@@ -16,7 +16,7 @@ import (
 )
 
 func newTranslateCmd() *cobra.Command {
-	var file, prof, cfgFile, output string
+	var file, prof, cfgFile, output, namespace string
 	cmd := &cobra.Command{
 		Use:   "translate -f FILE [--profile P] [--config EGCFG] [-o yaml|json]",
 		Short: "Translate Kubernetes objects to admission verdicts, statuses and xDS (like egctl x translate)",
@@ -24,6 +24,7 @@ func newTranslateCmd() *cobra.Command {
 EndpointSlice, EG policies...) and prints what the reference translator makes of it:
 admission verdicts, statuses, and xDS listeners, routes, clusters, endpoints and secrets.
 An EnvoyGateway document among the objects, or --config, sets extensionApis and runtimeFlags.
+Objects without a namespace go to envoy-gateway-system, as with egctl x translate (-n).
 "-f -" reads standard input.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -38,7 +39,7 @@ An EnvoyGateway document among the objects, or --config, sets extensionApis and 
 			if err != nil {
 				return badInput("%v", err)
 			}
-			dec, err := resource.Decode(file, data, resource.Options{})
+			dec, err := resource.Decode(file, data, resource.Options{DefaultNamespace: namespace})
 			if err != nil {
 				return badInput("%v", err)
 			}
@@ -85,6 +86,7 @@ An EnvoyGateway document among the objects, or --config, sets extensionApis and 
 	cmd.Flags().StringVar(&prof, "profile", profile.Default, "version profile")
 	cmd.Flags().StringVar(&cfgFile, "config", "", "a file with an EnvoyGateway configuration document")
 	cmd.Flags().StringVarP(&output, "output", "o", "yaml", "output format: yaml or json")
+	cmd.Flags().StringVarP(&namespace, "namespace", "n", "envoy-gateway-system", "namespace of objects that name none (egctl x translate's default)")
 	return cmd
 }
 

@@ -81,6 +81,9 @@ type Options struct {
 	SkipUnknownKinds bool
 	// LineOffset is added to line numbers (the text starts at this line + 1 of File).
 	LineOffset int
+	// DefaultNamespace is given to namespaced objects that name none ("default" when empty,
+	// as kubectl apply does; egctl x translate uses "envoy-gateway-system").
+	DefaultNamespace string
 }
 
 // Decoded is what Decode returns.
@@ -221,7 +224,11 @@ func decodeOne(file string, line int, text []byte, opts Options) (Object, string
 		return Object{}, "", prefixEach(fmt.Sprintf("%s: %s: ", file, what), err)
 	}
 	if !ClusterScoped(tm.Kind) && ko.GetNamespace() == "" {
-		ko.SetNamespace("default") // as kubectl apply does in the default namespace
+		ns := opts.DefaultNamespace
+		if ns == "" {
+			ns = "default"
+		}
+		ko.SetNamespace(ns)
 	}
 	if ClusterScoped(tm.Kind) && ko.GetNamespace() != "" {
 		return Object{}, "", fmt.Errorf("%s:%d: %s: %s is cluster-scoped and takes no namespace", file, line, what, tm.Kind)
