@@ -57,6 +57,35 @@ func syntaxError(err error) error {
 	return &Error{Msg: "malformed YAML: " + msg}
 }
 
+// ToJSON converts one YAML document to JSON with Kubernetes' YAML rules (YAML 1.1
+// scalars, as kubectl reads them). Duplicate keys and syntax errors carry their line.
+func ToJSON(data []byte) ([]byte, error) {
+	js, err := sigsyaml.YAMLToJSONStrict(data)
+	if err != nil {
+		return nil, syntaxError(err)
+	}
+	return js, nil
+}
+
+// DecodeJSONStrict decodes js (the JSON form of the YAML text) into out, refusing unknown
+// and duplicate fields. Only when something is wrong is the YAML parsed again, to put a
+// line on each problem: the happy path reads the text once.
+func DecodeJSONStrict(js, text []byte, out any, lineOffset int) error {
+	strict, err := kjson.UnmarshalStrict(js, out, kjson.DisallowDuplicateFields, kjson.DisallowUnknownFields)
+	if err == nil && len(strict) == 0 {
+		return nil
+	}
+	root, _ := Parse(text) // nil on error: lines are then unknown
+	if err != nil {
+		return offset(fieldError(root, err), lineOffset)
+	}
+	errs := make([]error, 0, len(strict))
+	for _, s := range strict {
+		errs = append(errs, offset(fieldError(root, s), lineOffset))
+	}
+	return errors.Join(errs...)
+}
+
 // DecodeStrict decodes YAML into out, refusing unknown and duplicate fields and values of
 // the wrong type. All strict problems are reported, each with its line; root locates paths.
 // lineOffset is added to every line (for a document cut out of a larger file).
@@ -68,9 +97,6 @@ func DecodeStrict(data []byte, root *yaml.Node, out any, lineOffset int) error {
 	strict, err := kjson.UnmarshalStrict(js, out, kjson.DisallowDuplicateFields, kjson.DisallowUnknownFields)
 	if err != nil {
 		return offset(fieldError(root, err), lineOffset)
-	}
-	if len(strict) == 0 {
-		return nil
 	}
 	errs := make([]error, 0, len(strict))
 	for _, s := range strict {

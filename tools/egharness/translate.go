@@ -25,6 +25,7 @@ EndpointSlice, EG policies...) and prints what the reference translator makes of
 admission verdicts, statuses, and xDS listeners, routes, clusters, endpoints and secrets.
 An EnvoyGateway document among the objects, or --config, sets extensionApis and runtimeFlags.
 Objects without a namespace go to envoy-gateway-system, as with egctl x translate (-n).
+Kinds the translator does not read (Deployment, ServiceAccount...) are skipped with a warning.
 "-f -" reads standard input.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -39,7 +40,7 @@ Objects without a namespace go to envoy-gateway-system, as with egctl x translat
 			if err != nil {
 				return badInput("%v", err)
 			}
-			dec, err := resource.Decode(file, data, resource.Options{DefaultNamespace: namespace})
+			dec, err := resource.Decode(file, data, resource.Options{DefaultNamespace: namespace, SkipUnknownKinds: true})
 			if err != nil {
 				return badInput("%v", err)
 			}
@@ -64,6 +65,9 @@ Objects without a namespace go to envoy-gateway-system, as with egctl x translat
 			if err != nil {
 				return &exitError{code: exitFail, err: err}
 			}
+			// Kinds the translator does not read (Deployments, ServiceAccounts...) are part
+			// of real manifests: they are skipped and said so, as egctl skips them.
+			res.Warnings = append(res.Warnings, dec.Notes...)
 			js, err := json.Marshal(res)
 			if err != nil {
 				return &exitError{code: exitFail, err: err}

@@ -369,10 +369,14 @@ func (rt *routeTranslator) resolveBackend(r *gwapiv1.HTTPRoute, br gwapiv1.Backe
 	if br.Group != nil && *br.Group != "" && *br.Group != "multicluster.x-k8s.io" && *br.Group != "gateway.envoyproxy.io" {
 		return fail("InvalidKind", "Group is invalid, only the core API group (specified by omitting the group field or setting it to an empty string), multicluster.x-k8s.io and gateway.envoyproxy.io are supported")
 	}
-	if kind != "Service" {
-		if kind == "ServiceImport" || kind == "Backend" {
-			return fail("InvalidKind", fmt.Sprintf("%s backends are not translated by the reference translator yet", kind))
-		}
+	switch kind {
+	case "Service":
+	case "ServiceImport":
+		// ServiceImport objects are not read yet, so a reference to one cannot resolve.
+		return fail("BackendNotFound", fmt.Sprintf("service import %s/%s not found", ns, br.Name))
+	case "Backend":
+		return fail("InvalidKind", "Backend backends are not translated by the reference translator yet")
+	default:
 		return fail("InvalidKind", "Kind is invalid, only Service, MCS ServiceImport and Envoy Gateway Backend are supported")
 	}
 	if ns != r.Namespace && !rt.permitted("HTTPRoute", r.Namespace, "", "Service", ns, string(br.Name)) {

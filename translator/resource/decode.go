@@ -3,6 +3,7 @@ package resource
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
@@ -106,7 +107,13 @@ func Decode(file string, data []byte, opts Options) (Decoded, error) {
 		if isBlank(doc.text) {
 			continue
 		}
-		if cfg, ok, err := decodeEnvoyGateway(file, line, doc.text); ok {
+		js, tm, err := identify(file, line, doc.text)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if tm.Kind == egv1a1.KindEnvoyGateway && tm.APIVersion == egv1a1.GroupVersion.String() {
+			cfg, err := decodeEnvoyGateway(file, line, doc.text, js)
 			switch {
 			case err != nil:
 				errs = append(errs, err)
@@ -117,7 +124,7 @@ func Decode(file string, data []byte, opts Options) (Decoded, error) {
 			}
 			continue
 		}
-		obj, skipped, err := decodeOne(file, line, doc.text, opts)
+		obj, skipped, err := decodeOne(file, line, doc.text, js, tm, opts)
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -135,6 +142,49 @@ func Decode(file string, data []byte, opts Options) (Decoded, error) {
 		out.Objects = append(out.Objects, obj)
 	}
 	return out, errors.Join(errs...)
+}
+
+// typeMeta is what identifies a document before its strict decode.
+type typeMeta struct {
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+	Metadata   struct {
+		Name      string `json:"name"`
+		Namespace string `json:"namespace"`
+	} `json:"metadata"`
+}
+
+// identify converts a document to JSON (its only YAML parse on the happy path) and reads
+// its apiVersion, kind and name.
+func identify(file string, line int, text []byte) ([]byte, typeMeta, error) {
+	var tm typeMeta
+	js, err := yamlpos.ToJSON(text)
+	if err != nil {
+		var e *yamlpos.Error
+		if errors.As(err, &e) {
+			if e.Line == 0 {
+				e.Line, e.Msg = 1, e.Msg+" (in the document starting on this line)"
+			}
+			return nil, tm, fmt.Errorf("%s:%d: %s", file, e.Line+line-1, e.Msg)
+		}
+		return nil, tm, fmt.Errorf("%s:%d: %v", file, line, err)
+	}
+	if err := json.Unmarshal(js, &tm); err != nil {
+		return nil, tm, fmt.Errorf("%s:%d: not a Kubernetes object (a mapping with apiVersion, kind and metadata): %v", file, line, jsonProblem(err))
+	}
+	return js, tm, nil
+}
+
+// jsonProblem words a loose decode failure without Go type names where it can.
+func jsonProblem(err error) string {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		if te.Field == "" {
+			return "the document is a " + te.Value + ", not a mapping"
+		}
+		return te.Field + " is a " + te.Value
+	}
+	return err.Error()
 }
 
 type document struct {
@@ -176,29 +226,7 @@ func isBlank(b []byte) bool {
 	return true
 }
 
-func decodeOne(file string, line int, text []byte, opts Options) (Object, string, error) {
-	root, err := yamlpos.Parse(text)
-	if err != nil {
-		var e *yamlpos.Error
-		if errors.As(err, &e) {
-			if e.Line == 0 {
-				e.Line, e.Msg = 1, e.Msg+" (in the document starting on this line)"
-			}
-			return Object{}, "", fmt.Errorf("%s:%d: %s", file, e.Line+line-1, e.Msg)
-		}
-		return Object{}, "", fmt.Errorf("%s:%d: %v", file, line, err)
-	}
-	var tm struct {
-		APIVersion string `json:"apiVersion"`
-		Kind       string `json:"kind"`
-		Metadata   struct {
-			Name      string `json:"name"`
-			Namespace string `json:"namespace"`
-		} `json:"metadata"`
-	}
-	if err := yamlDecodeLoose(text, &tm); err != nil {
-		return Object{}, "", fmt.Errorf("%s:%d: not a Kubernetes object: %v", file, line, err)
-	}
+func decodeOne(file string, line int, text, js []byte, tm typeMeta, opts Options) (Object, string, error) {
 	what := strings.TrimSpace(fmt.Sprintf("%s %s", tm.Kind, nsName(tm.Metadata.Namespace, tm.Metadata.Name)))
 	switch {
 	case tm.Kind == "" || tm.APIVersion == "":
@@ -220,7 +248,7 @@ func decodeOne(file string, line int, text []byte, opts Options) (Object, string
 	if !ok {
 		return Object{}, "", fmt.Errorf("%s:%d: %s: not an object with metadata", file, line, what)
 	}
-	if err := yamlpos.DecodeStrict(text, root, ko, line-1); err != nil {
+	if err := yamlpos.DecodeJSONStrict(js, text, ko, line-1); err != nil {
 		return Object{}, "", prefixEach(fmt.Sprintf("%s: %s: ", file, what), err)
 	}
 	if !ClusterScoped(tm.Kind) && ko.GetNamespace() == "" {
@@ -305,19 +333,11 @@ func AssignTimestamps(objs []Object, base time.Time) {
 // DefaultEpoch is the base of assigned creation timestamps.
 var DefaultEpoch = time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
 
-// decodeEnvoyGateway decodes the document when it is an EnvoyGateway configuration.
-func decodeEnvoyGateway(file string, line int, text []byte) (*egv1a1.EnvoyGateway, bool, error) {
-	var tm metav1.TypeMeta
-	if yamlDecodeLoose(text, &tm) != nil || tm.Kind != egv1a1.KindEnvoyGateway || tm.APIVersion != egv1a1.GroupVersion.String() {
-		return nil, false, nil
-	}
-	root, err := yamlpos.Parse(text)
-	if err != nil {
-		return nil, true, fmt.Errorf("%s:%d: EnvoyGateway: %v", file, line, err)
-	}
+// decodeEnvoyGateway decodes an EnvoyGateway configuration document.
+func decodeEnvoyGateway(file string, line int, text, js []byte) (*egv1a1.EnvoyGateway, error) {
 	var cfg egv1a1.EnvoyGateway
-	if err := yamlpos.DecodeStrict(text, root, &cfg, line-1); err != nil {
-		return nil, true, prefixEach(file+": EnvoyGateway: ", err)
+	if err := yamlpos.DecodeJSONStrict(js, text, &cfg, line-1); err != nil {
+		return nil, prefixEach(file+": EnvoyGateway: ", err)
 	}
-	return &cfg, true, nil
+	return &cfg, nil
 }
