@@ -24,6 +24,13 @@ type Answer struct {
 // Envoy listener is tried as EG maps it (80 → 10080), so scenarios can speak in Gateway ports.
 func Send(t *routecheck.Table, x *result.XDS, req scenario.Request) (Answer, error) {
 	rq := routecheck.Request{Port: req.Port, Host: req.Host, Path: req.Path, Method: req.Method, Headers: req.Headers, SNI: req.SNI}
+	if req.GRPC {
+		rq.Method = "POST"
+		rq.Headers = map[string]string{"content-type": "application/grpc"}
+		for k, v := range req.Headers {
+			rq.Headers[k] = v
+		}
+	}
 	if req.Random != nil {
 		rq.Random = *req.Random
 	}
@@ -168,6 +175,7 @@ func (c *collector) traffic(exp []scenario.TrafficExpect, res *result.Result, se
 		cmp("listener", t.Expect.Listener, a.Listener)
 		cmp("body", t.Expect.Body, a.Body)
 		cmp("location", t.Expect.Location, a.Location)
+		cmp("gRPC status", t.Expect.GRPCStatus, grpcStatus(a.Status))
 		if len(diffs) > 0 {
 			c.failf("traffic", where, "%s: %s (answered by route %q)", what, strings.Join(diffs, "; "), a.Route)
 		}
@@ -183,6 +191,9 @@ func describeRequest(r scenario.Request) string {
 	if p == "" {
 		p = "/"
 	}
+	if r.GRPC {
+		m = "gRPC"
+	}
 	s := fmt.Sprintf("%s %s%s on port %d", m, r.Host, p, r.Port)
 	if len(r.Headers) > 0 {
 		s += fmt.Sprintf(" with headers %v", r.Headers)
@@ -191,4 +202,24 @@ func describeRequest(r scenario.Request) string {
 		s += fmt.Sprintf(" (random %d)", *r.Random)
 	}
 	return s
+}
+
+// grpcStatus is what a gRPC client makes of an HTTP status (gRPC's HTTP-to-status mapping,
+// for answers that carry no grpc-status of their own).
+func grpcStatus(httpStatus int) string {
+	switch httpStatus {
+	case 200:
+		return "OK"
+	case 400:
+		return "INTERNAL"
+	case 401:
+		return "UNAUTHENTICATED"
+	case 403:
+		return "PERMISSION_DENIED"
+	case 404:
+		return "UNIMPLEMENTED"
+	case 429, 502, 503, 504:
+		return "UNAVAILABLE"
+	}
+	return "UNKNOWN"
 }

@@ -120,6 +120,9 @@ type Request struct {
 	Method  string            `json:"method,omitempty"`
 	Headers map[string]string `json:"headers,omitempty"`
 	SNI     string            `json:"sni,omitempty"`
+	// GRPC sends a gRPC call: method POST and content-type application/grpc. Path is then
+	// /<service>/<method>.
+	GRPC bool `json:"grpc,omitempty"`
 	// Random picks among weighted clusters and weighted backends, as Envoy's route check
 	// tool's random value does (value modulo the total weight).
 	Random *uint64 `json:"random,omitempty"`
@@ -137,6 +140,10 @@ type TrafficResult struct {
 	Listener    string `json:"listener,omitempty"`
 	Body        string `json:"body,omitempty"`
 	Location    string `json:"location,omitempty"`
+	// GRPCStatus is the gRPC status code name a gRPC client reads from the answer when Envoy
+	// answers itself (404 → UNIMPLEMENTED, 500 → UNKNOWN, 503 → UNAVAILABLE...), "OK" when a
+	// backend is reached.
+	GRPCStatus string `json:"grpcStatus,omitempty"`
 }
 
 // ProfilesOrDefault returns the profiles the scenario runs under.

@@ -22,7 +22,7 @@ const (
 	msgRouteResolvedRefs    = "Resolved all the Object references for the Route"
 	msgNoMatchingParent     = "No listeners match this parent ref"
 	msgNotAllowed           = "No listeners included by this parent ref allowed this attachment."
-	msgNoHostname           = "There were no hostname intersections between the HTTPRoute and this parent ref's Listener(s)."
+	msgNoHostnameFormat     = "There were no hostname intersections between the %s and this parent ref's Listener(s)."
 	msgOverlapPrefix        = "Overlapping match conditions with route(s): "
 )
 

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
@@ -59,17 +60,43 @@ func (rt *routeTranslator) findGateway(ns, name string) *gatewayCtx {
 	return nil
 }
 
+// routeInput is what attachment needs of any xRoute kind that binds to HTTP listeners.
+type routeInput struct {
+	ref        resource.Ref
+	parentRefs []gwapiv1.ParentReference
+	hostnames  []string
+	// rules resolves the rule set once; only routes with a parent of ours need it.
+	rules func() []*ruleCtx
+}
+
 func (rt *routeTranslator) processHTTPRoute(r *gwapiv1.HTTPRoute) {
-	ref := resource.Ref{Kind: "HTTPRoute", Namespace: r.Namespace, Name: r.Name}
-	var rules []*ruleCtx // resolved once, lazily: only routes with a parent of ours need it
-	for _, pr := range r.Spec.ParentRefs {
+	rt.processRoute(routeInput{
+		ref:        resource.Ref{Kind: "HTTPRoute", Namespace: r.Namespace, Name: r.Name},
+		parentRefs: r.Spec.ParentRefs,
+		hostnames:  hostnameStrings(r.Spec.Hostnames),
+		rules:      func() []*ruleCtx { return rt.resolveHTTPRules(r) },
+	})
+}
+
+func (rt *routeTranslator) processGRPCRoute(r *gwapiv1.GRPCRoute) {
+	rt.processRoute(routeInput{
+		ref:        resource.Ref{Kind: "GRPCRoute", Namespace: r.Namespace, Name: r.Name},
+		parentRefs: r.Spec.ParentRefs,
+		hostnames:  hostnameStrings(r.Spec.Hostnames),
+		rules:      func() []*ruleCtx { return rt.resolveGRPCRules(r) },
+	})
+}
+
+func (rt *routeTranslator) processRoute(in routeInput) {
+	var rules []*ruleCtx
+	for _, pr := range in.parentRefs {
 		if pr.Group != nil && string(*pr.Group) != gwapiv1.GroupName {
 			continue
 		}
 		if pr.Kind != nil && string(*pr.Kind) != "Gateway" {
 			continue // ListenerSet parents come with the routing work
 		}
-		ns := r.Namespace
+		ns := in.ref.Namespace
 		if pr.Namespace != nil {
 			ns = string(*pr.Namespace)
 		}
@@ -81,20 +108,16 @@ func (rt *routeTranslator) processHTTPRoute(r *gwapiv1.HTTPRoute) {
 		if pr.SectionName != nil {
 			pref.SectionName = string(*pr.SectionName)
 		}
-		ps := rt.st.parent(ref, pref)
-		if pr.Port != nil && pref.SectionName == "" {
-			// The port narrows the parent like a section; show it in the reference.
-			pref.SectionName = ""
-		}
+		ps := rt.st.parent(in.ref, pref)
 		if rules == nil {
-			rules = rt.resolveRules(r)
+			rules = in.rules()
 		}
-		rt.attach(r, ref, g, pr, ps, rules)
+		rt.attach(in, g, pr, ps, rules)
 	}
 }
 
 // attach binds the route to the listeners its parentRef selects and writes its conditions.
-func (rt *routeTranslator) attach(r *gwapiv1.HTTPRoute, ref resource.Ref, g *gatewayCtx, pr gwapiv1.ParentReference, ps *result.ParentStatus, rules []*ruleCtx) {
+func (rt *routeTranslator) attach(in routeInput, g *gatewayCtx, pr gwapiv1.ParentReference, ps *result.ParentStatus, rules []*ruleCtx) {
 	var selected []*listenerCtx
 	for _, l := range g.listeners {
 		if pr.SectionName != nil && string(*pr.SectionName) != string(l.spec.Name) {
@@ -111,8 +134,9 @@ func (rt *routeTranslator) attach(r *gwapiv1.HTTPRoute, ref resource.Ref, g *gat
 		return
 	}
 	var allowed []*listenerCtx
+	ns := in.ref.Namespace
 	for _, l := range selected {
-		if l.allows("HTTPRoute", r.Namespace, map[string]*nsLabels{r.Namespace: rt.namespaceLabels(r.Namespace)}) {
+		if l.allows(in.ref.Kind, ns, map[string]*nsLabels{ns: rt.namespaceLabels(ns)}) {
 			allowed = append(allowed, l)
 		}
 	}
@@ -122,9 +146,9 @@ func (rt *routeTranslator) attach(r *gwapiv1.HTTPRoute, ref resource.Ref, g *gat
 		return
 	}
 	hostsFound := false
-	key := ref.String()
+	key := in.ref.String()
 	for _, l := range allowed {
-		hosts := computeHosts(routeHostnames(r), l)
+		hosts := computeHosts(in.hostnames, l)
 		if len(hosts) == 0 {
 			continue
 		}
@@ -133,7 +157,10 @@ func (rt *routeTranslator) attach(r *gwapiv1.HTTPRoute, ref resource.Ref, g *gat
 		if l.ir == nil {
 			continue // attached, but the listener is not programmed
 		}
-		rt.attachments = append(rt.attachments, attachment{listener: l, route: ref, parent: ps.Ref})
+		rt.attachments = append(rt.attachments, attachment{listener: l, route: in.ref, parent: ps.Ref})
+		if in.ref.Kind == "GRPCRoute" {
+			l.ir.GRPC = true
+		}
 		for _, h := range hosts {
 			for _, rc := range rules {
 				l.ir.Routes = append(l.ir.Routes, rc.irRoutes(h)...)
@@ -141,7 +168,8 @@ func (rt *routeTranslator) attach(r *gwapiv1.HTTPRoute, ref resource.Ref, g *gat
 		}
 	}
 	if !hostsFound {
-		ps.Conditions = setCondition(ps.Conditions, cond("Accepted", "False", "NoMatchingListenerHostname", msgNoHostname))
+		ps.Conditions = setCondition(ps.Conditions, cond("Accepted", "False", "NoMatchingListenerHostname",
+			fmt.Sprintf(msgNoHostnameFormat, in.ref.Kind)))
 		rt.resolvedRefs(ps, rules)
 		return
 	}
@@ -164,9 +192,9 @@ func (rt *routeTranslator) resolvedRefs(ps *result.ParentStatus, rules []*ruleCt
 	ps.Conditions = setCondition(ps.Conditions, errs.condition("ResolvedRefs"))
 }
 
-func routeHostnames(r *gwapiv1.HTTPRoute) []string {
-	out := make([]string, 0, len(r.Spec.Hostnames))
-	for _, h := range r.Spec.Hostnames {
+func hostnameStrings(hs []gwapiv1.Hostname) []string {
+	out := make([]string, 0, len(hs))
+	for _, h := range hs {
 		out = append(out, string(h))
 	}
 	return out
@@ -251,50 +279,151 @@ func (rc *ruleCtx) irRoutes(host string) []*ir.HTTPRoute {
 	return out
 }
 
-func (rt *routeTranslator) resolveRules(r *gwapiv1.HTTPRoute) []*ruleCtx {
+func (rt *routeTranslator) resolveHTTPRules(r *gwapiv1.HTTPRoute) []*ruleCtx {
 	out := make([]*ruleCtx, 0, len(r.Spec.Rules))
 	prefix := fmt.Sprintf("httproute/%s/%s/rule/", r.Namespace, r.Name)
 	for i, rule := range r.Spec.Rules {
-		rc := &ruleCtx{}
-		clusterName := fmt.Sprintf("%s%d", prefix, i)
-		dest := &ir.Destination{Name: clusterName}
-		for k, br := range rule.BackendRefs {
-			b, err := rt.resolveBackend(r, br.BackendRef, clusterName, k)
-			if err != nil {
-				rc.errors = append(rc.errors, refError{reason: err.reason, msg: fmt.Sprintf("failed to process route rule %d backendRef %d: %s", i, k, err.msg)})
-			}
-			if b.Weight == 0 {
-				continue // a zero weight takes no traffic and makes no cluster
-			}
-			dest.Settings = append(dest.Settings, b)
+		refs := make([]gwapiv1.BackendRef, len(rule.BackendRefs))
+		for k := range rule.BackendRefs {
+			refs[k] = rule.BackendRefs[k].BackendRef
 		}
+		rc, dest := rt.resolveDestination("HTTPRoute", r.Namespace, refs, fmt.Sprintf("%s%d", prefix, i), i)
 		matches := rule.Matches
 		if len(matches) == 0 {
 			matches = []gwapiv1.HTTPRouteMatch{{}} // the CRD default: PathPrefix "/"
 		}
 		for j, m := range matches {
-			route := &ir.HTTPRoute{
-				Name: fmt.Sprintf("%s%d/match/%d", prefix, i, j),
-				Source: ir.Source{Kind: "HTTPRoute", Namespace: r.Namespace, Name: r.Name, Rule: i, Match: j,
-					Created: creation(r)},
-			}
+			route := rt.newRoute(r, fmt.Sprintf("%s%d/match/%d", prefix, i, j), i, j)
 			applyMatch(route, m)
-			valid, _ := dest.ValidWeight()
-			switch {
-			case len(rule.BackendRefs) == 0 || len(dest.Settings) == 0 && len(rc.errors) == 0:
-				// No backend at all: EG answers 500 (RT-12).
-				route.DirectResponse = &ir.DirectResponse{Status: 500}
-			case valid == 0:
-				route.DirectResponse = &ir.DirectResponse{Status: 500}
-			default:
-				route.Destination = dest
-			}
-			rc.routes = append(rc.routes, route)
+			rc.finish(route, dest, len(rule.BackendRefs))
 		}
 		out = append(out, rc)
 	}
 	return out
 }
+
+// resolveGRPCRules maps GRPCRoute rules onto HTTP/2 routes: service and method become the
+// :path ("/<service>/<method>"), as EG does (GR-01). A rule without matches takes every
+// request and is named match/-1.
+func (rt *routeTranslator) resolveGRPCRules(r *gwapiv1.GRPCRoute) []*ruleCtx {
+	out := make([]*ruleCtx, 0, len(r.Spec.Rules))
+	prefix := fmt.Sprintf("grpcroute/%s/%s/rule/", r.Namespace, r.Name)
+	for i, rule := range r.Spec.Rules {
+		refs := make([]gwapiv1.BackendRef, len(rule.BackendRefs))
+		for k := range rule.BackendRefs {
+			refs[k] = rule.BackendRefs[k].BackendRef
+		}
+		rc, dest := rt.resolveDestination("GRPCRoute", r.Namespace, refs, fmt.Sprintf("%s%d", prefix, i), i)
+		dest.HTTP2 = true
+		if len(rule.Matches) == 0 {
+			route := rt.newRoute(r, fmt.Sprintf("%s%d/match/-1", prefix, i), i, -1)
+			route.PathMatch = &ir.StringMatch{Prefix: ptr("/")}
+			rc.finish(route, dest, len(rule.BackendRefs))
+		}
+		for j, m := range rule.Matches {
+			route := rt.newRoute(r, fmt.Sprintf("%s%d/match/%d", prefix, i, j), i, j)
+			applyGRPCMatch(route, m)
+			rc.finish(route, dest, len(rule.BackendRefs))
+		}
+		out = append(out, rc)
+	}
+	return out
+}
+
+func ptr[T any](v T) *T { return &v }
+
+func (rt *routeTranslator) newRoute(o interface {
+	GetNamespace() string
+	GetName() string
+	GetCreationTimestamp() metav1.Time
+}, name string, rule, match int) *ir.HTTPRoute {
+	kind := "HTTPRoute"
+	if _, ok := o.(*gwapiv1.GRPCRoute); ok {
+		kind = "GRPCRoute"
+	}
+	return &ir.HTTPRoute{
+		Name: name,
+		Source: ir.Source{Kind: kind, Namespace: o.GetNamespace(), Name: o.GetName(), Rule: rule, Match: match,
+			Created: creation(o)},
+		IsHTTP2: kind == "GRPCRoute",
+	}
+}
+
+// resolveDestination resolves a rule's backendRefs once for all its matches.
+func (rt *routeTranslator) resolveDestination(kind, ns string, refs []gwapiv1.BackendRef, clusterName string, ruleIdx int) (*ruleCtx, *ir.Destination) {
+	rc := &ruleCtx{}
+	dest := &ir.Destination{Name: clusterName}
+	for k, br := range refs {
+		b, err := rt.resolveBackend(kind, ns, br, clusterName, k)
+		if err != nil {
+			rc.errors = append(rc.errors, refError{reason: err.reason, msg: fmt.Sprintf("failed to process route rule %d backendRef %d: %s", ruleIdx, k, err.msg)})
+		}
+		if b.Weight == 0 {
+			continue // a zero weight takes no traffic and makes no cluster
+		}
+		dest.Settings = append(dest.Settings, b)
+	}
+	return rc, dest
+}
+
+// finish sets the route's action: the destination, or a 500 when the rule has no backend or
+// no valid one (RT-12).
+func (rc *ruleCtx) finish(route *ir.HTTPRoute, dest *ir.Destination, backendRefs int) {
+	valid, _ := dest.ValidWeight()
+	if backendRefs == 0 || valid == 0 {
+		route.DirectResponse = &ir.DirectResponse{Status: 500}
+	} else {
+		route.Destination = dest
+	}
+	rc.routes = append(rc.routes, route)
+}
+
+// applyGRPCMatch turns a GRPCRoute match into IR matchers.
+func applyGRPCMatch(route *ir.HTTPRoute, m gwapiv1.GRPCRouteMatch) {
+	for _, h := range m.Headers {
+		v := h.Value
+		sm := &ir.StringMatch{Name: string(h.Name)}
+		if h.Type != nil && *h.Type == gwapiv1.GRPCHeaderMatchRegularExpression {
+			sm.SafeRegex = &v
+		} else {
+			sm.Exact = &v
+		}
+		route.Headers = append(route.Headers, sm)
+	}
+	route.PathMatch = &ir.StringMatch{Prefix: ptr("/")}
+	mm := m.Method
+	if mm == nil {
+		return
+	}
+	svc, method := mm.Service, mm.Method
+	if mm.Type != nil && *mm.Type == gwapiv1.GRPCMethodMatchRegularExpression {
+		switch {
+		case svc != nil && method != nil:
+			route.PathMatch = &ir.StringMatch{SafeRegex: ptr("/" + *svc + "/" + *method)}
+		case method != nil:
+			route.PathMatch = &ir.StringMatch{SafeRegex: ptr("/" + grpcServicePattern + "/" + *method)}
+		case svc != nil:
+			route.PathMatch = &ir.StringMatch{SafeRegex: ptr("/" + *svc + "/" + grpcMethodPattern)}
+		}
+		return
+	}
+	switch {
+	case svc != nil && method != nil:
+		route.PathMatch = &ir.StringMatch{Exact: ptr("/" + *svc + "/" + *method)}
+	case method != nil:
+		// A path cannot match a suffix, so the method is matched on the :path header.
+		route.Headers = append(route.Headers, &ir.StringMatch{Name: ":path", Suffix: ptr("/" + *method)})
+	case svc != nil:
+		route.PathMatch = &ir.StringMatch{Prefix: ptr("/" + *svc)}
+	}
+}
+
+// What a gRPC service and method name may look like, for regular-expression method matches
+// that name only one of the two (facts of EG v1.9).
+const (
+	grpcServicePattern = `(?i)\.?[a-z_][a-z_0-9]*(\.[a-z_][a-z_0-9]*)*`
+	grpcMethodPattern  = `[A-Za-z_][A-Za-z_0-9]*`
+)
 
 // applyMatch turns a Gateway API match into IR matchers, with the CRD's defaults.
 func applyMatch(route *ir.HTTPRoute, m gwapiv1.HTTPRouteMatch) {
@@ -344,12 +473,12 @@ func applyMatch(route *ir.HTTPRoute, m gwapiv1.HTTPRouteMatch) {
 
 // resolveBackend resolves one backendRef. An invalid backend is still returned (with its
 // weight) so that its share of traffic answers 500.
-func (rt *routeTranslator) resolveBackend(r *gwapiv1.HTTPRoute, br gwapiv1.BackendRef, clusterName string, k int) (*ir.Backend, *refError) {
+func (rt *routeTranslator) resolveBackend(routeKind, routeNS string, br gwapiv1.BackendRef, clusterName string, k int) (*ir.Backend, *refError) {
 	weight := uint32(1)
 	if br.Weight != nil {
 		weight = uint32(*br.Weight)
 	}
-	ns := r.Namespace
+	ns := routeNS
 	if br.Namespace != nil && *br.Namespace != "" {
 		ns = string(*br.Namespace)
 	}
@@ -379,7 +508,7 @@ func (rt *routeTranslator) resolveBackend(r *gwapiv1.HTTPRoute, br gwapiv1.Backe
 	default:
 		return fail("InvalidKind", "Kind is invalid, only Service, MCS ServiceImport and Envoy Gateway Backend are supported")
 	}
-	if ns != r.Namespace && !rt.permitted("HTTPRoute", r.Namespace, "", "Service", ns, string(br.Name)) {
+	if ns != routeNS && !rt.permitted(routeKind, routeNS, "", "Service", ns, string(br.Name)) {
 		return fail("RefNotPermitted", fmt.Sprintf("Backend ref to %s %s/%s not permitted by any ReferenceGrant.", kind, ns, br.Name))
 	}
 	if br.Port == nil {

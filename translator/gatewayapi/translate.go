@@ -37,6 +37,7 @@ type index struct {
 	classes    []*gwapiv1.GatewayClass
 	gateways   []*gwapiv1.Gateway
 	httpRoutes []*gwapiv1.HTTPRoute
+	grpcRoutes []*gwapiv1.GRPCRoute
 	services   map[types.NamespacedName]*corev1.Service
 	slices     map[types.NamespacedName][]*discoveryv1.EndpointSlice // by Service
 	grants     []*gwapiv1.ReferenceGrant
@@ -57,6 +58,8 @@ func buildIndex(objs []resource.Object) *index {
 			ix.gateways = append(ix.gateways, v)
 		case *gwapiv1.HTTPRoute:
 			ix.httpRoutes = append(ix.httpRoutes, v)
+		case *gwapiv1.GRPCRoute:
+			ix.grpcRoutes = append(ix.grpcRoutes, v)
 		case *corev1.Service:
 			ix.services[types.NamespacedName{Namespace: v.Namespace, Name: v.Name}] = v
 		case *discoveryv1.EndpointSlice:
@@ -76,6 +79,7 @@ func buildIndex(objs []resource.Object) *index {
 	// EG processes Gateways and routes oldest first, then by namespace/name.
 	sort.SliceStable(ix.gateways, func(i, j int) bool { return olderFirst(ix.gateways[i], ix.gateways[j]) })
 	sort.SliceStable(ix.httpRoutes, func(i, j int) bool { return olderFirst(ix.httpRoutes[i], ix.httpRoutes[j]) })
+	sort.SliceStable(ix.grpcRoutes, func(i, j int) bool { return olderFirst(ix.grpcRoutes[i], ix.grpcRoutes[j]) })
 	sort.SliceStable(ix.classes, func(i, j int) bool { return ix.classes[i].Name < ix.classes[j].Name })
 	for k := range ix.slices {
 		s := ix.slices[k]
@@ -91,7 +95,7 @@ type aged interface {
 
 func olderFirst[T interface {
 	aged
-	*gwapiv1.Gateway | *gwapiv1.HTTPRoute
+	*gwapiv1.Gateway | *gwapiv1.HTTPRoute | *gwapiv1.GRPCRoute
 }](a, b T) bool {
 	ta, tb := creation(a), creation(b)
 	if !ta.Equal(tb) {
@@ -129,8 +133,12 @@ func (t Translator) Translate(objs []resource.Object) Output {
 	}
 
 	rt := routeTranslator{t: t, ix: ix, gateways: gateways, st: st}
+	// EG attaches all HTTPRoutes before any GRPCRoute: ties in precedence keep that order.
 	for _, r := range ix.httpRoutes {
 		rt.processHTTPRoute(r)
+	}
+	for _, r := range ix.grpcRoutes {
+		rt.processGRPCRoute(r)
 	}
 	for _, g := range gateways {
 		g.finish(st)

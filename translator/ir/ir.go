@@ -22,6 +22,8 @@ type HTTPListener struct {
 	GatewayPort uint32       `json:"gatewayPort"` // the port written on the Gateway
 	Hostnames   []string     `json:"hostnames"`   // "*" when the listener names none
 	Routes      []*HTTPRoute `json:"routes,omitempty"`
+	// GRPC is set when a GRPCRoute attaches: EG then adds the gRPC-Web and gRPC stats filters.
+	GRPC bool `json:"grpc,omitempty"`
 }
 
 // Source names the route object, rule and match an IR route comes from.
@@ -46,6 +48,8 @@ type HTTPRoute struct {
 	Destination *Destination `json:"destination,omitempty"`
 	// DirectResponse answers without an upstream (a rule with no usable backend).
 	DirectResponse *DirectResponse `json:"directResponse,omitempty"`
+	// IsHTTP2 marks gRPC routes: no WebSocket upgrade.
+	IsHTTP2 bool `json:"isHTTP2,omitempty"`
 }
 
 // StringMatch is one matcher; exactly one of Exact, Prefix, Suffix, SafeRegex is set.
@@ -71,6 +75,8 @@ func (m *StringMatch) Value() string {
 type Destination struct {
 	Name     string     `json:"name"`
 	Settings []*Backend `json:"settings"`
+	// HTTP2 makes the upstream speak HTTP/2 (gRPC backends).
+	HTTP2 bool `json:"http2,omitempty"`
 }
 
 // Backend is one backendRef of the rule, resolved to endpoints.

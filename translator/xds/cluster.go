@@ -7,6 +7,8 @@ import (
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	commonv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/load_balancing_policies/common/v3"
 	leastrequestv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/load_balancing_policies/least_request/v3"
+	httpv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/upstreams/http/v3"
+	"google.golang.org/protobuf/types/known/anypb"
 	"google.golang.org/protobuf/types/known/durationpb"
 )
 
@@ -25,8 +27,8 @@ func adsSource() *corev3.ConfigSource {
 	}
 }
 
-func buildCluster(name string, owner resourceRef) *clusterv3.Cluster {
-	return &clusterv3.Cluster{
+func buildCluster(name string, owner resourceRef, http2 bool) *clusterv3.Cluster {
+	c := &clusterv3.Cluster{
 		Name:                 name,
 		ClusterDiscoveryType: &clusterv3.Cluster_Type{Type: clusterv3.Cluster_EDS},
 		EdsClusterConfig: &clusterv3.Cluster_EdsClusterConfig{
@@ -55,4 +57,17 @@ func buildCluster(name string, owner resourceRef) *clusterv3.Cluster {
 		IgnoreHealthOnHostRemoval: true,
 		Metadata:                  resourceMetadata(owner),
 	}
+	if http2 {
+		c.TypedExtensionProtocolOptions = map[string]*anypb.Any{
+			"envoy.extensions.upstreams.http.v3.HttpProtocolOptions": mustAny(&httpv3.HttpProtocolOptions{
+				UpstreamProtocolOptions: &httpv3.HttpProtocolOptions_ExplicitHttpConfig_{ExplicitHttpConfig: &httpv3.HttpProtocolOptions_ExplicitHttpConfig{
+					ProtocolConfig: &httpv3.HttpProtocolOptions_ExplicitHttpConfig_Http2ProtocolOptions{Http2ProtocolOptions: &corev3.Http2ProtocolOptions{
+						InitialConnectionWindowSize: u32(1048576),
+						InitialStreamWindowSize:     u32(65536),
+					}},
+				}},
+			}),
+		}
+	}
+	return c
 }

@@ -5,18 +5,23 @@ import (
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	listenerv3 "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
 	filev3 "github.com/envoyproxy/go-control-plane/envoy/extensions/access_loggers/file/v3"
+	grpcstatsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/grpc_stats/v3"
+	grpcwebv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/grpc_web/v3"
 	routerv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/router/v3"
 	hcmv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/http_connection_manager/v3"
 	"google.golang.org/protobuf/types/known/structpb"
+	"google.golang.org/protobuf/types/known/wrapperspb"
 
 	"github.com/egharness/egharness/translator/ir"
 )
 
 // Filter names as Envoy knows them.
 const (
-	hcmFilter    = "envoy.filters.network.http_connection_manager"
-	routerFilter = "envoy.filters.http.router"
-	fileLogger   = "envoy.access_loggers.file"
+	hcmFilter       = "envoy.filters.network.http_connection_manager"
+	routerFilter    = "envoy.filters.http.router"
+	grpcWebFilter   = "envoy.filters.http.grpc_web"
+	grpcStatsFilter = "envoy.filters.http.grpc_stats"
+	fileLogger      = "envoy.access_loggers.file"
 )
 
 // accessLogFields is EG's default JSON access log format (a fact of EG v1.9's output).
@@ -75,17 +80,17 @@ func noRouteFilter() *accesslogv3.AccessLogFilter {
 	}}
 }
 
-func (t Translator) buildListener(l *ir.HTTPListener, routeConfig string) (*listenerv3.Listener, error) {
+func (t Translator) buildListener(l *ir.HTTPListener, routeConfig string, grpc bool) (*listenerv3.Listener, error) {
 	hcm := &hcmv3.HttpConnectionManager{
 		StatPrefix: statPrefix(l.Port),
 		RouteSpecifier: &hcmv3.HttpConnectionManager_Rds{Rds: &hcmv3.Rds{
 			ConfigSource:    adsSource(),
 			RouteConfigName: routeConfig,
 		}},
-		HttpFilters: []*hcmv3.HttpFilter{{
+		HttpFilters: append(grpcFilters(grpc), &hcmv3.HttpFilter{
 			Name:       routerFilter,
 			ConfigType: &hcmv3.HttpFilter_TypedConfig{TypedConfig: mustAny(&routerv3.Router{SuppressEnvoyHeaders: true})},
-		}},
+		}),
 		AccessLog: []*accesslogv3.AccessLog{accessLog(nil)},
 		CommonHttpProtocolOptions: &corev3.HttpProtocolOptions{
 			HeadersWithUnderscoresAction: corev3.HttpProtocolOptions_REJECT_REQUEST,
@@ -116,4 +121,19 @@ func (t Translator) buildListener(l *ir.HTTPListener, routeConfig string) (*list
 		MaxConnectionsToAcceptPerSocketEvent: u32(1),
 		PerConnectionBufferLimitBytes:        u32(bufferLimitBytes),
 	}, nil
+}
+
+// grpcFilters are the filters EG puts before the router on a port that serves a GRPCRoute:
+// gRPC-Web translation and per-method gRPC stats (GR-04).
+func grpcFilters(on bool) []*hcmv3.HttpFilter {
+	if !on {
+		return nil
+	}
+	return []*hcmv3.HttpFilter{
+		{Name: grpcWebFilter, ConfigType: &hcmv3.HttpFilter_TypedConfig{TypedConfig: mustAny(&grpcwebv3.GrpcWeb{})}},
+		{Name: grpcStatsFilter, ConfigType: &hcmv3.HttpFilter_TypedConfig{TypedConfig: mustAny(&grpcstatsv3.FilterConfig{
+			EmitFilterState:        true,
+			PerMethodStatSpecifier: &grpcstatsv3.FilterConfig_StatsForAllMethods{StatsForAllMethods: wrapperspb.Bool(true)},
+		})}},
+	}
 }

@@ -24,14 +24,16 @@ func buildRoute(r *ir.HTTPRoute) *routev3.Route {
 		}
 		out.Action = &routev3.Route_DirectResponse{DirectResponse: dr}
 	case r.Destination != nil:
-		out.Action = &routev3.Route_Route{Route: buildAction(r.Destination)}
+		out.Action = &routev3.Route_Route{Route: buildAction(r.Destination, r.IsHTTP2)}
 	}
 	return out
 }
 
-func buildAction(d *ir.Destination) *routev3.RouteAction {
-	a := &routev3.RouteAction{
-		UpgradeConfigs: []*routev3.RouteAction_UpgradeConfig{{UpgradeType: "websocket"}},
+func buildAction(d *ir.Destination, http2 bool) *routev3.RouteAction {
+	a := &routev3.RouteAction{}
+	if !http2 {
+		// HTTP routes may upgrade to WebSocket; gRPC routes never do.
+		a.UpgradeConfigs = []*routev3.RouteAction_UpgradeConfig{{UpgradeType: "websocket"}}
 	}
 	if !perBackendClusters(d) {
 		a.ClusterSpecifier = &routev3.RouteAction_Cluster{Cluster: d.Name}
@@ -50,7 +52,10 @@ func buildAction(d *ir.Destination) *routev3.RouteAction {
 		wc.Clusters = append(wc.Clusters, &routev3.WeightedCluster_ClusterWeight{Name: s.Name, Weight: u32(s.Weight)})
 	}
 	a.ClusterSpecifier = &routev3.RouteAction_WeightedClusters{WeightedClusters: wc}
-	a.ClusterNotFoundResponseCode = routev3.RouteAction_INTERNAL_SERVER_ERROR
+	if !http2 {
+		// EG v1.9 sets the 500 for HTTPRoutes only; a gRPC route keeps Envoy's 503.
+		a.ClusterNotFoundResponseCode = routev3.RouteAction_INTERNAL_SERVER_ERROR
+	}
 	return a
 }
 

@@ -27,6 +27,7 @@ type portKey struct {
 
 type envoyListener struct {
 	first *ir.HTTPListener
+	grpc  bool
 	rc    *routev3.RouteConfiguration
 	vhost map[string]*routev3.VirtualHost // by IR listener name + hostname
 }
@@ -53,6 +54,7 @@ func (t Translator) Translate(x *ir.XDS) (result.XDS, error) {
 			byPort[k] = el
 			order = append(order, k)
 		}
+		el.grpc = el.grpc || l.GRPC
 		for _, r := range l.Routes {
 			vkey := l.Name + "\x00" + r.Hostname
 			vh := el.vhost[vkey]
@@ -80,7 +82,7 @@ func (t Translator) Translate(x *ir.XDS) (result.XDS, error) {
 	}
 	for _, k := range order {
 		el := byPort[k]
-		lis, err := t.buildListener(el.first, el.rc.Name)
+		lis, err := t.buildListener(el.first, el.rc.Name, el.grpc)
 		if err != nil {
 			return result.XDS{}, fmt.Errorf("listener %s: %w", el.first.Name, err)
 		}
@@ -122,11 +124,11 @@ func buildClusters(r *ir.HTTPRoute) []clusterPair {
 	d := r.Destination
 	owner := resourceRef{Kind: r.Source.Kind, Name: r.Source.Name, Namespace: r.Source.Namespace}
 	if !perBackendClusters(d) {
-		return []clusterPair{{cluster: buildCluster(d.Name, owner), cla: buildCLA(d.Name, d.Settings)}}
+		return []clusterPair{{cluster: buildCluster(d.Name, owner, d.HTTP2), cla: buildCLA(d.Name, d.Settings)}}
 	}
 	out := make([]clusterPair, 0, len(d.Settings))
 	for _, s := range d.Settings {
-		out = append(out, clusterPair{cluster: buildCluster(s.Name, owner), cla: buildCLA(s.Name, []*ir.Backend{s})})
+		out = append(out, clusterPair{cluster: buildCluster(s.Name, owner, d.HTTP2 && !s.Invalid), cla: buildCLA(s.Name, []*ir.Backend{s})})
 	}
 	return out
 }

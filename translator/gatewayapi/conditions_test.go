@@ -1,0 +1,120 @@
+package gatewayapi
+
+import (
+	"testing"
+
+	"github.com/egharness/egharness/translator/ir"
+	"github.com/egharness/egharness/translator/result"
+)
+
+func TestKeyOf(t *testing.T) {
+	same := []struct {
+		name string
+		a, b *ir.HTTPRoute
+	}{
+		{"prefix /foo/ equals /foo", rt("", "prefix", "/foo/"), rt("", "prefix", "/foo")},
+		{"no path match equals prefix /", rt("", "", ""), rt("", "prefix", "/")},
+		{"header names ignore case", rt("", "prefix", "/", headers(exact("X-Env", "canary"))), rt("", "prefix", "/", headers(exact("x-env", "canary")))},
+		{"headers are a set", rt("", "prefix", "/", headers(exact("a", "1"), exact("b", "2"))), rt("", "prefix", "/", headers(exact("b", "2"), exact("a", "1")))},
+		{"query params are a set", rt("", "prefix", "/", query(exact("a", "1"), regex("b", "2"))), rt("", "prefix", "/", query(regex("b", "2"), exact("a", "1")))},
+	}
+	for _, tt := range same {
+		if keyOf(tt.a) != keyOf(tt.b) {
+			t.Errorf("%s: keys differ: %+v vs %+v", tt.name, keyOf(tt.a), keyOf(tt.b))
+		}
+	}
+	different := []struct {
+		name string
+		a, b *ir.HTTPRoute
+	}{
+		{"exact /foo/ is not exact /foo", rt("", "exact", "/foo/"), rt("", "exact", "/foo")},
+		{"exact is not prefix", rt("", "exact", "/foo"), rt("", "prefix", "/foo")},
+		{"regex is not prefix", rt("", "regex", "/foo"), rt("", "prefix", "/foo")},
+		{"prefix / is not prefix /foo", rt("", "prefix", "/"), rt("", "prefix", "/foo")},
+		{"header values keep case", rt("", "prefix", "/", headers(exact("x", "A"))), rt("", "prefix", "/", headers(exact("x", "a")))},
+		{"exact header is not regex header", rt("", "prefix", "/", headers(exact("x", "a"))), rt("", "prefix", "/", headers(regex("x", "a")))},
+		{"query names keep case", rt("", "prefix", "/", query(exact("Q", "1"))), rt("", "prefix", "/", query(exact("q", "1")))},
+		{"a header is not a query param", rt("", "prefix", "/", headers(exact("x", "1"))), rt("", "prefix", "/", query(exact("x", "1")))},
+		{"a subset of headers differs", rt("", "prefix", "/", headers(exact("a", "1"))), rt("", "prefix", "/", headers(exact("a", "1"), exact("b", "1")))},
+	}
+	for _, tt := range different {
+		if keyOf(tt.a) == keyOf(tt.b) {
+			t.Errorf("%s: keys are equal: %+v", tt.name, keyOf(tt.a))
+		}
+	}
+	a, b := rt("", "prefix", "/"), rt("", "prefix", "/")
+	a.Hostname, b.Hostname = "a.example.com", "b.example.com"
+	if keyOf(a) == keyOf(b) {
+		t.Error("routes on different hostnames share a key")
+	}
+}
+
+func TestConditionMessage(t *testing.T) {
+	tests := map[string]string{
+		"":                            "",
+		"service default/x not found": "Service default/x not found.",
+		"Already upper.":              "Already upper.",
+		"ends with period.":           "Ends with period.",
+		"123 starts with a digit":     "123 starts with a digit.",
+		"élan":                        "Élan.",
+		"x":                           "X.",
+		".":                           ".",
+	}
+	for in, want := range tests {
+		if got := conditionMessage(in); got != want {
+			t.Errorf("conditionMessage(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestRefErrorsOne(t *testing.T) {
+	var e refErrors
+	if !e.empty() {
+		t.Error("a new refErrors is not empty")
+	}
+	e.add("BackendNotFound", "failed to process route rule 0 backendRef 0: service default/x not found")
+	if e.empty() {
+		t.Error("refErrors with one error is empty")
+	}
+	want := result.Condition{Type: "ResolvedRefs", Status: "False", Reason: "BackendNotFound",
+		Message: "Failed to process route rule 0 backendRef 0: service default/x not found."}
+	if got := e.condition("ResolvedRefs"); got != want {
+		t.Errorf("condition = %+v, want %+v", got, want)
+	}
+}
+
+func TestRefErrorsSeveral(t *testing.T) {
+	var e refErrors
+	e.add("PortNotFound", "failed b")
+	e.add("BackendNotFound", "failed a")
+	e.add("PortNotFound", "failed c.")
+	e.add("InvalidKind", "failed d")
+	want := result.Condition{Type: "ResolvedRefs", Status: "False",
+		Reason:  "BackendNotFound,InvalidKind,PortNotFound",
+		Message: "Failed b.\nFailed a.\nFailed c.\nFailed d."}
+	if got := e.condition("ResolvedRefs"); got != want {
+		t.Errorf("condition = %+v,\nwant        %+v", got, want)
+	}
+}
+
+func TestRefErrorsSameReasonTwice(t *testing.T) {
+	var e refErrors
+	e.add("BackendNotFound", "service a not found")
+	e.add("BackendNotFound", "service b not found")
+	got := e.condition("ResolvedRefs")
+	if got.Reason != "BackendNotFound" || got.Message != "Service a not found.\nService b not found." {
+		t.Errorf("condition = %+v", got)
+	}
+}
+
+func TestSetCondition(t *testing.T) {
+	list := []result.Condition{cond("Accepted", "True", "Accepted", "a"), cond("ResolvedRefs", "True", "ResolvedRefs", "b")}
+	list = setCondition(list, cond("Accepted", "False", "NoMatchingParent", "c"))
+	list = setCondition(list, cond("RouteRulesOverlap", "True", "RouteRulesOverlap", "d"))
+	if len(list) != 3 || list[0].Type != "Accepted" || list[0].Status != "False" || list[0].Message != "c" || list[2].Type != "RouteRulesOverlap" {
+		t.Errorf("list = %+v", list)
+	}
+	if !hasCondition(list, "RouteRulesOverlap") || hasCondition(list, "Programmed") {
+		t.Error("hasCondition")
+	}
+}
