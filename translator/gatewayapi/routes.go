@@ -518,6 +518,11 @@ func (rt *routeTranslator) resolveBackend(routeKind, routeNS string, br gwapiv1.
 	if svc == nil {
 		return fail("BackendNotFound", fmt.Sprintf("service %s/%s not found", ns, br.Name))
 	}
+	if svc.Spec.Type == corev1.ServiceTypeExternalName {
+		// No address to put in a cluster: the backend is invalid, and only its own share of
+		// the traffic is lost (RT-07).
+		return fail("UnsupportedValue", fmt.Sprintf("Service %s/%s is of type ExternalName, which is not supported as a backend; use an Envoy Gateway Backend resource with an FQDN endpoint instead", ns, br.Name))
+	}
 	var sp *corev1.ServicePort
 	for i := range svc.Spec.Ports {
 		p := &svc.Spec.Ports[i]
