@@ -294,6 +294,7 @@ func (rt *routeTranslator) resolveHTTPRules(r *gwapiv1.HTTPRoute) []*ruleCtx {
 		}
 		for j, m := range matches {
 			route := rt.newRoute(r, fmt.Sprintf("%s%d/match/%d", prefix, i, j), i, j)
+			route.Source.RuleName = ruleName(rule.Name)
 			applyMatch(route, m)
 			rc.finish(route, dest, len(rule.BackendRefs))
 		}
@@ -317,11 +318,13 @@ func (rt *routeTranslator) resolveGRPCRules(r *gwapiv1.GRPCRoute) []*ruleCtx {
 		dest.HTTP2 = true
 		if len(rule.Matches) == 0 {
 			route := rt.newRoute(r, fmt.Sprintf("%s%d/match/-1", prefix, i), i, -1)
+			route.Source.RuleName = ruleName(rule.Name)
 			route.PathMatch = &ir.StringMatch{Prefix: ptr("/")}
 			rc.finish(route, dest, len(rule.BackendRefs))
 		}
 		for j, m := range rule.Matches {
 			route := rt.newRoute(r, fmt.Sprintf("%s%d/match/%d", prefix, i, j), i, j)
+			route.Source.RuleName = ruleName(rule.Name)
 			applyGRPCMatch(route, m)
 			rc.finish(route, dest, len(rule.BackendRefs))
 		}
@@ -331,6 +334,13 @@ func (rt *routeTranslator) resolveGRPCRules(r *gwapiv1.GRPCRoute) []*ruleCtx {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+func ruleName(n *gwapiv1.SectionName) string {
+	if n == nil {
+		return ""
+	}
+	return string(*n)
+}
 
 func (rt *routeTranslator) newRoute(o interface {
 	GetNamespace() string

@@ -34,6 +34,8 @@ type Source struct {
 	Rule      int       `json:"rule"`
 	Match     int       `json:"match"`
 	Created   time.Time `json:"created"`
+	// RuleName is the rule's optional name; EG records it as the section in xDS metadata.
+	RuleName string `json:"ruleName,omitempty"`
 }
 
 // HTTPRoute is one (rule, match, hostname) of a route on a listener.

@@ -14,7 +14,7 @@ func buildRoute(r *ir.HTTPRoute) *routev3.Route {
 	out := &routev3.Route{
 		Name:     r.Name,
 		Match:    buildMatch(r),
-		Metadata: resourceMetadata(resourceRef{Kind: r.Source.Kind, Name: r.Source.Name, Namespace: r.Source.Namespace}),
+		Metadata: resourceMetadata(resourceRef{Kind: r.Source.Kind, Name: r.Source.Name, Namespace: r.Source.Namespace, SectionName: r.Source.RuleName}),
 	}
 	switch {
 	case r.DirectResponse != nil:

@@ -122,7 +122,7 @@ type clusterPair struct {
 // cluster of its own so that the route can give the invalid share to a missing cluster.
 func buildClusters(r *ir.HTTPRoute) []clusterPair {
 	d := r.Destination
-	owner := resourceRef{Kind: r.Source.Kind, Name: r.Source.Name, Namespace: r.Source.Namespace}
+	owner := resourceRef{Kind: r.Source.Kind, Name: r.Source.Name, Namespace: r.Source.Namespace, SectionName: r.Source.RuleName}
 	if !perBackendClusters(d) {
 		return []clusterPair{{cluster: buildCluster(d.Name, owner, d.HTTP2), cla: buildCLA(d.Name, d.Settings)}}
 	}
