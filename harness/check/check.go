@@ -217,7 +217,7 @@ func findListener(os *result.ObjectStatus, name string) *result.ListenerStatus {
 func findParent(os *result.ObjectStatus, pp scenario.ParentParsed) *result.ParentStatus {
 	for i := range os.Parents {
 		r := os.Parents[i].Ref
-		if r.Kind == pp.Kind && r.Namespace == pp.Namespace && r.Name == pp.Name && r.SectionName == pp.SectionName {
+		if r.Kind == pp.Kind && r.Namespace == pp.Namespace && r.Name == pp.Name && r.SectionName == pp.SectionName && r.Port == pp.Port {
 			return &os.Parents[i]
 		}
 	}

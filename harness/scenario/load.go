@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -90,7 +91,7 @@ func (l Loader) parse(path string, data []byte, e *Error) (*Scenario, bool) {
 	}
 	s.Area = l.area(path)
 	l.validate(s, addf)
-	l.loadResources(s, root, addf)
+	l.loadResources(s, root, e, addf)
 	if len(e.Msgs) > 0 {
 		return nil, false
 	}
@@ -152,7 +153,7 @@ func (l Loader) validate(s *Scenario, addf func(int, string, ...any)) {
 	}
 }
 
-func (l Loader) loadResources(s *Scenario, root *yaml.Node, addf func(int, string, ...any)) {
+func (l Loader) loadResources(s *Scenario, root *yaml.Node, e *Error, addf func(int, string, ...any)) {
 	var data []byte
 	file := s.File
 	offset := 0
@@ -169,17 +170,44 @@ func (l Loader) loadResources(s *Scenario, root *yaml.Node, addf func(int, strin
 		// A block scalar's text starts on the line after its key.
 		offset = valueLine(root, "resources")
 	}
+	var included []resource.Object
+	for i, inc := range s.Include {
+		path := filepath.Join(filepath.Dir(s.File), inc)
+		b, err := os.ReadFile(path)
+		if err != nil {
+			addf(s.Line(fmt.Sprintf("include[%d]", i)), "include: %v", err)
+			continue
+		}
+		idec, err := resource.Decode(path, b, resource.Options{})
+		if err != nil {
+			for _, one := range splitJoined(err) {
+				e.Msgs = append(e.Msgs, one.Error())
+			}
+			continue
+		}
+		included = append(included, idec.Objects...)
+	}
 	dec, err := resource.Decode(file, data, resource.Options{LineOffset: offset})
 	if err != nil {
+		// Decode's errors already start with "file:line:".
 		for _, one := range splitJoined(err) {
-			addf(0, "resources: %v", strings.TrimPrefix(one.Error(), file+": "))
+			e.Msgs = append(e.Msgs, one.Error())
 		}
 		return
 	}
 	if len(dec.Objects) == 0 {
 		addf(s.Line("resources"), "resources holds no objects")
 	}
-	s.Objects = dec.Objects
+	seen := map[resource.Ref]string{}
+	for _, o := range included {
+		seen[o.Ref()] = o.Where()
+	}
+	for _, o := range dec.Objects {
+		if where, dup := seen[o.Ref()]; dup {
+			addf(0, "%s: %s: duplicate object (also in %s)", o.Where(), o.Ref(), where)
+		}
+	}
+	s.Objects = append(included, dec.Objects...)
 	var base config.Config
 	if s.Config != nil {
 		base = *s.Config
@@ -280,10 +308,19 @@ func (l Loader) validateRefs(s *Scenario, addf func(int, string, ...any)) {
 // ParentParsed is a parsed parent reference.
 type ParentParsed struct {
 	Kind, Namespace, Name, SectionName string
+	Port                               int32
 }
 
-// ParseParent reads Kind/namespace/name[/sectionName].
+// ParseParent reads Kind/namespace/name[/sectionName][:port].
 func ParseParent(s string) (ParentParsed, error) {
+	var port int32
+	if head, p, ok := strings.Cut(s, ":"); ok {
+		n, err := strconv.ParseInt(p, 10, 32)
+		if err != nil || n <= 0 {
+			return ParentParsed{}, fmt.Errorf("parent %q: the port after ':' must be a number", s)
+		}
+		s, port = head, int32(n)
+	}
 	parts := strings.Split(s, "/")
 	if len(parts) < 3 || len(parts) > 4 {
 		return ParentParsed{}, fmt.Errorf("parent %q: want Kind/namespace/name or Kind/namespace/name/sectionName", s)
@@ -293,7 +330,7 @@ func ParseParent(s string) (ParentParsed, error) {
 			return ParentParsed{}, fmt.Errorf("parent %q has an empty part", s)
 		}
 	}
-	pp := ParentParsed{Kind: parts[0], Namespace: parts[1], Name: parts[2]}
+	pp := ParentParsed{Kind: parts[0], Namespace: parts[1], Name: parts[2], Port: port}
 	if len(parts) == 4 {
 		pp.SectionName = parts[3]
 	}

@@ -21,7 +21,10 @@ type Scenario struct {
 	// Resources is inline multi-document YAML; ResourcesFile names a file beside the scenario.
 	Resources     string `json:"resources,omitempty"`
 	ResourcesFile string `json:"resourcesFile,omitempty"`
-	Expect        Expect `json:"expect"`
+	// Include names shared resource files beside the scenario (e.g. generated certificates),
+	// decoded before the scenario's own resources.
+	Include []string `json:"include,omitempty"`
+	Expect  Expect   `json:"expect"`
 	// ExpectByProfile replaces, for one profile, each section of Expect it sets.
 	ExpectByProfile map[string]Expect `json:"expectByProfile,omitempty"`
 
@@ -57,7 +60,7 @@ type AdmissionExpect struct {
 // or of one Gateway listener (Listener).
 type StatusExpect struct {
 	Object string `json:"object"`
-	// Parent is Kind/namespace/name[/sectionName] of a route parent or policy ancestor.
+	// Parent is Kind/namespace/name[/sectionName][:port] of a route parent or policy ancestor.
 	Parent         string            `json:"parent,omitempty"`
 	Listener       string            `json:"listener,omitempty"`
 	AttachedRoutes *int32            `json:"attachedRoutes,omitempty"`

@@ -43,10 +43,22 @@ func Parse(data []byte) (*yaml.Node, error) {
 	return &n, nil
 }
 
-// syntaxError turns "yaml: line 4: could not find expected ':'" into an Error with Line 4.
+// syntaxError turns "yaml: line 4: could not find expected ':'" into an Error with Line 4;
+// "yaml: unmarshal errors:\n  line 3: key "name" already set in map" (a duplicate key)
+// likewise gets Line 3.
 func syntaxError(err error) error {
 	msg := err.Error()
+	msg = strings.TrimPrefix(msg, "error converting YAML to JSON: ")
 	msg = strings.TrimPrefix(msg, "yaml: ")
+	if rest, ok := strings.CutPrefix(msg, "unmarshal errors:\n"); ok {
+		first, _, _ := strings.Cut(strings.TrimSpace(rest), "\n")
+		msg = strings.TrimSpace(first)
+		if num, tail, ok := strings.Cut(strings.TrimPrefix(msg, "line "), ":"); ok && strings.HasPrefix(msg, "line ") {
+			if l, convErr := strconv.Atoi(num); convErr == nil {
+				return &Error{Line: l, Msg: "malformed YAML:" + tail}
+			}
+		}
+	}
 	if rest, ok := strings.CutPrefix(msg, "line "); ok {
 		if num, tail, ok := strings.Cut(rest, ":"); ok {
 			if l, convErr := strconv.Atoi(num); convErr == nil {
@@ -121,7 +133,7 @@ func fieldError(root *yaml.Node, err error) error {
 		return &Error{Line: Line(root, path), Path: path, Msg: msg}
 	}
 	if path := typeErrorPath(msg); path != "" {
-		return &Error{Line: Line(root, path), Path: path, Msg: msg}
+		return &Error{Line: lineOfKind(root, splitPath(path), valueKind(msg)), Path: path, Msg: msg}
 	}
 	return &Error{Msg: msg}
 }
@@ -134,7 +146,7 @@ func Line(root *yaml.Node, path string) int {
 	}
 	line := root.Line
 	n := root
-	for _, step := range splitPath(path) {
+	for _, step := range joinDottedKeys(root, splitPath(path)) {
 		if n == nil {
 			break
 		}
@@ -165,6 +177,39 @@ func Line(root *yaml.Node, path string) int {
 	return line
 }
 
+// joinDottedKeys rejoins key steps that a mapping holds as one key with dots in it
+// ("v1.8" under expectByProfile), preferring the longest key that exists.
+func joinDottedKeys(root *yaml.Node, steps []pathStep) []pathStep {
+	var out []pathStep
+	n := root
+	for i := 0; i < len(steps); i++ {
+		st := steps[i]
+		if st.index < 0 && n != nil && n.Kind == yaml.MappingNode {
+			for j := len(steps) - 1; j > i; j-- {
+				key := st.key
+				ok := true
+				for _, more := range steps[i+1 : j+1] {
+					if more.index >= 0 {
+						ok = false
+						break
+					}
+					key += "." + more.key
+				}
+				if ok && valueAt(n, pathStep{key: key, index: -1}) != nil {
+					st = pathStep{key: key, index: -1}
+					i = j
+					break
+				}
+			}
+		}
+		out = append(out, st)
+		if n != nil {
+			n = valueAt(n, st)
+		}
+	}
+	return out
+}
+
 type pathStep struct {
 	key   string
 	index int // -1 for a key step
@@ -189,6 +234,104 @@ func splitPath(path string) []pathStep {
 		}
 	}
 	return steps
+}
+
+// valueKind is the JSON kind of the offending value in "cannot unmarshal <kind> into ...".
+func valueKind(msg string) string {
+	_, rest, ok := strings.Cut(msg, "cannot unmarshal ")
+	if !ok {
+		return ""
+	}
+	kind, _, _ := strings.Cut(rest, " ")
+	return kind
+}
+
+// lineOfKind follows steps like Line, but encoding/json's type errors name no sequence
+// index: through a sequence it takes the first element in which the rest of the path ends
+// on a value of the offending JSON kind.
+func lineOfKind(n *yaml.Node, steps []pathStep, kind string) int {
+	if n == nil {
+		return 0
+	}
+	if len(steps) == 0 {
+		return n.Line
+	}
+	if n.Kind == yaml.SequenceNode && steps[0].index < 0 {
+		for _, item := range n.Content {
+			if l := lineOfKind(item, steps, kind); l > 0 && kindAt(item, steps) == kind {
+				return l
+			}
+		}
+		return n.Line
+	}
+	step := steps[0]
+	switch {
+	case step.index >= 0 && n.Kind == yaml.SequenceNode && step.index < len(n.Content):
+		return lineOfKind(n.Content[step.index], steps[1:], kind)
+	case step.index < 0 && n.Kind == yaml.MappingNode:
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if n.Content[i].Value == step.key {
+				if len(steps) == 1 {
+					return n.Content[i].Line
+				}
+				return lineOfKind(n.Content[i+1], steps[1:], kind)
+			}
+		}
+	}
+	return n.Line
+}
+
+// kindAt is the JSON kind of the value steps reach from n ("" when they reach nothing);
+// through a sequence without index, the first element that reaches one decides.
+func kindAt(n *yaml.Node, steps []pathStep) string {
+	switch {
+	case n == nil:
+		return ""
+	case len(steps) == 0:
+		return jsonKind(n)
+	case n.Kind == yaml.SequenceNode && steps[0].index < 0:
+		for _, item := range n.Content {
+			if k := kindAt(item, steps); k != "" {
+				return k
+			}
+		}
+		return ""
+	}
+	return kindAt(valueAt(n, steps[0]), steps[1:])
+}
+
+func jsonKind(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.SequenceNode:
+		return "array"
+	case yaml.MappingNode:
+		return "object"
+	case yaml.ScalarNode:
+		switch n.Tag {
+		case "!!int", "!!float":
+			return "number"
+		case "!!bool":
+			return "bool"
+		case "!!null":
+			return "null"
+		}
+		return "string"
+	}
+	return ""
+}
+
+func valueAt(n *yaml.Node, st pathStep) *yaml.Node {
+	switch {
+	case st.index >= 0 && n.Kind == yaml.SequenceNode && st.index < len(n.Content):
+		return n.Content[st.index]
+	case st.index < 0 && n.Kind == yaml.MappingNode:
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if n.Content[i].Value == st.key {
+				return n.Content[i+1]
+			}
+		}
+	}
+	return nil
 }
 
 // typeErrorPath pulls the field path out of encoding/json's type errors, which name it as

@@ -27,6 +27,11 @@ type listenerCtx struct {
 	supportedKinds []string
 	attached       map[string]bool  // route keys attached to this listener
 	ir             *ir.HTTPListener // nil when the listener is not programmed
+	// HTTPS only: the resolved certificates, their DNS SANs,
+	// and whether overlapping certificates force ALPN down to HTTP/1.1.
+	certs        []ir.TLSCertificate
+	certDNSNames []string
+	http11Only   bool
 }
 
 func (l *listenerCtx) hostname() string {
@@ -57,21 +62,31 @@ func containerPort(p int32) uint32 {
 	return uint32(p)
 }
 
-func (t Translator) processGateway(gw *gwapiv1.Gateway, out *Output) *gatewayCtx {
+func (t Translator) processGateway(gw *gwapiv1.Gateway, ix *index, permitted permitFunc, out *Output) *gatewayCtx {
 	g := &gatewayCtx{gw: gw}
 	for _, l := range gw.Spec.Listeners {
-		if l.Protocol != gwapiv1.HTTPProtocolType {
+		if l.Protocol != gwapiv1.HTTPProtocolType && l.Protocol != gwapiv1.HTTPSProtocolType {
 			out.Warnings = append(out.Warnings, fmt.Sprintf("Gateway %s/%s listener %s: protocol %s is not translated by the reference translator yet; the listener is left out",
 				gw.Namespace, gw.Name, l.Name, l.Protocol))
 			continue
 		}
 		lc := &listenerCtx{gateway: g, spec: l, attached: map[string]bool{}}
 		lc.checkKinds()
+		if l.Protocol == gwapiv1.HTTPSProtocolType {
+			lc.checkTLS(ix, permitted)
+		} else if l.TLS != nil {
+			lc.conditions = setCondition(lc.conditions, cond("Programmed", "False", "Invalid",
+				fmt.Sprintf("Listener must not have TLS set when protocol is %s.", l.Protocol)))
+		}
 		g.listeners = append(g.listeners, lc)
 	}
+	g.checkProtocolConflicts()
 	g.checkHostnameConflicts()
 	for _, l := range g.listeners {
 		l.finishConditions()
+	}
+	g.checkOverlappingTLS()
+	for _, l := range g.listeners {
 		if l.ready() {
 			host := l.hostname()
 			if host == "" {
@@ -86,9 +101,46 @@ func (t Translator) processGateway(gw *gwapiv1.Gateway, out *Output) *gatewayCtx
 				GatewayPort: uint32(l.spec.Port),
 				Hostnames:   []string{host},
 			}
+			if l.spec.Protocol == gwapiv1.HTTPSProtocolType {
+				l.ir.TLS = &ir.TLSConfig{Certificates: l.certs, HTTP11Only: l.http11Only}
+			}
 		}
 	}
 	return g
+}
+
+type permitFunc func(fromKind, fromNS, toGroup, toKind, toNS, toName string) bool
+
+// checkProtocolConflicts marks listeners of one port that speak different protocols
+// (HTTP and HTTPS cannot share a port): no protocol wins, all are conflicted.
+func (g *gatewayCtx) checkProtocolConflicts() {
+	byPort := map[gwapiv1.PortNumber][]*listenerCtx{}
+	var ports []gwapiv1.PortNumber
+	for _, l := range g.listeners {
+		if _, ok := byPort[l.spec.Port]; !ok {
+			ports = append(ports, l.spec.Port)
+		}
+		byPort[l.spec.Port] = append(byPort[l.spec.Port], l)
+	}
+	for _, p := range ports {
+		ls := byPort[p]
+		protos := map[gwapiv1.ProtocolType]bool{}
+		for _, l := range ls {
+			protos[l.spec.Protocol] = true
+		}
+		if len(protos) < 2 {
+			continue
+		}
+		names := make([]string, 0, len(ls))
+		for _, l := range ls {
+			names = append(names, l.irName())
+		}
+		sort.Strings(names)
+		msg := "All listeners for a given port must use a compatible protocol, conflicting listeners: " + strings.Join(names, ", ")
+		for _, l := range ls {
+			l.conditions = setCondition(l.conditions, cond("Conflicted", "True", "ProtocolConflict", msg))
+		}
+	}
 }
 
 // checkKinds validates allowedRoutes.kinds and records the supported kinds.
@@ -163,6 +215,20 @@ func hasFailure(cs []result.Condition) bool {
 // finishConditions completes the listener's conditions as EG does: a clean listener gets
 // Programmed, Accepted and ResolvedRefs true; one with a problem gets Programmed false.
 func (l *listenerCtx) finishConditions() {
+	if len(l.conditions) == 1 && l.conditions[0].Type == "ResolvedRefs" {
+		switch l.conditions[0].Reason {
+		case "PartiallyInvalidCertificateRef":
+			// Some certificate refs are bad but others serve: the listener is programmed.
+			l.conditions = setCondition(l.conditions, cond("Accepted", "True", "Accepted", msgListenerAccepted))
+			l.conditions = setCondition(l.conditions, cond("Programmed", "True", "Programmed", msgListenerProgrammed))
+			return
+		case "InvalidCertificateRef":
+			// The listener is sound but cannot serve without a certificate: accepted, not programmed.
+			l.conditions = setCondition(l.conditions, cond("Accepted", "True", "Accepted", msgListenerAccepted))
+			l.conditions = setCondition(l.conditions, cond("Programmed", "False", "Invalid", msgListenerInvalid))
+			return
+		}
+	}
 	if len(l.conditions) == 0 {
 		l.conditions = []result.Condition{
 			cond("Programmed", "True", "Programmed", msgListenerProgrammed),

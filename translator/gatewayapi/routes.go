@@ -108,6 +108,9 @@ func (rt *routeTranslator) processRoute(in routeInput) {
 		if pr.SectionName != nil {
 			pref.SectionName = string(*pr.SectionName)
 		}
+		if pr.Port != nil {
+			pref.Port = int32(*pr.Port)
+		}
 		ps := rt.st.parent(in.ref, pref)
 		if rules == nil {
 			rules = in.rules()

@@ -39,6 +39,7 @@ type index struct {
 	httpRoutes []*gwapiv1.HTTPRoute
 	grpcRoutes []*gwapiv1.GRPCRoute
 	services   map[types.NamespacedName]*corev1.Service
+	secrets    map[types.NamespacedName]*corev1.Secret
 	slices     map[types.NamespacedName][]*discoveryv1.EndpointSlice // by Service
 	grants     []*gwapiv1.ReferenceGrant
 	namespaces map[string]*corev1.Namespace
@@ -47,6 +48,7 @@ type index struct {
 func buildIndex(objs []resource.Object) *index {
 	ix := &index{
 		services:   map[types.NamespacedName]*corev1.Service{},
+		secrets:    map[types.NamespacedName]*corev1.Secret{},
 		slices:     map[types.NamespacedName][]*discoveryv1.EndpointSlice{},
 		namespaces: map[string]*corev1.Namespace{},
 	}
@@ -62,6 +64,8 @@ func buildIndex(objs []resource.Object) *index {
 			ix.grpcRoutes = append(ix.grpcRoutes, v)
 		case *corev1.Service:
 			ix.services[types.NamespacedName{Namespace: v.Namespace, Name: v.Name}] = v
+		case *corev1.Secret:
+			ix.secrets[types.NamespacedName{Namespace: v.Namespace, Name: v.Name}] = v
 		case *discoveryv1.EndpointSlice:
 			svc := v.Labels[discoveryv1.LabelServiceName]
 			if svc != "" {
@@ -123,16 +127,14 @@ func (t Translator) Translate(objs []resource.Object) Output {
 			[]result.Condition{cond("Accepted", "True", "Accepted", msgGatewayClassAccepted)}
 	}
 
-	var gateways []*gatewayCtx
+	rt := routeTranslator{t: t, ix: ix, st: st}
 	for _, gw := range ix.gateways {
 		if !ours[string(gw.Spec.GatewayClassName)] {
 			continue
 		}
-		g := t.processGateway(gw, &out)
-		gateways = append(gateways, g)
+		rt.gateways = append(rt.gateways, t.processGateway(gw, ix, rt.permitted, &out))
 	}
-
-	rt := routeTranslator{t: t, ix: ix, gateways: gateways, st: st}
+	gateways := rt.gateways
 	// EG attaches all HTTPRoutes before any GRPCRoute: ties in precedence keep that order.
 	for _, r := range ix.httpRoutes {
 		rt.processHTTPRoute(r)

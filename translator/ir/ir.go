@@ -24,6 +24,23 @@ type HTTPListener struct {
 	Routes      []*HTTPRoute `json:"routes,omitempty"`
 	// GRPC is set when a GRPCRoute attaches: EG then adds the gRPC-Web and gRPC stats filters.
 	GRPC bool `json:"grpc,omitempty"`
+	// TLS is set on HTTPS listeners (TLS terminated by Envoy).
+	TLS *TLSConfig `json:"tls,omitempty"`
+}
+
+// TLSConfig is a terminating listener's certificates.
+type TLSConfig struct {
+	Certificates []TLSCertificate `json:"certificates"`
+	// HTTP11Only: certificates overlap another listener's on the port, so ALPN offers only
+	// http/1.1 to keep HTTP/2 clients from coalescing connections across them.
+	HTTP11Only bool `json:"http11Only,omitempty"`
+}
+
+// TLSCertificate is one certificate and key, named <secret namespace>/<secret name>.
+type TLSCertificate struct {
+	Name        string `json:"name"`
+	Certificate []byte `json:"-"`
+	PrivateKey  []byte `json:"-"`
 }
 
 // Source names the route object, rule and match an IR route comes from.

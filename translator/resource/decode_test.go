@@ -272,7 +272,6 @@ func TestDecodeSyntaxErrorLine(t *testing.T) {
 
 // The duplicate key error should name the file line like every other decoding error.
 func TestDecodeDuplicateKeyLine(t *testing.T) {
-	t.Skip(`BUG: resource.Decode: a duplicate key is reported as "in.yaml: Service b: malformed YAML: unmarshal errors:\n  line 4: ..." with no file:line and a document-relative line (yamlpos.DecodeStrict leaves Error.Line 0)`)
 	text := service + "---\napiVersion: v1\nkind: Service\nmetadata:\n  name: a\n  name: b\n"
 	_, errs := decode(t, text, resource.Options{})
 	msg := oneError(t, errs)

@@ -63,12 +63,19 @@ type ParentRef struct {
 	Namespace   string `json:"namespace"`
 	Name        string `json:"name"`
 	SectionName string `json:"sectionName,omitempty"`
+	// Port is the parentRef's port, when it names one: two parentRefs that differ only by
+	// port are two entries.
+	Port int32 `json:"port,omitempty"`
 }
 
+// String is Kind/namespace/name[/sectionName][:port], the form scenarios use.
 func (p ParentRef) String() string {
 	s := p.Kind + "/" + p.Namespace + "/" + p.Name
 	if p.SectionName != "" {
 		s += "/" + p.SectionName
+	}
+	if p.Port != 0 {
+		s += fmt.Sprintf(":%d", p.Port)
 	}
 	return s
 }

@@ -8,7 +8,9 @@ import (
 	grpcstatsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/grpc_stats/v3"
 	grpcwebv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/grpc_web/v3"
 	routerv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/router/v3"
+	tlsinspectorv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/listener/tls_inspector/v3"
 	hcmv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/http_connection_manager/v3"
+	tlsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
 	"google.golang.org/protobuf/types/known/structpb"
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
@@ -17,11 +19,13 @@ import (
 
 // Filter names as Envoy knows them.
 const (
-	hcmFilter       = "envoy.filters.network.http_connection_manager"
-	routerFilter    = "envoy.filters.http.router"
-	grpcWebFilter   = "envoy.filters.http.grpc_web"
-	grpcStatsFilter = "envoy.filters.http.grpc_stats"
-	fileLogger      = "envoy.access_loggers.file"
+	hcmFilter          = "envoy.filters.network.http_connection_manager"
+	routerFilter       = "envoy.filters.http.router"
+	tlsInspector       = "envoy.filters.listener.tls_inspector"
+	tlsTransportSocket = "envoy.transport_sockets.tls"
+	grpcWebFilter      = "envoy.filters.http.grpc_web"
+	grpcStatsFilter    = "envoy.filters.http.grpc_stats"
+	fileLogger         = "envoy.access_loggers.file"
 )
 
 // accessLogFields is EG's default JSON access log format (a fact of EG v1.9's output).
@@ -81,8 +85,85 @@ func noRouteFilter() *accesslogv3.AccessLogFilter {
 }
 
 func (t Translator) buildListener(l *ir.HTTPListener, routeConfig string, grpc bool) (*listenerv3.Listener, error) {
+	name := t.Naming.Listener(l)
+	return &listenerv3.Listener{
+		Name:      name,
+		Address:   socketAddress(l.Address, l.Port),
+		AccessLog: []*accesslogv3.AccessLog{accessLog(noRouteFilter())},
+		DefaultFilterChain: &listenerv3.FilterChain{
+			Name:    name,
+			Filters: []*listenerv3.Filter{hcmFilterOf(l, routeConfig, grpc)},
+		},
+		MaxConnectionsToAcceptPerSocketEvent: u32(1),
+		PerConnectionBufferLimitBytes:        u32(bufferLimitBytes),
+	}, nil
+}
+
+// buildTLSListener makes the Envoy listener of an HTTPS port: a filter chain per Gateway
+// listener, chosen by SNI (a listener without hostname matches any name), each terminating
+// TLS with its certificates from SDS and routing with its own route configuration.
+func (t Translator) buildTLSListener(el *envoyListener) *listenerv3.Listener {
+	lis := &listenerv3.Listener{
+		Name:      t.Naming.Listener(el.first),
+		Address:   socketAddress(el.first.Address, el.first.Port),
+		AccessLog: []*accesslogv3.AccessLog{accessLog(noRouteFilter())},
+		ListenerFilters: []*listenerv3.ListenerFilter{{
+			Name:       tlsInspector,
+			ConfigType: &listenerv3.ListenerFilter_TypedConfig{TypedConfig: mustAny(&tlsinspectorv3.TlsInspector{})},
+		}},
+		MaxConnectionsToAcceptPerSocketEvent: u32(1),
+		PerConnectionBufferLimitBytes:        u32(bufferLimitBytes),
+	}
+	for _, c := range el.chains {
+		fc := &listenerv3.FilterChain{
+			Name:            c.l.Name,
+			Filters:         []*listenerv3.Filter{hcmFilterOf(c.l, c.rc.Name, c.l.GRPC)},
+			TransportSocket: downstreamTLS(c.l.TLS),
+		}
+		if h := c.l.Hostnames[0]; h != "*" {
+			fc.FilterChainMatch = &listenerv3.FilterChainMatch{ServerNames: []string{h}}
+		}
+		lis.FilterChains = append(lis.FilterChains, fc)
+	}
+	return lis
+}
+
+func downstreamTLS(cfg *ir.TLSConfig) *corev3.TransportSocket {
+	alpn := []string{"h2", "http/1.1"}
+	if cfg.HTTP11Only {
+		alpn = []string{"http/1.1"}
+	}
+	ctx := &tlsv3.DownstreamTlsContext{
+		CommonTlsContext:                 &tlsv3.CommonTlsContext{AlpnProtocols: alpn},
+		DisableStatefulSessionResumption: true,
+		SessionTicketKeysType: &tlsv3.DownstreamTlsContext_DisableStatelessSessionResumption{
+			DisableStatelessSessionResumption: true,
+		},
+	}
+	for _, c := range cfg.Certificates {
+		ctx.CommonTlsContext.TlsCertificateSdsSecretConfigs = append(ctx.CommonTlsContext.TlsCertificateSdsSecretConfigs,
+			&tlsv3.SdsSecretConfig{Name: c.Name, SdsConfig: adsSource()})
+	}
+	return &corev3.TransportSocket{
+		Name:       tlsTransportSocket,
+		ConfigType: &corev3.TransportSocket_TypedConfig{TypedConfig: mustAny(ctx)},
+	}
+}
+
+// buildTLSSecret is the SDS secret of a listener certificate (TLS-02).
+func buildTLSSecret(c ir.TLSCertificate) *tlsv3.Secret {
+	return &tlsv3.Secret{
+		Name: c.Name,
+		Type: &tlsv3.Secret_TlsCertificate{TlsCertificate: &tlsv3.TlsCertificate{
+			CertificateChain: &corev3.DataSource{Specifier: &corev3.DataSource_InlineBytes{InlineBytes: c.Certificate}},
+			PrivateKey:       &corev3.DataSource{Specifier: &corev3.DataSource_InlineBytes{InlineBytes: c.PrivateKey}},
+		}},
+	}
+}
+
+func hcmFilterOf(l *ir.HTTPListener, routeConfig string, grpc bool) *listenerv3.Filter {
 	hcm := &hcmv3.HttpConnectionManager{
-		StatPrefix: statPrefix(l.Port),
+		StatPrefix: statPrefix(l.Port, l.TLS != nil),
 		RouteSpecifier: &hcmv3.HttpConnectionManager_Rds{Rds: &hcmv3.Rds{
 			ConfigSource:    adsSource(),
 			RouteConfigName: routeConfig,
@@ -106,21 +187,7 @@ func (t Translator) buildListener(l *ir.HTTPListener, routeConfig string, grpc b
 		ServerHeaderTransformation:   hcmv3.HttpConnectionManager_PASS_THROUGH,
 		UseRemoteAddress:             boolValue(true),
 	}
-	name := t.Naming.Listener(l)
-	return &listenerv3.Listener{
-		Name:      name,
-		Address:   socketAddress(l.Address, l.Port),
-		AccessLog: []*accesslogv3.AccessLog{accessLog(noRouteFilter())},
-		DefaultFilterChain: &listenerv3.FilterChain{
-			Name: name,
-			Filters: []*listenerv3.Filter{{
-				Name:       hcmFilter,
-				ConfigType: &listenerv3.Filter_TypedConfig{TypedConfig: mustAny(hcm)},
-			}},
-		},
-		MaxConnectionsToAcceptPerSocketEvent: u32(1),
-		PerConnectionBufferLimitBytes:        u32(bufferLimitBytes),
-	}, nil
+	return &listenerv3.Filter{Name: hcmFilter, ConfigType: &listenerv3.Filter_TypedConfig{TypedConfig: mustAny(hcm)}}
 }
 
 // grpcFilters are the filters EG puts before the router on a port that serves a GRPCRoute:

@@ -29,6 +29,10 @@ func (n Naming) RouteConfig(l *ir.HTTPListener) string {
 	return l.Name
 }
 
+// TLSRouteConfig names an HTTPS listener's route configuration: HTTPS listeners keep
+// their own, named after the Gateway listener, under both schemes.
+func (n Naming) TLSRouteConfig(l *ir.HTTPListener) string { return l.Name }
+
 // VirtualHost names the virtual host of hostname on listener l.
 func (n Naming) VirtualHost(l *ir.HTTPListener, hostname string) string {
 	h := strings.ReplaceAll(hostname, ".", "_")
@@ -38,8 +42,13 @@ func (n Naming) VirtualHost(l *ir.HTTPListener, hostname string) string {
 	return l.Name + "/" + h
 }
 
-// statPrefix is the HTTP connection manager's stat prefix for a plain HTTP port.
-func statPrefix(port uint32) string { return fmt.Sprintf("http-%d", port) }
+// statPrefix is the HTTP connection manager's stat prefix: http-<port> or https-<port>.
+func statPrefix(port uint32, tls bool) string {
+	if tls {
+		return fmt.Sprintf("https-%d", port)
+	}
+	return fmt.Sprintf("http-%d", port)
+}
 
 // invalidBackendCluster is the cluster name EG gives the share of weight whose backends
 // could not be resolved; no such cluster exists, so Envoy answers 500 for it.

@@ -25,11 +25,20 @@ type portKey struct {
 	port    uint32
 }
 
+// envoyListener gathers the Gateway listeners that share one Envoy listener.
 type envoyListener struct {
 	first *ir.HTTPListener
 	grpc  bool
-	rc    *routev3.RouteConfiguration
-	vhost map[string]*routev3.VirtualHost // by IR listener name + hostname
+	// Plain HTTP: one route configuration for the port, named after the first listener.
+	rc *routev3.RouteConfiguration
+	// HTTPS: one filter chain and one route configuration per Gateway listener.
+	chains []*tlsChain
+	vhost  map[string]*routev3.VirtualHost // by IR listener name + hostname
+}
+
+type tlsChain struct {
+	l  *ir.HTTPListener
+	rc *routev3.RouteConfiguration
 }
 
 // Translate builds the resources. Errors are programming errors in the IR (an Any that does
@@ -39,22 +48,32 @@ func (t Translator) Translate(x *ir.XDS) (result.XDS, error) {
 	byPort := map[portKey]*envoyListener{}
 	var order []portKey
 	clusters := map[string]bool{}
+	secrets := map[string]bool{}
 	for _, l := range x.HTTP {
 		k := portKey{l.Address, l.Port}
 		el := byPort[k]
 		if el == nil {
-			el = &envoyListener{
-				first: l,
-				rc: &routev3.RouteConfiguration{
-					Name:                     t.Naming.RouteConfig(l),
-					IgnorePortInHostMatching: true,
-				},
-				vhost: map[string]*routev3.VirtualHost{},
-			}
+			el = &envoyListener{first: l, vhost: map[string]*routev3.VirtualHost{}}
 			byPort[k] = el
 			order = append(order, k)
 		}
 		el.grpc = el.grpc || l.GRPC
+		var rc *routev3.RouteConfiguration
+		if l.TLS != nil {
+			rc = &routev3.RouteConfiguration{Name: t.Naming.TLSRouteConfig(l), IgnorePortInHostMatching: true}
+			el.chains = append(el.chains, &tlsChain{l: l, rc: rc})
+			for _, c := range l.TLS.Certificates {
+				if !secrets[c.Name] {
+					secrets[c.Name] = true
+					out.Secrets = append(out.Secrets, buildTLSSecret(c))
+				}
+			}
+		} else {
+			if el.rc == nil {
+				el.rc = &routev3.RouteConfiguration{Name: t.Naming.RouteConfig(l), IgnorePortInHostMatching: true}
+			}
+			rc = el.rc
+		}
 		for _, r := range l.Routes {
 			vkey := l.Name + "\x00" + r.Hostname
 			vh := el.vhost[vkey]
@@ -65,7 +84,7 @@ func (t Translator) Translate(x *ir.XDS) (result.XDS, error) {
 					Metadata: resourceMetadata(resourceRef{Kind: "Gateway", Name: gatewayName(l), Namespace: gatewayNamespace(l), SectionName: l.SectionName}),
 				}
 				el.vhost[vkey] = vh
-				el.rc.VirtualHosts = append(el.rc.VirtualHosts, vh)
+				rc.VirtualHosts = append(rc.VirtualHosts, vh)
 			}
 			vh.Routes = append(vh.Routes, buildRoute(r))
 			if r.Destination != nil {
@@ -82,6 +101,13 @@ func (t Translator) Translate(x *ir.XDS) (result.XDS, error) {
 	}
 	for _, k := range order {
 		el := byPort[k]
+		if len(el.chains) > 0 {
+			out.Listeners = append(out.Listeners, t.buildTLSListener(el))
+			for _, c := range el.chains {
+				out.Routes = append(out.Routes, c.rc)
+			}
+			continue
+		}
 		lis, err := t.buildListener(el.first, el.rc.Name, el.grpc)
 		if err != nil {
 			return result.XDS{}, fmt.Errorf("listener %s: %w", el.first.Name, err)
