@@ -32,12 +32,17 @@ resources: |
     gatewayClassName: eg
     listeners:
     - {name: http, protocol: HTTP, port: 80}
-    - {name: raw, protocol: TCP, port: 9000}
   ---
   apiVersion: v1
   kind: Service
   metadata: {name: app, namespace: default}
   spec: {clusterIP: 10.96.0.10, ports: [{name: http, port: 8080}]}
+  ---
+  apiVersion: gateway.envoyproxy.io/v1alpha1
+  kind: SecurityPolicy
+  metadata: {name: sp, namespace: default}
+  spec:
+    targetRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: app}]
   ---
   apiVersion: gateway.networking.k8s.io/v1
   kind: HTTPRoute
@@ -93,7 +98,7 @@ expect:
     expect: {status: 200, cluster: httproute/default/app/rule/1, route: httproute/default/app/rule/1/match/0/app_example_com}
   - request: {port: 80, host: other.example.com, path: /app}
     expect: {status: 404}
-  warnings: [protocol TCP is not translated]
+  warnings: ["SecurityPolicy default/sp: SecurityPolicy is not translated"]
 `
 
 func load(t *testing.T, text string) *scenario.Scenario {
@@ -358,10 +363,10 @@ func TestWrongExpectationsFail(t *testing.T) {
 		},
 		{
 			name:  "warning",
-			old:   "warnings: [protocol TCP is not translated]",
-			new:   "warnings: [protocol UDP is not translated]",
-			check: "warnings", where: "expect.warnings[0]", marker: "warnings: [protocol UDP",
-			msg: `no warning contains "protocol UDP is not translated"`,
+			old:   `warnings: ["SecurityPolicy default/sp: SecurityPolicy is not translated"]`,
+			new:   `warnings: ["SecurityPolicy default/other: SecurityPolicy is not translated"]`,
+			check: "warnings", where: "expect.warnings[0]", marker: "warnings: [\"SecurityPolicy default/other",
+			msg: `no warning contains "SecurityPolicy default/other: SecurityPolicy is not translated"`,
 		},
 	}
 	for _, tt := range tests {

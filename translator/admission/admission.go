@@ -38,7 +38,12 @@ func Review(objs []resource.Object, p profile.Profile) ([]result.Admission, []re
 	return verdicts, admitted
 }
 
-type problem struct{ path, value, detail string }
+// problem is one refusal: a schema pattern (with the offending value) or a CEL rule
+// (value empty: the message is the rule's own).
+type problem struct {
+	path, value, detail string
+	tooMany             string // a structural refusal (list too long, required field), already worded
+}
 
 func check(o resource.Object) []problem {
 	var out []problem
@@ -52,14 +57,56 @@ func check(o resource.Object) []problem {
 		for i, h := range v.Spec.Hostnames {
 			hostname(fmt.Sprintf("spec.hostnames[%d]", i), string(h))
 		}
+	case *gwapiv1.TCPRoute:
+		out = append(out, maxItems("spec.rules", len(v.Spec.Rules), 1)...)
+	case *gwapiv1.UDPRoute:
+		out = append(out, maxItems("spec.rules", len(v.Spec.Rules), 1)...)
+	case *gwapiv1.TLSRoute:
+		// TLSRoute v1 routes by SNI only: it must name at least one hostname.
+		if len(v.Spec.Hostnames) == 0 {
+			out = append(out, problem{path: "spec.hostnames", tooMany: "spec.hostnames: Required value"})
+		}
+		for i, h := range v.Spec.Hostnames {
+			hostname(fmt.Sprintf("spec.hostnames[%d]", i), string(h))
+		}
 	case *gwapiv1.Gateway:
+		type key struct {
+			port  int32
+			proto string
+			host  string
+		}
+		names := map[string]bool{}
+		combos := map[key]bool{}
+		var dupName, dupCombo bool
 		for i, l := range v.Spec.Listeners {
 			if l.Hostname != nil {
 				hostname(fmt.Sprintf("spec.listeners[%d].hostname", i), string(*l.Hostname))
 			}
+			k := key{int32(l.Port), string(l.Protocol), ""}
+			if l.Hostname != nil {
+				k.host = string(*l.Hostname)
+			}
+			dupName = dupName || names[string(l.Name)]
+			dupCombo = dupCombo || combos[k]
+			names[string(l.Name)], combos[k] = true, true
+		}
+		// The Gateway CRD's CEL rules over the listener list.
+		if dupName {
+			out = append(out, problem{path: "spec.listeners", detail: "Listener name must be unique within the Gateway"})
+		}
+		if dupCombo {
+			out = append(out, problem{path: "spec.listeners", detail: "Combination of port, protocol and hostname must be unique for each listener"})
 		}
 	}
 	return out
+}
+
+// maxItems is the schema's list length limit.
+func maxItems(path string, n, limit int) []problem {
+	if n <= limit {
+		return nil
+	}
+	return []problem{{path: path, tooMany: fmt.Sprintf("%s: Too many: %d: must have at most %d item", path, n, limit)}}
 }
 
 // invalidMessage writes the refusal the way the API server words it.
@@ -70,6 +117,14 @@ func invalidMessage(o resource.Object, ps []problem) string {
 	}
 	parts := make([]string, 0, len(ps))
 	for _, p := range ps {
+		if p.tooMany != "" {
+			parts = append(parts, p.tooMany)
+			continue
+		}
+		if p.value == "" {
+			parts = append(parts, fmt.Sprintf("%s: Invalid value: %s", p.path, p.detail))
+			continue
+		}
 		parts = append(parts, fmt.Sprintf("%s: Invalid value: %q: %s", p.path, p.value, p.detail))
 	}
 	body := parts[0]

@@ -84,6 +84,19 @@ func (e *refErrors) condition(typ string) result.Condition {
 	if len(e.msgs) == 1 {
 		return cond(typ, "False", e.reasons[0], conditionMessage(e.msgs[0]))
 	}
+	return e.joined(typ)
+}
+
+// rawCondition is how EG words layer-4 route problems: a single problem as written
+// (lower case, no period), several as condition() does.
+func (e *refErrors) rawCondition(typ string) result.Condition {
+	if len(e.msgs) == 1 {
+		return cond(typ, "False", e.reasons[0], e.msgs[0])
+	}
+	return e.joined(typ)
+}
+
+func (e *refErrors) joined(typ string) result.Condition {
 	lines := make([]string, len(e.msgs))
 	for i, m := range e.msgs {
 		lines[i] = conditionMessage(m)

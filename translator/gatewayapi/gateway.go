@@ -27,6 +27,8 @@ type listenerCtx struct {
 	supportedKinds []string
 	attached       map[string]bool  // route keys attached to this listener
 	ir             *ir.HTTPListener // nil when the listener is not programmed
+	tcp            *ir.TCPListener  // TCP and TLS listeners, when programmed
+	udp            *ir.UDPListener  // UDP listeners, when programmed
 	// HTTPS only: the resolved certificates, their DNS SANs,
 	// and whether overlapping certificates force ALPN down to HTTP/1.1.
 	certs        []ir.TLSCertificate
@@ -53,6 +55,22 @@ func creation(o interface{ GetCreationTimestamp() metav1.Time }) time.Time {
 // httpRouteKinds are what an HTTP listener serves when allowedRoutes.kinds is unset.
 var httpRouteKinds = []string{"HTTPRoute", "GRPCRoute"}
 
+// routeKinds are the route kinds the listener's protocol serves (and TLS mode).
+func (l *listenerCtx) routeKinds() []string {
+	switch l.spec.Protocol {
+	case gwapiv1.TCPProtocolType:
+		return []string{"TCPRoute"}
+	case gwapiv1.UDPProtocolType:
+		return []string{"UDPRoute"}
+	case gwapiv1.TLSProtocolType:
+		if l.spec.TLS != nil && l.spec.TLS.Mode != nil && *l.spec.TLS.Mode == gwapiv1.TLSModeTerminate {
+			return []string{"TCPRoute", "TLSRoute"}
+		}
+		return []string{"TLSRoute"}
+	}
+	return httpRouteKinds
+}
+
 // containerPort maps a Gateway port to the port Envoy binds: EG shifts privileged ports
 // by 10000 so the proxy needs no privilege (80 → 10080).
 func containerPort(p int32) uint32 {
@@ -65,16 +83,23 @@ func containerPort(p int32) uint32 {
 func (t Translator) processGateway(gw *gwapiv1.Gateway, ix *index, permitted permitFunc, out *Output) *gatewayCtx {
 	g := &gatewayCtx{gw: gw}
 	for _, l := range gw.Spec.Listeners {
-		if l.Protocol != gwapiv1.HTTPProtocolType && l.Protocol != gwapiv1.HTTPSProtocolType {
-			out.Warnings = append(out.Warnings, fmt.Sprintf("Gateway %s/%s listener %s: protocol %s is not translated by the reference translator yet; the listener is left out",
-				gw.Namespace, gw.Name, l.Name, l.Protocol))
+		lc := &listenerCtx{gateway: g, spec: l, attached: map[string]bool{}}
+		switch l.Protocol {
+		case gwapiv1.HTTPProtocolType, gwapiv1.HTTPSProtocolType, gwapiv1.TCPProtocolType, gwapiv1.UDPProtocolType, gwapiv1.TLSProtocolType:
+		default:
+			lc.supportedKinds = []string{}
+			lc.conditions = setCondition(lc.conditions, cond("Accepted", "False", "UnsupportedProtocol",
+				fmt.Sprintf("Protocol %s is unsupported, must be HTTP, HTTPS, TCP or UDP.", l.Protocol)))
+			g.listeners = append(g.listeners, lc)
 			continue
 		}
-		lc := &listenerCtx{gateway: g, spec: l, attached: map[string]bool{}}
 		lc.checkKinds()
-		if l.Protocol == gwapiv1.HTTPSProtocolType {
+		switch {
+		case l.Protocol == gwapiv1.HTTPSProtocolType:
 			lc.checkTLS(ix, permitted)
-		} else if l.TLS != nil {
+		case l.Protocol == gwapiv1.TLSProtocolType:
+			lc.checkTLSListener(ix, permitted)
+		case l.TLS != nil:
 			lc.conditions = setCondition(lc.conditions, cond("Programmed", "False", "Invalid",
 				fmt.Sprintf("Listener must not have TLS set when protocol is %s.", l.Protocol)))
 		}
@@ -87,6 +112,9 @@ func (t Translator) processGateway(gw *gwapiv1.Gateway, ix *index, permitted per
 	}
 	g.checkOverlappingTLS()
 	for _, l := range g.listeners {
+		if l.ready() && l.buildL4IR() {
+			continue
+		}
 		if l.ready() {
 			host := l.hostname()
 			if host == "" {
@@ -109,6 +137,16 @@ func (t Translator) processGateway(gw *gwapiv1.Gateway, ix *index, permitted per
 	return g
 }
 
+func protocolFamily(p gwapiv1.ProtocolType) string {
+	switch p {
+	case gwapiv1.UDPProtocolType:
+		return ""
+	case gwapiv1.HTTPSProtocolType, gwapiv1.TLSProtocolType:
+		return "TLS"
+	}
+	return string(p)
+}
+
 type permitFunc func(fromKind, fromNS, toGroup, toKind, toNS, toName string) bool
 
 // checkProtocolConflicts marks listeners of one port that speak different protocols
@@ -124,13 +162,19 @@ func (g *gatewayCtx) checkProtocolConflicts() {
 	}
 	for _, p := range ports {
 		ls := byPort[p]
-		protos := map[gwapiv1.ProtocolType]bool{}
+		// UDP shares a port with anything; HTTPS and TLS are one family.
+		protos := map[string]bool{}
+		var members []*listenerCtx
 		for _, l := range ls {
-			protos[l.spec.Protocol] = true
+			if f := protocolFamily(l.spec.Protocol); f != "" {
+				protos[f] = true
+				members = append(members, l)
+			}
 		}
 		if len(protos) < 2 {
 			continue
 		}
+		ls = members
 		names := make([]string, 0, len(ls))
 		for _, l := range ls {
 			names = append(names, l.irName())
@@ -145,8 +189,9 @@ func (g *gatewayCtx) checkProtocolConflicts() {
 
 // checkKinds validates allowedRoutes.kinds and records the supported kinds.
 func (l *listenerCtx) checkKinds() {
+	kinds := l.routeKinds()
 	if l.spec.AllowedRoutes == nil || len(l.spec.AllowedRoutes.Kinds) == 0 {
-		l.supportedKinds = append([]string(nil), httpRouteKinds...)
+		l.supportedKinds = append([]string(nil), kinds...)
 		return
 	}
 	var bad []string
@@ -155,7 +200,7 @@ func (l *listenerCtx) checkKinds() {
 		if k.Group != nil {
 			group = string(*k.Group)
 		}
-		if group == gwapiv1.GroupName && contains(httpRouteKinds, string(k.Kind)) {
+		if group == gwapiv1.GroupName && contains(kinds, string(k.Kind)) {
 			if !contains(l.supportedKinds, string(k.Kind)) {
 				l.supportedKinds = append(l.supportedKinds, string(k.Kind))
 			}
@@ -166,7 +211,7 @@ func (l *listenerCtx) checkKinds() {
 	for _, k := range bad {
 		allowed := l.supportedKinds
 		if len(allowed) == 0 {
-			allowed = httpRouteKinds
+			allowed = kinds
 		}
 		l.conditions = setCondition(l.conditions, cond("ResolvedRefs", "False", "InvalidRouteKinds",
 			fmt.Sprintf("%s is not supported, kind must be one of [%s]", k, strings.Join(allowed, " "))))
@@ -181,7 +226,7 @@ func (g *gatewayCtx) checkHostnameConflicts() {
 	}
 	groups := map[key][]*listenerCtx{}
 	for _, l := range g.listeners {
-		if hasFailure(l.conditions) {
+		if hasFailure(l.conditions) || l.spec.Protocol == gwapiv1.TCPProtocolType || l.spec.Protocol == gwapiv1.UDPProtocolType {
 			continue
 		}
 		k := key{int32(l.spec.Port), l.hostname()}

@@ -536,6 +536,11 @@ func (rt *routeTranslator) resolveBackend(routeKind, routeNS string, br gwapiv1.
 		// the traffic is lost (RT-07).
 		return fail("UnsupportedValue", fmt.Sprintf("Service %s/%s is of type ExternalName, which is not supported as a backend; use an Envoy Gateway Backend resource with an FQDN endpoint instead", ns, br.Name))
 	}
+	// The port must exist with the route's transport: UDP for UDPRoute, TCP otherwise.
+	want := corev1.ProtocolTCP
+	if routeKind == "UDPRoute" {
+		want = corev1.ProtocolUDP
+	}
 	var sp *corev1.ServicePort
 	for i := range svc.Spec.Ports {
 		p := &svc.Spec.Ports[i]
@@ -543,13 +548,13 @@ func (rt *routeTranslator) resolveBackend(routeKind, routeNS string, br gwapiv1.
 		if proto == "" {
 			proto = corev1.ProtocolTCP
 		}
-		if p.Port == int32(*br.Port) && proto == corev1.ProtocolTCP {
+		if p.Port == int32(*br.Port) && proto == want {
 			sp = p
 			break
 		}
 	}
 	if sp == nil {
-		return fail("PortNotFound", fmt.Sprintf("TCP Port %d not found on Service %s/%s", *br.Port, ns, br.Name))
+		return fail("PortNotFound", fmt.Sprintf("%s Port %d not found on Service %s/%s", want, *br.Port, ns, br.Name))
 	}
 	b.Endpoints = rt.endpoints(svc, sp)
 	return b, nil

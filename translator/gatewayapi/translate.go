@@ -4,6 +4,7 @@
 package gatewayapi
 
 import (
+	"fmt"
 	"sort"
 
 	corev1 "k8s.io/api/core/v1"
@@ -38,6 +39,9 @@ type index struct {
 	gateways   []*gwapiv1.Gateway
 	httpRoutes []*gwapiv1.HTTPRoute
 	grpcRoutes []*gwapiv1.GRPCRoute
+	tlsRoutes  []*gwapiv1.TLSRoute
+	tcpRoutes  []*gwapiv1.TCPRoute
+	udpRoutes  []*gwapiv1.UDPRoute
 	services   map[types.NamespacedName]*corev1.Service
 	secrets    map[types.NamespacedName]*corev1.Secret
 	slices     map[types.NamespacedName][]*discoveryv1.EndpointSlice // by Service
@@ -62,6 +66,12 @@ func buildIndex(objs []resource.Object) *index {
 			ix.httpRoutes = append(ix.httpRoutes, v)
 		case *gwapiv1.GRPCRoute:
 			ix.grpcRoutes = append(ix.grpcRoutes, v)
+		case *gwapiv1.TLSRoute:
+			ix.tlsRoutes = append(ix.tlsRoutes, v)
+		case *gwapiv1.TCPRoute:
+			ix.tcpRoutes = append(ix.tcpRoutes, v)
+		case *gwapiv1.UDPRoute:
+			ix.udpRoutes = append(ix.udpRoutes, v)
 		case *corev1.Service:
 			ix.services[types.NamespacedName{Namespace: v.Namespace, Name: v.Name}] = v
 		case *corev1.Secret:
@@ -84,6 +94,9 @@ func buildIndex(objs []resource.Object) *index {
 	sort.SliceStable(ix.gateways, func(i, j int) bool { return olderFirst(ix.gateways[i], ix.gateways[j]) })
 	sort.SliceStable(ix.httpRoutes, func(i, j int) bool { return olderFirst(ix.httpRoutes[i], ix.httpRoutes[j]) })
 	sort.SliceStable(ix.grpcRoutes, func(i, j int) bool { return olderFirst(ix.grpcRoutes[i], ix.grpcRoutes[j]) })
+	sort.SliceStable(ix.tlsRoutes, func(i, j int) bool { return olderFirst(ix.tlsRoutes[i], ix.tlsRoutes[j]) })
+	sort.SliceStable(ix.tcpRoutes, func(i, j int) bool { return olderFirst(ix.tcpRoutes[i], ix.tcpRoutes[j]) })
+	sort.SliceStable(ix.udpRoutes, func(i, j int) bool { return olderFirst(ix.udpRoutes[i], ix.udpRoutes[j]) })
 	sort.SliceStable(ix.classes, func(i, j int) bool { return ix.classes[i].Name < ix.classes[j].Name })
 	for k := range ix.slices {
 		s := ix.slices[k]
@@ -99,7 +112,7 @@ type aged interface {
 
 func olderFirst[T interface {
 	aged
-	*gwapiv1.Gateway | *gwapiv1.HTTPRoute | *gwapiv1.GRPCRoute
+	*gwapiv1.Gateway | *gwapiv1.HTTPRoute | *gwapiv1.GRPCRoute | *gwapiv1.TLSRoute | *gwapiv1.TCPRoute | *gwapiv1.UDPRoute
 }](a, b T) bool {
 	ta, tb := creation(a), creation(b)
 	if !ta.Equal(tb) {
@@ -142,12 +155,26 @@ func (t Translator) Translate(objs []resource.Object) Output {
 	for _, r := range ix.grpcRoutes {
 		rt.processGRPCRoute(r)
 	}
+	for _, r := range ix.tlsRoutes {
+		rt.processTLSRoute(r)
+	}
+	for _, r := range ix.tcpRoutes {
+		rt.processTCPRoute(r)
+	}
+	for _, r := range ix.udpRoutes {
+		rt.processUDPRoute(r)
+	}
 	for _, g := range gateways {
 		g.finish(st)
 		for _, l := range g.listeners {
-			if l.ir != nil {
+			switch {
+			case l.ir != nil:
 				sortRoutes(l.ir.Routes)
 				out.IR.HTTP = append(out.IR.HTTP, l.ir)
+			case l.tcp != nil:
+				out.IR.TCP = append(out.IR.TCP, l.tcp)
+			case l.udp != nil:
+				out.IR.UDP = append(out.IR.UDP, l.udp)
 			}
 		}
 	}
@@ -155,5 +182,21 @@ func (t Translator) Translate(objs []resource.Object) Output {
 		rt.markOverlaps()
 	}
 	out.Statuses = st.list()
+	out.Warnings = append(out.Warnings, notYetTranslated(objs)...)
+	return out
+}
+
+// notYetTranslated names the objects the reference translator reads but does not act on
+// yet, so that nobody mistakes their silence in the output for EG's behavior.
+func notYetTranslated(objs []resource.Object) []string {
+	var out []string
+	for _, o := range objs {
+		switch o.Kind {
+		case "SecurityPolicy", "BackendTrafficPolicy", "ClientTrafficPolicy", "EnvoyExtensionPolicy",
+			"EnvoyPatchPolicy", "EnvoyProxy", "Backend", "HTTPRouteFilter", "ListenerSet", "BackendTLSPolicy":
+			out = append(out, fmt.Sprintf("%s %s/%s: %s is not translated by the reference translator yet; it has no effect on this output",
+				o.Kind, o.Obj.GetNamespace(), o.Obj.GetName(), o.Kind))
+		}
+	}
 	return out
 }

@@ -8,6 +8,47 @@ import "time"
 // XDS is everything one translation puts on the data plane.
 type XDS struct {
 	HTTP []*HTTPListener `json:"http,omitempty"`
+	TCP  []*TCPListener  `json:"tcp,omitempty"`
+	UDP  []*UDPListener  `json:"udp,omitempty"`
+}
+
+// TCPListener is a Gateway listener of protocol TCP or TLS.
+type TCPListener struct {
+	Name        string `json:"name"`
+	Address     string `json:"address"`
+	Port        uint32 `json:"port"`
+	GatewayPort uint32 `json:"gatewayPort"`
+	// Protocol is TCP or TLS.
+	Protocol string `json:"protocol"`
+	// TLS is set when Envoy terminates TLS (mode Terminate); nil for TCP and passthrough.
+	TLS    *TLSConfig  `json:"tls,omitempty"`
+	Routes []*TCPRoute `json:"routes,omitempty"`
+}
+
+// TCPRoute is a TCPRoute or TLSRoute on a TCP/TLS listener: a filter chain that proxies
+// bytes to its destination.
+type TCPRoute struct {
+	Name   string `json:"name"` // tcproute/<ns>/<name> or tlsroute/<ns>/<name>
+	Source Source `json:"source"`
+	// SNIs select the filter chain by server name; empty means any connection.
+	SNIs        []string     `json:"snis,omitempty"`
+	Destination *Destination `json:"destination"`
+}
+
+// UDPListener is a Gateway listener of protocol UDP with its one route.
+type UDPListener struct {
+	Name        string    `json:"name"`
+	Address     string    `json:"address"`
+	Port        uint32    `json:"port"`
+	GatewayPort uint32    `json:"gatewayPort"`
+	Route       *UDPRoute `json:"route,omitempty"`
+}
+
+// UDPRoute is the UDPRoute a UDP listener forwards datagrams for.
+type UDPRoute struct {
+	Name        string       `json:"name"`
+	Source      Source       `json:"source"`
+	Destination *Destination `json:"destination"`
 }
 
 // HTTPListener is one Gateway listener of protocol HTTP. Several may share an Envoy port;

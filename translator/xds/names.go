@@ -29,6 +29,22 @@ func (n Naming) RouteConfig(l *ir.HTTPListener) string {
 	return l.Name
 }
 
+// TCPListener names a TCP or TLS Envoy listener (scheme V2: tcp-<port>).
+func (n Naming) TCPListener(l *ir.TCPListener) string {
+	if n.V2 {
+		return fmt.Sprintf("tcp-%d", l.Port)
+	}
+	return l.Name
+}
+
+// UDPListener names a UDP Envoy listener (scheme V2: udp-<port>).
+func (n Naming) UDPListener(l *ir.UDPListener) string {
+	if n.V2 {
+		return fmt.Sprintf("udp-%d", l.Port)
+	}
+	return l.Name
+}
+
 // TLSRouteConfig names an HTTPS listener's route configuration: HTTPS listeners keep
 // their own, named after the Gateway listener, under both schemes.
 func (n Naming) TLSRouteConfig(l *ir.HTTPListener) string { return l.Name }

@@ -99,6 +99,33 @@ func (t Translator) Translate(x *ir.XDS) (result.XDS, error) {
 			}
 		}
 	}
+	for _, l := range x.TCP {
+		out.Listeners = append(out.Listeners, t.buildTCPListener(l))
+		if len(l.Routes) == 0 && !clusters[emptyCluster] {
+			// A listener without routes proxies to a cluster without hosts (EG keeps the
+			// port open rather than leave Envoy a listener with no filter chain).
+			clusters[emptyCluster] = true
+			out.Clusters = append(out.Clusters, &clusterv3.Cluster{Name: emptyCluster, ClusterDiscoveryType: &clusterv3.Cluster_Type{Type: clusterv3.Cluster_STATIC}})
+		}
+		if l.TLS != nil {
+			for _, c := range l.TLS.Certificates {
+				if !secrets[c.Name] {
+					secrets[c.Name] = true
+					out.Secrets = append(out.Secrets, buildTLSSecret(c))
+				}
+			}
+		}
+		for _, r := range l.Routes {
+			addL4Cluster(&out, clusters, r.Source, r.Destination)
+		}
+	}
+	for _, l := range x.UDP {
+		if l.Route == nil {
+			continue
+		}
+		out.Listeners = append(out.Listeners, t.buildUDPListener(l))
+		addL4Cluster(&out, clusters, l.Route.Source, l.Route.Destination)
+	}
 	for _, k := range order {
 		el := byPort[k]
 		if len(el.chains) > 0 {
@@ -117,6 +144,17 @@ func (t Translator) Translate(x *ir.XDS) (result.XDS, error) {
 	}
 	out.Sort()
 	return out, nil
+}
+
+// addL4Cluster adds a layer-4 route's cluster once: its valid backends as localities.
+func addL4Cluster(out *result.XDS, seen map[string]bool, src ir.Source, d *ir.Destination) {
+	if seen[d.Name] {
+		return
+	}
+	seen[d.Name] = true
+	owner := resourceRef{Kind: src.Kind, Name: src.Name, Namespace: src.Namespace}
+	out.Clusters = append(out.Clusters, buildCluster(d.Name, owner, false))
+	out.Endpoints = append(out.Endpoints, buildCLA(d.Name, d.Settings))
 }
 
 func gatewayNamespace(l *ir.HTTPListener) string {

@@ -1,0 +1,192 @@
+package gatewayapi
+
+import (
+	"fmt"
+
+	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/egharness/egharness/translator/ir"
+	"github.com/egharness/egharness/translator/resource"
+	"github.com/egharness/egharness/translator/result"
+)
+
+// checkTLSListener validates a TLS-protocol listener: Passthrough needs no certificate,
+// Terminate resolves them as HTTPS does.
+func (l *listenerCtx) checkTLSListener(ix *index, permitted permitFunc) {
+	t := l.spec.TLS
+	if t == nil {
+		l.conditions = setCondition(l.conditions, cond("Programmed", "False", "Invalid",
+			fmt.Sprintf("Listener must have TLS set when protocol is %s.", l.spec.Protocol)))
+		return
+	}
+	if t.Mode == nil || *t.Mode == gwapiv1.TLSModePassthrough {
+		if len(t.CertificateRefs) > 0 {
+			l.conditions = setCondition(l.conditions, cond("Programmed", "False", "Invalid",
+				"Listener must not have TLS certificate refs set for TLS mode Passthrough."))
+		}
+		return
+	}
+	l.checkTLS(ix, permitted)
+}
+
+// buildL4IR makes the IR of a programmed TCP, TLS or UDP listener; false for HTTP(S).
+func (l *listenerCtx) buildL4IR() bool {
+	port := containerPort(int32(l.spec.Port))
+	switch l.spec.Protocol {
+	case gwapiv1.TCPProtocolType, gwapiv1.TLSProtocolType:
+		l.tcp = &ir.TCPListener{Name: l.irName(), Address: "0.0.0.0", Port: port, GatewayPort: uint32(l.spec.Port), Protocol: string(l.spec.Protocol)}
+		if len(l.certs) > 0 {
+			l.tcp.TLS = &ir.TLSConfig{Certificates: l.certs}
+		}
+		return true
+	case gwapiv1.UDPProtocolType:
+		l.udp = &ir.UDPListener{Name: l.irName(), Address: "0.0.0.0", Port: port, GatewayPort: uint32(l.spec.Port)}
+		return true
+	}
+	return false
+}
+
+// l4Input is what attachment needs of a TCPRoute, TLSRoute or UDPRoute.
+type l4Input struct {
+	ref        resource.Ref
+	parentRefs []gwapiv1.ParentReference
+	hostnames  []string // TLSRoute only
+	rules      [][]gwapiv1.BackendRef
+	// oneRule: TCPRoute and UDPRoute take exactly one rule.
+	oneRule bool
+}
+
+func (rt *routeTranslator) processTCPRoute(r *gwapiv1.TCPRoute) {
+	in := l4Input{ref: resource.Ref{Kind: "TCPRoute", Namespace: r.Namespace, Name: r.Name}, parentRefs: r.Spec.ParentRefs, oneRule: true}
+	for _, rule := range r.Spec.Rules {
+		in.rules = append(in.rules, rule.BackendRefs)
+	}
+	rt.processL4(in)
+}
+
+func (rt *routeTranslator) processUDPRoute(r *gwapiv1.UDPRoute) {
+	in := l4Input{ref: resource.Ref{Kind: "UDPRoute", Namespace: r.Namespace, Name: r.Name}, parentRefs: r.Spec.ParentRefs, oneRule: true}
+	for _, rule := range r.Spec.Rules {
+		in.rules = append(in.rules, rule.BackendRefs)
+	}
+	rt.processL4(in)
+}
+
+func (rt *routeTranslator) processTLSRoute(r *gwapiv1.TLSRoute) {
+	in := l4Input{ref: resource.Ref{Kind: "TLSRoute", Namespace: r.Namespace, Name: r.Name}, parentRefs: r.Spec.ParentRefs, hostnames: hostnameStrings(r.Spec.Hostnames)}
+	for _, rule := range r.Spec.Rules {
+		in.rules = append(in.rules, rule.BackendRefs)
+	}
+	rt.processL4(in)
+}
+
+// processL4 attaches a layer-4 route. Its backends form one destination named
+// <kind>/<ns>/<name>/rule/-1 (EG's name for a route-wide destination); backends that do not
+// resolve are left out of it and reported in ResolvedRefs.
+func (rt *routeTranslator) processL4(in l4Input) {
+	kindLower := map[string]string{"TCPRoute": "tcproute", "UDPRoute": "udproute", "TLSRoute": "tlsroute"}[in.ref.Kind]
+	routeName := fmt.Sprintf("%s/%s/%s", kindLower, in.ref.Namespace, in.ref.Name)
+	for _, pr := range in.parentRefs {
+		if pr.Group != nil && string(*pr.Group) != gwapiv1.GroupName || pr.Kind != nil && string(*pr.Kind) != "Gateway" {
+			continue
+		}
+		ns := in.ref.Namespace
+		if pr.Namespace != nil {
+			ns = string(*pr.Namespace)
+		}
+		g := rt.findGateway(ns, string(pr.Name))
+		if g == nil {
+			continue
+		}
+		pref := result.ParentRef{Kind: "Gateway", Namespace: ns, Name: string(pr.Name)}
+		if pr.SectionName != nil {
+			pref.SectionName = string(*pr.SectionName)
+		}
+		if pr.Port != nil {
+			pref.Port = int32(*pr.Port)
+		}
+		ps := rt.st.parent(in.ref, pref)
+		if in.oneRule && len(in.rules) != 1 {
+			ps.Conditions = setCondition(ps.Conditions, cond("Accepted", "False", "InvalidRule", "One and only one rule is supported"))
+			continue
+		}
+		dest := &ir.Destination{Name: routeName + "/rule/-1"}
+		var errs refErrors
+		k := 0
+		for _, refs := range in.rules {
+			for _, br := range refs {
+				b, err := rt.resolveBackend(in.ref.Kind, in.ref.Namespace, br, dest.Name, k)
+				k++
+				if err != nil {
+					errs.add(err.reason, err.msg)
+					continue
+				}
+				if b.Weight > 0 {
+					dest.Settings = append(dest.Settings, b)
+				}
+			}
+		}
+		var selected []*listenerCtx
+		for _, l := range g.listeners {
+			if pr.SectionName != nil && string(*pr.SectionName) != string(l.spec.Name) || pr.Port != nil && *pr.Port != l.spec.Port {
+				continue
+			}
+			selected = append(selected, l)
+		}
+		accepted := cond("Accepted", "True", "Accepted", msgRouteAccepted)
+		var allowed []*listenerCtx
+		for _, l := range selected {
+			if l.allows(in.ref.Kind, in.ref.Namespace, map[string]*nsLabels{in.ref.Namespace: rt.namespaceLabels(in.ref.Namespace)}) {
+				allowed = append(allowed, l)
+			}
+		}
+		switch {
+		case len(selected) == 0:
+			accepted = cond("Accepted", "False", "NoMatchingParent", msgNoMatchingParent)
+		case len(allowed) == 0:
+			accepted = cond("Accepted", "False", "NotAllowedByListeners", msgNotAllowed)
+		}
+		ps.Conditions = setCondition(ps.Conditions, accepted)
+		if errs.empty() {
+			ps.Conditions = setCondition(ps.Conditions, cond("ResolvedRefs", "True", "ResolvedRefs", msgRouteResolvedRefs))
+		} else {
+			ps.Conditions = setCondition(ps.Conditions, errs.rawCondition("ResolvedRefs"))
+		}
+		hostsFound := in.ref.Kind != "TLSRoute"
+		for _, l := range allowed {
+			var snis []string
+			if in.ref.Kind == "TLSRoute" {
+				hosts := computeHosts(in.hostnames, l)
+				if len(hosts) == 0 {
+					continue
+				}
+				hostsFound = true
+				if !(len(hosts) == 1 && hosts[0] == "*") {
+					snis = hosts
+				}
+			} else if l.tcp != nil && l.tcp.TLS != nil && l.spec.Hostname != nil {
+				// A TCPRoute on a terminating TLS listener is selected by the listener's name.
+				snis = []string{string(*l.spec.Hostname)}
+			}
+			l.attached[in.ref.String()] = true
+			src := ir.Source{Kind: in.ref.Kind, Namespace: in.ref.Namespace, Name: in.ref.Name, Rule: -1}
+			switch {
+			case l.tcp != nil:
+				// A TCPRoute takes a whole listener: the first one wins (TLS-01). TLSRoutes share
+				// one by SNI.
+				if in.ref.Kind == "TCPRoute" && len(l.tcp.Routes) > 0 {
+					continue
+				}
+				l.tcp.Routes = append(l.tcp.Routes, &ir.TCPRoute{Name: routeName, Source: src, SNIs: snis, Destination: dest})
+			case l.udp != nil:
+				if l.udp.Route == nil {
+					l.udp.Route = &ir.UDPRoute{Name: routeName, Source: src, Destination: dest}
+				}
+			}
+		}
+		if !hostsFound && len(allowed) > 0 {
+			ps.Conditions = setCondition(ps.Conditions, cond("Accepted", "False", "NoMatchingListenerHostname",
+				fmt.Sprintf(msgNoHostnameFormat, in.ref.Kind)))
+		}
+	}
+}

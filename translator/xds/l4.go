@@ -1,0 +1,135 @@
+package xds
+
+import (
+	"fmt"
+
+	xdscorev3 "github.com/cncf/xds/go/xds/core/v3"
+	matcherv3 "github.com/cncf/xds/go/xds/type/matcher/v3"
+	accesslogv3 "github.com/envoyproxy/go-control-plane/envoy/config/accesslog/v3"
+	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
+	listenerv3 "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
+	tlsinspectorv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/listener/tls_inspector/v3"
+	tcpproxyv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/tcp_proxy/v3"
+	udpproxyv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/udp/udp_proxy/v3"
+	tlsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
+
+	"github.com/egharness/egharness/translator/ir"
+)
+
+// Filter names of the layer-4 proxies.
+const (
+	tcpProxyFilter = "envoy.filters.network.tcp_proxy"
+	udpProxyFilter = "envoy.filters.udp_listener.udp_proxy"
+	// emptyCluster is EG's hostless cluster behind TCP listeners that have no route yet.
+	emptyCluster = "EmptyCluster"
+)
+
+// buildTCPListener is a TCP or TLS Gateway listener: one tcp_proxy filter chain per route,
+// chosen by SNI where the route has server names (TLSRoutes, or a TCPRoute behind a
+// terminating listener with a hostname).
+func (t Translator) buildTCPListener(l *ir.TCPListener) *listenerv3.Listener {
+	lis := &listenerv3.Listener{
+		Name:                                 t.Naming.TCPListener(l),
+		Address:                              socketAddress(l.Address, l.Port),
+		AccessLog:                            []*accesslogv3.AccessLog{accessLog(noRouteFilter())},
+		MaxConnectionsToAcceptPerSocketEvent: u32(1),
+		PerConnectionBufferLimitBytes:        u32(bufferLimitBytes),
+	}
+	if anySNI(l.Routes) {
+		lis.ListenerFilters = []*listenerv3.ListenerFilter{{
+			Name:       tlsInspector,
+			ConfigType: &listenerv3.ListenerFilter_TypedConfig{TypedConfig: mustAny(&tlsinspectorv3.TlsInspector{})},
+		}}
+	}
+	routes := l.Routes
+	if len(routes) == 0 {
+		routes = []*ir.TCPRoute{{Name: emptyCluster, Destination: &ir.Destination{Name: emptyCluster}}}
+	}
+	for _, r := range routes {
+		fc := &listenerv3.FilterChain{
+			Name: r.Name,
+			Filters: []*listenerv3.Filter{{
+				Name: tcpProxyFilter,
+				ConfigType: &listenerv3.Filter_TypedConfig{TypedConfig: mustAny(&tcpproxyv3.TcpProxy{
+					StatPrefix:       tcpStatPrefix(l),
+					ClusterSpecifier: &tcpproxyv3.TcpProxy_Cluster{Cluster: r.Destination.Name},
+					AccessLog:        []*accesslogv3.AccessLog{accessLog(nil)},
+				})},
+			}},
+		}
+		if len(r.SNIs) > 0 {
+			fc.FilterChainMatch = &listenerv3.FilterChainMatch{ServerNames: r.SNIs}
+		}
+		if l.TLS != nil {
+			fc.TransportSocket = terminatingTLS(l.TLS, nil)
+		}
+		lis.FilterChains = append(lis.FilterChains, fc)
+	}
+	return lis
+}
+
+func tcpStatPrefix(l *ir.TCPListener) string {
+	switch {
+	case l.Protocol != "TLS":
+		return fmt.Sprintf("tcp-%d", l.Port)
+	case l.TLS != nil:
+		return fmt.Sprintf("tls-terminate-%d", l.Port)
+	}
+	return fmt.Sprintf("tls-passthrough-%d", l.Port)
+}
+
+// terminatingTLS is a DownstreamTlsContext serving the certificates over SDS, with the
+// given ALPN (none for raw TCP).
+func terminatingTLS(cfg *ir.TLSConfig, alpn []string) *corev3.TransportSocket {
+	ctx := &tlsv3.DownstreamTlsContext{
+		CommonTlsContext:                 &tlsv3.CommonTlsContext{AlpnProtocols: alpn},
+		DisableStatefulSessionResumption: true,
+		SessionTicketKeysType: &tlsv3.DownstreamTlsContext_DisableStatelessSessionResumption{
+			DisableStatelessSessionResumption: true,
+		},
+	}
+	for _, c := range cfg.Certificates {
+		ctx.CommonTlsContext.TlsCertificateSdsSecretConfigs = append(ctx.CommonTlsContext.TlsCertificateSdsSecretConfigs,
+			&tlsv3.SdsSecretConfig{Name: c.Name, SdsConfig: adsSource()})
+	}
+	return &corev3.TransportSocket{
+		Name:       tlsTransportSocket,
+		ConfigType: &corev3.TransportSocket_TypedConfig{TypedConfig: mustAny(ctx)},
+	}
+}
+
+// buildUDPListener is a UDP Gateway listener: the udp_proxy listener filter sends every
+// datagram to the route's cluster.
+func (t Translator) buildUDPListener(l *ir.UDPListener) *listenerv3.Listener {
+	addr := socketAddress(l.Address, l.Port)
+	addr.GetSocketAddress().Protocol = corev3.SocketAddress_UDP
+	cfg := &udpproxyv3.UdpProxyConfig{
+		StatPrefix: "service",
+		AccessLog:  []*accesslogv3.AccessLog{accessLog(nil)},
+		RouteSpecifier: &udpproxyv3.UdpProxyConfig_Matcher{Matcher: &matcherv3.Matcher{
+			OnNoMatch: &matcherv3.Matcher_OnMatch{OnMatch: &matcherv3.Matcher_OnMatch_Action{Action: &xdscorev3.TypedExtensionConfig{
+				Name:        "route",
+				TypedConfig: mustAny(&udpproxyv3.Route{Cluster: l.Route.Destination.Name}),
+			}}},
+		}},
+	}
+	return &listenerv3.Listener{
+		Name:      t.Naming.UDPListener(l),
+		Address:   addr,
+		AccessLog: []*accesslogv3.AccessLog{accessLog(noRouteFilter())},
+		ListenerFilters: []*listenerv3.ListenerFilter{{
+			Name:       udpProxyFilter,
+			ConfigType: &listenerv3.ListenerFilter_TypedConfig{TypedConfig: mustAny(cfg)},
+		}},
+	}
+}
+
+// anySNI: the TLS inspector is needed only where a filter chain matches server names.
+func anySNI(routes []*ir.TCPRoute) bool {
+	for _, r := range routes {
+		if len(r.SNIs) > 0 {
+			return true
+		}
+	}
+	return false
+}
