@@ -191,6 +191,11 @@ func (t Translator) Translate(objs []resource.Object) Output {
 func notYetTranslated(objs []resource.Object) []string {
 	var out []string
 	for _, o := range objs {
+		if o.APIVersion == "gateway.networking.k8s.io/v1alpha2" && (o.Kind == "TCPRoute" || o.Kind == "UDPRoute" || o.Kind == "TLSRoute") {
+			out = append(out, fmt.Sprintf("%s %s/%s: EG v1.9 reads %ss as gateway.networking.k8s.io/v1 (UPG-02); this v1alpha2 object is skipped",
+				o.Kind, o.Obj.GetNamespace(), o.Obj.GetName(), o.Kind))
+			continue
+		}
 		switch o.Kind {
 		case "SecurityPolicy", "BackendTrafficPolicy", "ClientTrafficPolicy", "EnvoyExtensionPolicy",
 			"EnvoyPatchPolicy", "EnvoyProxy", "Backend", "HTTPRouteFilter", "ListenerSet", "BackendTLSPolicy":
