@@ -91,8 +91,8 @@ func (t Translator) buildListener(l *ir.HTTPListener, routeConfig string, grpc b
 		Address:   socketAddress(l.Address, l.Port),
 		AccessLog: []*accesslogv3.AccessLog{accessLog(noRouteFilter())},
 		DefaultFilterChain: &listenerv3.FilterChain{
-			Name:    name,
-			Filters: []*listenerv3.Filter{hcmFilterOf(l, routeConfig, grpc)},
+			Name:    routeConfig, // the port's one route configuration and its chain share a name
+			Filters: []*listenerv3.Filter{hcmFilterOf(routeConfig, t.Naming.StatPrefix(l), grpc)},
 		},
 		MaxConnectionsToAcceptPerSocketEvent: u32(1),
 		PerConnectionBufferLimitBytes:        u32(bufferLimitBytes),
@@ -117,7 +117,7 @@ func (t Translator) buildTLSListener(el *envoyListener) *listenerv3.Listener {
 	for _, c := range el.chains {
 		fc := &listenerv3.FilterChain{
 			Name:            c.l.Name,
-			Filters:         []*listenerv3.Filter{hcmFilterOf(c.l, c.rc.Name, c.l.GRPC)},
+			Filters:         []*listenerv3.Filter{hcmFilterOf(c.rc.Name, t.Naming.StatPrefix(c.l), c.l.GRPC)},
 			TransportSocket: downstreamTLS(c.l.TLS),
 		}
 		if h := c.l.Hostnames[0]; h != "*" {
@@ -161,9 +161,9 @@ func buildTLSSecret(c ir.TLSCertificate) *tlsv3.Secret {
 	}
 }
 
-func hcmFilterOf(l *ir.HTTPListener, routeConfig string, grpc bool) *listenerv3.Filter {
+func hcmFilterOf(routeConfig, statPrefix string, grpc bool) *listenerv3.Filter {
 	hcm := &hcmv3.HttpConnectionManager{
-		StatPrefix: statPrefix(l.Port, l.TLS != nil),
+		StatPrefix: statPrefix,
 		RouteSpecifier: &hcmv3.HttpConnectionManager_Rds{Rds: &hcmv3.Rds{
 			ConfigSource:    adsSource(),
 			RouteConfigName: routeConfig,

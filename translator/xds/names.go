@@ -13,26 +13,41 @@ type Naming struct {
 	V2 bool
 }
 
+// Scheme V2 names by the port written on the Gateway (80), not the port Envoy binds (10080).
+
 // Listener names the Envoy listener that serves l's port.
 func (n Naming) Listener(l *ir.HTTPListener) string {
 	if n.V2 {
-		return fmt.Sprintf("tcp-%d", l.Port)
+		return fmt.Sprintf("tcp-%d", l.GatewayPort)
 	}
 	return l.Name
 }
 
-// RouteConfig names the HTTP route configuration of l's port.
+// RouteConfig names the HTTP route configuration of l's port; it is also the name of the
+// port's default filter chain.
 func (n Naming) RouteConfig(l *ir.HTTPListener) string {
 	if n.V2 {
-		return fmt.Sprintf("http-%d", l.Port)
+		return fmt.Sprintf("http-%d", l.GatewayPort)
 	}
 	return l.Name
+}
+
+// StatPrefix is the HTTP connection manager's stat prefix: http-<port> or https-<port>.
+func (n Naming) StatPrefix(l *ir.HTTPListener) string {
+	proto, port := "http", l.Port
+	if l.TLS != nil {
+		proto = "https"
+	}
+	if n.V2 {
+		port = l.GatewayPort
+	}
+	return fmt.Sprintf("%s-%d", proto, port)
 }
 
 // TCPListener names a TCP or TLS Envoy listener (scheme V2: tcp-<port>).
 func (n Naming) TCPListener(l *ir.TCPListener) string {
 	if n.V2 {
-		return fmt.Sprintf("tcp-%d", l.Port)
+		return fmt.Sprintf("tcp-%d", l.GatewayPort)
 	}
 	return l.Name
 }
@@ -40,7 +55,7 @@ func (n Naming) TCPListener(l *ir.TCPListener) string {
 // UDPListener names a UDP Envoy listener (scheme V2: udp-<port>).
 func (n Naming) UDPListener(l *ir.UDPListener) string {
 	if n.V2 {
-		return fmt.Sprintf("udp-%d", l.Port)
+		return fmt.Sprintf("udp-%d", l.GatewayPort)
 	}
 	return l.Name
 }
@@ -56,14 +71,6 @@ func (n Naming) VirtualHost(l *ir.HTTPListener, hostname string) string {
 		return h
 	}
 	return l.Name + "/" + h
-}
-
-// statPrefix is the HTTP connection manager's stat prefix: http-<port> or https-<port>.
-func statPrefix(port uint32, tls bool) string {
-	if tls {
-		return fmt.Sprintf("https-%d", port)
-	}
-	return fmt.Sprintf("http-%d", port)
 }
 
 // invalidBackendCluster is the cluster name EG gives the share of weight whose backends
