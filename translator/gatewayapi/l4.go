@@ -86,29 +86,10 @@ func (rt *routeTranslator) processTLSRoute(r *gwapiv1.TLSRoute) {
 func (rt *routeTranslator) processL4(in l4Input) {
 	kindLower := map[string]string{"TCPRoute": "tcproute", "UDPRoute": "udproute", "TLSRoute": "tlsroute"}[in.ref.Kind]
 	routeName := fmt.Sprintf("%s/%s/%s", kindLower, in.ref.Namespace, in.ref.Name)
-	for _, pr := range in.parentRefs {
-		if pr.Group != nil && string(*pr.Group) != gwapiv1.GroupName || pr.Kind != nil && string(*pr.Kind) != "Gateway" {
-			continue
-		}
-		ns := in.ref.Namespace
-		if pr.Namespace != nil {
-			ns = string(*pr.Namespace)
-		}
-		g := rt.findGateway(ns, string(pr.Name))
-		if g == nil {
-			continue
-		}
-		pref := result.ParentRef{Kind: "Gateway", Namespace: ns, Name: string(pr.Name)}
-		if pr.SectionName != nil {
-			pref.SectionName = string(*pr.SectionName)
-		}
-		if pr.Port != nil {
-			pref.Port = int32(*pr.Port)
-		}
-		ps := rt.st.parent(in.ref, pref)
+	rt.eachParent(in.ref, in.parentRefs, func(g *gatewayCtx, pr gwapiv1.ParentReference, ps *result.ParentStatus) {
 		if in.oneRule && len(in.rules) != 1 {
 			ps.Conditions = setCondition(ps.Conditions, cond("Accepted", "False", "InvalidRule", "One and only one rule is supported"))
-			continue
+			return
 		}
 		dest := &ir.Destination{Name: routeName + "/rule/-1"}
 		var errs refErrors
@@ -126,20 +107,8 @@ func (rt *routeTranslator) processL4(in l4Input) {
 				}
 			}
 		}
-		var selected []*listenerCtx
-		for _, l := range g.listeners {
-			if pr.SectionName != nil && string(*pr.SectionName) != string(l.spec.Name) || pr.Port != nil && *pr.Port != l.spec.Port {
-				continue
-			}
-			selected = append(selected, l)
-		}
+		selected, allowed := rt.selectListeners(g, pr, in.ref)
 		accepted := cond("Accepted", "True", "Accepted", msgRouteAccepted)
-		var allowed []*listenerCtx
-		for _, l := range selected {
-			if l.allows(in.ref.Kind, in.ref.Namespace, map[string]*nsLabels{in.ref.Namespace: rt.namespaceLabels(in.ref.Namespace)}) {
-				allowed = append(allowed, l)
-			}
-		}
 		switch {
 		case len(selected) == 0:
 			accepted = cond("Accepted", "False", "NoMatchingParent", msgNoMatchingParent)
@@ -188,5 +157,5 @@ func (rt *routeTranslator) processL4(in l4Input) {
 			ps.Conditions = setCondition(ps.Conditions, cond("Accepted", "False", "NoMatchingListenerHostname",
 				fmt.Sprintf(msgNoHostnameFormat, in.ref.Kind)))
 		}
-	}
+	})
 }

@@ -89,20 +89,31 @@ func (rt *routeTranslator) processGRPCRoute(r *gwapiv1.GRPCRoute) {
 
 func (rt *routeTranslator) processRoute(in routeInput) {
 	var rules []*ruleCtx
-	for _, pr := range in.parentRefs {
+	rt.eachParent(in.ref, in.parentRefs, func(g *gatewayCtx, pr gwapiv1.ParentReference, ps *result.ParentStatus) {
+		if rules == nil {
+			rules = in.rules()
+		}
+		rt.attach(in, g, pr, ps, rules)
+	})
+}
+
+// eachParent calls fn for each parentRef that names a Gateway of ours, with its status
+// entry (one per parentRef, port included). Other parents get no status from EG.
+func (rt *routeTranslator) eachParent(ref resource.Ref, prs []gwapiv1.ParentReference, fn func(*gatewayCtx, gwapiv1.ParentReference, *result.ParentStatus)) {
+	for _, pr := range prs {
 		if pr.Group != nil && string(*pr.Group) != gwapiv1.GroupName {
 			continue
 		}
 		if pr.Kind != nil && string(*pr.Kind) != "Gateway" {
 			continue // ListenerSet parents come with the routing work
 		}
-		ns := in.ref.Namespace
+		ns := ref.Namespace
 		if pr.Namespace != nil {
 			ns = string(*pr.Namespace)
 		}
 		g := rt.findGateway(ns, string(pr.Name))
 		if g == nil {
-			continue // not a Gateway of ours: EG writes no status for it
+			continue
 		}
 		pref := result.ParentRef{Kind: "Gateway", Namespace: ns, Name: string(pr.Name)}
 		if pr.SectionName != nil {
@@ -111,17 +122,13 @@ func (rt *routeTranslator) processRoute(in routeInput) {
 		if pr.Port != nil {
 			pref.Port = int32(*pr.Port)
 		}
-		ps := rt.st.parent(in.ref, pref)
-		if rules == nil {
-			rules = in.rules()
-		}
-		rt.attach(in, g, pr, ps, rules)
+		fn(g, pr, rt.st.parent(ref, pref))
 	}
 }
 
-// attach binds the route to the listeners its parentRef selects and writes its conditions.
-func (rt *routeTranslator) attach(in routeInput, g *gatewayCtx, pr gwapiv1.ParentReference, ps *result.ParentStatus, rules []*ruleCtx) {
-	var selected []*listenerCtx
+// selectListeners returns the Gateway's listeners the parentRef names (by sectionName and
+// port) and, of those, the ones that admit the route's kind and namespace.
+func (rt *routeTranslator) selectListeners(g *gatewayCtx, pr gwapiv1.ParentReference, ref resource.Ref) (selected, allowed []*listenerCtx) {
 	for _, l := range g.listeners {
 		if pr.SectionName != nil && string(*pr.SectionName) != string(l.spec.Name) {
 			continue
@@ -131,17 +138,22 @@ func (rt *routeTranslator) attach(in routeInput, g *gatewayCtx, pr gwapiv1.Paren
 		}
 		selected = append(selected, l)
 	}
+	labels := map[string]*nsLabels{ref.Namespace: rt.namespaceLabels(ref.Namespace)}
+	for _, l := range selected {
+		if l.allows(ref.Kind, ref.Namespace, labels) {
+			allowed = append(allowed, l)
+		}
+	}
+	return selected, allowed
+}
+
+// attach binds the route to the listeners its parentRef selects and writes its conditions.
+func (rt *routeTranslator) attach(in routeInput, g *gatewayCtx, pr gwapiv1.ParentReference, ps *result.ParentStatus, rules []*ruleCtx) {
+	selected, allowed := rt.selectListeners(g, pr, in.ref)
 	if len(selected) == 0 {
 		ps.Conditions = setCondition(ps.Conditions, cond("Accepted", "False", "NoMatchingParent", msgNoMatchingParent))
 		rt.resolvedRefs(ps, rules)
 		return
-	}
-	var allowed []*listenerCtx
-	ns := in.ref.Namespace
-	for _, l := range selected {
-		if l.allows(in.ref.Kind, ns, map[string]*nsLabels{ns: rt.namespaceLabels(ns)}) {
-			allowed = append(allowed, l)
-		}
 	}
 	if len(allowed) == 0 {
 		ps.Conditions = setCondition(ps.Conditions, cond("Accepted", "False", "NotAllowedByListeners", msgNotAllowed))

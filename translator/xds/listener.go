@@ -128,26 +128,14 @@ func (t Translator) buildTLSListener(el *envoyListener) *listenerv3.Listener {
 	return lis
 }
 
+// downstreamTLS terminates TLS for HTTPS: ALPN offers HTTP/2 unless overlapping
+// certificates forbid it.
 func downstreamTLS(cfg *ir.TLSConfig) *corev3.TransportSocket {
 	alpn := []string{"h2", "http/1.1"}
 	if cfg.HTTP11Only {
 		alpn = []string{"http/1.1"}
 	}
-	ctx := &tlsv3.DownstreamTlsContext{
-		CommonTlsContext:                 &tlsv3.CommonTlsContext{AlpnProtocols: alpn},
-		DisableStatefulSessionResumption: true,
-		SessionTicketKeysType: &tlsv3.DownstreamTlsContext_DisableStatelessSessionResumption{
-			DisableStatelessSessionResumption: true,
-		},
-	}
-	for _, c := range cfg.Certificates {
-		ctx.CommonTlsContext.TlsCertificateSdsSecretConfigs = append(ctx.CommonTlsContext.TlsCertificateSdsSecretConfigs,
-			&tlsv3.SdsSecretConfig{Name: c.Name, SdsConfig: adsSource()})
-	}
-	return &corev3.TransportSocket{
-		Name:       tlsTransportSocket,
-		ConfigType: &corev3.TransportSocket_TypedConfig{TypedConfig: mustAny(ctx)},
-	}
+	return terminatingTLS(cfg, alpn)
 }
 
 // buildTLSSecret is the SDS secret of a listener certificate (TLS-02).

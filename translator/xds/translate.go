@@ -62,12 +62,7 @@ func (t Translator) Translate(x *ir.XDS) (result.XDS, error) {
 		if l.TLS != nil {
 			rc = &routev3.RouteConfiguration{Name: t.Naming.TLSRouteConfig(l), IgnorePortInHostMatching: true}
 			el.chains = append(el.chains, &tlsChain{l: l, rc: rc})
-			for _, c := range l.TLS.Certificates {
-				if !secrets[c.Name] {
-					secrets[c.Name] = true
-					out.Secrets = append(out.Secrets, buildTLSSecret(c))
-				}
-			}
+			addSecrets(&out, secrets, l.TLS)
 		} else {
 			if el.rc == nil {
 				el.rc = &routev3.RouteConfiguration{Name: t.Naming.RouteConfig(l), IgnorePortInHostMatching: true}
@@ -107,14 +102,7 @@ func (t Translator) Translate(x *ir.XDS) (result.XDS, error) {
 			clusters[emptyCluster] = true
 			out.Clusters = append(out.Clusters, &clusterv3.Cluster{Name: emptyCluster, ClusterDiscoveryType: &clusterv3.Cluster_Type{Type: clusterv3.Cluster_STATIC}})
 		}
-		if l.TLS != nil {
-			for _, c := range l.TLS.Certificates {
-				if !secrets[c.Name] {
-					secrets[c.Name] = true
-					out.Secrets = append(out.Secrets, buildTLSSecret(c))
-				}
-			}
-		}
+		addSecrets(&out, secrets, l.TLS)
 		for _, r := range l.Routes {
 			addL4Cluster(&out, clusters, r.Source, r.Destination)
 		}
@@ -144,6 +132,19 @@ func (t Translator) Translate(x *ir.XDS) (result.XDS, error) {
 	}
 	out.Sort()
 	return out, nil
+}
+
+// addSecrets adds a terminating listener's certificates as SDS secrets, once each.
+func addSecrets(out *result.XDS, seen map[string]bool, cfg *ir.TLSConfig) {
+	if cfg == nil {
+		return
+	}
+	for _, c := range cfg.Certificates {
+		if !seen[c.Name] {
+			seen[c.Name] = true
+			out.Secrets = append(out.Secrets, buildTLSSecret(c))
+		}
+	}
 }
 
 // addL4Cluster adds a layer-4 route's cluster once: its valid backends as localities.
