@@ -23,7 +23,7 @@ type Answer struct {
 // Send evaluates one request against a result's xDS. A Gateway port below 1024 that has no
 // Envoy listener is tried as EG maps it (80 → 10080), so scenarios can speak in Gateway ports.
 func Send(t *routecheck.Table, x *result.XDS, req scenario.Request) (Answer, error) {
-	rq := routecheck.Request{Port: req.Port, Host: req.Host, Path: req.Path, Method: req.Method, Headers: req.Headers, SNI: req.SNI}
+	rq := routecheck.Request{Port: req.Port, Host: req.Host, Path: req.Path, Method: req.Method, Headers: req.Headers, SNI: req.SNI, Protocol: req.Protocol}
 	if req.GRPC {
 		rq.Method = "POST"
 		rq.Headers = map[string]string{"content-type": "application/grpc"}
@@ -48,6 +48,10 @@ func Send(t *routecheck.Table, x *result.XDS, req scenario.Request) (Answer, err
 	}
 	cla := findCLA(x, a.Cluster)
 	if !hasCluster(x, a.Cluster) {
+		if a.L4 {
+			// Envoy closes a TCP connection (or drops a datagram) it cannot proxy.
+			return out, fmt.Errorf("%s: cluster %s does not exist; Envoy would close the connection", a.Listener, a.Cluster)
+		}
 		out.Status = clusterNotFoundStatus(x, a.RouteConfig, a.VirtualHost, a.Route)
 		out.Cluster = a.Cluster
 		return out, nil
@@ -193,6 +197,9 @@ func describeRequest(r scenario.Request) string {
 	}
 	if r.GRPC {
 		m = "gRPC"
+	}
+	if r.Protocol != "" {
+		return fmt.Sprintf("%s connection to port %d (SNI %q)", r.Protocol, r.Port, r.SNI)
 	}
 	s := fmt.Sprintf("%s %s%s on port %d", m, r.Host, p, r.Port)
 	if len(r.Headers) > 0 {

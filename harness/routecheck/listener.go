@@ -11,8 +11,10 @@ import (
 )
 
 const (
-	hcmFilterName = "envoy.filters.network.http_connection_manager"
-	hcmTypeURL    = "type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager"
+	hcmFilterName       = "envoy.filters.network.http_connection_manager"
+	hcmTypeURL          = "type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager"
+	tlsInspectorName    = "envoy.filters.listener.tls_inspector"
+	tlsInspectorTypeURL = "type.googleapis.com/envoy.extensions.filters.listener.tls_inspector.v3.TlsInspector"
 )
 
 type listenerEntry struct {
@@ -22,14 +24,35 @@ type listenerEntry struct {
 	chains []*chainEntry
 	def    *chainEntry
 	err    error // listener-wide problem, reported by Check
+
+	// seesTLS: the listener learns SNI and ALPN from the ClientHello (see
+	// connFor); false for plain TCP listeners.
+	seesTLS bool
+	// udpProxy is set for a UDP listener with a udp_proxy listener filter,
+	// which answers every datagram without filter chains.
+	udpProxy *udpProxyEntry
 }
 
+// chainEntry is one filter chain. Its terminal network filter is either the
+// HTTP connection manager (hcm) or tcp_proxy (tcp); err says why neither
+// could be compiled.
 type chainEntry struct {
-	name   string
-	index  int // position in filter_chains, for messages
-	match  *listenerv3.FilterChainMatch
-	hcm    *hcmConfig
-	hcmErr error
+	name  string
+	index int // position in filter_chains, for messages
+	match *listenerv3.FilterChainMatch
+	hcm   *hcmConfig
+	tcp   *tcpProxyEntry
+	err   error
+}
+
+// conn is what filter chain selection sees of a connection: the destination
+// port and what the listener filters detected.
+type conn struct {
+	port       uint32
+	sni        string
+	alpn       []string
+	transport  string // detected transport protocol: "raw_buffer", "tls" or "quic"
+	ignoredSNI string // Request.SNI the listener cannot see (no tls_inspector)
 }
 
 // hcmConfig is the part of the HTTP connection manager that affects routing.
@@ -67,6 +90,24 @@ func compileListener(l *listenerv3.Listener) *listenerEntry {
 	for _, aa := range l.GetAdditionalAddresses() {
 		addPort(aa.GetAddress())
 	}
+	hasInspector := false
+	var listenerFilters []string
+	for _, lf := range l.GetListenerFilters() {
+		listenerFilters = append(listenerFilters, lf.GetName())
+		switch {
+		case isListenerFilter(lf, tlsInspectorName, tlsInspectorTypeURL):
+			hasInspector = true
+		case le.udp && le.udpProxy == nil && (lf.GetName() == udpProxyFilterName || lf.GetTypedConfig().GetTypeUrl() == udpProxyTypeURL):
+			// A datagram goes to the first udp_proxy; later ones never see it.
+			le.udpProxy = compileUDPProxy(le.name, lf)
+		}
+	}
+	le.seesTLS = hasInspector || matchesOnTLS(l)
+	if le.udp && le.udpProxy == nil && len(l.GetFilterChains()) == 0 && l.GetDefaultFilterChain() == nil {
+		le.err = fmt.Errorf("%w: UDP listener %s has neither a %s listener filter nor (QUIC) filter chains; listener filters: [%s]",
+			ErrUnsupported, le.name, udpProxyFilterName, strings.Join(listenerFilters, ", "))
+		return le
+	}
 	if l.GetFilterChainMatcher() != nil {
 		le.err = fmt.Errorf("%w: listener %s uses filter_chain_matcher (unified matcher API), which routecheck does not evaluate", ErrUnsupported, le.name)
 		return le
@@ -82,31 +123,39 @@ func compileListener(l *listenerv3.Listener) *listenerEntry {
 
 func compileChain(listener string, fc *listenerv3.FilterChain, index int) *chainEntry {
 	ce := &chainEntry{name: fc.GetName(), index: index, match: fc.GetFilterChainMatch()}
-	ce.hcm, ce.hcmErr = findHCM(listener, fc)
+	// Both filters are terminal, so Envoy only accepts them as the last filter;
+	// the first one found decides.
+	var names []string
+	for _, f := range fc.GetFilters() {
+		names = append(names, f.GetName())
+		if f.GetName() == hcmFilterName || f.GetTypedConfig().GetTypeUrl() == hcmTypeURL {
+			ce.hcm, ce.err = compileHCM(listener, f)
+			return ce
+		}
+		if f.GetName() == tcpProxyFilterName || f.GetTypedConfig().GetTypeUrl() == tcpProxyTypeURL {
+			ce.tcp, ce.err = compileTCPProxy(listener, ce.label(), f)
+			return ce
+		}
+	}
+	ce.err = fmt.Errorf("%w: listener %s filter chain %s has neither an HTTP connection manager nor a tcp_proxy filter (filters: [%s])",
+		ErrNoHTTPConnectionManager, listener, ce.label(), strings.Join(names, ", "))
 	return ce
 }
 
-func findHCM(listener string, fc *listenerv3.FilterChain) (*hcmConfig, error) {
-	for _, f := range fc.GetFilters() {
-		tc := f.GetTypedConfig()
-		isHCM := tc.GetTypeUrl() == hcmTypeURL || (tc == nil && f.GetName() == hcmFilterName)
-		if !isHCM && f.GetName() == hcmFilterName && tc != nil {
-			return nil, fmt.Errorf("%w: listener %s filter %q has typed_config of type %q, want %s",
-				ErrInvalidConfig, listener, f.GetName(), tc.GetTypeUrl(), hcmTypeURL)
-		}
-		if !isHCM {
-			continue
-		}
-		if f.GetConfigDiscovery() != nil || tc == nil {
-			return nil, fmt.Errorf("%w: listener %s gets its HTTP connection manager via config_discovery (ECDS)", ErrUnsupported, listener)
-		}
-		m := &hcmv3.HttpConnectionManager{}
-		if err := tc.UnmarshalTo(m); err != nil {
-			return nil, fmt.Errorf("%w: listener %s: cannot unmarshal %s: %v", ErrInvalidConfig, listener, tc.GetTypeUrl(), err)
-		}
-		return newHCMConfig(listener, m)
+func compileHCM(listener string, f *listenerv3.Filter) (*hcmConfig, error) {
+	tc := f.GetTypedConfig()
+	if f.GetConfigDiscovery() != nil || tc == nil {
+		return nil, fmt.Errorf("%w: listener %s gets its HTTP connection manager via config_discovery (ECDS)", ErrUnsupported, listener)
 	}
-	return nil, fmt.Errorf("%w: listener %s has no HTTP connection manager; TCP/UDP checks are not supported yet", ErrNoHTTPConnectionManager, listener)
+	if tc.GetTypeUrl() != hcmTypeURL {
+		return nil, fmt.Errorf("%w: listener %s filter %q has typed_config of type %q, want %s",
+			ErrInvalidConfig, listener, f.GetName(), tc.GetTypeUrl(), hcmTypeURL)
+	}
+	m := &hcmv3.HttpConnectionManager{}
+	if err := tc.UnmarshalTo(m); err != nil {
+		return nil, fmt.Errorf("%w: listener %s: cannot unmarshal %s: %v", ErrInvalidConfig, listener, tc.GetTypeUrl(), err)
+	}
+	return newHCMConfig(listener, m)
 }
 
 func newHCMConfig(listener string, m *hcmv3.HttpConnectionManager) (*hcmConfig, error) {
@@ -137,14 +186,14 @@ func newHCMConfig(listener string, m *hcmv3.HttpConnectionManager) (*hcmConfig, 
 // protocol (exact, then unset), application protocols (offered, then unset).
 // Once a server name level matches, Envoy does not fall back to a less
 // specific server name even if the lower levels fail.
-func (le *listenerEntry) selectChain(req Request) (*chainEntry, error) {
+func (le *listenerEntry) selectChain(req conn) (*chainEntry, error) {
 	var exactPort, anyPort []*chainEntry
 	for _, c := range le.chains {
 		dp := c.match.GetDestinationPort()
 		switch {
 		case dp == nil || dp.GetValue() == 0:
 			anyPort = append(anyPort, c)
-		case dp.GetValue() == req.Port:
+		case dp.GetValue() == req.port:
 			exactPort = append(exactPort, c)
 		}
 	}
@@ -160,18 +209,56 @@ func (le *listenerEntry) selectChain(req Request) (*chainEntry, error) {
 	if le.def != nil {
 		return le.def, nil
 	}
-	return nil, fmt.Errorf("%w: listener %s has no filter chain for SNI %q (transport %s) and no default_filter_chain; chains: %s",
-		ErrNoFilterChain, le.name, req.SNI, transportProtocol(req), le.chainSummary())
-}
-
-func transportProtocol(req Request) string {
-	if req.SNI != "" {
-		return "tls"
+	var note string
+	if req.ignoredSNI != "" {
+		note = fmt.Sprintf(" (the listener has no %s listener filter, so the client's SNI %q is not seen)", tlsInspectorName, req.ignoredSNI)
 	}
-	return "raw_buffer"
+	return nil, fmt.Errorf("%w: listener %s has no filter chain for SNI %q (transport %s)%s and no default_filter_chain; chains: %s",
+		ErrNoFilterChain, le.name, req.sni, req.transport, note, le.chainSummary())
 }
 
-func (le *listenerEntry) byServerName(chains []*chainEntry, req Request) (*chainEntry, error) {
+// connFor is what the listener filters detect for a request. A TCP listener
+// learns SNI and ALPN only from a TLS inspector (seesTLS, see matchesOnTLS);
+// without one the connection is "raw_buffer" with no server name whatever the
+// client sends. QUIC always carries both in its handshake.
+func (le *listenerEntry) connFor(req Request) conn {
+	c := conn{port: req.Port, transport: "raw_buffer"}
+	switch {
+	case le.udp:
+		c.sni, c.alpn, c.transport = req.SNI, req.ALPN, "quic"
+	case le.seesTLS:
+		c.sni, c.alpn = req.SNI, req.ALPN
+		if req.SNI != "" {
+			c.transport = "tls"
+		}
+	default:
+		c.ignoredSNI = req.SNI
+	}
+	return c
+}
+
+// matchesOnTLS: a filter chain matches on what only a TLS inspector can
+// detect. Envoy once added the inspector to such listeners by itself; current
+// Envoy needs it configured. routecheck keeps honouring Request.SNI on these
+// listeners even without one, so the HTTP answers given so far do not change,
+// and the SNI is dropped only on plain listeners, where no chain looks at it
+// except through transport_protocol "raw_buffer".
+func matchesOnTLS(l *listenerv3.Listener) bool {
+	for _, fc := range l.GetFilterChains() {
+		m := fc.GetFilterChainMatch()
+		if m.GetTransportProtocol() == "tls" || len(m.GetServerNames()) > 0 || len(m.GetApplicationProtocols()) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+func isListenerFilter(lf *listenerv3.ListenerFilter, name, typeURL string) bool {
+	tc := lf.GetTypedConfig()
+	return tc.GetTypeUrl() == typeURL || (tc == nil && lf.GetName() == name)
+}
+
+func (le *listenerEntry) byServerName(chains []*chainEntry, req conn) (*chainEntry, error) {
 	groups := map[string][]*chainEntry{}
 	for _, c := range chains {
 		names := c.match.GetServerNames()
@@ -187,7 +274,7 @@ func (le *listenerEntry) byServerName(chains []*chainEntry, req Request) (*chain
 			groups[n] = append(groups[n], c)
 		}
 	}
-	sni := asciiLower(req.SNI)
+	sni := asciiLower(req.sni)
 	if g, ok := groups[sni]; ok && sni != "" {
 		return le.byTransport(g, req)
 	}
@@ -215,8 +302,8 @@ func indexFrom(s string, c byte, from int) int {
 	return from + i
 }
 
-func (le *listenerEntry) byTransport(chains []*chainEntry, req Request) (*chainEntry, error) {
-	tp := transportProtocol(req)
+func (le *listenerEntry) byTransport(chains []*chainEntry, req conn) (*chainEntry, error) {
+	tp := req.transport
 	var exact, any []*chainEntry
 	for _, c := range chains {
 		switch c.match.GetTransportProtocol() {
@@ -235,8 +322,8 @@ func (le *listenerEntry) byTransport(chains []*chainEntry, req Request) (*chainE
 	return nil, nil
 }
 
-func (le *listenerEntry) byALPN(chains []*chainEntry, req Request) (*chainEntry, error) {
-	for _, p := range req.ALPN {
+func (le *listenerEntry) byALPN(chains []*chainEntry, req conn) (*chainEntry, error) {
+	for _, p := range req.alpn {
 		var g []*chainEntry
 		for _, c := range chains {
 			for _, ap := range c.match.GetApplicationProtocols() {

@@ -1,7 +1,9 @@
 // Package routecheck evaluates go-control-plane v3 listeners and route
 // configurations for a single HTTP request the way Envoy's router would (in the
 // spirit of Envoy's router_check_tool), so scenarios can assert where a request
-// goes without running Envoy.
+// goes without running Envoy. Layer-4 listeners are answered too: a TCP
+// connection handled by tcp_proxy and a UDP datagram handled by udp_proxy go
+// to the proxy's cluster.
 //
 // The package is offline and deterministic: everything Envoy would decide from
 // runtime state (runtime fractions, cluster health, client certificates,
@@ -28,34 +30,51 @@ var (
 	ErrRouteConfigNotFound     = errors.New("route configuration not found")
 	ErrInvalidConfig           = errors.New("invalid configuration")
 	ErrUnsupported             = errors.New("unsupported")
+	// ErrNoRoute: a layer-4 proxy has no cluster for the traffic, so Envoy
+	// drops it (udp_proxy without a route action).
+	ErrNoRoute = errors.New("no route")
 )
 
-// Request is one HTTP request as seen by a listener.
+// Request.Protocol values.
+const (
+	ProtocolTCP = "TCP"
+	ProtocolUDP = "UDP"
+)
+
+// Request is one HTTP request as seen by a listener, or for a layer-4
+// listener one TCP connection or UDP datagram flow; then only Port, Protocol,
+// SNI, ALPN and Random matter.
 type Request struct {
 	Port    uint32            // listener port as seen in xDS (the Listener's socket_address.port_value)
 	Host    string            // :authority; "host:port" is matched with the port first, then without it
 	Path    string            // may include "?query"; "" means "/"
 	Method  string            // default "GET"
 	Headers map[string]string // extra request headers, names case-insensitive
-	SNI     string            // TLS server name, "" for plaintext
-	Random  uint64            // random value for weighted clusters, as router_check_tool's random_value
+	SNI     string            // TLS server name, "" for plaintext; see Table.Check for which listeners see it
+	Random  uint64            // random value for weighted clusters (HTTP and tcp_proxy), as router_check_tool's random_value
 	// ALPN lists the protocols offered in the TLS ClientHello, used only for
 	// filter_chain_match.application_protocols. Empty means none offered.
 	ALPN []string
+	// Protocol is the transport the client uses: "" or "TCP" (HTTP and TCP)
+	// or "UDP" (case-insensitive). It picks between a TCP and a UDP listener
+	// on the same port; "" also falls back to the UDP listener when the port
+	// has no TCP one, "TCP" and "UDP" do not.
+	Protocol string
 }
 
 // Answer describes what Envoy would do with the request.
 type Answer struct {
 	Listener    string // xDS listener name
-	FilterChain string // filter chain name ("" if unnamed)
+	FilterChain string // filter chain name ("" if unnamed, and for udp_proxy, which has none)
 	RouteConfig string // route configuration name
 	VirtualHost string
 	Route       string // route entry name
 	Cluster     string // chosen cluster (after weighted selection); "" for direct response / redirect / 404
-	Status      int    // 200 when routed to a cluster (nominal), else the direct response / redirect / 404 status
+	Status      int    // 200 when routed to a cluster (nominal; for L4 "connected"), else the direct response / redirect / 404 status
 	Body        string // direct response body (inline_string / inline_bytes)
 	Location    string // redirect target URL, fully built
-	Matched     bool   // a route entry matched
+	Matched     bool   // a route entry matched; for L4 the proxy had a cluster
+	L4          bool   // answered by tcp_proxy or udp_proxy (no route configuration, virtual host or route)
 }
 
 // Table is built once from a snapshot and answers many requests. It is
@@ -104,23 +123,48 @@ func New(listeners []*listenerv3.Listener, routes []*routev3.RouteConfiguration)
 
 // Check routes one request. On error the Answer carries whatever was resolved
 // before the failure (listener, filter chain, ...).
+//
+// A UDP listener with a udp_proxy listener filter answers with the proxy's
+// cluster. Otherwise a filter chain is selected and its terminal filter
+// answers: tcp_proxy with its cluster (Answer.L4), the HTTP connection
+// manager by routing the request. For filter chain selection a TCP listener
+// sees Request.SNI and ALPN only if it has a tls_inspector listener filter or
+// a filter chain matching on server_names, application_protocols or
+// transport_protocol "tls"; other listeners see a plaintext connection
+// without SNI. A UDP listener without udp_proxy is taken as QUIC (HTTP/3):
+// transport "quic", with SNI and ALPN.
 func (t *Table) Check(req Request) (Answer, error) {
 	var ans Answer
-	le, err := t.findListener(req.Port)
+	proto, err := normalizeProtocol(req.Protocol)
+	if err != nil {
+		return ans, err
+	}
+	le, err := t.findListener(req.Port, proto)
 	if err != nil {
 		return ans, err
 	}
 	ans.Listener = le.name
+	if u := le.udpProxy; u != nil {
+		if u.err != nil {
+			return ans, u.err
+		}
+		ans.Cluster, ans.Status, ans.Matched, ans.L4 = u.cluster, 200, true, true
+		return ans, nil
+	}
 	if le.err != nil {
 		return ans, le.err
 	}
-	fc, err := le.selectChain(req)
+	fc, err := le.selectChain(le.connFor(req))
 	if err != nil {
 		return ans, err
 	}
 	ans.FilterChain = fc.name
-	if fc.hcmErr != nil {
-		return ans, fc.hcmErr
+	if fc.err != nil {
+		return ans, fc.err
+	}
+	if fc.tcp != nil {
+		ans.Cluster, ans.Status, ans.Matched, ans.L4 = fc.tcp.pick(req.Random), 200, true, true
+		return ans, nil
 	}
 	h := fc.hcm
 	rt := h.inline
@@ -145,25 +189,42 @@ func (t *Table) Check(req Request) (Answer, error) {
 	return rt.route(rs, ans)
 }
 
-func (t *Table) findListener(port uint32) (*listenerEntry, error) {
-	cands := t.byPort[port]
-	if len(cands) > 1 {
-		// A QUIC (UDP) listener commonly shares the port with the TCP one; the
-		// request model is TCP, so prefer the TCP listeners.
-		var tcp []*listenerEntry
-		for _, le := range cands {
-			if !le.udp {
-				tcp = append(tcp, le)
-			}
+func normalizeProtocol(p string) (string, error) {
+	switch up := strings.ToUpper(p); up {
+	case "", ProtocolTCP, ProtocolUDP:
+		return up, nil
+	}
+	return "", fmt.Errorf("%w: request protocol %q (want \"\", %q or %q)", ErrUnsupported, p, ProtocolTCP, ProtocolUDP)
+}
+
+func (t *Table) findListener(port uint32, proto string) (*listenerEntry, error) {
+	all := t.byPort[port]
+	var tcp, udp []*listenerEntry
+	for _, le := range all {
+		if le.udp {
+			udp = append(udp, le)
+		} else {
+			tcp = append(tcp, le)
 		}
-		if len(tcp) > 0 {
-			cands = tcp
-		}
+	}
+	cands := all
+	switch {
+	case proto == ProtocolUDP:
+		cands = udp
+	case proto == ProtocolTCP:
+		cands = tcp
+	case len(tcp) > 0:
+		// A QUIC or udp_proxy listener may share the port with the TCP one;
+		// without an explicit protocol the request is TCP.
+		cands = tcp
 	}
 	switch len(cands) {
 	case 1:
 		return cands[0], nil
 	case 0:
+		if proto != "" {
+			return nil, fmt.Errorf("%w: no %s listener on port %d; listeners: %s", ErrNoListener, proto, port, t.listenerSummary())
+		}
 		return nil, fmt.Errorf("%w on port %d; listeners: %s", ErrNoListener, port, t.listenerSummary())
 	default:
 		names := make([]string, len(cands))
@@ -184,11 +245,15 @@ func (t *Table) listenerSummary() string {
 	}
 	var all []lp
 	for _, le := range t.all {
+		name := le.name
+		if le.udp {
+			name += ", UDP"
+		}
 		for _, p := range le.ports {
-			all = append(all, lp{p, le.name})
+			all = append(all, lp{p, name})
 		}
 		if len(le.ports) == 0 {
-			all = append(all, lp{0, le.name})
+			all = append(all, lp{0, name})
 		}
 	}
 	sort.Slice(all, func(i, j int) bool {

@@ -681,8 +681,10 @@ func TestErrors(t *testing.T) {
 	_, err = tbl.Check(Request{Port: 8080, Host: "h", Path: "/"})
 	wantErr(t, err, ErrNoListener, "no listener on port 8080; listeners: ", "9000 (tcp-l)", "10080 (http)")
 
-	_, err = tbl.Check(Request{Port: 9000, Host: "h", Path: "/"})
-	wantErr(t, err, ErrNoHTTPConnectionManager, "listener tcp-l has no HTTP connection manager; TCP/UDP checks are not supported yet")
+	// A tcp_proxy chain answers at layer 4 (see l4_test.go).
+	if ans, err := tbl.Check(Request{Port: 9000, Host: "h", Path: "/"}); err != nil || ans != (Answer{Listener: "tcp-l", Cluster: "backend", Status: 200, Matched: true, L4: true}) {
+		t.Errorf("tcp_proxy listener: got %+v, %v", ans, err)
+	}
 
 	ans, err := tbl.Check(Request{Port: 9001, Host: "h", Path: "/"})
 	wantErr(t, err, ErrInvalidConfig, "bad-l")

@@ -298,6 +298,9 @@ func (l Loader) validateRefs(s *Scenario, addf func(int, string, ...any)) {
 			if t.Request.Port == 0 {
 				addf(s.Line(p+".request"), "%s.request.port is required", p)
 			}
+			if pr := strings.ToUpper(t.Request.Protocol); pr != "" && pr != "TCP" && pr != "UDP" {
+				addf(s.Line(p+".request.protocol"), "%s.request.protocol: %q is not TCP or UDP", p, t.Request.Protocol)
+			}
 			if t.Expect == (TrafficResult{}) {
 				addf(s.Line(p), "%s.expect checks nothing", p)
 			}

@@ -126,6 +126,9 @@ type Request struct {
 	// GRPC sends a gRPC call: method POST and content-type application/grpc. Path is then
 	// /<service>/<method>.
 	GRPC bool `json:"grpc,omitempty"`
+	// Protocol is TCP or UDP for a layer-4 connection (the answer is the cluster it is
+	// proxied to); empty for HTTP.
+	Protocol string `json:"protocol,omitempty"`
 	// Random picks among weighted clusters and weighted backends, as Envoy's route check
 	// tool's random value does (value modulo the total weight).
 	Random *uint64 `json:"random,omitempty"`
