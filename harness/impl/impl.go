@@ -5,6 +5,7 @@ package impl
 
 import (
 	"context"
+	"strings"
 
 	"github.com/egharness/egharness/translator"
 	"github.com/egharness/egharness/translator/config"
@@ -43,11 +44,14 @@ func (Reference) Translate(_ context.Context, req Request) (*result.Result, erro
 	return translator.Translate(translator.Input{Objects: req.Objects, Config: req.Config, Profile: req.Profile})
 }
 
-// Get returns the implementation named by --impl.
+// Get returns the implementation named by --impl: "reference", or "exec:COMMAND" for any
+// command speaking the exec protocol (see Exec).
 func Get(name string) (Implementation, error) {
-	switch name {
-	case "", "reference":
+	switch {
+	case name == "" || name == "reference":
 		return Reference{}, nil
+	case strings.HasPrefix(name, "exec:") && strings.TrimSpace(strings.TrimPrefix(name, "exec:")) != "":
+		return Exec{Command: strings.TrimPrefix(name, "exec:")}, nil
 	}
 	return nil, &UnknownError{Name: name}
 }
@@ -56,5 +60,5 @@ func Get(name string) (Implementation, error) {
 type UnknownError struct{ Name string }
 
 func (e *UnknownError) Error() string {
-	return "unknown implementation " + e.Name + " (known: reference)"
+	return "unknown implementation " + e.Name + " (known: reference, exec:COMMAND)"
 }

@@ -1,0 +1,126 @@
+package impl
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	egv1a1 "github.com/envoyproxy/gateway/api/v1alpha1"
+
+	"github.com/egharness/egharness/translator"
+	"github.com/egharness/egharness/translator/config"
+	"github.com/egharness/egharness/translator/profile"
+	"github.com/egharness/egharness/translator/resource"
+)
+
+const objects = `apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: {name: eg}
+spec: {controllerName: gateway.envoyproxy.io/gatewayclass-controller}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: eg, namespace: default}
+spec:
+  gatewayClassName: eg
+  listeners:
+  - {name: http, protocol: HTTP, port: 80}
+`
+
+func request(t *testing.T) Request {
+	t.Helper()
+	dec, err := resource.Decode("in.yaml", []byte(objects), resource.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, _ := profile.Get("v1.9")
+	on := true
+	return Request{Scenario: "demo", Objects: dec.Objects, Profile: p,
+		Config: config.Config{ExtensionAPIs: &egv1a1.ExtensionAPISettings{EnableEnvoyPatchPolicy: on}}}
+}
+
+// The input an external command reads decodes back into the same objects and settings.
+func TestInputRoundTrip(t *testing.T) {
+	req := request(t)
+	in, err := Input(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dec, err := resource.Decode("stdin", in, resource.Options{})
+	if err != nil {
+		t.Fatalf("the rendered input does not decode: %v\n%s", err, in)
+	}
+	if len(dec.Objects) != len(req.Objects) {
+		t.Fatalf("%d objects back, want %d", len(dec.Objects), len(req.Objects))
+	}
+	for i := range dec.Objects {
+		if dec.Objects[i].Ref() != req.Objects[i].Ref() {
+			t.Errorf("object %d is %s, want %s", i, dec.Objects[i].Ref(), req.Objects[i].Ref())
+		}
+	}
+	if dec.EnvoyGateway == nil || dec.EnvoyGateway.ExtensionAPIs == nil || !dec.EnvoyGateway.ExtensionAPIs.EnableEnvoyPatchPolicy {
+		t.Errorf("the EnvoyGateway settings did not come through: %+v", dec.EnvoyGateway)
+	}
+}
+
+func TestExecAnswer(t *testing.T) {
+	req := request(t)
+	res, err := translator.Translate(translator.Input{Objects: req.Objects, Profile: req.Profile})
+	if err != nil {
+		t.Fatal(err)
+	}
+	js, err := json.Marshal(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The command echoes a reference translation and checks what it was given.
+	cmd := `test "$EGHARNESS_PROFILE" = v1.9 && test "$EGHARNESS_SCENARIO" = demo && grep -q 'kind: Gateway' && echo '` + string(js) + `'`
+	got, err := Exec{Command: cmd}.Translate(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.XDS.Listeners) != 1 || got.XDS.Listeners[0].GetName() != "default/eg/http" {
+		t.Errorf("listeners read back: %v", got.XDS.Listeners)
+	}
+	if got.Status(res.Statuses[0].Object) == nil {
+		t.Errorf("statuses were not read back: %+v", got.Statuses)
+	}
+}
+
+func TestExecFailures(t *testing.T) {
+	req := request(t)
+	tests := []struct {
+		name, cmd, want string
+		timeout         time.Duration
+	}{
+		{"non-zero exit with stderr", "cat >/dev/null; echo 'cannot translate HTTPRoute x' >&2; exit 3", "exit status 3\ncannot translate HTTPRoute x", 0},
+		{"not JSON", "cat >/dev/null; echo hello", "its output is not the translate -o json shape", 0},
+		{"unknown field", `cat >/dev/null; echo '{"listeners": []}'`, `unknown field "listeners"`, 0},
+		{"bad xDS", `cat >/dev/null; echo '{"xds": {"listeners": [{"@type": "type.googleapis.com/nope.Nothing"}]}}'`, "xds.listeners[0]", 0},
+		{"timeout", "sleep 5", "no answer within 200ms", 200 * time.Millisecond},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Exec{Command: tt.cmd, Timeout: tt.timeout}.Translate(context.Background(), req)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("error %v, want one containing %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestGet(t *testing.T) {
+	for name, want := range map[string]string{"": "reference", "reference": "reference", "exec:./adapter --x": "exec:./adapter --x"} {
+		im, err := Get(name)
+		if err != nil || im.Name() != want {
+			t.Errorf("Get(%q) = %v, %v; want %s", name, im, err, want)
+		}
+	}
+	for _, bad := range []string{"exec:", "exec:  ", "egctl"} {
+		if _, err := Get(bad); err == nil {
+			t.Errorf("Get(%q) accepted", bad)
+		}
+	}
+}
