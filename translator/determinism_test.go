@@ -2,10 +2,16 @@ package translator_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"fmt"
+	"sort"
 	"testing"
 
 	"github.com/egharness/egharness/harness/catalog"
+	"github.com/egharness/egharness/harness/golden"
+	"github.com/egharness/egharness/harness/impl"
+	"github.com/egharness/egharness/harness/runner"
 	"github.com/egharness/egharness/harness/scenario"
 	"github.com/egharness/egharness/translator"
 	"github.com/egharness/egharness/translator/profile"
@@ -71,4 +77,61 @@ func firstDiff(a, b []byte) int {
 		}
 	}
 	return min(len(a), len(b))
+}
+
+// The runner's parallelism must not leak into the output either: every scenario and
+// profile, run by two workers twice (and by one), renders byte-identical goldens.
+func TestRunParallelDeterministic(t *testing.T) {
+	cat, err := catalog.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	set, err := scenario.Loader{Catalog: cat, Root: "../scenarios"}.LoadPaths("../scenarios")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range set.Errors {
+		t.Errorf("scenario does not load: %v", e)
+	}
+	opts := runner.Options{Impl: impl.Reference{}}
+	jobs := runner.Select(set.Scenarios, opts)
+	if len(jobs) == 0 {
+		t.Fatal("no jobs")
+	}
+	render := func(parallel int) []string {
+		opts.Parallel = parallel
+		var out []string
+		for _, o := range runner.Run(context.Background(), jobs, opts) {
+			if o.Err != nil {
+				t.Fatalf("%s [%s]: %v", o.Scenario.Name, o.Profile, o.Err)
+			}
+			files, err := golden.Render(o.Result)
+			if err != nil {
+				t.Fatalf("%s [%s]: render: %v", o.Scenario.Name, o.Profile, err)
+			}
+			names := make([]string, 0, len(files))
+			for n := range files {
+				names = append(names, n)
+			}
+			sort.Strings(names)
+			var b bytes.Buffer
+			for _, n := range names {
+				fmt.Fprintf(&b, "== %s/%s [%s] %s\n", o.Scenario.Area, o.Scenario.Name, o.Profile, n)
+				b.Write(files[n])
+			}
+			out = append(out, b.String())
+		}
+		return out
+	}
+	first := render(2)
+	for run, parallel := range []int{2, 1} {
+		again := render(parallel)
+		for i := range jobs {
+			if again[i] != first[i] {
+				j := jobs[i]
+				t.Errorf("%s [%s]: run %d (parallel %d) renders differently at byte %d", j.Scenario.Name, j.Profile, run+2, parallel, firstDiff([]byte(first[i]), []byte(again[i])))
+			}
+		}
+	}
+	t.Logf("%d scenario/profile pairs, three runs", len(jobs))
 }

@@ -3,6 +3,7 @@ package check
 import (
 	"errors"
 	"fmt"
+	"sort"
 	"strings"
 
 	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
@@ -18,6 +19,8 @@ import (
 type Answer struct {
 	routecheck.Answer
 	Backend string
+	// RequestHeaders is the request as forwarded to the cluster (routecheck.CheckForwarded).
+	RequestHeaders map[string]string
 }
 
 // Send evaluates one request against a result's xDS. A Gateway port below 1024 that has no
@@ -34,15 +37,15 @@ func Send(t *routecheck.Table, x *result.XDS, req scenario.Request) (Answer, err
 	if req.Random != nil {
 		rq.Random = *req.Random
 	}
-	a, err := t.Check(rq)
+	a, fwd, err := t.CheckForwarded(rq)
 	if errors.Is(err, routecheck.ErrNoListener) && req.Port < 1024 {
 		rq.Port = req.Port + 10000
-		a, err = t.Check(rq)
+		a, fwd, err = t.CheckForwarded(rq)
 	}
 	if err != nil {
 		return Answer{}, err
 	}
-	out := Answer{Answer: a}
+	out := Answer{Answer: a, RequestHeaders: fwd}
 	if a.Cluster == "" {
 		return out, nil
 	}
@@ -180,6 +183,7 @@ func (c *collector) traffic(exp []scenario.TrafficExpect, res *result.Result, se
 		cmp("body", t.Expect.Body, a.Body)
 		cmp("location", t.Expect.Location, a.Location)
 		cmp("gRPC status", t.Expect.GRPCStatus, grpcStatus(a.Status))
+		diffs = append(diffs, requestHeaderDiffs(t.Expect.RequestHeaders, a.RequestHeaders)...)
 		if len(diffs) > 0 {
 			c.failf("traffic", where, "%s: %s (answered by route %q)", what, strings.Join(diffs, "; "), a.Route)
 		}
@@ -229,4 +233,33 @@ func grpcStatus(httpStatus int) string {
 		return "UNAVAILABLE"
 	}
 	return "UNKNOWN"
+}
+
+// requestHeaderDiffs compares the forwarded request's headers with the expected ones; an
+// expected empty value means the header must be absent.
+func requestHeaderDiffs(want, got map[string]string) []string {
+	if len(want) == 0 {
+		return nil
+	}
+	if got == nil {
+		return []string{"request headers expected, but the request is not forwarded"}
+	}
+	names := make([]string, 0, len(want))
+	for k := range want {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	var diffs []string
+	for _, k := range names {
+		v, ok := got[strings.ToLower(k)]
+		switch w := want[k]; {
+		case w == "" && ok:
+			diffs = append(diffs, fmt.Sprintf("request header %s %q, expected absent", k, v))
+		case w != "" && !ok:
+			diffs = append(diffs, fmt.Sprintf("request header %s absent, expected %q", k, w))
+		case w != "" && v != w:
+			diffs = append(diffs, fmt.Sprintf("request header %s %q, expected %q", k, v, w))
+		}
+	}
+	return diffs
 }

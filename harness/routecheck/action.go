@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
 )
 
@@ -24,6 +25,7 @@ type weightedEntry struct {
 	name   string
 	header string // cluster_header, lower-case
 	weight uint64
+	fwd    *weightedForward // the entry's own request changes
 }
 
 type action struct {
@@ -37,6 +39,7 @@ type action struct {
 	status         int
 	body           string
 	redir          *redirectConfig
+	forward        *forwardConfig // what a forwarding route changes in the request
 }
 
 type redirectConfig struct {
@@ -56,7 +59,12 @@ type redirectConfig struct {
 func compileAction(r *routev3.Route) (action, error) {
 	switch a := r.GetAction().(type) {
 	case *routev3.Route_Route:
-		return compileRouteAction(a.Route)
+		act, err := compileRouteAction(a.Route)
+		if err != nil {
+			return act, err
+		}
+		act.forward, err = compileForward(r, a.Route)
+		return act, err
 	case *routev3.Route_Redirect:
 		return compileRedirect(a.Redirect)
 	case *routev3.Route_DirectResponse:
@@ -94,7 +102,11 @@ func compileRouteAction(ra *routev3.RouteAction) (action, error) {
 				return act, fmt.Errorf("weighted cluster entry needs exactly one of name or cluster_header")
 			}
 			w := uint64(c.GetWeight().GetValue())
-			act.weighted = append(act.weighted, weightedEntry{name: c.GetName(), header: asciiLower(c.GetClusterHeader()), weight: w})
+			fwd, err := compileWeightedForward(c)
+			if err != nil {
+				return act, err
+			}
+			act.weighted = append(act.weighted, weightedEntry{name: c.GetName(), header: asciiLower(c.GetClusterHeader()), weight: w, fwd: fwd})
 			act.total += w
 		}
 		// Current Envoy ignores the deprecated total_weight and uses the sum.
@@ -153,8 +165,13 @@ func compileRedirect(rd *routev3.RedirectAction) (action, error) {
 
 func compileDirect(dr *routev3.DirectResponseAction) (action, error) {
 	act := action{kind: actDirect, status: int(dr.GetStatus())}
-	if dr.GetBodyFormat() != nil {
-		return act, fmt.Errorf("direct_response body_format is not evaluated")
+	if bf := dr.GetBodyFormat(); bf != nil {
+		body, err := literalFormat(bf)
+		if err != nil {
+			return act, err
+		}
+		act.body = body
+		return act, nil
 	}
 	if b := dr.GetBody(); b != nil {
 		switch {
@@ -194,11 +211,14 @@ func (a *action) apply(rs *requestState, r *route, ans Answer) (Answer, error) {
 	switch a.kind {
 	case actCluster:
 		ans.Cluster, ans.Status = a.cluster, 200
+		rs.recordForwarded(a.forward, r, nil)
 	case actClusterHeader:
 		ans.Cluster = rs.headers[a.clusterHeader]
 		ans.Status = 200
 		if ans.Cluster == "" {
 			ans.Status = a.notFoundStatus
+		} else {
+			rs.recordForwarded(a.forward, r, nil)
 		}
 	case actWeighted:
 		v := rs.req.Random
@@ -211,7 +231,9 @@ func (a *action) apply(rs *requestState, r *route, ans Answer) (Answer, error) {
 		}
 		sel := v % a.total
 		var end uint64
-		for _, w := range a.weighted {
+		var chosen *weightedEntry
+		for i := range a.weighted {
+			w := &a.weighted[i]
 			end += w.weight
 			if sel < end {
 				if w.name != "" {
@@ -219,12 +241,15 @@ func (a *action) apply(rs *requestState, r *route, ans Answer) (Answer, error) {
 				} else {
 					ans.Cluster = rs.headers[w.header]
 				}
+				chosen = w
 				break
 			}
 		}
 		ans.Status = 200
 		if ans.Cluster == "" {
 			ans.Status = a.notFoundStatus
+		} else {
+			rs.recordForwarded(a.forward, r, chosen.fwd)
 		}
 	case actDirect:
 		ans.Status, ans.Body = a.status, a.body
@@ -335,4 +360,27 @@ func processRequestHost(rs *requestState, newScheme, newPort string) string {
 		return h[:end]
 	}
 	return h
+}
+
+// literalFormat reads a direct response body given as a text format string. Only literal
+// text is evaluated ("%%" is a percent sign); command operators are not.
+func literalFormat(f *corev3.SubstitutionFormatString) (string, error) {
+	src := f.GetTextFormatSource()
+	var text string
+	switch {
+	case f.GetTextFormat() != "":
+		text = f.GetTextFormat()
+	case src != nil && len(src.GetInlineBytes()) > 0:
+		text = string(src.GetInlineBytes())
+	case src != nil && src.GetInlineString() != "":
+		text = src.GetInlineString()
+	case src != nil && (src.GetFilename() != "" || src.GetEnvironmentVariable() != ""):
+		return "", fmt.Errorf("direct_response body_format from a file or environment variable is not evaluated")
+	case f.GetJsonFormat() != nil:
+		return "", fmt.Errorf("direct_response body_format json_format is not evaluated")
+	}
+	if strings.Contains(strings.ReplaceAll(text, "%%", ""), "%") {
+		return "", fmt.Errorf("direct_response body_format command operators are not evaluated")
+	}
+	return strings.ReplaceAll(text, "%%", "%"), nil
 }

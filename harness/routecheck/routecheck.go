@@ -60,6 +60,8 @@ type Request struct {
 	// on the same port; "" also falls back to the UDP listener when the port
 	// has no TCP one, "TCP" and "UDP" do not.
 	Protocol string
+	// forwarded, when set (CheckForwarded), receives the request as forwarded to a cluster.
+	forwarded *map[string]string
 }
 
 // Answer describes what Envoy would do with the request.

@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"runtime/debug"
 	"slices"
 	"sync"
 	"time"
@@ -126,7 +127,8 @@ func RunOne(ctx context.Context, job Job, opts Options) (o *Outcome) {
 	o = &Outcome{Scenario: job.Scenario, Profile: job.Profile}
 	defer func() {
 		if r := recover(); r != nil {
-			o.Err = fmt.Errorf("panic while checking: %v", r)
+			// The stack says where; the run goes on with the other jobs.
+			o.Err = fmt.Errorf("panic while translating or checking [%s]: %v\n%s", job.Profile, r, debug.Stack())
 		}
 		o.Duration = time.Since(start)
 	}()

@@ -35,15 +35,28 @@ type Loader struct {
 	Catalog *catalog.Catalog
 	// Root is the scenarios folder; a scenario's area is its first folder below Root.
 	Root string
+	// Limits bound each file read (the scenario file itself and its resource files): size,
+	// objects, nesting depth, alias expansion. Zero fields take resource's defaults.
+	Limits resource.Limits
 }
 
 // LoadFile reads and validates one scenario file.
 func (l Loader) LoadFile(path string) (*Scenario, error) {
-	e := &Error{File: path}
-	data, err := os.ReadFile(path)
+	data, err := resource.ReadFile(path, l.Limits)
 	if err != nil {
+		var le *resource.LimitError
+		if errors.As(err, &le) {
+			return nil, &Error{File: path, Msgs: []string{err.Error()}}
+		}
 		return nil, &Error{File: path, Msgs: []string{fmt.Sprintf("%s: %v", path, err)}}
 	}
+	return l.Load(path, data)
+}
+
+// Load reads and validates a scenario held in data; path names it in messages, and
+// its resourcesFile and include files are found beside path.
+func (l Loader) Load(path string, data []byte) (*Scenario, error) {
+	e := &Error{File: path}
 	s, ok := l.parse(path, data, e)
 	if !ok {
 		return nil, e
@@ -71,6 +84,11 @@ func (l Loader) parse(path string, data []byte, e *Error) (*Scenario, bool) {
 		} else {
 			addf(0, "%v", err)
 		}
+		return nil, false
+	}
+	// Aliases and nesting are measured before anything expands them.
+	if err := resource.CheckTree(path, root, l.Limits); err != nil {
+		e.Msgs = append(e.Msgs, err.Error())
 		return nil, false
 	}
 	if root.Kind != yaml.MappingNode {
@@ -159,8 +177,13 @@ func (l Loader) loadResources(s *Scenario, root *yaml.Node, e *Error, addf func(
 	offset := 0
 	if s.ResourcesFile != "" {
 		file = filepath.Join(filepath.Dir(s.File), s.ResourcesFile)
-		b, err := os.ReadFile(file)
+		b, err := readResourceFile(file, l.Limits)
 		if err != nil {
+			var le *resource.LimitError
+			if errors.As(err, &le) {
+				e.Msgs = append(e.Msgs, err.Error())
+				return
+			}
 			addf(s.Line("resourcesFile"), "resourcesFile: %v", err)
 			return
 		}
@@ -173,12 +196,17 @@ func (l Loader) loadResources(s *Scenario, root *yaml.Node, e *Error, addf func(
 	var included []resource.Object
 	for i, inc := range s.Include {
 		path := filepath.Join(filepath.Dir(s.File), inc)
-		b, err := os.ReadFile(path)
+		b, err := readResourceFile(path, l.Limits)
 		if err != nil {
+			var le *resource.LimitError
+			if errors.As(err, &le) {
+				e.Msgs = append(e.Msgs, err.Error())
+				continue
+			}
 			addf(s.Line(fmt.Sprintf("include[%d]", i)), "include: %v", err)
 			continue
 		}
-		idec, err := resource.Decode(path, b, resource.Options{})
+		idec, err := resource.Decode(path, b, resource.Options{Limits: l.Limits})
 		if err != nil {
 			for _, one := range splitJoined(err) {
 				e.Msgs = append(e.Msgs, one.Error())
@@ -187,7 +215,7 @@ func (l Loader) loadResources(s *Scenario, root *yaml.Node, e *Error, addf func(
 		}
 		included = append(included, idec.Objects...)
 	}
-	dec, err := resource.Decode(file, data, resource.Options{LineOffset: offset})
+	dec, err := resource.Decode(file, data, resource.Options{LineOffset: offset, Limits: l.Limits})
 	if err != nil {
 		// Decode's errors already start with "file:line:".
 		for _, one := range splitJoined(err) {
@@ -217,6 +245,19 @@ func (l Loader) loadResources(s *Scenario, root *yaml.Node, e *Error, addf func(
 		addf(s.Line("config"), "%v", err)
 	}
 	s.Settings = settings
+}
+
+// readResourceFile reads a file a scenario names. Only regular files are read: a scenario
+// naming a pipe or a device would otherwise hang the run or read without end.
+func readResourceFile(path string, limits resource.Limits) ([]byte, error) {
+	info, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if !info.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file", path)
+	}
+	return resource.ReadFile(path, limits)
 }
 
 // valueLine is the line of the key of a top-level field (its block text starts below it).
@@ -301,7 +342,7 @@ func (l Loader) validateRefs(s *Scenario, addf func(int, string, ...any)) {
 			if pr := strings.ToUpper(t.Request.Protocol); pr != "" && pr != "TCP" && pr != "UDP" {
 				addf(s.Line(p+".request.protocol"), "%s.request.protocol: %q is not TCP or UDP", p, t.Request.Protocol)
 			}
-			if t.Expect == (TrafficResult{}) {
+			if t.Expect.IsZero() {
 				addf(s.Line(p), "%s.expect checks nothing", p)
 			}
 		}
@@ -356,8 +397,10 @@ type Set struct {
 }
 
 // LoadPaths loads every *.yaml scenario under each path (a file or a folder), in path order.
-// Files named *.resources.yaml are resource files, not scenarios. A bad file is recorded
-// and the others still load; names must be unique across the set.
+// Files named *.resources.yaml are resource files, not scenarios. A folder named "invalid"
+// found while walking a folder is skipped: it holds broken inputs that must fail to load
+// (scenarios/invalid); name such a folder itself as a path to load it. A bad file is
+// recorded and the others still load; names must be unique across the set.
 func (l Loader) LoadPaths(paths ...string) (*Set, error) {
 	var files []string
 	for _, p := range paths {
@@ -372,6 +415,9 @@ func (l Loader) LoadPaths(paths ...string) (*Set, error) {
 		err = filepath.WalkDir(p, func(path string, d fs.DirEntry, err error) error {
 			if err != nil {
 				return err
+			}
+			if d.IsDir() && d.Name() == InvalidDir && filepath.Clean(path) != filepath.Clean(p) {
+				return filepath.SkipDir
 			}
 			if d.IsDir() || !isScenarioFile(path) {
 				return nil
@@ -409,6 +455,9 @@ func (l Loader) LoadPaths(paths ...string) (*Set, error) {
 	}
 	return set, nil
 }
+
+// InvalidDir is the name of folders of inputs that must fail to load; walks skip them.
+const InvalidDir = "invalid"
 
 func isScenarioFile(path string) bool {
 	base := filepath.Base(path)

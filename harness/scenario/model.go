@@ -4,6 +4,8 @@
 package scenario
 
 import (
+	"reflect"
+
 	"github.com/egharness/egharness/translator/config"
 	"github.com/egharness/egharness/translator/resource"
 )
@@ -150,6 +152,17 @@ type TrafficResult struct {
 	// answers itself (404 → UNIMPLEMENTED, 500 → UNKNOWN, 503 → UNAVAILABLE...), "OK" when a
 	// backend is reached.
 	GRPCStatus string `json:"grpcStatus,omitempty"`
+	// RequestHeaders are headers of the request as forwarded to the backend, after the
+	// route's header changes and rewrites (":authority" and ":path" show host and path
+	// rewrites). An empty value means the header must be absent. Names are case-insensitive.
+	RequestHeaders map[string]string `json:"requestHeaders,omitempty"`
+}
+
+// IsZero reports whether the result checks nothing.
+func (r TrafficResult) IsZero() bool {
+	headers := r.RequestHeaders
+	r.RequestHeaders = nil
+	return len(headers) == 0 && reflect.DeepEqual(r, TrafficResult{})
 }
 
 // ProfilesOrDefault returns the profiles the scenario runs under.

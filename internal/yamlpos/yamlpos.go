@@ -5,10 +5,12 @@
 package yamlpos
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
 	kjson "sigs.k8s.io/json"
@@ -32,15 +34,24 @@ func (e *Error) Error() string {
 }
 
 // Parse reads one YAML document into a node tree. Syntax errors keep the parser's line.
-func Parse(data []byte) (*yaml.Node, error) {
+func Parse(data []byte) (_ *yaml.Node, err error) {
+	defer recoverParser(&err)
 	var n yaml.Node
 	if err := yaml.Unmarshal(data, &n); err != nil {
-		return nil, syntaxError(err)
+		return nil, placeError(syntaxError(err), data)
 	}
 	if n.Kind == yaml.DocumentNode && len(n.Content) == 1 {
 		return n.Content[0], nil
 	}
 	return &n, nil
+}
+
+// recoverParser turns a panic inside a YAML or JSON library into an error: whatever the
+// input, decoding fails with a message, never with a crash.
+func recoverParser(err *error) {
+	if r := recover(); r != nil {
+		*err = &Error{Msg: fmt.Sprintf("malformed YAML: the parser failed on this input (%v)", r)}
+	}
 }
 
 // syntaxError turns "yaml: line 4: could not find expected ':'" into an Error with Line 4;
@@ -62,6 +73,9 @@ func syntaxError(err error) error {
 	if rest, ok := strings.CutPrefix(msg, "line "); ok {
 		if num, tail, ok := strings.Cut(rest, ":"); ok {
 			if l, convErr := strconv.Atoi(num); convErr == nil {
+				if parserProblem(strings.TrimSpace(tail)) {
+					l++
+				}
 				return &Error{Line: l, Msg: "malformed YAML:" + tail}
 			}
 		}
@@ -69,20 +83,102 @@ func syntaxError(err error) error {
 	return &Error{Msg: "malformed YAML: " + msg}
 }
 
+// placeError puts a syntax error's line inside the text. A problem found at the end of a
+// truncated text is marked on the line after its last one, which no editor shows; the
+// reader's problems (control characters, broken UTF-8) carry no line at all, so the
+// first offending character is looked up.
+func placeError(err error, data []byte) error {
+	var e *Error
+	if !errors.As(err, &e) {
+		return err
+	}
+	if e.Line == 0 && readerProblem(e.Msg) {
+		e.Line = badCharLine(data)
+	}
+	if e.Line <= 0 {
+		return err
+	}
+	last := 1 + bytes.Count(bytes.TrimRight(data, " \t\r\n"), []byte("\n"))
+	if e.Line > last {
+		e.Line = last
+	}
+	return err
+}
+
+func readerProblem(msg string) bool {
+	for _, p := range []string{"control characters are not allowed", "invalid leading UTF-8 octet", "invalid trailing UTF-8 octet",
+		"incomplete UTF-8 octet sequence", "invalid length of a UTF-8 sequence", "invalid Unicode character"} {
+		if strings.Contains(msg, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// badCharLine is the line of the first character YAML does not allow (C0 and C1 controls
+// other than tab, CR and LF; DEL; surrogates; U+FFFE, U+FFFF; invalid UTF-8), 0 if none.
+func badCharLine(data []byte) int {
+	line := 1
+	for i := 0; i < len(data); {
+		r, size := utf8.DecodeRune(data[i:])
+		switch {
+		case r == utf8.RuneError && size <= 1,
+			r < 0x20 && r != '\t' && r != '\n' && r != '\r',
+			r == 0x7f, r >= 0x80 && r <= 0x9f && r != 0x85,
+			r >= 0xd800 && r <= 0xdfff, r == 0xfffe, r == 0xffff:
+			return line
+		case r == '\n':
+			line++
+		}
+		i += size
+	}
+	return 0
+}
+
+// parserProblem reports whether msg is one of libyaml's parser (not scanner) problems.
+// go-yaml prints their marks 0-based (it adds one only for scanner errors), so their
+// lines are one short.
+func parserProblem(msg string) bool {
+	for _, p := range []string{"did not find expected ", "found duplicate %", "found incompatible YAML document", "found undefined tag handle"} {
+		if strings.HasPrefix(msg, p) {
+			return true
+		}
+	}
+	return false
+}
+
 // ToJSON converts one YAML document to JSON with Kubernetes' YAML rules (YAML 1.1
 // scalars, as kubectl reads them). Duplicate keys and syntax errors carry their line.
-func ToJSON(data []byte) ([]byte, error) {
+func ToJSON(data []byte) (_ []byte, err error) {
+	defer recoverParser(&err)
 	js, err := sigsyaml.YAMLToJSONStrict(data)
 	if err != nil {
-		return nil, syntaxError(err)
+		return nil, toJSONError(data, err)
 	}
 	return js, nil
+}
+
+// toJSONError words a conversion failure. go-yaml v2 (under sigs.k8s.io/yaml) marks a
+// syntax error where the parser gave up, which for a truncated text is past its end; v3
+// marks where the broken construct starts (the unclosed bracket). On this error path the
+// text is parsed again with v3 and, when it fails there too, v3's error is used, so
+// scenario files and object files say the same thing about the same text.
+func toJSONError(data []byte, err error) error {
+	e := syntaxError(err)
+	var ye *Error
+	if errors.As(e, &ye) && strings.HasPrefix(ye.Msg, "malformed YAML: ") && !strings.Contains(ye.Msg, "already set in map") {
+		if _, perr := Parse(data); perr != nil {
+			return perr
+		}
+	}
+	return placeError(e, data)
 }
 
 // DecodeJSONStrict decodes js (the JSON form of the YAML text) into out, refusing unknown
 // and duplicate fields. Only when something is wrong is the YAML parsed again, to put a
 // line on each problem: the happy path reads the text once.
-func DecodeJSONStrict(js, text []byte, out any, lineOffset int) error {
+func DecodeJSONStrict(js, text []byte, out any, lineOffset int) (err error) {
+	defer recoverParser(&err)
 	strict, err := kjson.UnmarshalStrict(js, out, kjson.DisallowDuplicateFields, kjson.DisallowUnknownFields)
 	if err == nil && len(strict) == 0 {
 		return nil
@@ -101,10 +197,11 @@ func DecodeJSONStrict(js, text []byte, out any, lineOffset int) error {
 // DecodeStrict decodes YAML into out, refusing unknown and duplicate fields and values of
 // the wrong type. All strict problems are reported, each with its line; root locates paths.
 // lineOffset is added to every line (for a document cut out of a larger file).
-func DecodeStrict(data []byte, root *yaml.Node, out any, lineOffset int) error {
+func DecodeStrict(data []byte, root *yaml.Node, out any, lineOffset int) (err error) {
+	defer recoverParser(&err)
 	js, err := sigsyaml.YAMLToJSONStrict(data)
 	if err != nil {
-		return offset(syntaxError(err), lineOffset)
+		return offset(toJSONError(data, err), lineOffset)
 	}
 	strict, err := kjson.UnmarshalStrict(js, out, kjson.DisallowDuplicateFields, kjson.DisallowUnknownFields)
 	if err != nil {

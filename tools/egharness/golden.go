@@ -10,6 +10,7 @@ import (
 	"github.com/egharness/egharness/harness/golden"
 	"github.com/egharness/egharness/harness/impl"
 	"github.com/egharness/egharness/harness/runner"
+	"github.com/egharness/egharness/translator/resource"
 )
 
 func newGoldenCmd() *cobra.Command {
@@ -27,7 +28,7 @@ commit: a golden is a claim about EG's behavior. --update is refused when CI is 
 			if update && os.Getenv("CI") != "" {
 				return badInput("golden --update is refused when CI is set: goldens are updated by a person who reads the diff")
 			}
-			_, set, err := loadScenarios(paths)
+			_, set, err := loadScenarios(paths, resource.Limits{})
 			if err != nil {
 				return err
 			}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/egharness/egharness/harness/catalog"
 	"github.com/egharness/egharness/harness/scenario"
+	"github.com/egharness/egharness/translator/resource"
 )
 
 // Where scenarios and goldens live, relative to the repository root (the working directory
@@ -15,7 +16,9 @@ const (
 	defaultGolden    = "golden"
 )
 
-func loadScenarios(paths []string) (*catalog.Catalog, *scenario.Set, error) {
+// loadScenarios loads the scenarios under paths (default: scenarios/), each file within
+// limits.
+func loadScenarios(paths []string, limits resource.Limits) (*catalog.Catalog, *scenario.Set, error) {
 	cat, err := catalog.Load()
 	if err != nil {
 		return nil, nil, err
@@ -23,7 +26,7 @@ func loadScenarios(paths []string) (*catalog.Catalog, *scenario.Set, error) {
 	if len(paths) == 0 {
 		paths = []string{defaultScenarios}
 	}
-	set, err := scenario.Loader{Catalog: cat, Root: defaultScenarios}.LoadPaths(paths...)
+	set, err := scenario.Loader{Catalog: cat, Root: defaultScenarios, Limits: limits}.LoadPaths(paths...)
 	if err != nil {
 		return nil, nil, badInput("%v", err)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/egharness/egharness/harness/impl"
 	"github.com/egharness/egharness/harness/runner"
 	"github.com/egharness/egharness/translator/profile"
+	"github.com/egharness/egharness/translator/resource"
 )
 
 func newRunCmd() *cobra.Command {
@@ -24,6 +25,7 @@ func newRunCmd() *cobra.Command {
 		parallel int
 		verbose  bool
 		noGolden bool
+		limits   *resource.Limits
 	}
 	cmd := &cobra.Command{
 		Use:   "run [paths...]",
@@ -33,7 +35,9 @@ translates each under each of its profiles, checks admission, statuses, xDS fact
 and (for the reference translator) golden files, then prints a result table, the failures,
 and which behavior IDs are covered.
 
-A scenario that cannot be loaded is reported with its file and line; the others still run.`,
+A scenario that cannot be loaded is reported with its file and line; the others still run.
+Folders named invalid (scenarios/invalid: inputs that must fail to load) are skipped unless
+named as a path. The --max-* flags bound every file read.`,
 		Example: `  egharness run
   egharness run scenarios/routing --profile v1.9
   egharness run --focus RT-09 --label routing`,
@@ -47,7 +51,7 @@ A scenario that cannot be loaded is reported with its file and line; the others 
 					return badInput("%v", err)
 				}
 			}
-			cat, set, err := loadScenarios(paths)
+			cat, set, err := loadScenarios(paths, *opts.limits)
 			if err != nil {
 				return err
 			}
@@ -89,6 +93,7 @@ A scenario that cannot be loaded is reported with its file and line; the others 
 	f.IntVar(&opts.parallel, "parallel", 0, "scenarios run at once (default: number of CPUs)")
 	f.BoolVarP(&opts.verbose, "verbose", "v", false, "print each scenario as it finishes")
 	f.BoolVar(&opts.noGolden, "no-golden", false, "skip golden file checks")
+	opts.limits = addLimitFlags(f)
 	return cmd
 }
 

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/spf13/cobra"
 	"sigs.k8s.io/yaml"
@@ -17,6 +16,7 @@ import (
 
 func newTranslateCmd() *cobra.Command {
 	var file, prof, cfgFile, output, namespace string
+	var limits *resource.Limits
 	cmd := &cobra.Command{
 		Use:   "translate -f FILE [--profile P] [--config EGCFG] [-o yaml|json]",
 		Short: "Translate Kubernetes objects to admission verdicts, statuses and xDS (like egctl x translate)",
@@ -26,7 +26,8 @@ admission verdicts, statuses, and xDS listeners, routes, clusters, endpoints and
 An EnvoyGateway document among the objects, or --config, sets extensionApis and runtimeFlags.
 Objects without a namespace go to envoy-gateway-system, as with egctl x translate (-n).
 Kinds the translator does not read (Deployment, ServiceAccount...) are skipped with a warning.
-"-f -" reads standard input.`,
+"-f -" reads standard input. The --max-* flags bound the input (size, objects, nesting,
+alias expansion); bad input exits 2 with the file and line.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if file == "" {
@@ -36,21 +37,28 @@ Kinds the translator does not read (Deployment, ServiceAccount...) are skipped w
 			if err != nil {
 				return badInput("%v", err)
 			}
-			data, err := readInput(file, cmd.InOrStdin())
+			name := file
+			if file == "-" {
+				name = "<stdin>"
+			}
+			data, err := readInput(file, cmd.InOrStdin(), *limits)
 			if err != nil {
 				return badInput("%v", err)
 			}
-			dec, err := resource.Decode(file, data, resource.Options{DefaultNamespace: namespace, SkipUnknownKinds: true})
+			dec, err := resource.Decode(name, data, resource.Options{DefaultNamespace: namespace, SkipUnknownKinds: true, Limits: *limits})
 			if err != nil {
 				return badInput("%v", err)
+			}
+			if len(dec.Objects) == 0 && len(dec.Notes) == 0 && dec.EnvoyGateway == nil {
+				return badInput("%s: no Kubernetes objects in the input (it is empty or holds only comments)", name)
 			}
 			cfg := config.FromEnvoyGateway(dec.EnvoyGateway)
 			if cfgFile != "" {
-				cdata, err := os.ReadFile(cfgFile)
+				cdata, err := resource.ReadFile(cfgFile, *limits)
 				if err != nil {
 					return badInput("%v", err)
 				}
-				cdec, err := resource.Decode(cfgFile, cdata, resource.Options{})
+				cdec, err := resource.Decode(cfgFile, cdata, resource.Options{Limits: *limits})
 				if err != nil {
 					return badInput("%v", err)
 				}
@@ -91,12 +99,14 @@ Kinds the translator does not read (Deployment, ServiceAccount...) are skipped w
 	cmd.Flags().StringVar(&cfgFile, "config", "", "a file with an EnvoyGateway configuration document")
 	cmd.Flags().StringVarP(&output, "output", "o", "yaml", "output format: yaml or json")
 	cmd.Flags().StringVarP(&namespace, "namespace", "n", "envoy-gateway-system", "namespace of objects that name none (egctl x translate's default)")
+	limits = addLimitFlags(cmd.Flags())
 	return cmd
 }
 
-func readInput(file string, stdin io.Reader) ([]byte, error) {
+// readInput reads file ("-": stdin) up to the file size limit.
+func readInput(file string, stdin io.Reader, limits resource.Limits) ([]byte, error) {
 	if file == "-" {
-		return io.ReadAll(stdin)
+		return resource.ReadAll("<stdin>", stdin, limits)
 	}
-	return os.ReadFile(file)
+	return resource.ReadFile(file, limits)
 }

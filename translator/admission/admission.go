@@ -57,6 +57,7 @@ func check(o resource.Object) []problem {
 		for i, h := range v.Spec.Hostnames {
 			hostname(fmt.Sprintf("spec.hostnames[%d]", i), string(h))
 		}
+		out = append(out, httpRouteRuleProblems(v)...)
 	case *gwapiv1.TCPRoute:
 		out = append(out, maxItems("spec.rules", len(v.Spec.Rules), 1)...)
 	case *gwapiv1.UDPRoute:

@@ -25,6 +25,8 @@ type routeTranslator struct {
 	// attachments records, per IR listener, which parent entry of which route put routes
 	// there: the overlap check writes its condition on exactly those entries.
 	attachments []attachment
+	// filterWarnings name filters the reference translator leaves out (filters.go).
+	filterWarnings []string
 }
 
 type attachment struct {
@@ -194,6 +196,7 @@ func (rt *routeTranslator) attach(in routeInput, g *gatewayCtx, pr gwapiv1.Paren
 
 // resolvedRefs writes ResolvedRefs from the rules' backend problems.
 func (rt *routeTranslator) resolvedRefs(ps *result.ParentStatus, rules []*ruleCtx) {
+	filterConditions(ps, rules)
 	var errs refErrors
 	for _, rc := range rules {
 		for _, e := range rc.errors {
@@ -278,6 +281,8 @@ func wildcardCovers(pattern, host string) bool {
 type ruleCtx struct {
 	routes []*ir.HTTPRoute
 	errors []refError
+	// filters is what the rule's filters, timeouts and retry decided (filters.go).
+	filters *ruleFilters
 }
 
 type refError struct{ reason, msg string }
@@ -303,6 +308,7 @@ func (rt *routeTranslator) resolveHTTPRules(r *gwapiv1.HTTPRoute) []*ruleCtx {
 			refs[k] = rule.BackendRefs[k].BackendRef
 		}
 		rc, dest := rt.resolveDestination("HTTPRoute", r.Namespace, refs, fmt.Sprintf("%s%d", prefix, i), i)
+		ff := rt.ruleFilters(rc, dest, r, i, rule)
 		matches := rule.Matches
 		if len(matches) == 0 {
 			matches = []gwapiv1.HTTPRouteMatch{{}} // the CRD default: PathPrefix "/"
@@ -312,6 +318,7 @@ func (rt *routeTranslator) resolveHTTPRules(r *gwapiv1.HTTPRoute) []*ruleCtx {
 			route.Source.RuleName = ruleName(rule.Name)
 			applyMatch(route, m)
 			rc.finish(route, dest, len(rule.BackendRefs))
+			ff.apply(route)
 		}
 		out = append(out, rc)
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"sort"
 
+	egv1a1 "github.com/envoyproxy/gateway/api/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -47,6 +48,9 @@ type index struct {
 	slices     map[types.NamespacedName][]*discoveryv1.EndpointSlice // by Service
 	grants     []*gwapiv1.ReferenceGrant
 	namespaces map[string]*corev1.Namespace
+	// httpRouteFilters and configMaps are what HTTPRoute ExtensionRef filters read.
+	httpRouteFilters map[types.NamespacedName]*egv1a1.HTTPRouteFilter
+	configMaps       map[types.NamespacedName]*corev1.ConfigMap
 }
 
 func buildIndex(objs []resource.Object) *index {
@@ -55,6 +59,9 @@ func buildIndex(objs []resource.Object) *index {
 		secrets:    map[types.NamespacedName]*corev1.Secret{},
 		slices:     map[types.NamespacedName][]*discoveryv1.EndpointSlice{},
 		namespaces: map[string]*corev1.Namespace{},
+
+		httpRouteFilters: map[types.NamespacedName]*egv1a1.HTTPRouteFilter{},
+		configMaps:       map[types.NamespacedName]*corev1.ConfigMap{},
 	}
 	for _, o := range objs {
 		switch v := o.Obj.(type) {
@@ -88,6 +95,10 @@ func buildIndex(objs []resource.Object) *index {
 			ix.grants = append(ix.grants, &gwapiv1.ReferenceGrant{ObjectMeta: v.ObjectMeta, Spec: gwapiv1.ReferenceGrantSpec(v.Spec)})
 		case *corev1.Namespace:
 			ix.namespaces[v.Name] = v
+		case *egv1a1.HTTPRouteFilter:
+			ix.httpRouteFilters[types.NamespacedName{Namespace: v.Namespace, Name: v.Name}] = v
+		case *corev1.ConfigMap:
+			ix.configMaps[types.NamespacedName{Namespace: v.Namespace, Name: v.Name}] = v
 		}
 	}
 	// EG processes Gateways and routes oldest first, then by namespace/name.
@@ -181,6 +192,7 @@ func (t Translator) Translate(objs []resource.Object) Output {
 	if t.Profile.RouteRulesOverlap {
 		rt.markOverlaps()
 	}
+	out.Warnings = append(out.Warnings, rt.filterWarnings...)
 	out.Statuses = st.list()
 	out.Warnings = append(out.Warnings, notYetTranslated(objs)...)
 	return out
@@ -198,7 +210,7 @@ func notYetTranslated(objs []resource.Object) []string {
 		}
 		switch o.Kind {
 		case "SecurityPolicy", "BackendTrafficPolicy", "ClientTrafficPolicy", "EnvoyExtensionPolicy",
-			"EnvoyPatchPolicy", "EnvoyProxy", "Backend", "HTTPRouteFilter", "ListenerSet", "BackendTLSPolicy":
+			"EnvoyPatchPolicy", "EnvoyProxy", "Backend", "ListenerSet", "BackendTLSPolicy":
 			out = append(out, fmt.Sprintf("%s %s/%s: %s is not translated by the reference translator yet; it has no effect on this output",
 				o.Kind, o.Obj.GetNamespace(), o.Obj.GetName(), o.Kind))
 		}

@@ -110,6 +110,22 @@ type HTTPRoute struct {
 	DirectResponse *DirectResponse `json:"directResponse,omitempty"`
 	// IsHTTP2 marks gRPC routes: no WebSocket upgrade.
 	IsHTTP2 bool `json:"isHTTP2,omitempty"`
+
+	// What the rule's filters and timeouts add (EG's HTTPRoute filters).
+	AddRequestHeaders     []AddHeader `json:"addRequestHeaders,omitempty"`
+	RemoveRequestHeaders  []string    `json:"removeRequestHeaders,omitempty"`
+	AddResponseHeaders    []AddHeader `json:"addResponseHeaders,omitempty"`
+	RemoveResponseHeaders []string    `json:"removeResponseHeaders,omitempty"`
+	// Redirect answers with a redirect instead of forwarding (RequestRedirect).
+	Redirect *Redirect `json:"redirect,omitempty"`
+	// URLRewrite changes the host and path before forwarding (URLRewrite).
+	URLRewrite *URLRewrite `json:"urlRewrite,omitempty"`
+	// Mirrors copy the request to other backends (RequestMirror), in filter order.
+	Mirrors []*Mirror `json:"mirrors,omitempty"`
+	// Timeout is the route timeout (timeouts.request, or timeouts.backendRequest without retry).
+	Timeout *time.Duration `json:"timeout,omitempty"`
+	// Retry is the rule's retry policy.
+	Retry *Retry `json:"retry,omitempty"`
 }
 
 // StringMatch is one matcher; exactly one of Exact, Prefix, Suffix, SafeRegex is set.
@@ -152,6 +168,9 @@ type Backend struct {
 	Namespace   string `json:"namespace"`
 	ServiceName string `json:"serviceName"`
 	Port        uint32 `json:"port"`
+	// Filters are the backendRef's own filters; a backend with filters gets a cluster of
+	// its own so that they apply only to its share of the traffic.
+	Filters *BackendFilters `json:"filters,omitempty"`
 }
 
 // Endpoint is an address the backend resolves to.
@@ -176,4 +195,58 @@ func (d *Destination) ValidWeight() (valid, invalid uint32) {
 		}
 	}
 	return valid, invalid
+}
+
+// AddHeader is one header a filter adds. Append keeps the values already there (Gateway
+// API "add"); otherwise the value replaces them ("set").
+type AddHeader struct {
+	Name   string `json:"name"`
+	Value  string `json:"value"`
+	Append bool   `json:"append,omitempty"`
+}
+
+// PathModifier replaces the whole path or the part the route's prefix matched.
+type PathModifier struct {
+	FullReplace        *string `json:"fullReplace,omitempty"`
+	PrefixMatchReplace *string `json:"prefixMatchReplace,omitempty"`
+}
+
+// Redirect is a RequestRedirect filter: each set field replaces that part of the URL.
+type Redirect struct {
+	Scheme     *string       `json:"scheme,omitempty"`
+	Hostname   *string       `json:"hostname,omitempty"`
+	Port       *uint32       `json:"port,omitempty"`
+	Path       *PathModifier `json:"path,omitempty"`
+	StatusCode *int32        `json:"statusCode,omitempty"`
+}
+
+// URLRewrite is a URLRewrite filter.
+type URLRewrite struct {
+	Hostname *string       `json:"hostname,omitempty"`
+	Path     *PathModifier `json:"path,omitempty"`
+}
+
+// Mirror sends a copy of the request to a cluster of its own; Percent nil means all
+// requests.
+type Mirror struct {
+	Destination *Destination `json:"destination"`
+	Percent     *float32     `json:"percent,omitempty"`
+}
+
+// Retry is an HTTPRoute rule's retry: Codes replace the default retriable status codes.
+type Retry struct {
+	NumRetries    *uint32        `json:"numRetries,omitempty"`
+	BackOff       *time.Duration `json:"backOff,omitempty"`
+	PerTryTimeout *time.Duration `json:"perTryTimeout,omitempty"`
+	Codes         []uint32       `json:"codes,omitempty"`
+}
+
+// BackendFilters are the filters EG applies per backendRef: header changes and a host
+// rewrite.
+type BackendFilters struct {
+	AddRequestHeaders     []AddHeader `json:"addRequestHeaders,omitempty"`
+	RemoveRequestHeaders  []string    `json:"removeRequestHeaders,omitempty"`
+	AddResponseHeaders    []AddHeader `json:"addResponseHeaders,omitempty"`
+	RemoveResponseHeaders []string    `json:"removeResponseHeaders,omitempty"`
+	HostRewrite           *string     `json:"hostRewrite,omitempty"`
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -85,7 +86,14 @@ type Options struct {
 	// DefaultNamespace is given to namespaced objects that name none ("default" when empty,
 	// as kubectl apply does; egctl x translate uses "envoy-gateway-system").
 	DefaultNamespace string
+	// Limits bound the file: size, objects, nesting depth, alias expansion (zero fields
+	// take the defaults).
+	Limits
 }
+
+// maxErrors is how many problems Decode reports before it stops reading: a file of a
+// million broken documents gets a readable answer.
+const maxErrors = 100
 
 // Decoded is what Decode returns.
 type Decoded struct {
@@ -100,16 +108,34 @@ type Decoded struct {
 // naming file, line and object; good documents are still returned.
 func Decode(file string, data []byte, opts Options) (Decoded, error) {
 	var out Decoded
+	lim := opts.Limits.Resolved()
+	if lim.MaxFileSize >= 0 && int64(len(data)) > lim.MaxFileSize {
+		return out, fileSizeError(file, lim.MaxFileSize)
+	}
 	var errs []error
 	seen := map[Ref]int{}
+	var aliasBytes int64
+	count := 0
 	for _, doc := range splitDocuments(data) {
 		line := doc.line + opts.LineOffset
 		if isBlank(doc.text) {
 			continue
 		}
-		js, tm, err := identify(file, line, doc.text)
+		if count++; lim.MaxObjects >= 0 && count > lim.MaxObjects {
+			errs = append(errs, objectsError(file, line, lim.MaxObjects))
+			break
+		}
+		if len(errs) >= maxErrors {
+			errs = append(errs, fmt.Errorf("%s:%d: stopped reading after %d errors", file, line, maxErrors))
+			break
+		}
+		js, tm, err := identify(file, line, doc.text, lim, &aliasBytes)
 		if err != nil {
 			errs = append(errs, err)
+			var le *LimitError
+			if errors.As(err, &le) && le.Limit == "alias expansion" {
+				break // the budget is spent: later documents would all fail alike
+			}
 			continue
 		}
 		if tm.Kind == egv1a1.KindEnvoyGateway && tm.APIVersion == egv1a1.GroupVersion.String() {
@@ -155,19 +181,31 @@ type typeMeta struct {
 }
 
 // identify converts a document to JSON (its only YAML parse on the happy path) and reads
-// its apiVersion, kind and name.
-func identify(file string, line int, text []byte) ([]byte, typeMeta, error) {
+// its apiVersion, kind and name. Aliases are measured before the conversion expands them
+// (aliasBytes is what earlier documents of the file used), nesting after it.
+func identify(file string, line int, text []byte, lim Limits, aliasBytes *int64) ([]byte, typeMeta, error) {
 	var tm typeMeta
+	if lim.MaxAliasExpansion >= 0 {
+		added, err := yamlpos.CheckAliases(text, lim.MaxAliasExpansion-*aliasBytes)
+		*aliasBytes += added
+		if err != nil {
+			var le *yamlpos.LimitError
+			if errors.As(err, &le) {
+				return nil, tm, limitErr(file, line-1, lim, err)
+			}
+			return nil, tm, syntaxErr(file, line, err)
+		}
+	}
 	js, err := yamlpos.ToJSON(text)
 	if err != nil {
-		var e *yamlpos.Error
-		if errors.As(err, &e) {
-			if e.Line == 0 {
-				e.Line, e.Msg = 1, e.Msg+" (in the document starting on this line)"
-			}
-			return nil, tm, fmt.Errorf("%s:%d: %s", file, e.Line+line-1, e.Msg)
+		return nil, tm, syntaxErr(file, line, err)
+	}
+	if lim.MaxDepth >= 0 && yamlpos.JSONDepth(js) > lim.MaxDepth {
+		l := yamlpos.DepthLine(text, lim.MaxDepth)
+		if l == 0 {
+			l = 1
 		}
-		return nil, tm, fmt.Errorf("%s:%d: %v", file, line, err)
+		return nil, tm, depthError(file, l+line-1, lim.MaxDepth)
 	}
 	if err := json.Unmarshal(js, &tm); err != nil {
 		return nil, tm, fmt.Errorf("%s:%d: not a Kubernetes object (a mapping with apiVersion, kind and metadata): %v", file, line, jsonProblem(err))
@@ -175,16 +213,37 @@ func identify(file string, line int, text []byte) ([]byte, typeMeta, error) {
 	return js, tm, nil
 }
 
+// syntaxErr words a YAML syntax error of the document starting at line of file.
+func syntaxErr(file string, line int, err error) error {
+	var e *yamlpos.Error
+	if errors.As(err, &e) {
+		l, msg := e.Line, e.Msg
+		if l == 0 {
+			l, msg = 1, msg+" (in the document starting on this line)"
+		}
+		return fmt.Errorf("%s:%d: %s", file, l+line-1, msg)
+	}
+	return fmt.Errorf("%s:%d: %v", file, line, err)
+}
+
 // jsonProblem words a loose decode failure without Go type names where it can.
 func jsonProblem(err error) string {
 	var te *json.UnmarshalTypeError
 	if errors.As(err, &te) {
 		if te.Field == "" {
-			return "the document is a " + te.Value + ", not a mapping"
+			return "the document is " + article(te.Value) + ", not a mapping"
 		}
-		return te.Field + " is a " + te.Value
+		return te.Field + " is " + article(te.Value)
 	}
 	return err.Error()
+}
+
+// article puts "a" or "an" before a JSON kind ("an array", "a string").
+func article(kind string) string {
+	if kind != "" && strings.ContainsRune("aeiou", rune(kind[0])) {
+		return "an " + kind
+	}
+	return "a " + kind
 }
 
 type document struct {
@@ -193,6 +252,8 @@ type document struct {
 }
 
 // splitDocuments cuts at "---" separator lines, remembering where each document starts.
+// Blank and comment lines before a document's first content line are left out, so that a
+// document's line (the line messages about the object name) is its first real line.
 func splitDocuments(data []byte) []document {
 	var docs []document
 	var cur bytes.Buffer
@@ -208,6 +269,12 @@ func splitDocuments(data []byte) []document {
 			cur.Reset()
 			start = n + 1
 			continue
+		}
+		if cur.Len() == 0 {
+			if t := strings.TrimSpace(l); t == "" || strings.HasPrefix(t, "#") {
+				start = n + 1
+				continue
+			}
 		}
 		cur.WriteString(l)
 		cur.WriteByte('\n')
@@ -235,7 +302,7 @@ func decodeOne(file string, line int, text, js []byte, tm typeMeta, opts Options
 		if opts.SkipUnknownKinds {
 			return Object{}, fmt.Sprintf("%s:%d: skipped %s (%s): not a kind egharness translates", file, line, what, tm.APIVersion), nil
 		}
-		return Object{}, "", fmt.Errorf("%s:%d: %s: unknown kind %q in %q (known: %s)", file, line, what, tm.Kind, tm.APIVersion, strings.Join(KnownKinds(), ", "))
+		return Object{}, "", fmt.Errorf("%s:%d: %s: unknown kind %q in %q (known: %s)", file, line, what, tm.Kind, tm.APIVersion, strings.Join(knownKinds(), ", "))
 	case tm.Metadata.Name == "":
 		return Object{}, "", fmt.Errorf("%s:%d: %s: metadata.name is required", file, line, tm.Kind)
 	}
@@ -249,7 +316,7 @@ func decodeOne(file string, line int, text, js []byte, tm typeMeta, opts Options
 		return Object{}, "", fmt.Errorf("%s:%d: %s: not an object with metadata", file, line, what)
 	}
 	if err := yamlpos.DecodeJSONStrict(js, text, ko, line-1); err != nil {
-		return Object{}, "", prefixEach(fmt.Sprintf("%s: %s: ", file, what), err)
+		return Object{}, "", prefixEach(file, line, what, err)
 	}
 	if !ClusterScoped(tm.Kind) && ko.GetNamespace() == "" {
 		ns := opts.DefaultNamespace
@@ -265,7 +332,9 @@ func decodeOne(file string, line int, text, js []byte, tm typeMeta, opts Options
 }
 
 // KnownKinds lists the kinds Decode accepts, sorted.
-func KnownKinds() []string {
+func KnownKinds() []string { return slices.Clone(knownKinds()) }
+
+var knownKinds = sync.OnceValue(func() []string {
 	set := map[string]bool{}
 	for gvk := range scheme().AllKnownTypes() {
 		if KnownKind(gvk.GroupVersion().String(), gvk.Kind) {
@@ -278,7 +347,7 @@ func KnownKinds() []string {
 	}
 	sort.Strings(out)
 	return out
-}
+})
 
 func nsName(ns, name string) string {
 	switch {
@@ -297,8 +366,9 @@ func orUnnamed(s string) string {
 	return s
 }
 
-// prefixEach puts "file: object: " before each joined error, keeping lines as "file:line:".
-func prefixEach(prefix string, err error) error {
+// prefixEach puts "file:line: what: " before each joined error: the problem's own line,
+// or the document's when the problem has none.
+func prefixEach(file string, line int, what string, err error) error {
 	var parts []error
 	var list interface{ Unwrap() []error }
 	if errors.As(err, &list) {
@@ -307,14 +377,17 @@ func prefixEach(prefix string, err error) error {
 		parts = []error{err}
 	}
 	out := make([]error, 0, len(parts))
-	file, what, _ := strings.Cut(strings.TrimSuffix(prefix, ": "), ": ")
 	for _, p := range parts {
 		var e *yamlpos.Error
-		if errors.As(p, &e) && e.Line > 0 {
-			out = append(out, fmt.Errorf("%s:%d: %s: %s", file, e.Line, what, e.Msg))
+		if errors.As(p, &e) {
+			l := e.Line
+			if l <= 0 {
+				l = line
+			}
+			out = append(out, fmt.Errorf("%s:%d: %s: %s", file, l, what, e.Msg))
 			continue
 		}
-		out = append(out, fmt.Errorf("%s%v", prefix, p))
+		out = append(out, fmt.Errorf("%s:%d: %s: %v", file, line, what, p))
 	}
 	return errors.Join(out...)
 }
@@ -337,7 +410,7 @@ var DefaultEpoch = time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
 func decodeEnvoyGateway(file string, line int, text, js []byte) (*egv1a1.EnvoyGateway, error) {
 	var cfg egv1a1.EnvoyGateway
 	if err := yamlpos.DecodeJSONStrict(js, text, &cfg, line-1); err != nil {
-		return nil, prefixEach(file+": EnvoyGateway: ", err)
+		return nil, prefixEach(file, line, "EnvoyGateway", err)
 	}
 	return &cfg, nil
 }

@@ -3,7 +3,6 @@ package xds
 import (
 	"strings"
 
-	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
 	matcherv3 "github.com/envoyproxy/go-control-plane/envoy/type/matcher/v3"
 
@@ -18,14 +17,13 @@ func buildRoute(r *ir.HTTPRoute) *routev3.Route {
 	}
 	switch {
 	case r.DirectResponse != nil:
-		dr := &routev3.DirectResponseAction{Status: r.DirectResponse.Status}
-		if r.DirectResponse.Body != "" {
-			dr.Body = &corev3.DataSource{Specifier: &corev3.DataSource_InlineString{InlineString: r.DirectResponse.Body}}
-		}
-		out.Action = &routev3.Route_DirectResponse{DirectResponse: dr}
+		out.Action = &routev3.Route_DirectResponse{DirectResponse: directResponseAction(r.DirectResponse)}
+	case r.Redirect != nil:
+		out.Action = &routev3.Route_Redirect{Redirect: redirectAction(r)}
 	case r.Destination != nil:
 		out.Action = &routev3.Route_Route{Route: buildAction(r.Destination, r.IsHTTP2)}
 	}
+	applyRouteFilters(out, r)
 	return out
 }
 
@@ -40,16 +38,20 @@ func buildAction(d *ir.Destination, http2 bool) *routev3.RouteAction {
 		return a
 	}
 	// Some backends are invalid: their share goes to a cluster that does not exist, which
-	// Envoy answers with 500 (RT-12); the valid ones keep their own clusters.
+	// Envoy answers with 500 (RT-12); the valid ones keep their own clusters, as do backends
+	// with filters of their own (applied on their weighted entry).
 	_, invalid := d.ValidWeight()
-	wc := &routev3.WeightedCluster{Clusters: []*routev3.WeightedCluster_ClusterWeight{{
-		Name: invalidBackendCluster, Weight: u32(invalid),
-	}}}
+	wc := &routev3.WeightedCluster{}
+	if invalid > 0 {
+		wc.Clusters = append(wc.Clusters, &routev3.WeightedCluster_ClusterWeight{Name: invalidBackendCluster, Weight: u32(invalid)})
+	}
 	for _, s := range d.Settings {
 		if s.Invalid {
 			continue
 		}
-		wc.Clusters = append(wc.Clusters, &routev3.WeightedCluster_ClusterWeight{Name: s.Name, Weight: u32(s.Weight)})
+		cw := &routev3.WeightedCluster_ClusterWeight{Name: s.Name, Weight: u32(s.Weight)}
+		applyBackendFilters(cw, s.Filters)
+		wc.Clusters = append(wc.Clusters, cw)
 	}
 	a.ClusterSpecifier = &routev3.RouteAction_WeightedClusters{WeightedClusters: wc}
 	if !http2 {

@@ -82,15 +82,13 @@ func (t Translator) Translate(x *ir.XDS) (result.XDS, error) {
 				rc.VirtualHosts = append(rc.VirtualHosts, vh)
 			}
 			vh.Routes = append(vh.Routes, buildRoute(r))
-			if r.Destination != nil {
-				for _, c := range buildClusters(r) {
-					if clusters[c.cluster.Name] {
-						continue
-					}
-					clusters[c.cluster.Name] = true
-					out.Clusters = append(out.Clusters, c.cluster)
-					out.Endpoints = append(out.Endpoints, c.cla)
+			for _, c := range routeClusters(r) {
+				if clusters[c.cluster.Name] {
+					continue
 				}
+				clusters[c.cluster.Name] = true
+				out.Clusters = append(out.Clusters, c.cluster)
+				out.Endpoints = append(out.Endpoints, c.cla)
 			}
 		}
 	}
@@ -200,7 +198,7 @@ func buildClusters(r *ir.HTTPRoute) []clusterPair {
 
 func perBackendClusters(d *ir.Destination) bool {
 	_, invalid := d.ValidWeight()
-	return invalid > 0
+	return invalid > 0 || hasBackendFilters(d)
 }
 
 func buildCLA(name string, settings []*ir.Backend) *endpointv3.ClusterLoadAssignment {
