@@ -4,6 +4,7 @@
 package gatewayapi
 
 import (
+	"encoding/json"
 	"fmt"
 	"sort"
 
@@ -137,9 +138,10 @@ func olderFirst[T interface {
 
 // Translate runs the stage.
 func (t Translator) Translate(objs []resource.Object) Output {
+	var out Output
+	objs, out.Warnings = t.l4RouteVersions(objs)
 	ix := buildIndex(objs)
 	st := newStatusBook()
-	var out Output
 
 	ours := map[string]bool{}
 	for _, gc := range ix.classes {
@@ -203,9 +205,9 @@ func (t Translator) Translate(objs []resource.Object) Output {
 func notYetTranslated(objs []resource.Object) []string {
 	var out []string
 	for _, o := range objs {
-		if o.APIVersion == "gateway.networking.k8s.io/v1alpha2" && (o.Kind == "TCPRoute" || o.Kind == "UDPRoute" || o.Kind == "TLSRoute") {
-			out = append(out, fmt.Sprintf("%s %s/%s: EG v1.9 reads %ss as gateway.networking.k8s.io/v1 (UPG-02); this v1alpha2 object is skipped",
-				o.Kind, o.Obj.GetNamespace(), o.Obj.GetName(), o.Kind))
+		if o.APIVersion == profile.GatewayV1Alpha2 && o.Kind == "TLSRoute" {
+			out = append(out, fmt.Sprintf("TLSRoute %s/%s: EG v1.9 reads TLSRoutes as %s; this v1alpha2 object is skipped",
+				o.Obj.GetNamespace(), o.Obj.GetName(), profile.GatewayV1))
 			continue
 		}
 		switch o.Kind {
@@ -216,4 +218,54 @@ func notYetTranslated(objs []resource.Object) []string {
 		}
 	}
 	return out
+}
+
+// l4RouteVersions keeps the TCPRoutes and UDPRoutes of the apiVersion the profile's EG
+// reads (UPG-02) and drops the others with a warning: v1.9 reads v1 and never sees v1alpha2
+// objects; v1.8 read v1alpha2, whose objects are taken over into the v1 types (the same
+// fields) so that the rest of the stage sees one kind of object.
+func (t Translator) l4RouteVersions(objs []resource.Object) ([]resource.Object, []string) {
+	var warnings []string
+	out := make([]resource.Object, 0, len(objs))
+	for _, o := range objs {
+		if o.Kind != "TCPRoute" && o.Kind != "UDPRoute" {
+			out = append(out, o)
+			continue
+		}
+		if o.APIVersion != t.Profile.L4RouteVersion {
+			warnings = append(warnings, fmt.Sprintf("%s %s/%s: EG %s reads %ss as %s (UPG-02); this %s object is not seen",
+				o.Kind, o.Obj.GetNamespace(), o.Obj.GetName(), t.Profile.Name, o.Kind, t.Profile.L4RouteVersion, o.APIVersion))
+			continue
+		}
+		if o.APIVersion == profile.GatewayV1Alpha2 {
+			conv, err := toV1(o)
+			if err != nil {
+				warnings = append(warnings, fmt.Sprintf("%s %s/%s: %v", o.Kind, o.Obj.GetNamespace(), o.Obj.GetName(), err))
+				continue
+			}
+			o = conv
+		}
+		out = append(out, o)
+	}
+	return out, warnings
+}
+
+// toV1 reads a v1alpha2 TCPRoute or UDPRoute as its v1 type through JSON.
+func toV1(o resource.Object) (resource.Object, error) {
+	js, err := json.Marshal(o.Obj)
+	if err != nil {
+		return o, err
+	}
+	var obj resource.KObject
+	switch o.Kind {
+	case "TCPRoute":
+		obj = &gwapiv1.TCPRoute{}
+	default:
+		obj = &gwapiv1.UDPRoute{}
+	}
+	if err := json.Unmarshal(js, obj); err != nil {
+		return o, fmt.Errorf("cannot be read as %s: %v", profile.GatewayV1, err)
+	}
+	o.Obj = obj
+	return o, nil
 }

@@ -18,18 +18,28 @@ type Profile struct {
 	RouteRulesOverlap bool
 	// DefaultOnFlags are the runtime flags on unless the config disables them (EPP-05, NAME-02).
 	DefaultOnFlags []egv1a1.RuntimeFlag
+	// L4RouteVersion (UPG-02) is the apiVersion EG reads TCPRoutes and UDPRoutes as;
+	// objects of the other version are not seen.
+	L4RouteVersion string
 }
+
+// API versions of TCPRoute and UDPRoute (UPG-02).
+const (
+	GatewayV1       = "gateway.networking.k8s.io/v1"
+	GatewayV1Alpha2 = "gateway.networking.k8s.io/v1alpha2"
+)
 
 // Default is the profile used when none is named.
 const Default = "v1.9"
 
 var profiles = map[string]Profile{
-	"v1.8": {Name: "v1.8"},
-	"v1.9": {Name: "v1.9", RouteRulesOverlap: true},
+	"v1.8": {Name: "v1.8", L4RouteVersion: GatewayV1Alpha2},
+	"v1.9": {Name: "v1.9", RouteRulesOverlap: true, L4RouteVersion: GatewayV1},
 	"v1.10-preview": {
 		Name:              "v1.10-preview",
 		RouteRulesOverlap: true,
 		DefaultOnFlags:    []egv1a1.RuntimeFlag{egv1a1.XDSNameSchemeV2},
+		L4RouteVersion:    GatewayV1,
 	},
 }
 
