@@ -469,8 +469,8 @@ func (rt *routeTranslator) requestMirror(ff *ruleFilters, in filterInput, idx in
 }
 
 // extensionRef applies an HTTPRouteFilter (gateway.envoyproxy.io) of the route's namespace:
-// its direct response is translated; its URL rewrite extensions, credential injection and
-// matches are not yet, which is reported as a warning.
+// its direct response is translated (its matches are taken by filterMatches); its URL
+// rewrite extensions and credential injection are not yet, which is reported as a warning.
 func (rt *routeTranslator) extensionRef(ff *ruleFilters, in filterInput, ref *gwapiv1.LocalObjectReference) *filterErr {
 	hrf := rt.ix.httpRouteFilters[types.NamespacedName{Namespace: in.routeNS, Name: string(ref.Name)}]
 	if hrf == nil {
@@ -478,9 +478,9 @@ func (rt *routeTranslator) extensionRef(ff *ruleFilters, in filterInput, ref *gw
 		return &filterErr{typ: errResolvedRefs, reason: "UnsupportedValue",
 			msg: fmt.Sprintf("Unable to translate HTTPRouteFilter: %s/%s", in.routeNS, ref.Name)}
 	}
-	if hrf.Spec.URLRewrite != nil || hrf.Spec.CredentialInjection != nil || len(hrf.Spec.Matches) > 0 {
+	if hrf.Spec.URLRewrite != nil || hrf.Spec.CredentialInjection != nil {
 		rt.filterWarnings = append(rt.filterWarnings, fmt.Sprintf(
-			"HTTPRouteFilter %s/%s: only directResponse is translated by the reference translator yet; urlRewrite, credentialInjection and matches are left out",
+			"HTTPRouteFilter %s/%s: only directResponse and matches are translated by the reference translator yet; urlRewrite and credentialInjection are left out",
 			hrf.Namespace, hrf.Name))
 	}
 	dr := hrf.Spec.DirectResponse
@@ -778,4 +778,35 @@ func filterConditions(ps *result.ParentStatus, rules []*ruleCtx) {
 	if !available.empty() {
 		ps.Conditions = setCondition(ps.Conditions, available.condition("BackendsAvailable"))
 	}
+}
+
+// filterMatches are the extra match sets that HTTPRouteFilters referenced by extensionRef
+// add to a rule (today: cookies). Each of the rule's matches is combined with each of them:
+// match j with filter match k becomes match j*len(filter matches)+k (RT-15, GR-04).
+func (rt *routeTranslator) filterMatches(ns string, refs []*gwapiv1.LocalObjectReference) [][]*ir.StringMatch {
+	var out [][]*ir.StringMatch
+	for _, ref := range refs {
+		if ref == nil || string(ref.Group) != egv1a1.GroupName || string(ref.Kind) != egv1a1.KindHTTPRouteFilter {
+			continue
+		}
+		hrf := rt.ix.httpRouteFilters[types.NamespacedName{Namespace: ns, Name: string(ref.Name)}]
+		if hrf == nil {
+			continue
+		}
+		for _, m := range hrf.Spec.Matches {
+			var cookies []*ir.StringMatch
+			for _, c := range m.Cookies {
+				v := c.Value
+				sm := &ir.StringMatch{Name: c.Name}
+				if c.Type != nil && *c.Type == egv1a1.CookieMatchRegularExpression {
+					sm.SafeRegex = &v
+				} else {
+					sm.Exact = &v
+				}
+				cookies = append(cookies, sm)
+			}
+			out = append(out, cookies)
+		}
+	}
+	return out
 }

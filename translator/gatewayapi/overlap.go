@@ -13,11 +13,12 @@ import (
 // requests (RT-11): hostname, path (a non-root prefix without its trailing "/", as the xDS
 // stage writes it), and the header and query matchers as sets (header names ignore case).
 type overlapKey struct {
-	host, path, headers, query string
+	host, path, headers, query, cookies string
 }
 
 func keyOf(r *ir.HTTPRoute) overlapKey {
-	k := overlapKey{host: r.Hostname, headers: matchSetKey(r.Headers, true), query: matchSetKey(r.QueryParams, false)}
+	k := overlapKey{host: r.Hostname, headers: matchSetKey(r.Headers, true), query: matchSetKey(r.QueryParams, false),
+		cookies: matchSetKey(r.Cookies, false)}
 	p := r.PathMatch
 	switch {
 	case p == nil:

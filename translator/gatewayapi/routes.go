@@ -313,10 +313,16 @@ func (rt *routeTranslator) resolveHTTPRules(r *gwapiv1.HTTPRoute) []*ruleCtx {
 		if len(matches) == 0 {
 			matches = []gwapiv1.HTTPRouteMatch{{}} // the CRD default: PathPrefix "/"
 		}
-		for j, m := range matches {
-			route := rt.newRoute(r, fmt.Sprintf("%s%d/match/%d", prefix, i, j), i, j)
+		var refs2 []*gwapiv1.LocalObjectReference
+		for _, f := range rule.Filters {
+			refs2 = append(refs2, f.ExtensionRef)
+		}
+		combos := withFilterMatches(len(matches), rt.filterMatches(r.Namespace, refs2))
+		for _, c := range combos {
+			route := rt.newRoute(r, fmt.Sprintf("%s%d/match/%d", prefix, i, c.index), i, c.index)
 			route.Source.RuleName = ruleName(rule.Name)
-			applyMatch(route, m)
+			applyMatch(route, matches[c.match])
+			route.Cookies = c.cookies
 			rc.finish(route, dest, len(rule.BackendRefs))
 			ff.apply(route)
 		}
@@ -338,17 +344,29 @@ func (rt *routeTranslator) resolveGRPCRules(r *gwapiv1.GRPCRoute) []*ruleCtx {
 		}
 		rc, dest := rt.resolveDestination("GRPCRoute", r.Namespace, refs, fmt.Sprintf("%s%d", prefix, i), i)
 		dest.HTTP2 = true
-		if len(rule.Matches) == 0 {
+		var refs2 []*gwapiv1.LocalObjectReference
+		for _, f := range rule.Filters {
+			refs2 = append(refs2, f.ExtensionRef)
+		}
+		fms := rt.filterMatches(r.Namespace, refs2)
+		if len(rule.Matches) == 0 && len(fms) == 0 {
 			route := rt.newRoute(r, fmt.Sprintf("%s%d/match/-1", prefix, i), i, -1)
 			route.Source.RuleName = ruleName(rule.Name)
 			route.PathMatch = &ir.StringMatch{Prefix: ptr("/")}
 			rc.finish(route, dest, len(rule.BackendRefs))
 		}
-		for j, m := range rule.Matches {
-			route := rt.newRoute(r, fmt.Sprintf("%s%d/match/%d", prefix, i, j), i, j)
-			route.Source.RuleName = ruleName(rule.Name)
-			applyGRPCMatch(route, m)
-			rc.finish(route, dest, len(rule.BackendRefs))
+		matches := rule.Matches
+		if len(matches) == 0 {
+			matches = []gwapiv1.GRPCRouteMatch{{}} // filter matches alone
+		}
+		if len(rule.Matches) > 0 || len(fms) > 0 {
+			for _, c := range withFilterMatches(len(matches), fms) {
+				route := rt.newRoute(r, fmt.Sprintf("%s%d/match/%d", prefix, i, c.index), i, c.index)
+				route.Source.RuleName = ruleName(rule.Name)
+				applyGRPCMatch(route, matches[c.match])
+				route.Cookies = c.cookies
+				rc.finish(route, dest, len(rule.BackendRefs))
+			}
 		}
 		out = append(out, rc)
 	}
@@ -356,6 +374,28 @@ func (rt *routeTranslator) resolveGRPCRules(r *gwapiv1.GRPCRoute) []*ruleCtx {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// matchCombo is one (route match, filter match) pair and the index EG names it by.
+type matchCombo struct {
+	index, match int
+	cookies      []*ir.StringMatch
+}
+
+// withFilterMatches pairs each of n route matches with each filter match set, in EG's
+// order; without filter matches it is the route matches as they are.
+func withFilterMatches(n int, fms [][]*ir.StringMatch) []matchCombo {
+	var out []matchCombo
+	for j := 0; j < n; j++ {
+		if len(fms) == 0 {
+			out = append(out, matchCombo{index: j, match: j})
+			continue
+		}
+		for k, fm := range fms {
+			out = append(out, matchCombo{index: j*len(fms) + k, match: j, cookies: fm})
+		}
+	}
+	return out
+}
 
 func ruleName(n *gwapiv1.SectionName) string {
 	if n == nil {

@@ -9,7 +9,7 @@ import (
 // sortRoutes puts a listener's routes in EG's precedence order (RT-09): Exact path before
 // RegularExpression before PathPrefix; then the longer path value (the prefix "/" counts
 // as empty); then more header matches (":method" is one), more exact header matches, more
-// cookie matches, more query matches, more exact query matches. Routes equal on all of these
+// cookie matches, more exact cookie matches, more query matches, more exact query matches. Routes equal on all of these
 // keep the order they were added in: older route first, then namespace/name, then hostname,
 // rule and match index.
 func sortRoutes(routes []*ir.HTTPRoute) {
@@ -26,7 +26,7 @@ func outranks(a, b *ir.HTTPRoute) bool {
 	return false
 }
 
-func rankKey(r *ir.HTTPRoute) [6]int {
+func rankKey(r *ir.HTTPRoute) [8]int {
 	var typ, length int
 	if p := r.PathMatch; p != nil {
 		switch {
@@ -41,7 +41,8 @@ func rankKey(r *ir.HTTPRoute) [6]int {
 			}
 		}
 	}
-	return [6]int{typ, length, len(r.Headers), exactCount(r.Headers), len(r.QueryParams), exactCount(r.QueryParams)}
+	return [8]int{typ, length, len(r.Headers), exactCount(r.Headers), len(r.Cookies), exactCount(r.Cookies),
+		len(r.QueryParams), exactCount(r.QueryParams)}
 }
 
 func exactCount(ms []*ir.StringMatch) int {

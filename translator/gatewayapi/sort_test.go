@@ -164,15 +164,15 @@ func TestSortRoutes(t *testing.T) {
 func TestRankKey(t *testing.T) {
 	tests := []struct {
 		r    *ir.HTTPRoute
-		want [6]int
+		want [8]int
 	}{
-		{rt("", "exact", "/abc"), [6]int{3, 4, 0, 0, 0, 0}},
-		{rt("", "regex", "/a.*"), [6]int{2, 4, 0, 0, 0, 0}},
-		{rt("", "prefix", "/ab"), [6]int{1, 3, 0, 0, 0, 0}},
-		{rt("", "prefix", "/"), [6]int{1, 0, 0, 0, 0, 0}},
-		{rt("", "exact", "/"), [6]int{3, 1, 0, 0, 0, 0}},
-		{rt("", "", ""), [6]int{0, 0, 0, 0, 0, 0}},
-		{rt("", "prefix", "/", headers(exact("a", "1"), regex("b", "2")), query(exact("q", "1"))), [6]int{1, 0, 2, 1, 1, 1}},
+		{rt("", "exact", "/abc"), [8]int{3, 4, 0, 0, 0, 0, 0, 0}},
+		{rt("", "regex", "/a.*"), [8]int{2, 4, 0, 0, 0, 0, 0, 0}},
+		{rt("", "prefix", "/ab"), [8]int{1, 3, 0, 0, 0, 0, 0, 0}},
+		{rt("", "prefix", "/"), [8]int{1, 0, 0, 0, 0, 0, 0, 0}},
+		{rt("", "exact", "/"), [8]int{3, 1, 0, 0, 0, 0, 0, 0}},
+		{rt("", "", ""), [8]int{0, 0, 0, 0, 0, 0, 0, 0}},
+		{rt("", "prefix", "/", headers(exact("a", "1"), regex("b", "2")), query(exact("q", "1"))), [8]int{1, 0, 2, 1, 0, 0, 1, 1}},
 	}
 	for _, tt := range tests {
 		if got := rankKey(tt.r); got != tt.want {

@@ -104,6 +104,8 @@ type HTTPRoute struct {
 	PathMatch   *StringMatch   `json:"pathMatch,omitempty"`
 	Headers     []*StringMatch `json:"headers,omitempty"` // includes ":method" for a method match
 	QueryParams []*StringMatch `json:"queryParams,omitempty"`
+	// Cookies come from an HTTPRouteFilter's matches (RT-15, GR-04).
+	Cookies []*StringMatch `json:"cookies,omitempty"`
 	// Destination is nil when the rule has no backendRefs.
 	Destination *Destination `json:"destination,omitempty"`
 	// DirectResponse answers without an upstream (a rule with no usable backend).

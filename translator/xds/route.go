@@ -82,6 +82,9 @@ func buildMatch(r *ir.HTTPRoute) *routev3.RouteMatch {
 			HeaderMatchSpecifier: &routev3.HeaderMatcher_StringMatch{StringMatch: stringMatcher(h)},
 		})
 	}
+	for _, c := range r.Cookies {
+		m.Cookies = append(m.Cookies, &routev3.CookieMatcher{Name: c.Name, StringMatch: stringMatcher(c)})
+	}
 	for _, q := range r.QueryParams {
 		m.QueryParameters = append(m.QueryParameters, &routev3.QueryParameterMatcher{
 			Name:                         q.Name,
