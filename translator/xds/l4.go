@@ -46,12 +46,16 @@ func (t Translator) buildTCPListener(l *ir.TCPListener) *listenerv3.Listener {
 		routes = []*ir.TCPRoute{{Name: emptyCluster, Destination: &ir.Destination{Name: emptyCluster}}}
 	}
 	for _, r := range routes {
+		stat := tcpStatPrefix(l)
+		if len(l.Routes) == 0 {
+			stat = fmt.Sprintf("tcp-%d", l.Port) // EG's placeholder chain is plain TCP
+		}
 		fc := &listenerv3.FilterChain{
 			Name: r.Name,
 			Filters: []*listenerv3.Filter{{
 				Name: tcpProxyFilter,
 				ConfigType: &listenerv3.Filter_TypedConfig{TypedConfig: mustAny(&tcpproxyv3.TcpProxy{
-					StatPrefix:       tcpStatPrefix(l),
+					StatPrefix:       stat,
 					ClusterSpecifier: &tcpproxyv3.TcpProxy_Cluster{Cluster: r.Destination.Name},
 					AccessLog:        []*accesslogv3.AccessLog{accessLog(nil)},
 				})},
