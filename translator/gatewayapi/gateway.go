@@ -18,10 +18,14 @@ import (
 type gatewayCtx struct {
 	gw        *gwapiv1.Gateway
 	listeners []*listenerCtx
+	sets      []*setCtx // ListenerSets naming this Gateway, in processing order
 }
 
 type listenerCtx struct {
-	gateway        *gatewayCtx
+	gateway *gatewayCtx
+	// listenerSet is set for listeners that come from a ListenerSet attached to the Gateway.
+	listenerSet    *gwapiv1.ListenerSet
+	conflictLoser  bool // lost a hostname conflict to a Gateway listener or an older set
 	spec           gwapiv1.Listener
 	conditions     []result.Condition
 	supportedKinds []string
@@ -45,6 +49,18 @@ func (l *listenerCtx) hostname() string {
 
 // irName is the IR (and default xDS) name of the listener: <ns>/<gateway>/<listener>.
 func (l *listenerCtx) irName() string {
+	gw := l.gateway.gw.Namespace + "/" + l.gateway.gw.Name
+	if l.listenerSet != nil {
+		return gw + "/" + l.listenerSet.Namespace + "/" + l.listenerSet.Name + "/" + string(l.spec.Name)
+	}
+	return gw + "/" + string(l.spec.Name)
+}
+
+// displayName names the listener in conflict messages: <owner namespace>/<owner>/<name>.
+func (l *listenerCtx) displayName() string {
+	if l.listenerSet != nil {
+		return l.listenerSet.Namespace + "/" + l.listenerSet.Name + "/" + string(l.spec.Name)
+	}
 	return l.gateway.gw.Namespace + "/" + l.gateway.gw.Name + "/" + string(l.spec.Name)
 }
 
@@ -83,7 +99,24 @@ func containerPort(p int32) uint32 {
 func (t Translator) processGateway(gw *gwapiv1.Gateway, ix *index, permitted permitFunc, out *Output) *gatewayCtx {
 	g := &gatewayCtx{gw: gw}
 	for _, l := range gw.Spec.Listeners {
-		lc := &listenerCtx{gateway: g, spec: l, attached: map[string]bool{}}
+		g.addListener(l, nil, ix, permitted)
+	}
+	g.attachListenerSets(ix, permitted)
+	g.checkProtocolConflicts()
+	g.checkHostnameConflicts()
+	g.checkL4Conflicts(gwapiv1.TCPProtocolType)
+	g.checkL4Conflicts(gwapiv1.UDPProtocolType)
+	for _, l := range g.listeners {
+		l.finishConditions()
+	}
+	g.checkOverlappingTLS()
+	return g.buildIR(gw)
+}
+
+// addListener validates one listener of the Gateway or of an attached ListenerSet.
+func (g *gatewayCtx) addListener(l gwapiv1.Listener, set *gwapiv1.ListenerSet, ix *index, permitted permitFunc) {
+	{
+		lc := &listenerCtx{gateway: g, spec: l, listenerSet: set, attached: map[string]bool{}}
 		switch l.Protocol {
 		case gwapiv1.HTTPProtocolType, gwapiv1.HTTPSProtocolType, gwapiv1.TCPProtocolType, gwapiv1.UDPProtocolType, gwapiv1.TLSProtocolType:
 		default:
@@ -91,7 +124,7 @@ func (t Translator) processGateway(gw *gwapiv1.Gateway, ix *index, permitted per
 			lc.conditions = setCondition(lc.conditions, cond("Accepted", "False", "UnsupportedProtocol",
 				fmt.Sprintf("Protocol %s is unsupported, must be HTTP, HTTPS, TCP or UDP.", l.Protocol)))
 			g.listeners = append(g.listeners, lc)
-			continue
+			return
 		}
 		lc.checkKinds()
 		switch {
@@ -105,12 +138,10 @@ func (t Translator) processGateway(gw *gwapiv1.Gateway, ix *index, permitted per
 		}
 		g.listeners = append(g.listeners, lc)
 	}
-	g.checkProtocolConflicts()
-	g.checkHostnameConflicts()
-	for _, l := range g.listeners {
-		l.finishConditions()
-	}
-	g.checkOverlappingTLS()
+}
+
+// buildIR makes the IR of every programmed listener.
+func (g *gatewayCtx) buildIR(gw *gwapiv1.Gateway) *gatewayCtx {
 	for _, l := range g.listeners {
 		if l.ready() && l.buildL4IR() {
 			continue
@@ -137,6 +168,32 @@ func (t Translator) processGateway(gw *gwapiv1.Gateway, ix *index, permitted per
 	return g
 }
 
+// checkL4Conflicts: a port carries one TCP (or one UDP) listener; every later one is
+// Conflicted. Listeners already conflicted for another reason still count.
+func (g *gatewayCtx) checkL4Conflicts(proto gwapiv1.ProtocolType) {
+	seen := map[gwapiv1.PortNumber]bool{}
+	for _, l := range g.listeners {
+		if l.spec.Protocol != proto || specInvalid(l.conditions) {
+			continue
+		}
+		if seen[l.spec.Port] {
+			l.conditions = setCondition(l.conditions, cond("Conflicted", "True", "ProtocolConflict",
+				fmt.Sprintf("Only one %s listener is allowed in a given port", proto)))
+		}
+		seen[l.spec.Port] = true
+	}
+}
+
+// specInvalid: the listener failed its own validation (not merely a conflict).
+func specInvalid(cs []result.Condition) bool {
+	for _, c := range cs {
+		if c.Status == "False" && c.Reason != "ProtocolConflict" && c.Reason != "HostnameConflict" && c.Type != "Conflicted" {
+			return true
+		}
+	}
+	return false
+}
+
 func protocolFamily(p gwapiv1.ProtocolType) string {
 	switch p {
 	case gwapiv1.UDPProtocolType:
@@ -149,12 +206,18 @@ func protocolFamily(p gwapiv1.ProtocolType) string {
 
 type permitFunc func(fromKind, fromNS, toGroup, toKind, toNS, toName string) bool
 
-// checkProtocolConflicts marks listeners of one port that speak different protocols
-// (HTTP and HTTPS cannot share a port): no protocol wins, all are conflicted.
+// checkProtocolConflicts marks listeners of one port that speak incompatible protocols
+// (UDP shares a port with anything; HTTPS and TLS are one family). Gateway listeners that
+// disagree among themselves leave no winner; otherwise the Gateway's protocol wins over
+// ListenerSet listeners, and without Gateway listeners the first one met wins, except that
+// a ListenerSet mixing protocols on the port loses all its listeners there.
 func (g *gatewayCtx) checkProtocolConflicts() {
 	byPort := map[gwapiv1.PortNumber][]*listenerCtx{}
 	var ports []gwapiv1.PortNumber
 	for _, l := range g.listeners {
+		if protocolFamily(l.spec.Protocol) == "" || hasFailure(l.conditions) {
+			continue
+		}
 		if _, ok := byPort[l.spec.Port]; !ok {
 			ports = append(ports, l.spec.Port)
 		}
@@ -162,27 +225,51 @@ func (g *gatewayCtx) checkProtocolConflicts() {
 	}
 	for _, p := range ports {
 		ls := byPort[p]
-		// UDP shares a port with anything; HTTPS and TLS are one family.
-		protos := map[string]bool{}
-		var members []*listenerCtx
+		all, gatewayOwn := map[string]bool{}, map[string]bool{}
+		perSet := map[*gwapiv1.ListenerSet]map[string]bool{}
 		for _, l := range ls {
-			if f := protocolFamily(l.spec.Protocol); f != "" {
-				protos[f] = true
-				members = append(members, l)
+			f := protocolFamily(l.spec.Protocol)
+			all[f] = true
+			if l.listenerSet == nil {
+				gatewayOwn[f] = true
+				continue
 			}
+			if perSet[l.listenerSet] == nil {
+				perSet[l.listenerSet] = map[string]bool{}
+			}
+			perSet[l.listenerSet][f] = true
 		}
-		if len(protos) < 2 {
+		if len(all) < 2 {
 			continue
 		}
-		ls = members
 		names := make([]string, 0, len(ls))
 		for _, l := range ls {
-			names = append(names, l.irName())
+			names = append(names, l.displayName())
 		}
 		sort.Strings(names)
 		msg := "All listeners for a given port must use a compatible protocol, conflicting listeners: " + strings.Join(names, ", ")
+		if len(gatewayOwn) > 1 {
+			for _, l := range ls {
+				l.setConflicted("ProtocolConflict", msg)
+			}
+			continue
+		}
+		winner := ""
+		for f := range gatewayOwn {
+			winner = f
+		}
 		for _, l := range ls {
-			l.conditions = setCondition(l.conditions, cond("Conflicted", "True", "ProtocolConflict", msg))
+			f := protocolFamily(l.spec.Protocol)
+			if l.listenerSet != nil && len(gatewayOwn) == 0 && len(perSet[l.listenerSet]) > 1 {
+				l.setConflicted("ProtocolConflict", msg)
+				continue
+			}
+			switch {
+			case winner == "":
+				winner = f
+			case f != winner:
+				l.setConflicted("ProtocolConflict", msg)
+			}
 		}
 	}
 }
@@ -225,26 +312,81 @@ func (g *gatewayCtx) checkHostnameConflicts() {
 		host string
 	}
 	groups := map[key][]*listenerCtx{}
+	var order []key
 	for _, l := range g.listeners {
 		if hasFailure(l.conditions) || l.spec.Protocol == gwapiv1.TCPProtocolType || l.spec.Protocol == gwapiv1.UDPProtocolType {
 			continue
 		}
 		k := key{int32(l.spec.Port), l.hostname()}
+		if _, ok := groups[k]; !ok {
+			order = append(order, k)
+		}
 		groups[k] = append(groups[k], l)
 	}
-	for _, ls := range groups {
+	for _, k := range order {
+		ls := groups[k]
 		if len(ls) < 2 {
 			continue
 		}
 		names := make([]string, 0, len(ls))
 		for _, l := range ls {
-			names = append(names, l.irName())
+			names = append(names, l.displayName())
 		}
 		sort.Strings(names)
 		msg := "All listeners for a given port must use a unique hostname, conflicting listeners: " + strings.Join(names, ", ")
+		winner := hostnameWinner(ls)
 		for _, l := range ls {
-			l.conditions = setCondition(l.conditions, cond("Conflicted", "True", "HostnameConflict", msg))
+			if winner != nil && l == winner {
+				continue
+			}
+			if winner != nil {
+				l.conflictLoser = true
+			}
+			l.setConflicted("HostnameConflict", msg)
 		}
+	}
+}
+
+// hostnameWinner decides a hostname conflict as EG does: one Gateway listener beats
+// ListenerSet listeners; two Gateway listeners, or two listeners of one ListenerSet, leave
+// no winner (all are conflicted), and neither do ListenerSet listeners when one set repeats
+// the hostname; otherwise the first ListenerSet (by age, then name) wins.
+func hostnameWinner(ls []*listenerCtx) *listenerCtx {
+	gatewayOwned := 0
+	perSet := map[*gwapiv1.ListenerSet]int{}
+	for _, l := range ls {
+		if l.listenerSet == nil {
+			gatewayOwned++
+		} else {
+			perSet[l.listenerSet]++
+		}
+	}
+	if gatewayOwned > 1 {
+		return nil
+	}
+	setDup := false // one ListenerSet repeats the hostname: no ListenerSet listener may win
+	for _, n := range perSet {
+		setDup = setDup || n > 1
+	}
+	var winner *listenerCtx
+	for _, l := range ls {
+		if l.listenerSet != nil && setDup {
+			continue
+		}
+		if winner == nil || (winner.listenerSet != nil && l.listenerSet == nil) {
+			winner = l
+		}
+	}
+	return winner
+}
+
+// setConflicted marks a conflict; a ListenerSet listener is then also neither accepted nor
+// programmed (Gateway API asks this of ListenerSet listeners).
+func (l *listenerCtx) setConflicted(reason, msg string) {
+	l.conditions = setCondition(l.conditions, cond("Conflicted", "True", reason, msg))
+	if l.listenerSet != nil {
+		l.conditions = setCondition(l.conditions, cond("Accepted", "False", reason, msg))
+		l.conditions = setCondition(l.conditions, cond("Programmed", "False", reason, msg))
 	}
 }
 
@@ -269,8 +411,12 @@ func (l *listenerCtx) finishConditions() {
 			return
 		case "InvalidCertificateRef":
 			// The listener is sound but cannot serve without a certificate: accepted, not programmed.
+			reason := "Invalid"
+			if l.listenerSet != nil {
+				reason = "ListenersNotValid"
+			}
 			l.conditions = setCondition(l.conditions, cond("Accepted", "True", "Accepted", msgListenerAccepted))
-			l.conditions = setCondition(l.conditions, cond("Programmed", "False", "Invalid", msgListenerInvalid))
+			l.conditions = setCondition(l.conditions, cond("Programmed", "False", reason, msgListenerInvalid))
 			return
 		}
 	}
@@ -280,10 +426,17 @@ func (l *listenerCtx) finishConditions() {
 			cond("Accepted", "True", "Accepted", msgListenerAccepted),
 			cond("ResolvedRefs", "True", "ResolvedRefs", msgListenerResolvedRefs),
 		}
+		if l.listenerSet != nil {
+			l.conditions = append(l.conditions, cond("Conflicted", "False", "NoConflicts", "No conflicts detected"))
+		}
 		return
 	}
 	if !hasCondition(l.conditions, "Programmed") {
-		l.conditions = setCondition(l.conditions, cond("Programmed", "False", "Invalid", msgListenerInvalid))
+		reason := "Invalid"
+		if l.listenerSet != nil {
+			reason = "ListenersNotValid" // EG's reason for ListenerSet listeners
+		}
+		l.conditions = setCondition(l.conditions, cond("Programmed", "False", reason, msgListenerInvalid))
 	}
 	if !hasCondition(l.conditions, "ResolvedRefs") {
 		l.conditions = setCondition(l.conditions, cond("ResolvedRefs", "True", "ResolvedRefs", msgListenerResolvedRefs))
@@ -329,6 +482,10 @@ func (l *listenerCtx) allows(kind, ns string, namespaces map[string]*nsLabels) b
 		}
 		return sel.Matches(set)
 	default:
+		// "Same" is the namespace of the listener's owner: the Gateway or its ListenerSet.
+		if l.listenerSet != nil {
+			return ns == l.listenerSet.Namespace
+		}
 		return ns == l.gateway.gw.Namespace
 	}
 }
@@ -339,12 +496,16 @@ type nsLabels struct{ labels labels.Set }
 func (g *gatewayCtx) finish(st *statusBook) {
 	s := st.object(resource.Ref{Kind: "Gateway", Namespace: g.gw.Namespace, Name: g.gw.Name})
 	for _, l := range g.listeners {
+		if l.listenerSet != nil {
+			continue // reported on the ListenerSet
+		}
 		s.Listeners = append(s.Listeners, result.ListenerStatus{
 			Name:           string(l.spec.Name),
 			Conditions:     l.conditions,
 			AttachedRoutes: int32(len(l.attached)),
 		})
 	}
+	g.finishSets(st)
 }
 
 func contains(list []string, s string) bool {

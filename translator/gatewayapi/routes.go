@@ -106,18 +106,25 @@ func (rt *routeTranslator) eachParent(ref resource.Ref, prs []gwapiv1.ParentRefe
 		if pr.Group != nil && string(*pr.Group) != gwapiv1.GroupName {
 			continue
 		}
-		if pr.Kind != nil && string(*pr.Kind) != "Gateway" {
-			continue // ListenerSet parents come with the routing work
+		kind := "Gateway"
+		if pr.Kind != nil {
+			kind = string(*pr.Kind)
 		}
 		ns := ref.Namespace
 		if pr.Namespace != nil {
 			ns = string(*pr.Namespace)
 		}
-		g := rt.findGateway(ns, string(pr.Name))
-		if g == nil {
-			continue
+		var g *gatewayCtx
+		switch kind {
+		case "Gateway":
+			g = rt.findGateway(ns, string(pr.Name))
+		case "ListenerSet":
+			g, _ = rt.findListenerSet(ns, string(pr.Name))
 		}
-		pref := result.ParentRef{Kind: "Gateway", Namespace: ns, Name: string(pr.Name)}
+		if g == nil {
+			continue // not a parent of ours: EG writes no status for it
+		}
+		pref := result.ParentRef{Kind: kind, Namespace: ns, Name: string(pr.Name)}
 		if pr.SectionName != nil {
 			pref.SectionName = string(*pr.SectionName)
 		}
@@ -131,7 +138,19 @@ func (rt *routeTranslator) eachParent(ref resource.Ref, prs []gwapiv1.ParentRefe
 // selectListeners returns the Gateway's listeners the parentRef names (by sectionName and
 // port) and, of those, the ones that admit the route's kind and namespace.
 func (rt *routeTranslator) selectListeners(g *gatewayCtx, pr gwapiv1.ParentReference, ref resource.Ref) (selected, allowed []*listenerCtx) {
+	// A Gateway parent selects the Gateway's own listeners; a ListenerSet parent, the set's.
+	var set *gwapiv1.ListenerSet
+	if pr.Kind != nil && string(*pr.Kind) == "ListenerSet" {
+		ns := ref.Namespace
+		if pr.Namespace != nil {
+			ns = string(*pr.Namespace)
+		}
+		_, set = rt.findListenerSet(ns, string(pr.Name))
+	}
 	for _, l := range g.listeners {
+		if l.listenerSet != set {
+			continue
+		}
 		if pr.SectionName != nil && string(*pr.SectionName) != string(l.spec.Name) {
 			continue
 		}
@@ -252,7 +271,7 @@ func computeHosts(routeHosts []string, l *listenerCtx) []string {
 		}
 	}
 	for _, other := range l.gateway.listeners {
-		if other == l || other.spec.Port != l.spec.Port || other.spec.Hostname == nil {
+		if other == l || other.conflictLoser || other.spec.Port != l.spec.Port || other.spec.Hostname == nil {
 			continue
 		}
 		delete(set, other.hostname())

@@ -29,7 +29,12 @@ func (l *listenerCtx) checkTLS(ix *index, permitted func(fromKind, fromNS, toGro
 			fmt.Sprintf("TLS %s mode is not supported, TLS mode must be Terminate.", *t.Mode)))
 		return
 	}
-	gw := l.gateway.gw
+	// Certificates live in the namespace of the listener's owner: the Gateway, or the
+	// ListenerSet that brought the listener; a grant is needed from that owner.
+	ownerKind, ownerNS := "Gateway", l.gateway.gw.Namespace
+	if l.listenerSet != nil {
+		ownerKind, ownerNS = "ListenerSet", l.listenerSet.Namespace
+	}
 	var errs []string
 	allNotPermitted := true
 	for i, ref := range t.CertificateRefs {
@@ -47,11 +52,11 @@ func (l *listenerCtx) checkTLS(ix *index, permitted func(fromKind, fromNS, toGro
 			fail("InvalidCertificateRef", "Listener's TLS certificate ref kind must be Secret.")
 			continue
 		}
-		ns := gw.Namespace
+		ns := ownerNS
 		if ref.Namespace != nil && *ref.Namespace != "" {
 			ns = string(*ref.Namespace)
 		}
-		if ns != gw.Namespace && !permitted("Gateway", gw.Namespace, "", "Secret", ns, string(ref.Name)) {
+		if ns != ownerNS && !permitted(ownerKind, ownerNS, "", "Secret", ns, string(ref.Name)) {
 			fail("RefNotPermitted", "Certificate ref to secret %s/%s not permitted by any ReferenceGrant.", ns, ref.Name)
 			continue
 		}

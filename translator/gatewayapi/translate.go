@@ -37,18 +37,19 @@ type Translator struct {
 
 // index holds the objects by kind, in EG's processing order.
 type index struct {
-	classes    []*gwapiv1.GatewayClass
-	gateways   []*gwapiv1.Gateway
-	httpRoutes []*gwapiv1.HTTPRoute
-	grpcRoutes []*gwapiv1.GRPCRoute
-	tlsRoutes  []*gwapiv1.TLSRoute
-	tcpRoutes  []*gwapiv1.TCPRoute
-	udpRoutes  []*gwapiv1.UDPRoute
-	services   map[types.NamespacedName]*corev1.Service
-	secrets    map[types.NamespacedName]*corev1.Secret
-	slices     map[types.NamespacedName][]*discoveryv1.EndpointSlice // by Service
-	grants     []*gwapiv1.ReferenceGrant
-	namespaces map[string]*corev1.Namespace
+	classes      []*gwapiv1.GatewayClass
+	gateways     []*gwapiv1.Gateway
+	httpRoutes   []*gwapiv1.HTTPRoute
+	grpcRoutes   []*gwapiv1.GRPCRoute
+	listenerSets []*gwapiv1.ListenerSet
+	tlsRoutes    []*gwapiv1.TLSRoute
+	tcpRoutes    []*gwapiv1.TCPRoute
+	udpRoutes    []*gwapiv1.UDPRoute
+	services     map[types.NamespacedName]*corev1.Service
+	secrets      map[types.NamespacedName]*corev1.Secret
+	slices       map[types.NamespacedName][]*discoveryv1.EndpointSlice // by Service
+	grants       []*gwapiv1.ReferenceGrant
+	namespaces   map[string]*corev1.Namespace
 	// httpRouteFilters and configMaps are what HTTPRoute ExtensionRef filters read.
 	httpRouteFilters map[types.NamespacedName]*egv1a1.HTTPRouteFilter
 	configMaps       map[types.NamespacedName]*corev1.ConfigMap
@@ -74,6 +75,8 @@ func buildIndex(objs []resource.Object) *index {
 			ix.httpRoutes = append(ix.httpRoutes, v)
 		case *gwapiv1.GRPCRoute:
 			ix.grpcRoutes = append(ix.grpcRoutes, v)
+		case *gwapiv1.ListenerSet:
+			ix.listenerSets = append(ix.listenerSets, v)
 		case *gwapiv1.TLSRoute:
 			ix.tlsRoutes = append(ix.tlsRoutes, v)
 		case *gwapiv1.TCPRoute:
@@ -106,6 +109,7 @@ func buildIndex(objs []resource.Object) *index {
 	sort.SliceStable(ix.gateways, func(i, j int) bool { return olderFirst(ix.gateways[i], ix.gateways[j]) })
 	sort.SliceStable(ix.httpRoutes, func(i, j int) bool { return olderFirst(ix.httpRoutes[i], ix.httpRoutes[j]) })
 	sort.SliceStable(ix.grpcRoutes, func(i, j int) bool { return olderFirst(ix.grpcRoutes[i], ix.grpcRoutes[j]) })
+	sort.SliceStable(ix.listenerSets, func(i, j int) bool { return olderFirst(ix.listenerSets[i], ix.listenerSets[j]) })
 	sort.SliceStable(ix.tlsRoutes, func(i, j int) bool { return olderFirst(ix.tlsRoutes[i], ix.tlsRoutes[j]) })
 	sort.SliceStable(ix.tcpRoutes, func(i, j int) bool { return olderFirst(ix.tcpRoutes[i], ix.tcpRoutes[j]) })
 	sort.SliceStable(ix.udpRoutes, func(i, j int) bool { return olderFirst(ix.udpRoutes[i], ix.udpRoutes[j]) })
@@ -124,7 +128,7 @@ type aged interface {
 
 func olderFirst[T interface {
 	aged
-	*gwapiv1.Gateway | *gwapiv1.HTTPRoute | *gwapiv1.GRPCRoute | *gwapiv1.TLSRoute | *gwapiv1.TCPRoute | *gwapiv1.UDPRoute
+	*gwapiv1.Gateway | *gwapiv1.HTTPRoute | *gwapiv1.GRPCRoute | *gwapiv1.TLSRoute | *gwapiv1.TCPRoute | *gwapiv1.UDPRoute | *gwapiv1.ListenerSet
 }](a, b T) bool {
 	ta, tb := creation(a), creation(b)
 	if !ta.Equal(tb) {
@@ -212,7 +216,7 @@ func notYetTranslated(objs []resource.Object) []string {
 		}
 		switch o.Kind {
 		case "SecurityPolicy", "BackendTrafficPolicy", "ClientTrafficPolicy", "EnvoyExtensionPolicy",
-			"EnvoyPatchPolicy", "EnvoyProxy", "Backend", "ListenerSet", "BackendTLSPolicy":
+			"EnvoyPatchPolicy", "EnvoyProxy", "Backend", "BackendTLSPolicy":
 			out = append(out, fmt.Sprintf("%s %s/%s: %s is not translated by the reference translator yet; it has no effect on this output",
 				o.Kind, o.Obj.GetNamespace(), o.Obj.GetName(), o.Kind))
 		}
