@@ -136,6 +136,11 @@ func (g *gatewayCtx) addListener(l gwapiv1.Listener, set *gwapiv1.ListenerSet, i
 			lc.conditions = setCondition(lc.conditions, cond("Programmed", "False", "Invalid",
 				fmt.Sprintf("Listener must not have TLS set when protocol is %s.", l.Protocol)))
 		}
+		if l.Hostname != nil && (l.Protocol == gwapiv1.TCPProtocolType || l.Protocol == gwapiv1.UDPProtocolType) {
+			// Raw TCP and UDP carry no name to match on.
+			lc.conditions = setCondition(lc.conditions, cond("Programmed", "False", "Invalid",
+				fmt.Sprintf("Listener must not have hostname set when protocol is %s.", l.Protocol)))
+		}
 		g.listeners = append(g.listeners, lc)
 	}
 }

@@ -2,6 +2,7 @@ package gatewayapi
 
 import (
 	"fmt"
+	"regexp"
 	"sort"
 	"strings"
 
@@ -345,6 +346,7 @@ func (rt *routeTranslator) resolveHTTPRules(r *gwapiv1.HTTPRoute) []*ruleCtx {
 			rc.finish(route, dest, len(rule.BackendRefs))
 			ff.apply(route)
 		}
+		rc.dropOnBadRegex(i)
 		out = append(out, rc)
 	}
 	return out
@@ -387,12 +389,41 @@ func (rt *routeTranslator) resolveGRPCRules(r *gwapiv1.GRPCRoute) []*ruleCtx {
 				rc.finish(route, dest, len(rule.BackendRefs))
 			}
 		}
+		rc.dropOnBadRegex(i)
 		out = append(out, rc)
 	}
 	return out
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// dropOnBadRegex drops the rule when one of its matchers is a regular expression Envoy's
+// RE2 would refuse: the rule gets no route and an Accepted problem (EG's wording), which
+// makes the route Accepted=False when every rule is dropped, PartiallyInvalid otherwise.
+func (rc *ruleCtx) dropOnBadRegex(ruleIdx int) {
+	for _, r := range rc.routes {
+		var all []*ir.StringMatch
+		all = append(all, r.PathMatch)
+		all = append(all, r.Headers...)
+		all = append(all, r.QueryParams...)
+		all = append(all, r.Cookies...)
+		for _, m := range all {
+			if m == nil || m.SafeRegex == nil {
+				continue
+			}
+			if _, err := regexp.Compile(*m.SafeRegex); err != nil {
+				if rc.filters == nil {
+					rc.filters = &ruleFilters{}
+				}
+				rc.filters.dropped = true
+				rc.filters.errs = append(rc.filters.errs, filterErr{typ: errAccepted, reason: "UnsupportedValue",
+					msg: fmt.Sprintf("failed to process route rule %d: regex %q is invalid: %v", ruleIdx, *m.SafeRegex, err)})
+				rc.routes = nil
+				return
+			}
+		}
+	}
+}
 
 // matchCombo is one (route match, filter match) pair and the index EG names it by.
 type matchCombo struct {
