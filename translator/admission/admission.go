@@ -58,6 +58,12 @@ func check(o resource.Object) []problem {
 			hostname(fmt.Sprintf("spec.hostnames[%d]", i), string(h))
 		}
 		out = append(out, httpRouteRuleProblems(v)...)
+	case *gwapiv1.GRPCRoute:
+		for i, rule := range v.Spec.Rules {
+			for k, br := range rule.BackendRefs {
+				out = append(out, backendPortProblems(fmt.Sprintf("spec.rules[%d].backendRefs[%d]", i, k), br.BackendObjectReference)...)
+			}
+		}
 	case *gwapiv1.TCPRoute:
 		out = append(out, maxItems("spec.rules", len(v.Spec.Rules), 1)...)
 	case *gwapiv1.UDPRoute:

@@ -31,6 +31,7 @@ func httpRouteRuleProblems(r *gwapiv1.HTTPRoute) []problem {
 		out = append(out, filterListProblems(rp+".filters", rule.Filters)...)
 		for k, br := range rule.BackendRefs {
 			out = append(out, filterListProblems(fmt.Sprintf("%s.backendRefs[%d].filters", rp, k), br.Filters)...)
+			out = append(out, backendPortProblems(fmt.Sprintf("%s.backendRefs[%d]", rp, k), br.BackendObjectReference)...)
 		}
 		out = append(out, timeoutProblems(rp+".timeouts", rule.Timeouts)...)
 		out = append(out, ruleFilterProblems(rp, rule)...)
@@ -215,4 +216,14 @@ func pathModifierProblems(path string, p *gwapiv1.HTTPPathModifier) []problem {
 		out = append(out, celProblem(path, "type must be 'ReplacePrefixMatch' when replacePrefixMatch is set"))
 	}
 	return out
+}
+
+// backendPortProblems is the CRD's rule that a Service reference names its port.
+func backendPortProblems(path string, ref gwapiv1.BackendObjectReference) []problem {
+	core := ref.Group == nil || *ref.Group == ""
+	service := ref.Kind == nil || *ref.Kind == "Service"
+	if core && service && ref.Port == nil {
+		return []problem{celProblem(path, "Must have port for Service reference")}
+	}
+	return nil
 }
