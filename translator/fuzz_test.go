@@ -157,4 +157,3 @@ func edit(objs []resource.Object, edits []byte) []resource.Object {
 	}
 	return objs
 }
-

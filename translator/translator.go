@@ -42,7 +42,7 @@ func Translate(in Input) (res *result.Result, err error) {
 	res.Warnings = append(res.Warnings, gw.Warnings...)
 
 	naming := xds.Naming{V2: in.Profile.FlagOn(egv1a1.XDSNameSchemeV2, in.Config.RuntimeFlags)}
-	res.XDS, err = xds.Translator{Naming: naming}.Translate(&gw.IR)
+	res.XDS, err = xds.Translator{Naming: naming, DNSClusterExtension: in.Profile.DNSClusterExtension}.Translate(&gw.IR)
 	if err != nil {
 		return nil, err
 	}

@@ -27,6 +27,10 @@ func (c *collector) xds(exp []scenario.XDSExpect, res *result.Result, section st
 			c.failf("xds", where, "%s: expected absent, but it is there", what)
 		case !x.Absent && !found:
 			c.failf("xds", where, "%s: not found (%s)", what, detail)
+		case found && x.Kind == scenario.KindCluster && x.ClusterType != "":
+			if got := clusterType(&res.XDS, x.Name); got != x.ClusterType {
+				c.failf("xds", where, "%s: cluster type is %s, expected %s", what, got, x.ClusterType)
+			}
 		case found && x.Kind == scenario.KindVirtualHost:
 			vh := findVirtualHost(&res.XDS, x.In, x.Name)
 			if len(x.Routes) > 0 {
@@ -138,4 +142,18 @@ func httpFilterNames(l *listenerv3.Listener) []string {
 		}
 	}
 	return out
+}
+
+// clusterType is a cluster's discovery type, or its extension's name for a custom type.
+func clusterType(x *result.XDS, name string) string {
+	for _, c := range x.Clusters {
+		if c.GetName() != name {
+			continue
+		}
+		if ct := c.GetClusterType(); ct != nil {
+			return ct.GetName()
+		}
+		return c.GetType().String()
+	}
+	return ""
 }

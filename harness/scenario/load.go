@@ -333,6 +333,9 @@ func (l Loader) validateRefs(s *Scenario, addf func(int, string, ...any)) {
 			if (len(x.Routes) > 0 || len(x.Domains) > 0) && x.Kind != KindVirtualHost {
 				addf(s.Line(p), "%s: routes and domains belong to a VirtualHost", p)
 			}
+			if x.ClusterType != "" && x.Kind != KindCluster {
+				addf(s.Line(p), "%s: clusterType belongs to a Cluster", p)
+			}
 		}
 		for i, t := range e.Traffic {
 			p := fmt.Sprintf("%s.traffic[%d]", k, i)

@@ -108,6 +108,9 @@ type XDSExpect struct {
 	Routes []string `json:"routes,omitempty"`
 	// Domains, for a VirtualHost: its domains, exactly.
 	Domains []string `json:"domains,omitempty"`
+	// ClusterType, for a Cluster: its discovery type (EDS, STATIC, STRICT_DNS...) or the
+	// name of its cluster extension (envoy.cluster.dns).
+	ClusterType string `json:"clusterType,omitempty"`
 }
 
 // TrafficExpect sends one request through the generated config.

@@ -626,7 +626,7 @@ func (rt *routeTranslator) resolveBackend(routeKind, routeNS string, br gwapiv1.
 		// ServiceImport objects are not read yet, so a reference to one cannot resolve.
 		return fail("BackendNotFound", fmt.Sprintf("service import %s/%s not found", ns, br.Name))
 	case "Backend":
-		return fail("InvalidKind", "Backend backends are not translated by the reference translator yet")
+		return rt.resolveEGBackend(b, routeKind, routeNS, ns, br, fail)
 	default:
 		return fail("InvalidKind", "Kind is invalid, only Service, MCS ServiceImport and Envoy Gateway Backend are supported")
 	}

@@ -52,6 +52,8 @@ type index struct {
 	namespaces   map[string]*corev1.Namespace
 	// httpRouteFilters and configMaps are what HTTPRoute ExtensionRef filters read.
 	httpRouteFilters map[types.NamespacedName]*egv1a1.HTTPRouteFilter
+	backends         map[types.NamespacedName]*egv1a1.Backend
+	backendList      []*egv1a1.Backend
 	configMaps       map[types.NamespacedName]*corev1.ConfigMap
 }
 
@@ -59,6 +61,7 @@ func buildIndex(objs []resource.Object) *index {
 	ix := &index{
 		services:   map[types.NamespacedName]*corev1.Service{},
 		secrets:    map[types.NamespacedName]*corev1.Secret{},
+		backends:   map[types.NamespacedName]*egv1a1.Backend{},
 		slices:     map[types.NamespacedName][]*discoveryv1.EndpointSlice{},
 		namespaces: map[string]*corev1.Namespace{},
 
@@ -85,6 +88,9 @@ func buildIndex(objs []resource.Object) *index {
 			ix.udpRoutes = append(ix.udpRoutes, v)
 		case *corev1.Service:
 			ix.services[types.NamespacedName{Namespace: v.Namespace, Name: v.Name}] = v
+		case *egv1a1.Backend:
+			ix.backends[types.NamespacedName{Namespace: v.Namespace, Name: v.Name}] = v
+			ix.backendList = append(ix.backendList, v)
 		case *corev1.Secret:
 			ix.secrets[types.NamespacedName{Namespace: v.Namespace, Name: v.Name}] = v
 		case *discoveryv1.EndpointSlice:
@@ -199,6 +205,7 @@ func (t Translator) Translate(objs []resource.Object) Output {
 		rt.markOverlaps()
 	}
 	out.Warnings = append(out.Warnings, rt.filterWarnings...)
+	backendStatuses(ix, st)
 	out.Statuses = st.list()
 	out.Warnings = append(out.Warnings, notYetTranslated(objs)...)
 	return out
@@ -216,7 +223,7 @@ func notYetTranslated(objs []resource.Object) []string {
 		}
 		switch o.Kind {
 		case "SecurityPolicy", "BackendTrafficPolicy", "ClientTrafficPolicy", "EnvoyExtensionPolicy",
-			"EnvoyPatchPolicy", "EnvoyProxy", "Backend", "BackendTLSPolicy":
+			"EnvoyPatchPolicy", "EnvoyProxy", "BackendTLSPolicy":
 			out = append(out, fmt.Sprintf("%s %s/%s: %s is not translated by the reference translator yet; it has no effect on this output",
 				o.Kind, o.Obj.GetNamespace(), o.Obj.GetName(), o.Kind))
 		}

@@ -165,6 +165,8 @@ type Backend struct {
 	// Invalid backends (not found, not permitted...) still take their share of the weight
 	// and answer 500 for it (RT-12).
 	Invalid bool `json:"invalid,omitempty"`
+	// DNS: the endpoints are hostnames (an EG Backend with FQDN endpoints), resolved by Envoy.
+	DNS bool `json:"dns,omitempty"`
 	// Service identifies the Kubernetes object behind the backend.
 	Kind        string `json:"kind"`
 	Namespace   string `json:"namespace"`

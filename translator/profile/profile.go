@@ -21,6 +21,8 @@ type Profile struct {
 	// L4RouteVersion (UPG-02) is the apiVersion EG reads TCPRoutes and UDPRoutes as;
 	// objects of the other version are not seen.
 	L4RouteVersion string
+	// DNSClusterExtension (UPG-01): DNS clusters use the envoy.cluster.dns extension.
+	DNSClusterExtension bool
 }
 
 // API versions of TCPRoute and UDPRoute (UPG-02).
@@ -34,12 +36,13 @@ const Default = "v1.9"
 
 var profiles = map[string]Profile{
 	"v1.8": {Name: "v1.8", L4RouteVersion: GatewayV1Alpha2},
-	"v1.9": {Name: "v1.9", RouteRulesOverlap: true, L4RouteVersion: GatewayV1},
+	"v1.9": {Name: "v1.9", RouteRulesOverlap: true, L4RouteVersion: GatewayV1, DNSClusterExtension: true},
 	"v1.10-preview": {
-		Name:              "v1.10-preview",
-		RouteRulesOverlap: true,
-		DefaultOnFlags:    []egv1a1.RuntimeFlag{egv1a1.XDSNameSchemeV2},
-		L4RouteVersion:    GatewayV1,
+		Name:                "v1.10-preview",
+		RouteRulesOverlap:   true,
+		DefaultOnFlags:      []egv1a1.RuntimeFlag{egv1a1.XDSNameSchemeV2},
+		L4RouteVersion:      GatewayV1,
+		DNSClusterExtension: true,
 	},
 }
 

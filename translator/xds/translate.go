@@ -4,11 +4,15 @@ package xds
 
 import (
 	"fmt"
+	"time"
 
 	clusterv3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	endpointv3 "github.com/envoyproxy/go-control-plane/envoy/config/endpoint/v3"
 	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
+	commondnsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/clusters/common/dns/v3"
+	dnsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/clusters/dns/v3"
+	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/egharness/egharness/translator/ir"
 	"github.com/egharness/egharness/translator/result"
@@ -17,6 +21,9 @@ import (
 // Translator turns IR into xDS.
 type Translator struct {
 	Naming Naming
+	// DNSClusterExtension (UPG-01): v1.9 configures DNS clusters through the
+	// envoy.cluster.dns extension; v1.8 used the STRICT_DNS type with fields on the cluster.
+	DNSClusterExtension bool
 }
 
 // portKey identifies an Envoy listener: Gateway listeners on one address and port share it.
@@ -88,6 +95,10 @@ func (t Translator) Translate(x *ir.XDS) (result.XDS, error) {
 				}
 				clusters[c.cluster.Name] = true
 				out.Clusters = append(out.Clusters, c.cluster)
+				if c.dns {
+					t.toDNSCluster(c.cluster, c.cla)
+					continue
+				}
 				out.Endpoints = append(out.Endpoints, c.cla)
 			}
 		}
@@ -178,6 +189,7 @@ func splitNN(s string) (string, string) {
 type clusterPair struct {
 	cluster *clusterv3.Cluster
 	cla     *endpointv3.ClusterLoadAssignment
+	dns     bool // hostnames: Envoy resolves them, the assignment goes inline
 }
 
 // buildClusters makes the rule's clusters. Valid backends share one cluster with a locality
@@ -187,14 +199,46 @@ func buildClusters(r *ir.HTTPRoute) []clusterPair {
 	d := r.Destination
 	owner := resourceRef{Kind: r.Source.Kind, Name: r.Source.Name, Namespace: r.Source.Namespace, SectionName: r.Source.RuleName}
 	if !perBackendClusters(d) {
-		return []clusterPair{{cluster: buildCluster(d.Name, owner, d.HTTP2), cla: buildCLA(d.Name, d.Settings)}}
+		return []clusterPair{{cluster: buildCluster(d.Name, owner, d.HTTP2), cla: buildCLA(d.Name, d.Settings), dns: anyDNS(d.Settings)}}
 	}
 	out := make([]clusterPair, 0, len(d.Settings))
 	for _, s := range d.Settings {
-		out = append(out, clusterPair{cluster: buildCluster(s.Name, owner, d.HTTP2 && !s.Invalid), cla: buildCLA(s.Name, []*ir.Backend{s})})
+		out = append(out, clusterPair{cluster: buildCluster(s.Name, owner, d.HTTP2 && !s.Invalid), cla: buildCLA(s.Name, []*ir.Backend{s}), dns: s.DNS})
 	}
 	return out
 }
+
+func anyDNS(settings []*ir.Backend) bool {
+	for _, s := range settings {
+		if s.DNS {
+			return true
+		}
+	}
+	return false
+}
+
+// toDNSCluster turns an EDS cluster into one whose hostnames Envoy resolves itself, the
+// load assignment inline.
+func (t Translator) toDNSCluster(c *clusterv3.Cluster, cla *endpointv3.ClusterLoadAssignment) {
+	c.EdsClusterConfig = nil
+	c.LoadAssignment = cla
+	if t.DNSClusterExtension {
+		c.ClusterDiscoveryType = &clusterv3.Cluster_ClusterType{ClusterType: &clusterv3.Cluster_CustomClusterType{
+			Name: dnsClusterExtension,
+			TypedConfig: mustAny(&dnsv3.DnsCluster{
+				DnsLookupFamily: commondnsv3.DnsLookupFamily_V4_PREFERRED,
+				DnsRefreshRate:  durationpb.New(30 * time.Second),
+				RespectDnsTtl:   true,
+			}),
+		}}
+		return
+	}
+	c.ClusterDiscoveryType = &clusterv3.Cluster_Type{Type: clusterv3.Cluster_STRICT_DNS}
+	c.DnsRefreshRate = durationpb.New(30 * time.Second)
+	c.RespectDnsTtl = true
+}
+
+const dnsClusterExtension = "envoy.cluster.dns"
 
 func perBackendClusters(d *ir.Destination) bool {
 	_, invalid := d.ValidWeight()
@@ -209,7 +253,11 @@ func buildCLA(name string, settings []*ir.Backend) *endpointv3.ClusterLoadAssign
 			LoadBalancingWeight: u32(s.Weight),
 		}
 		if !s.Invalid {
-			loc.Metadata = resourceMetadata(resourceRef{Kind: s.Kind, Name: s.ServiceName, Namespace: s.Namespace, SectionName: fmt.Sprint(s.Port)})
+			section := ""
+			if s.Port != 0 { // an EG Backend is referenced without a port
+				section = fmt.Sprint(s.Port)
+			}
+			loc.Metadata = resourceMetadata(resourceRef{Kind: s.Kind, Name: s.ServiceName, Namespace: s.Namespace, SectionName: section})
 		}
 		for _, e := range s.Endpoints {
 			loc.LbEndpoints = append(loc.LbEndpoints, &endpointv3.LbEndpoint{
