@@ -98,6 +98,33 @@ func check(o resource.Object) []problem {
 			names[string(l.Name)], combos[k] = true, true
 		}
 		// The Gateway CRD's CEL rules over the listener list.
+		var tlsOnPlain, httpsNotTerminate, tlsNoMode, hostOnL4 bool
+		for _, l := range v.Spec.Listeners {
+			switch l.Protocol {
+			case gwapiv1.HTTPProtocolType, gwapiv1.TCPProtocolType, gwapiv1.UDPProtocolType:
+				tlsOnPlain = tlsOnPlain || l.TLS != nil
+			case gwapiv1.HTTPSProtocolType:
+				httpsNotTerminate = httpsNotTerminate || l.TLS != nil && l.TLS.Mode != nil && *l.TLS.Mode != "" && *l.TLS.Mode != gwapiv1.TLSModeTerminate
+			case gwapiv1.TLSProtocolType:
+				tlsNoMode = tlsNoMode || l.TLS == nil || l.TLS.Mode == nil || *l.TLS.Mode == ""
+			}
+			if (l.Protocol == gwapiv1.TCPProtocolType || l.Protocol == gwapiv1.UDPProtocolType) && l.Hostname != nil && *l.Hostname != "" {
+				hostOnL4 = true
+			}
+		}
+		for _, rule := range []struct {
+			broken bool
+			msg    string
+		}{
+			{tlsOnPlain, "tls must not be specified for protocols ['HTTP', 'TCP', 'UDP']"},
+			{httpsNotTerminate, "tls mode must be Terminate for protocol HTTPS"},
+			{tlsNoMode, "tls mode must be set for protocol TLS"},
+			{hostOnL4, "hostname must not be specified for protocols ['TCP', 'UDP']"},
+		} {
+			if rule.broken {
+				out = append(out, problem{path: "spec.listeners", detail: rule.msg})
+			}
+		}
 		if dupName {
 			out = append(out, problem{path: "spec.listeners", detail: "Listener name must be unique within the Gateway"})
 		}
