@@ -2,7 +2,7 @@
 GO ?= go
 BIN := bin/egharness
 
-.PHONY: build run test golden golden-check bench vet
+.PHONY: build run test golden golden-check bench vet fuzz
 
 build: ## build bin/egharness
 	$(GO) build -o $(BIN) ./tools/egharness
@@ -22,3 +22,24 @@ golden-check: build ## check golden files and list stale ones
 
 bench: ## Go benchmarks (benchstat-friendly)
 	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+# Fuzz targets as package:target; `go test` runs their seed corpora (the scenarios and
+# testdata/fuzz), `make fuzz` runs each for FUZZTIME. A crasher is written to the
+# package's testdata/fuzz/<target>/ and fails `go test` until fixed: keep it as a seed.
+# FUZZMINIMIZETIME bounds the shrinking of each new input (the fuzzer runs nothing else
+# meanwhile).
+FUZZTIME ?= 30s
+FUZZMINIMIZETIME ?= 5s
+FUZZ_TARGETS := \
+	./harness/scenario:FuzzLoadScenario \
+	./translator/resource:FuzzDecode \
+	./internal/yamlpos:FuzzYAML \
+	./translator:FuzzTranslate \
+	./harness/routecheck:FuzzRouteCheck
+
+fuzz: ## run every fuzz target for FUZZTIME each (default 30s)
+	@set -e; for t in $(FUZZ_TARGETS); do \
+		pkg=$${t%%:*}; name=$${t#*:}; \
+		echo "== $$name ($$pkg, $(FUZZTIME))"; \
+		$(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZETIME) $$pkg; \
+	done

@@ -60,7 +60,7 @@ const validExpect = `expect:
 
 const validScenario = "name: demo\ndescription: a demo\ncovers: [RT-01]\nlabels: [traffic]\n" + resourcesBlock + validExpect
 
-func loader(t *testing.T, root string) scenario.Loader {
+func loader(t testing.TB, root string) scenario.Loader {
 	t.Helper()
 	cat, err := catalog.Load()
 	if err != nil {

@@ -62,9 +62,9 @@ type shape struct {
 	height int   // nesting of mappings and sequences, the node's own included
 }
 
-// walker measures nodes, following aliases. Anchored nodes are measured once (aliases
-// refer to them), so a walk is linear in the number of nodes written, whatever they
-// expand to.
+// walker measures nodes, following aliases. Each node is measured once (aliases refer to
+// anchored nodes; the depth search asks again about nodes on its way down), so a walk is
+// linear in the number of nodes written, whatever they expand to.
 type walker struct {
 	memo   map[*yaml.Node]shape
 	active map[*yaml.Node]bool
@@ -113,9 +113,7 @@ func (w *walker) measure(n *yaml.Node) (shape, error) {
 			s.height++
 		}
 	}
-	if n.Anchor != "" {
-		w.memo[n] = s
-	}
+	w.memo[n] = s
 	return s, nil
 }
 

@@ -98,11 +98,35 @@ func placeError(err error, data []byte) error {
 	if e.Line <= 0 {
 		return err
 	}
-	last := 1 + bytes.Count(bytes.TrimRight(data, " \t\r\n"), []byte("\n"))
+	last := LineCount(bytes.TrimRight(data, " \t\r\n"))
 	if e.Line > last {
 		e.Line = last
 	}
 	return err
+}
+
+// LineCount is the number of lines in data as YAML counts them: LF, CRLF, a lone CR, NEL,
+// LS and PS each end a line.
+func LineCount(data []byte) int {
+	n := 1
+	for i := 0; i < len(data); i++ {
+		switch c := data[i]; {
+		case c == '\n':
+			n++
+		case c == '\r':
+			if i+1 < len(data) && data[i+1] == '\n' {
+				i++
+			}
+			n++
+		case c == 0xc2 && i+1 < len(data) && data[i+1] == 0x85: // NEL
+			n++
+			i++
+		case c == 0xe2 && i+2 < len(data) && data[i+1] == 0x80 && (data[i+2] == 0xa8 || data[i+2] == 0xa9): // LS, PS
+			n++
+			i += 2
+		}
+	}
+	return n
 }
 
 func readerProblem(msg string) bool {

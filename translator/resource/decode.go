@@ -112,6 +112,7 @@ func Decode(file string, data []byte, opts Options) (Decoded, error) {
 	if lim.MaxFileSize >= 0 && int64(len(data)) > lim.MaxFileSize {
 		return out, fileSizeError(file, lim.MaxFileSize)
 	}
+	data = unixBreaks(data)
 	var errs []error
 	seen := map[Ref]int{}
 	var aliasBytes int64
@@ -236,6 +237,27 @@ func jsonProblem(err error) string {
 		return te.Field + " is " + article(te.Value)
 	}
 	return err.Error()
+}
+
+// unixBreaks turns CRLF and lone CR line breaks into LF, so that the documents' lines,
+// counted here, and the YAML parser's lines, which count a lone CR too, agree. YAML reads
+// every such break in content as LF anyway.
+func unixBreaks(data []byte) []byte {
+	if bytes.IndexByte(data, '\r') < 0 {
+		return data
+	}
+	out := make([]byte, 0, len(data))
+	for i := 0; i < len(data); i++ {
+		if data[i] != '\r' {
+			out = append(out, data[i])
+			continue
+		}
+		out = append(out, '\n')
+		if i+1 < len(data) && data[i+1] == '\n' {
+			i++
+		}
+	}
+	return out
 }
 
 // article puts "a" or "an" before a JSON kind ("an array", "a string").

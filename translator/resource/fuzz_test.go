@@ -9,6 +9,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/egharness/egharness/internal/fuzzseed"
+	"github.com/egharness/egharness/internal/yamlpos"
 	"github.com/egharness/egharness/translator/resource"
 )
 
@@ -36,7 +37,7 @@ func FuzzDecode(f *testing.F) {
 		lim := resource.Limits{MaxObjects: 200, MaxDepth: 40, MaxAliasExpansion: 64 << 10}
 		opts := resource.Options{SkipUnknownKinds: skipUnknown, DefaultNamespace: "fuzz-ns", Limits: lim}
 		dec, err := resource.Decode("fuzz.yaml", data, opts)
-		lines := bytes.Count(data, []byte("\n")) + 1
+		lines := yamlpos.LineCount(data) // as YAML counts them: a lone CR ends a line too
 		for _, m := range errLines(err) {
 			if !msgStart.MatchString(m) {
 				t.Errorf("message does not start with the file and line: %q", m)

@@ -212,3 +212,17 @@ func TestParseAndFormatSize(t *testing.T) {
 		}
 	}
 }
+
+// Old Mac (CR) and Windows (CRLF) line breaks: the same objects and the same lines as LF.
+func TestDecodeLineBreaks(t *testing.T) {
+	text := service + "---\n" + "apiVersion: v1\nkind: Service\nmetadata: {name: x}\nspec: [\n"
+	for name, br := range map[string]string{"LF": "\n", "CRLF": "\r\n", "CR": "\r"} {
+		dec, errs := decode(t, strings.ReplaceAll(text, "\n", br), resource.Options{})
+		if len(dec.Objects) != 1 || dec.Objects[0].Line != 1 {
+			t.Errorf("%s: objects %v", name, dec.Objects)
+		}
+		if msg := oneError(t, errs); msg != "in.yaml:9: malformed YAML: did not find expected node content" {
+			t.Errorf("%s: error %q", name, msg)
+		}
+	}
+}
