@@ -23,6 +23,8 @@ type TCPListener struct {
 	// TLS is set when Envoy terminates TLS (mode Terminate); nil for TCP and passthrough.
 	TLS    *TLSConfig  `json:"tls,omitempty"`
 	Routes []*TCPRoute `json:"routes,omitempty"`
+	// Policies are the EG policies in force on this listener (set by the policy stage).
+	Policies ListenerPolicies `json:"policies,omitempty"`
 }
 
 // TCPRoute is a TCPRoute or TLSRoute on a TCP/TLS listener: a filter chain that proxies
@@ -33,6 +35,8 @@ type TCPRoute struct {
 	// SNIs select the filter chain by server name; empty means any connection.
 	SNIs        []string     `json:"snis,omitempty"`
 	Destination *Destination `json:"destination"`
+	// Policies are the EG policies in force on this route (set by the policy stage).
+	Policies RoutePolicies `json:"policies,omitempty"`
 }
 
 // UDPListener is a Gateway listener of protocol UDP with its one route.
@@ -49,6 +53,8 @@ type UDPRoute struct {
 	Name        string       `json:"name"`
 	Source      Source       `json:"source"`
 	Destination *Destination `json:"destination"`
+	// Policies are the EG policies in force on this route (set by the policy stage).
+	Policies RoutePolicies `json:"policies,omitempty"`
 }
 
 // HTTPListener is one Gateway listener of protocol HTTP. Several may share an Envoy port;
@@ -65,6 +71,8 @@ type HTTPListener struct {
 	Routes      []*HTTPRoute `json:"routes,omitempty"`
 	// GRPC is set when a GRPCRoute attaches: EG then adds the gRPC-Web and gRPC stats filters.
 	GRPC bool `json:"grpc,omitempty"`
+	// Policies are the EG policies in force on this listener (set by the policy stage).
+	Policies ListenerPolicies `json:"policies,omitempty"`
 	// TLS is set on HTTPS listeners (TLS terminated by Envoy).
 	TLS *TLSConfig `json:"tls,omitempty"`
 }
@@ -128,6 +136,8 @@ type HTTPRoute struct {
 	Timeout *time.Duration `json:"timeout,omitempty"`
 	// Retry is the rule's retry policy.
 	Retry *Retry `json:"retry,omitempty"`
+	// Policies are the EG policies in force on this route (set by the policy stage).
+	Policies RoutePolicies `json:"policies,omitempty"`
 }
 
 // StringMatch is one matcher; exactly one of Exact, Prefix, Suffix, SafeRegex is set.

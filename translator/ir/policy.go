@@ -1,0 +1,49 @@
+package ir
+
+import (
+	egv1a1 "github.com/envoyproxy/gateway/api/v1alpha1"
+)
+
+// PolicyRef names an EG policy object.
+type PolicyRef struct {
+	Kind      string `json:"kind"`
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
+}
+
+// Applied is the policy of one kind in force at one place (a route rule, a listener): the
+// policy that won precedence, the parents merged into it, and the effective spec. The policy
+// stage fills it; the feature translators (security, backend traffic, client traffic,
+// extensions) read it.
+type Applied[T any] struct {
+	// Policy is the most specific policy that attached here (the child after a merge).
+	Policy PolicyRef `json:"policy"`
+	// MergedWith lists the parent policies merged into Spec, closest parent first (MRG-02).
+	MergedWith []PolicyRef `json:"mergedWith,omitempty"`
+	// Spec is the effective spec: the policy's own, or the merge result when it has mergeType.
+	Spec *T `json:"spec"`
+	// FieldNamespace says, after a merge, which policy's namespace each top-level spec field
+	// (by its JSON name) came from, so that Secret and backend references resolve there
+	// (MRG-05). Without a merge every field is the policy's own namespace.
+	FieldNamespace map[string]string `json:"fieldNamespace,omitempty"`
+}
+
+// NamespaceOf is the namespace references in the named top-level field resolve in.
+func (a *Applied[T]) NamespaceOf(field string) string {
+	if ns, ok := a.FieldNamespace[field]; ok {
+		return ns
+	}
+	return a.Policy.Namespace
+}
+
+// RoutePolicies are the policies in force on one HTTP, gRPC, TCP, TLS or UDP route.
+type RoutePolicies struct {
+	Security       *Applied[egv1a1.SecurityPolicySpec]       `json:"security,omitempty"`
+	BackendTraffic *Applied[egv1a1.BackendTrafficPolicySpec] `json:"backendTraffic,omitempty"`
+	Extension      *Applied[egv1a1.EnvoyExtensionPolicySpec] `json:"extension,omitempty"`
+}
+
+// ListenerPolicies are the policies in force on one listener.
+type ListenerPolicies struct {
+	ClientTraffic *Applied[egv1a1.ClientTrafficPolicySpec] `json:"clientTraffic,omitempty"`
+}
