@@ -2,8 +2,8 @@ package translator_test
 
 import (
 	"fmt"
-	"strings"
 	"runtime"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
