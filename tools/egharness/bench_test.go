@@ -47,3 +47,20 @@ func benchmarkTranslateCommand(b *testing.B, n int) {
 
 func BenchmarkTranslateCommand1000Routes(b *testing.B)  { benchmarkTranslateCommand(b, 1000) }
 func BenchmarkTranslateCommand10000Routes(b *testing.B) { benchmarkTranslateCommand(b, 10000) }
+
+// BenchmarkRunAllScenarios is one `egharness run` of the whole scenario set against the
+// reference translator, goldens and traffic checks included (what `make run` does).
+func BenchmarkRunAllScenarios(b *testing.B) {
+	b.Chdir("../..") // scenarios/ and golden/ are found from the repository root
+	b.ReportAllocs()
+	for b.Loop() {
+		root := newRoot()
+		var stdout bytes.Buffer
+		root.SetOut(&stdout)
+		root.SetErr(io.Discard)
+		root.SetArgs([]string{"run"})
+		if err := root.Execute(); err != nil {
+			b.Fatalf("%v\n%s", err, stdout.String())
+		}
+	}
+}
