@@ -74,7 +74,7 @@ func (l *listenerCtx) checkTLS(ix *index, permitted func(fromKind, fromNS, toGro
 		case sec == nil:
 			fail("InvalidCertificateRef", "Secret %s/%s does not exist.", ns, ref.Name)
 			continue
-		case sec.Type == certs.SDSSecretType:
+		case sec.Type == certs.SDSSecretType && ix.listenerSDS:
 			// TLS-08: the certificate lives on an external SDS server.
 			if !ix.sdsSecretRefs {
 				fail("InvalidCertificateRef", "SDS Secret %s/%s cannot be used because SDS Secret references are not enabled in EnvoyGateway configuration.", ns, ref.Name)

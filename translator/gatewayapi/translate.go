@@ -68,6 +68,8 @@ type index struct {
 	configMaps       map[types.NamespacedName]*corev1.ConfigMap
 	// sdsSecretRefs: extensionApis.enableSDSSecretRef lets certificateRefs name SDS Secrets.
 	sdsSecretRefs bool
+	// listenerSDS: the profile's EG reads SDS reference Secrets in listener certificateRefs.
+	listenerSDS bool
 	// now is the instant certificates are judged valid or expired at.
 	now time.Time
 }
@@ -167,6 +169,7 @@ func (t Translator) Translate(objs []resource.Object) Output {
 	objs, out.Warnings = t.l4RouteVersions(objs)
 	ix := buildIndex(objs)
 	ix.sdsSecretRefs = t.Config.ExtensionAPIs != nil && t.Config.ExtensionAPIs.EnableSDSSecretRef
+	ix.listenerSDS = t.Profile.ListenerSDSSecrets
 	ix.now = t.now()
 	st := newStatusBook()
 
