@@ -89,6 +89,9 @@ type Options struct {
 	// Limits bound the file: size, objects, nesting depth, alias expansion (zero fields
 	// take the defaults).
 	Limits
+	// ExpandLists reads each `kind: List` (or `kind: <Kind>List`) document as its items,
+	// as `kubectl get -o yaml` prints them (cluster dumps).
+	ExpandLists bool
 }
 
 // maxErrors is how many problems Decode reports before it stops reading: a file of a
@@ -117,7 +120,11 @@ func Decode(file string, data []byte, opts Options) (Decoded, error) {
 	seen := map[Ref]int{}
 	var aliasBytes int64
 	count := 0
-	for _, doc := range splitDocuments(data) {
+	docs := splitDocuments(data)
+	if opts.ExpandLists {
+		docs = expandLists(docs)
+	}
+	for _, doc := range docs {
 		line := doc.line + opts.LineOffset
 		if isBlank(doc.text) {
 			continue
