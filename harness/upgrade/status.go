@@ -3,6 +3,7 @@ package upgrade
 import (
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"sort"
 	"strings"
 
@@ -324,18 +325,23 @@ func condsText(cs []result.Condition) string {
 	return strings.Join(parts, ", ")
 }
 
+// egVersion is a version named in a warning ("EG v1.9 reads..."): a warning that differs
+// only by the version is the same warning on both sides.
+var egVersion = regexp.MustCompile(`EG v[0-9][0-9A-Za-z.-]*`)
+
 // warnings reports warnings only the new side prints. Warnings about an object are
 // attributed to it; the others to the configuration.
 func (d *differ) warnings() {
 	seen := map[string]bool{}
 	for _, w := range d.before.Warnings {
-		seen[w] = true
+		seen[egVersion.ReplaceAllString(w, "EG <version>")] = true
 	}
 	for _, w := range d.after.Warnings {
-		if seen[w] {
+		norm := egVersion.ReplaceAllString(w, "EG <version>")
+		if seen[norm] {
 			continue
 		}
-		seen[w] = true
+		seen[norm] = true
 		ref, ok := warningObject(w)
 		if !ok {
 			ref = resource.Ref{Kind: "EnvoyGateway", Name: "configuration"}
@@ -350,6 +356,21 @@ func (d *differ) warnings() {
 // attached routes change takes the ID of the route that came or went. A new warning that
 // only repeats another finding of its object is dropped.
 func (d *differ) inherit() {
+	attach := map[Change]bool{ObjectUnseen: true, ObjectSeen: true, ParentLost: true, ParentGained: true}
+	for i := range d.findings {
+		f := &d.findings[i]
+		if f.ID != Unmapped || f.Change != AttachedRoutes {
+			continue
+		}
+		listener := strings.TrimPrefix(strings.SplitN(f.Summary, ":", 2)[0], "listener ")
+		at := f.Object.String() + "/" + listener
+		for _, g := range d.findings {
+			if attach[g.Change] && g.ID != Unmapped && (strings.Contains(g.Before, at) || strings.Contains(g.After, at)) {
+				f.ID = g.ID
+				break
+			}
+		}
+	}
 	cause := map[resource.Ref]Finding{}
 	for _, f := range d.findings {
 		if f.ID == Unmapped || f.Change == WarningAdded {
@@ -361,24 +382,9 @@ func (d *differ) inherit() {
 	}
 	consequence := map[Change]bool{Removed: true, Added: true, FailClosed: true, ParentLost: true, ParentGained: true,
 		WarningAdded: true, ConditionLost: true, ShapeChanged: true}
-	attach := map[Change]bool{ObjectUnseen: true, ObjectSeen: true, ParentLost: true, ParentGained: true}
 	for i := range d.findings {
 		f := &d.findings[i]
-		if f.ID != Unmapped {
-			continue
-		}
-		if f.Change == AttachedRoutes {
-			listener := strings.TrimPrefix(strings.SplitN(f.Summary, ":", 2)[0], "listener ")
-			at := f.Object.String() + "/" + listener
-			for _, g := range d.findings {
-				if attach[g.Change] && g.ID != Unmapped && (strings.Contains(g.Before, at) || strings.Contains(g.After, at)) {
-					f.ID = g.ID
-					break
-				}
-			}
-			continue
-		}
-		if !consequence[f.Change] {
+		if f.ID != Unmapped || !consequence[f.Change] {
 			continue
 		}
 		if c, ok := cause[f.Object]; ok {

@@ -15,6 +15,7 @@ import (
 	luav3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/lua/v3"
 	ratelimitv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/ratelimit/v3"
 	hcmv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/http_connection_manager/v3"
+	tcpv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/tcp_proxy/v3"
 	tlsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/anypb"
@@ -70,10 +71,13 @@ type collector struct {
 	d     *differ
 	ents  []*entity
 	gwsAt map[uint32][]resource.Ref
+	// tcpOwner: the owner of the listener whose tcp_proxy uses a cluster (for clusters
+	// without metadata, such as EmptyCluster).
+	tcpOwner map[string]resource.Ref
 }
 
 func (d *differ) collect(r *result.Result) []*entity {
-	c := &collector{d: d, gwsAt: d.gatewaysByPort()}
+	c := &collector{d: d, gwsAt: d.gatewaysByPort(), tcpOwner: map[string]resource.Ref{}}
 	rcRefs := map[string][]string{} // route configuration name → filter chain identities
 	rcOwner := map[string]resource.Ref{}
 	for _, l := range r.XDS.Listeners {
@@ -112,8 +116,12 @@ func (d *differ) collect(r *result.Result) []*entity {
 		if ct := cl.GetClusterType(); ct != nil {
 			shape = ct.GetName()
 		}
+		fallback := resource.Ref{Kind: "Cluster", Name: cl.GetName()}
+		if o, ok := c.tcpOwner[cl.GetName()]; ok {
+			fallback = o
+		}
 		c.add(&entity{kind: "Cluster", identity: id, name: cl.GetName(), shape: shape, res: loc,
-			owner: c.owner(cl.GetName(), owners, resource.Ref{Kind: "Cluster", Name: cl.GetName()})})
+			owner: c.owner(cl.GetName(), owners, fallback)})
 	}
 	for _, s := range r.XDS.Secrets {
 		cp := proto.Clone(s).(*tlsv3.Secret)
@@ -146,6 +154,15 @@ func (c *collector) owner(name string, meta []resource.Ref, fallback resource.Re
 	for i := 0; i+2 < len(parts); i++ {
 		if kind, ok := c.d.byKindLower[strings.ToLower(parts[i])]; ok {
 			ref := resource.Ref{Kind: kind, Namespace: parts[i+1], Name: parts[i+2]}
+			if _, ok := c.d.objects[ref]; ok {
+				return ref
+			}
+		}
+	}
+	// A per-resource CA secret of v1.8 is "<name>/<namespace>-ca" (SDS-03).
+	if len(parts) == 2 && strings.HasSuffix(parts[1], "-ca") {
+		for _, kind := range []string{"BackendTLSPolicy", "Backend"} {
+			ref := resource.Ref{Kind: kind, Namespace: strings.TrimSuffix(parts[1], "-ca"), Name: parts[0]}
 			if _, ok := c.d.objects[ref]; ok {
 				return ref
 			}
@@ -213,6 +230,12 @@ func (c *collector) listener(l *listenerv3.Listener, rcRefs map[string][]string,
 			fcid = lid + " default"
 		}
 		for _, nf := range fc.GetFilters() {
+			var tcp tcpv3.TcpProxy
+			if nf.GetTypedConfig().MessageIs(&tcp) && nf.GetTypedConfig().UnmarshalTo(&tcp) == nil {
+				if _, ok := c.tcpOwner[tcp.GetCluster()]; !ok && tcp.GetCluster() != "" {
+					c.tcpOwner[tcp.GetCluster()] = owner
+				}
+			}
 			var hcm hcmv3.HttpConnectionManager
 			if nf.GetTypedConfig() == nil || !nf.GetTypedConfig().MessageIs(&hcm) || nf.GetTypedConfig().UnmarshalTo(&hcm) != nil {
 				continue
