@@ -161,6 +161,9 @@ func (l Loader) validate(s *Scenario, addf func(int, string, ...any)) {
 		}
 		known[p] = true
 	}
+	if u := s.Upgrade; u != nil {
+		l.validateUpgrade(s, u, addf)
+	}
 	for p := range s.ExpectByProfile {
 		if !contains(s.ProfilesOrDefault(), p) {
 			addf(s.Line("expectByProfile."+p), "expectByProfile.%s: the scenario does not run under %s (profiles: %s)", p, p, strings.Join(s.ProfilesOrDefault(), ", "))
@@ -289,6 +292,11 @@ func (l Loader) validateRefs(s *Scenario, addf func(int, string, ...any)) {
 		}
 		if mustExist && !objs[r] {
 			addf(s.Line(path), "%s: %s is not among the scenario's objects", path, ref)
+		}
+	}
+	if s.Upgrade != nil {
+		for i, f := range s.Upgrade.Findings {
+			check(fmt.Sprintf("upgrade.findings[%d].object", i), f.Object, true)
 		}
 	}
 	sections := map[string]Expect{"expect": s.Expect}
