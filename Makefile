@@ -35,7 +35,8 @@ FUZZ_TARGETS := \
 	./translator/resource:FuzzDecode \
 	./internal/yamlpos:FuzzYAML \
 	./translator:FuzzTranslate \
-	./harness/routecheck:FuzzRouteCheck
+	./harness/routecheck:FuzzRouteCheck \
+	./translator/patch:FuzzApplyPatch
 
 fuzz: ## run every fuzz target for FUZZTIME each (default 30s)
 	@set -e; for t in $(FUZZ_TARGETS); do \
