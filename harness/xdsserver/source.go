@@ -85,7 +85,7 @@ func (s ScenarioSource) Load() (*Loaded, error) {
 				return nil, e
 			}
 		}
-		return nil, fmt.Errorf("no scenario named %q under %s (egharness serve --list shows the names)", s.Name, s.Dir)
+		return nil, fmt.Errorf("no scenario named %q under %s (GET /scenarios or egharness coverage lists them)", s.Name, s.Dir)
 	}
 	return Translate(sc, s.Profile)
 }
