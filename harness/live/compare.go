@@ -185,4 +185,3 @@ func EnvoyPort(x *result.XDS, port uint32) uint32 {
 
 // IsNotReplayable reports whether obs is a request the suite does not send.
 func IsNotReplayable(obs Observation) bool { return errors.Is(obs.Err, ErrNotReplayable) }
-

@@ -225,4 +225,3 @@ func (c Client) tcp(ctx context.Context, req scenario.Request, addr string) Obse
 	defer resp.Body.Close()
 	return observe(resp)
 }
-

@@ -116,4 +116,3 @@ func RewriteEndpoints(x *result.XDS, irx *ir.XDS, addrs map[string]string) (*res
 	}
 	return &out, nil
 }
-
