@@ -78,8 +78,10 @@ type Client struct {
 	Timeout time.Duration
 }
 
-// Do sends one request to Envoy's listener port.
-func (c Client) Do(ctx context.Context, req scenario.Request, port uint32) Observation {
+// Do sends one request to Envoy's listener port, over TLS when useTLS (the listener's filter
+// chain terminates TLS; see Expectation.TLS) or the request names an SNI.
+func (c Client) Do(ctx context.Context, req scenario.Request, port uint32, useTLS bool) Observation {
+	useTLS = useTLS || req.SNI != ""
 	timeout := c.Timeout
 	if timeout == 0 {
 		timeout = 10 * time.Second
@@ -91,9 +93,9 @@ func (c Client) Do(ctx context.Context, req scenario.Request, port uint32) Obser
 	case "UDP":
 		return Observation{Err: fmt.Errorf("%w: a UDP datagram (the echo backends speak HTTP over TCP)", ErrNotReplayable)}
 	case "TCP":
-		return c.tcp(ctx, req, addr)
+		return c.tcp(ctx, req, addr, useTLS)
 	}
-	return c.http(ctx, req, addr)
+	return c.http(ctx, req, addr, useTLS)
 }
 
 func tlsConfig(sni string, alpn ...string) *tls.Config {
@@ -102,9 +104,9 @@ func tlsConfig(sni string, alpn ...string) *tls.Config {
 	return &tls.Config{ServerName: sni, InsecureSkipVerify: true, NextProtos: alpn} //nolint:gosec // test traffic
 }
 
-func (c Client) http(ctx context.Context, req scenario.Request, addr string) Observation {
+func (c Client) http(ctx context.Context, req scenario.Request, addr string, useTLS bool) Observation {
 	scheme := "http"
-	if req.SNI != "" {
+	if useTLS {
 		scheme = "https"
 	}
 	path := req.Path
@@ -131,7 +133,7 @@ func (c Client) http(ctx context.Context, req scenario.Request, addr string) Obs
 	var rt http.RoundTripper
 	dialer := &net.Dialer{}
 	switch {
-	case req.GRPC && req.SNI != "":
+	case req.GRPC && useTLS:
 		rt = &http2.Transport{TLSClientConfig: tlsConfig(req.SNI, "h2")}
 	case req.GRPC:
 		hr.Header.Set("Content-Type", "application/grpc")
@@ -190,7 +192,7 @@ func CodeName(c codes.Code) string {
 // tcp opens a connection through a tcp_proxy listener (TLS with SNI when the request names
 // one: a TLS-terminating listener) and sends an HTTP/1.1 request over it, which the echo
 // backend behind the proxy answers.
-func (c Client) tcp(ctx context.Context, req scenario.Request, addr string) Observation {
+func (c Client) tcp(ctx context.Context, req scenario.Request, addr string, useTLS bool) Observation {
 	d := &net.Dialer{}
 	conn, err := d.DialContext(ctx, "tcp", addr)
 	if err != nil {
@@ -200,7 +202,7 @@ func (c Client) tcp(ctx context.Context, req scenario.Request, addr string) Obse
 	if dl, ok := ctx.Deadline(); ok {
 		_ = conn.SetDeadline(dl)
 	}
-	if req.SNI != "" {
+	if useTLS {
 		tc := tls.Client(conn, tlsConfig(req.SNI))
 		if err := tc.HandshakeContext(ctx); err != nil {
 			return Observation{Err: err}
