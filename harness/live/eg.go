@@ -12,6 +12,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/egharness/egharness/translator/ir"
 	"github.com/egharness/egharness/translator/resource"
 	"github.com/egharness/egharness/translator/result"
 )
@@ -99,8 +100,12 @@ func (e *EG) Apply(ctx context.Context, objs []resource.Object) ([]*unstructured
 }
 
 // Delete removes what Apply applied, last first; objects already gone are fine.
+// GatewayClasses stay: the cluster's own EG installation owns the class scenarios name.
 func (e *EG) Delete(ctx context.Context, applied []*unstructured.Unstructured) error {
 	for i := len(applied) - 1; i >= 0; i-- {
+		if applied[i].GetKind() == "GatewayClass" {
+			continue
+		}
 		if err := e.Client.Delete(ctx, applied[i]); err != nil && !apierrors.IsNotFound(err) {
 			return fmt.Errorf("deleting %s %s/%s: %w", applied[i].GetKind(), applied[i].GetNamespace(), applied[i].GetName(), err)
 		}
@@ -140,4 +145,27 @@ func (e *EG) GatewayAddress(ctx context.Context, namespace, name string) (string
 		}
 	}
 	return "", nil
+}
+
+// GatewayPort is the Gateway port behind an Envoy listener port (10080 → 80), which a real
+// EG's LoadBalancer Service exposes.
+func GatewayPort(x *ir.XDS, envoyPort uint32) uint32 {
+	if x != nil {
+		for _, l := range x.HTTP {
+			if l.Port == envoyPort {
+				return l.GatewayPort
+			}
+		}
+		for _, l := range x.TCP {
+			if l.Port == envoyPort {
+				return l.GatewayPort
+			}
+		}
+		for _, l := range x.UDP {
+			if l.Port == envoyPort {
+				return l.GatewayPort
+			}
+		}
+	}
+	return envoyPort
 }

@@ -90,9 +90,10 @@ func Manifests(o ManifestOptions) []runtime.Object {
 							Image: o.EnvoyImage,
 							// The image is loaded into the node, never pulled.
 							ImagePullPolicy: corev1.PullIfNotPresent,
-							Command:         []string{"envoy"},
-							Args:            []string{"-c", "/etc/envoy/bootstrap.yaml", "--log-level", "info"},
-							VolumeMounts:    []corev1.VolumeMount{{Name: "bootstrap", MountPath: "/etc/envoy", ReadOnly: true}},
+							// The image's entrypoint is Envoy. Listeners the next scenario drops
+							// drain for a second, not ten minutes, so their ports are free.
+							Args:         []string{"-c", "/etc/envoy/bootstrap.yaml", "--log-level", "info", "--drain-time-s", "1", "--drain-strategy", "immediate"},
+							VolumeMounts: []corev1.VolumeMount{{Name: "bootstrap", MountPath: "/etc/envoy", ReadOnly: true}},
 						}},
 						Volumes: []corev1.Volume{{Name: "bootstrap", VolumeSource: corev1.VolumeSource{
 							ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: "envoy-bootstrap"}},
