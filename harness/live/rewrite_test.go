@@ -2,8 +2,10 @@ package live_test
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
+	listenerv3 "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/egharness/egharness/harness/live"
@@ -62,5 +64,28 @@ func TestRewriteEndpoints(t *testing.T) {
 	}
 	if rewritten < 20 {
 		t.Errorf("only %d localities rewritten", rewritten)
+	}
+}
+
+func TestPortConflicts(t *testing.T) {
+	for _, sc := range scenarios(t) {
+		l, err := xdsserver.Translate(sc, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c := xdsserver.PortConflicts(&l.Result.XDS); len(c) != 0 {
+			t.Logf("%s: %v", sc.Name, c) // served one Gateway at a time is future work
+		}
+		if len(l.Result.XDS.Listeners) == 0 {
+			continue
+		}
+		x := l.Result.XDS
+		dup := proto.Clone(x.Listeners[0]).(*listenerv3.Listener)
+		dup.Name = "other/gateway/http"
+		x.Listeners = append(append([]*listenerv3.Listener(nil), x.Listeners...), dup)
+		c := xdsserver.PortConflicts(&x)
+		if len(c) != 1 || !strings.Contains(c[0], "other/gateway/http") || !strings.Contains(c[0], x.Listeners[0].GetName()) {
+			t.Errorf("%s: %v", sc.Name, c)
+		}
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -157,4 +159,38 @@ func compact(t *testing.T, raw json.RawMessage) string {
 		t.Fatal(err)
 	}
 	return b.String()
+}
+
+// A scenario whose file stops loading is reported with that file's error, not as a name
+// that does not exist.
+func TestScenarioSourceBrokenFile(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "scenarios")
+	if err := os.MkdirAll(filepath.Join(dir, "routing"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(filepath.Join(scenarioRoot, "routing", "request-mirror.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(dir, "routing", "request-mirror.yaml")
+	if err := os.WriteFile(file, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ld := loader(t)
+	ld.Root = dir
+	src := xdsserver.ScenarioSource{Loader: ld, Dir: dir, Name: "request-mirror"}
+	l, err := src.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(l.Files) != 1 || l.Files[0] != file {
+		t.Errorf("files %v", l.Files)
+	}
+	if err := os.WriteFile(file, append(data, []byte("\nunknownField: 1\n")...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err = src.Load()
+	if err == nil || !strings.Contains(err.Error(), file) || !strings.Contains(err.Error(), "unknownField") {
+		t.Errorf("broken scenario: %v", err)
+	}
 }

@@ -351,8 +351,9 @@ func (s *Server) onStreamRequest(id int64, req *discoverygrpc.DiscoveryRequest) 
 		n = &NodeStatus{ID: nodeID, Acked: map[string]string{}, Nacked: map[string]*Nack{}, Streams: 1}
 		s.nodes[nodeID], s.streams[id] = n, nodeID
 	}
-	n.LastSeen = time.Now()
-	e := Event{Node: nodeID, Stream: id, TypeURL: req.GetTypeUrl(), Nonce: req.GetResponseNonce(), Version: req.GetVersionInfo()}
+	now := time.Now()
+	n.LastSeen = now
+	e := Event{Time: now, Node: nodeID, Stream: id, TypeURL: req.GetTypeUrl(), Nonce: req.GetResponseNonce(), Version: req.GetVersionInfo()}
 	switch {
 	case req.GetResponseNonce() == "":
 		e.Kind = EventRequest
@@ -362,15 +363,11 @@ func (s *Server) onStreamRequest(id int64, req *discoverygrpc.DiscoveryRequest) 
 			e.Version = v
 		}
 		e.Error = req.GetErrorDetail().GetMessage()
-		n.Nacked[req.GetTypeUrl()] = &Nack{Version: e.Version, Error: e.Error, Time: e.Time}
+		n.Nacked[req.GetTypeUrl()] = &Nack{Version: e.Version, Error: e.Error, Time: now}
 	default:
 		e.Kind = EventACK
 		n.Acked[req.GetTypeUrl()] = req.GetVersionInfo()
 		delete(n.Nacked, req.GetTypeUrl())
-	}
-	e.Time = time.Now()
-	if e.Kind == EventNACK {
-		n.Nacked[req.GetTypeUrl()].Time = e.Time
 	}
 	s.recordLocked(e)
 	return nil

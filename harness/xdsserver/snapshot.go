@@ -68,3 +68,21 @@ func ContentHash(x *result.XDS) (string, error) {
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:])[:12], nil
 }
+
+// PortConflicts lists listeners that bind an address another listener already binds: two
+// Gateways on one port, which EG serves with two Envoys but one Envoy refuses (a NACK).
+// Every node gets the whole snapshot, so serve logs them when it loads.
+func PortConflicts(x *result.XDS) []string {
+	seen := map[string]string{}
+	var out []string
+	for _, l := range x.Listeners {
+		sa := l.GetAddress().GetSocketAddress()
+		key := fmt.Sprintf("%s %s:%d", sa.GetProtocol(), sa.GetAddress(), sa.GetPortValue())
+		if other, ok := seen[key]; ok {
+			out = append(out, fmt.Sprintf("listeners %s and %s both bind %s", other, l.GetName(), key))
+			continue
+		}
+		seen[key] = l.GetName()
+	}
+	return out
+}

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"path/filepath"
 	"sort"
-	"strings"
 
 	"github.com/egharness/egharness/harness/scenario"
 	"github.com/egharness/egharness/translator"
@@ -79,11 +78,10 @@ func (s ScenarioSource) Load() (*Loaded, error) {
 	}
 	sc := Find(set.Scenarios, s.Name)
 	if sc == nil {
-		for _, e := range set.Errors {
-			// The scenario may be the one that no longer loads.
-			if strings.Contains(e.Error(), s.Name) {
-				return nil, e
-			}
+		// The scenario may be in a file that no longer loads (an edit under --watch): say
+		// what did not load.
+		if len(set.Errors) > 0 {
+			return nil, fmt.Errorf("no scenario named %q under %s; %d file(s) could not be loaded, the first: %w", s.Name, s.Dir, len(set.Errors), set.Errors[0])
 		}
 		return nil, fmt.Errorf("no scenario named %q under %s (GET /scenarios or egharness coverage lists them)", s.Name, s.Dir)
 	}

@@ -94,6 +94,9 @@ func serve(ctx context.Context, l *xdsserver.Loaded) {
 func runKind(ctx context.Context, sc *scenario.Scenario) {
 	l, err := xdsserver.Translate(sc, *profileName)
 	Expect(err).NotTo(HaveOccurred())
+	if c := xdsserver.PortConflicts(&l.Result.XDS); len(c) > 0 {
+		Skip("one Envoy cannot serve this scenario: " + strings.Join(c, "; "))
+	}
 	serve(ctx, l)
 	table, err := routecheck.New(l.Result.XDS.Listeners, l.Result.XDS.Routes)
 	Expect(err).NotTo(HaveOccurred())

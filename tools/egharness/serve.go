@@ -131,6 +131,9 @@ func runServe(ctx context.Context, o serveOptions, logw io.Writer, ready func(xd
 	for _, w := range l.Result.Warnings {
 		logger.Warn("translation warning", "warning", w)
 	}
+	for _, c := range xdsserver.PortConflicts(&l.Result.XDS) {
+		logger.Warn("one Envoy will refuse these listeners (EG runs one Envoy per Gateway)", "conflict", c)
+	}
 
 	xl, err := net.Listen("tcp", o.xdsAddr)
 	if err != nil {
