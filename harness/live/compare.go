@@ -50,6 +50,12 @@ func Expect(table *routecheck.Table, res *result.Result, req scenario.Request) E
 	if err != nil {
 		return e
 	}
+	if a.L4 && req.SNI != "" && !e.TLS {
+		// TLS passthrough: the backend itself must speak TLS, and the echo stand-ins
+		// speak plain HTTP.
+		e.Skip = "TLS passthrough to " + a.Cluster + " needs a TLS backend (the echo stand-ins speak plain HTTP)"
+		return e
+	}
 	// The weighted split of the route (or TCP/UDP route), from the IR.
 	var split []*ir.Backend
 	if d := destinationOf(res.IR, a.Route, a.Cluster); d != nil {

@@ -8,6 +8,8 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -22,6 +24,7 @@ import (
 	"github.com/egharness/egharness/harness/routecheck"
 	"github.com/egharness/egharness/harness/scenario"
 	"github.com/egharness/egharness/harness/xdsserver"
+	"github.com/egharness/egharness/translator/profile"
 	"github.com/egharness/egharness/translator/result"
 )
 
@@ -230,5 +233,53 @@ func TestCompare(t *testing.T) {
 	}
 	if live.EchoName("echo-12-5d8f9c7b6-x2x9k") != "echo-12" || live.CodeName(codes.PermissionDenied) != "PERMISSION_DENIED" {
 		t.Error("names")
+	}
+}
+
+// TLS passthrough is not replayed: the stand-ins cannot answer a TLS handshake.
+func TestPassthroughNotReplayed(t *testing.T) {
+	const objects = `apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: {name: eg}
+spec: {controllerName: gateway.envoyproxy.io/gatewayclass-controller}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: eg, namespace: default}
+spec:
+  gatewayClassName: eg
+  listeners:
+  - {name: tls, protocol: TLS, port: 8443, tls: {mode: Passthrough}}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: db, namespace: default}
+spec: {clusterIP: 10.96.0.20, ports: [{port: 5432}]}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: TLSRoute
+metadata: {name: db, namespace: default}
+spec:
+  parentRefs: [{name: eg}]
+  hostnames: [db.example.com]
+  rules:
+  - backendRefs: [{name: db, port: 5432}]
+`
+	path := filepath.Join(t.TempDir(), "objects.yaml")
+	if err := os.WriteFile(path, []byte(objects), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p, _ := profile.Get("v1.9")
+	l, err := xdsserver.FileSource{Path: path, Profile: p, Namespace: "default"}.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	table, err := routecheck.New(l.Result.XDS.Listeners, l.Result.XDS.Routes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	exp := live.Expect(table, l.Result, scenario.Request{Protocol: "TCP", Port: 8443, SNI: "db.example.com"})
+	if exp.Err != nil || exp.Answer.Cluster == "" || !strings.Contains(exp.Skip, "TLS passthrough") {
+		t.Errorf("%+v", exp)
 	}
 }
