@@ -7,7 +7,10 @@ import (
 	"time"
 
 	clusterv3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
+	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
+	tlsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
 	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/egharness/egharness/harness/scenario"
 	"github.com/egharness/egharness/translator/ir"
@@ -59,7 +62,8 @@ type SnapshotView struct {
 	// BackendClusters are the IR's destinations, one per xDS cluster, with their resolved
 	// load balancing, session persistence and circuit breaker settings where they exist.
 	BackendClusters []BackendCluster `json:"backendClusters"`
-	// XDS is the served resources as protojson, the same for every node.
+	// XDS is the served resources as protojson, the same for every node; private keys
+	// are replaced by "[redacted]" (the API has no authentication).
 	XDS      result.XDS            `json:"xds"`
 	Statuses []result.ObjectStatus `json:"statuses"`
 	Warnings []string              `json:"warnings"`
@@ -80,7 +84,7 @@ func (s *Server) View() (*SnapshotView, error) {
 	return &SnapshotView{
 		Version: st.Version, Source: st.Loaded.Source, Profile: st.Loaded.Profile, LoadedAt: st.LoadedAt,
 		ServedTo: "every node (node group " + NodeGroup + ")",
-		IR:       res.IR, BackendClusters: clusters, XDS: res.XDS,
+		IR:       res.IR, BackendClusters: clusters, XDS: redacted(res.XDS),
 		Statuses: res.Statuses, Warnings: res.Warnings, Nodes: s.Nodes(),
 	}, nil
 }
@@ -331,4 +335,19 @@ func clusterPolicyJSON(c *clusterv3.Cluster) (json.RawMessage, error) {
 		return nil, err
 	}
 	return json.RawMessage(b), nil
+}
+
+// redacted is x with every secret's private key replaced: the management API shows which
+// certificates are served, never their keys.
+func redacted(x result.XDS) result.XDS {
+	out := x
+	out.Secrets = make([]*tlsv3.Secret, len(x.Secrets))
+	for i, sec := range x.Secrets {
+		c := proto.Clone(sec).(*tlsv3.Secret)
+		if tc := c.GetTlsCertificate(); tc != nil && tc.GetPrivateKey() != nil {
+			tc.PrivateKey = &corev3.DataSource{Specifier: &corev3.DataSource_InlineString{InlineString: "[redacted]"}}
+		}
+		out.Secrets[i] = c
+	}
+	return out
 }

@@ -342,6 +342,32 @@ func TestADSStream(t *testing.T) {
 		Nodes   []xdsserver.NodeStatus `json:"nodes"`
 	}
 	getJSON(t, api.URL+"/snapshots", &view)
+	// The served secrets are named at /snapshots, their private keys are not shown.
+	var raw struct {
+		XDS struct {
+			Secrets []json.RawMessage `json:"secrets"`
+		} `json:"xds"`
+	}
+	getJSON(t, api.URL+"/snapshots", &raw)
+	if len(raw.XDS.Secrets) == 0 {
+		t.Error("/snapshots shows no secrets")
+	}
+	for _, sec := range raw.XDS.Secrets {
+		var s struct {
+			TLSCertificate struct {
+				PrivateKey map[string]string `json:"privateKey"`
+			} `json:"tlsCertificate"`
+		}
+		if err := json.Unmarshal(sec, &s); err != nil {
+			t.Fatal(err)
+		}
+		if len(s.TLSCertificate.PrivateKey) != 1 || s.TLSCertificate.PrivateKey["inlineString"] != "[redacted]" {
+			t.Errorf("a private key is shown: %v", s.TLSCertificate.PrivateKey)
+		}
+	}
+	if tc := s.Current().Loaded.Result.XDS.Secrets[0].GetTlsCertificate(); len(tc.GetPrivateKey().GetInlineBytes()) == 0 && tc.GetPrivateKey().GetInlineString() == "" {
+		t.Error("redaction touched the served secret")
+	}
 	if view.Version != v2 || len(view.Nodes) != 1 || view.Nodes[0].Nacked[resourcev3.RouteType] == nil ||
 		view.Nodes[0].Acked[resourcev3.ClusterType] != v1 {
 		t.Errorf("/snapshots nodes: %+v (version %s)", view.Nodes, view.Version)
