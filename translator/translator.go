@@ -40,6 +40,7 @@ func Translate(in Input) (res *result.Result, err error) {
 
 	gw := gatewayapi.Translator{Profile: in.Profile, Config: in.Config}.Translate(admitted)
 	res.Statuses = gw.Statuses
+	res.IR = &gw.IR // for serve's /snapshots; later stages fill it in place
 	res.Warnings = append(res.Warnings, gw.Warnings...)
 
 	naming := xds.Naming{V2: in.Profile.FlagOn(egv1a1.XDSNameSchemeV2, in.Config.RuntimeFlags)}

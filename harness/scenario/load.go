@@ -161,6 +161,9 @@ func (l Loader) validate(s *Scenario, addf func(int, string, ...any)) {
 		}
 		known[p] = true
 	}
+	if u := s.Upgrade; u != nil {
+		l.validateUpgrade(s, u, addf)
+	}
 	for p := range s.ExpectByProfile {
 		if !contains(s.ProfilesOrDefault(), p) {
 			addf(s.Line("expectByProfile."+p), "expectByProfile.%s: the scenario does not run under %s (profiles: %s)", p, p, strings.Join(s.ProfilesOrDefault(), ", "))
@@ -291,6 +294,11 @@ func (l Loader) validateRefs(s *Scenario, addf func(int, string, ...any)) {
 			addf(s.Line(path), "%s: %s is not among the scenario's objects", path, ref)
 		}
 	}
+	if s.Upgrade != nil {
+		for i, f := range s.Upgrade.Findings {
+			check(fmt.Sprintf("upgrade.findings[%d].object", i), f.Object, true)
+		}
+	}
 	sections := map[string]Expect{"expect": s.Expect}
 	for p, e := range s.ExpectByProfile {
 		sections["expectByProfile."+p] = e
@@ -335,6 +343,12 @@ func (l Loader) validateRefs(s *Scenario, addf func(int, string, ...any)) {
 			}
 			if x.ClusterType != "" && x.Kind != KindCluster {
 				addf(s.Line(p), "%s: clusterType belongs to a Cluster", p)
+			}
+			if (len(x.ChainBlocks) > 0 || len(x.KeyBlocks) > 0) && x.Kind != KindSecret {
+				addf(s.Line(p), "%s: chainBlocks and keyBlocks belong to a Secret", p)
+			}
+			if (len(x.ALPN) > 0 || len(x.Certificates) > 0) && x.Kind != KindFilterChain {
+				addf(s.Line(p), "%s: alpn and certificates belong to a FilterChain", p)
 			}
 		}
 		for i, pe := range e.Patches {
