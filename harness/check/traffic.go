@@ -184,6 +184,7 @@ func (c *collector) traffic(exp []scenario.TrafficExpect, res *result.Result, se
 		cmp("location", t.Expect.Location, a.Location)
 		cmp("gRPC status", t.Expect.GRPCStatus, grpcStatus(a.Status))
 		diffs = append(diffs, requestHeaderDiffs(t.Expect.RequestHeaders, a.RequestHeaders)...)
+		diffs = append(diffs, upstreamTLSDiffs(t.Expect.UpstreamTLS, &res.XDS, a)...)
 		if len(diffs) > 0 {
 			c.failf("traffic", where, "%s: %s (answered by route %q)", what, strings.Join(diffs, "; "), a.Route)
 		}

@@ -172,13 +172,34 @@ type TrafficResult struct {
 	// route's header changes and rewrites (":authority" and ":path" show host and path
 	// rewrites). An empty value means the header must be absent. Names are case-insensitive.
 	RequestHeaders map[string]string `json:"requestHeaders,omitempty"`
+	// UpstreamTLS is the TLS Envoy opens to the backend the request reaches (BackendTLSPolicy).
+	UpstreamTLS *UpstreamTLSExpect `json:"upstreamTLS,omitempty"`
+}
+
+// UpstreamTLSExpect checks the upstream TLS context of the backend a request reaches; empty
+// fields are not checked.
+type UpstreamTLSExpect struct {
+	// Plaintext: Envoy speaks no TLS to that backend.
+	Plaintext bool `json:"plaintext,omitempty"`
+	// SNI is the server name Envoy sends.
+	SNI string `json:"sni,omitempty"`
+	// CASecret is the SDS secret holding the trust anchors (e.g. system_ca_certificates).
+	CASecret string `json:"caSecret,omitempty"`
+	// Trust is where those anchors come from: Inline (PEM from CA refs), System (the proxy's
+	// system store file) or External (an SDS server).
+	Trust string `json:"trust,omitempty"`
+	// SubjectAltNames the backend certificate must carry, as DNS:<name> or URI:<uri>, exactly.
+	SubjectAltNames []string `json:"subjectAltNames,omitempty"`
+	// MinVersion and MaxVersion are Envoy's TLS protocol names (TLSv1_2, TLSv1_3).
+	MinVersion string `json:"minVersion,omitempty"`
+	MaxVersion string `json:"maxVersion,omitempty"`
 }
 
 // IsZero reports whether the result checks nothing.
 func (r TrafficResult) IsZero() bool {
 	headers := r.RequestHeaders
 	r.RequestHeaders = nil
-	return len(headers) == 0 && reflect.DeepEqual(r, TrafficResult{})
+	return len(headers) == 0 && r.UpstreamTLS == nil && reflect.DeepEqual(r, TrafficResult{})
 }
 
 // ProfilesOrDefault returns the profiles the scenario runs under.

@@ -64,6 +64,8 @@ func check(o resource.Object) []problem {
 				out = append(out, backendPortProblems(fmt.Sprintf("spec.rules[%d].backendRefs[%d]", i, k), br.BackendObjectReference)...)
 			}
 		}
+	case *gwapiv1.BackendTLSPolicy:
+		out = append(out, backendTLSPolicyProblems(v)...)
 	case *gwapiv1.TCPRoute:
 		out = append(out, maxItems("spec.rules", len(v.Spec.Rules), 1)...)
 	case *gwapiv1.UDPRoute:

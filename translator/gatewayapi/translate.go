@@ -10,6 +10,7 @@ import (
 	"time"
 
 	egv1a1 "github.com/envoyproxy/gateway/api/v1alpha1"
+	certificatesv1beta1 "k8s.io/api/certificates/v1beta1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -72,6 +73,10 @@ type index struct {
 	listenerSDS bool
 	// now is the instant certificates are judged valid or expired at.
 	now time.Time
+	// btlsPolicies are the BackendTLSPolicies, oldest first; trustBundles the
+	// ClusterTrustBundles' PEM by name.
+	btlsPolicies []*gwapiv1.BackendTLSPolicy
+	trustBundles map[string]string
 }
 
 func buildIndex(objs []resource.Object) *index {
@@ -126,6 +131,13 @@ func buildIndex(objs []resource.Object) *index {
 			ix.httpRouteFilters[types.NamespacedName{Namespace: v.Namespace, Name: v.Name}] = v
 		case *corev1.ConfigMap:
 			ix.configMaps[types.NamespacedName{Namespace: v.Namespace, Name: v.Name}] = v
+		case *gwapiv1.BackendTLSPolicy:
+			ix.btlsPolicies = append(ix.btlsPolicies, v)
+		case *certificatesv1beta1.ClusterTrustBundle:
+			if ix.trustBundles == nil {
+				ix.trustBundles = map[string]string{}
+			}
+			ix.trustBundles[v.Name] = v.Spec.TrustBundle
 		}
 	}
 	// EG processes Gateways and routes oldest first, then by namespace/name.
@@ -136,6 +148,7 @@ func buildIndex(objs []resource.Object) *index {
 	sort.SliceStable(ix.tlsRoutes, func(i, j int) bool { return olderFirst(ix.tlsRoutes[i], ix.tlsRoutes[j]) })
 	sort.SliceStable(ix.tcpRoutes, func(i, j int) bool { return olderFirst(ix.tcpRoutes[i], ix.tcpRoutes[j]) })
 	sort.SliceStable(ix.udpRoutes, func(i, j int) bool { return olderFirst(ix.udpRoutes[i], ix.udpRoutes[j]) })
+	sort.SliceStable(ix.btlsPolicies, func(i, j int) bool { return olderFirst(ix.btlsPolicies[i], ix.btlsPolicies[j]) })
 	sort.SliceStable(ix.classes, func(i, j int) bool { return ix.classes[i].Name < ix.classes[j].Name })
 	for k := range ix.slices {
 		s := ix.slices[k]
@@ -151,7 +164,7 @@ type aged interface {
 
 func olderFirst[T interface {
 	aged
-	*gwapiv1.Gateway | *gwapiv1.HTTPRoute | *gwapiv1.GRPCRoute | *gwapiv1.TLSRoute | *gwapiv1.TCPRoute | *gwapiv1.UDPRoute | *gwapiv1.ListenerSet
+	*gwapiv1.Gateway | *gwapiv1.HTTPRoute | *gwapiv1.GRPCRoute | *gwapiv1.TLSRoute | *gwapiv1.TCPRoute | *gwapiv1.UDPRoute | *gwapiv1.ListenerSet | *gwapiv1.BackendTLSPolicy
 }](a, b T) bool {
 	ta, tb := creation(a), creation(b)
 	if !ta.Equal(tb) {
@@ -224,6 +237,7 @@ func (t Translator) Translate(objs []resource.Object) Output {
 	if t.Profile.RouteRulesOverlap {
 		rt.markOverlaps()
 	}
+	rt.backendTLSStatuses()
 	out.Warnings = append(out.Warnings, rt.filterWarnings...)
 	backendStatuses(ix, st)
 	out.Statuses = st.list()
@@ -243,7 +257,7 @@ func notYetTranslated(objs []resource.Object) []string {
 		}
 		switch o.Kind {
 		case "SecurityPolicy", "BackendTrafficPolicy", "ClientTrafficPolicy", "EnvoyExtensionPolicy",
-			"EnvoyPatchPolicy", "EnvoyProxy", "BackendTLSPolicy":
+			"EnvoyPatchPolicy", "EnvoyProxy":
 			out = append(out, fmt.Sprintf("%s %s/%s: %s is not translated by the reference translator yet; it has no effect on this output",
 				o.Kind, o.Obj.GetNamespace(), o.Obj.GetName(), o.Kind))
 		}

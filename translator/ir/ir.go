@@ -187,6 +187,8 @@ type Backend struct {
 	// Filters are the backendRef's own filters; a backend with filters gets a cluster of
 	// its own so that they apply only to its share of the traffic.
 	Filters *BackendFilters `json:"filters,omitempty"`
+	// TLS is set when a BackendTLSPolicy makes Envoy speak TLS to this backend.
+	TLS *UpstreamTLS `json:"tls,omitempty"`
 }
 
 // Endpoint is an address the backend resolves to.
