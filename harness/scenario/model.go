@@ -150,6 +150,9 @@ type Request struct {
 	// Random picks among weighted clusters and weighted backends, as Envoy's route check
 	// tool's random value does (value modulo the total weight).
 	Random *uint64 `json:"random,omitempty"`
+	// Inflight is how many requests to the chosen cluster are already in flight: at or over
+	// the cluster's circuit breaker (max_requests), Envoy answers 503 at once.
+	Inflight uint32 `json:"inflight,omitempty"`
 }
 
 // TrafficResult is the answer; empty fields are not checked.
@@ -174,6 +177,14 @@ type TrafficResult struct {
 	RequestHeaders map[string]string `json:"requestHeaders,omitempty"`
 	// UpstreamTLS is the TLS Envoy opens to the backend the request reaches (BackendTLSPolicy).
 	UpstreamTLS *UpstreamTLSExpect `json:"upstreamTLS,omitempty"`
+	// HashPolicy is what the route hashes on for consistent hashing: sourceIP,
+	// header:<name> (header::authority for the host), or "none".
+	HashPolicy string `json:"hashPolicy,omitempty"`
+	// SessionCookie is the cookie the route keeps sessions with, or "none".
+	SessionCookie string `json:"sessionCookie,omitempty"`
+	// LoadBalancer is the cluster's load balancing policy extension, e.g.
+	// envoy.load_balancing_policies.maglev.
+	LoadBalancer string `json:"loadBalancer,omitempty"`
 }
 
 // UpstreamTLSExpect checks the upstream TLS context of the backend a request reaches; empty

@@ -17,6 +17,7 @@ import (
 	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
 	gwapiv1b1 "sigs.k8s.io/gateway-api/apis/v1beta1"
 
+	"github.com/egharness/egharness/translator/apis/backendlb"
 	"github.com/egharness/egharness/translator/config"
 	"github.com/egharness/egharness/translator/ir"
 	"github.com/egharness/egharness/translator/profile"
@@ -77,6 +78,9 @@ type index struct {
 	// ClusterTrustBundles' PEM by name.
 	btlsPolicies []*gwapiv1.BackendTLSPolicy
 	trustBundles map[string]string
+	// lbPolicies are the BackendLBPolicies; lbWinners the resolved winner per Service.
+	lbPolicies []*backendlb.BackendLBPolicy
+	lbWinners  map[types.NamespacedName]*ir.BackendLB
 }
 
 func buildIndex(objs []resource.Object) *index {
@@ -133,6 +137,8 @@ func buildIndex(objs []resource.Object) *index {
 			ix.configMaps[types.NamespacedName{Namespace: v.Namespace, Name: v.Name}] = v
 		case *gwapiv1.BackendTLSPolicy:
 			ix.btlsPolicies = append(ix.btlsPolicies, v)
+		case *backendlb.BackendLBPolicy:
+			ix.lbPolicies = append(ix.lbPolicies, v)
 		case *certificatesv1beta1.ClusterTrustBundle:
 			if ix.trustBundles == nil {
 				ix.trustBundles = map[string]string{}
@@ -185,6 +191,7 @@ func (t Translator) Translate(objs []resource.Object) Output {
 	ix.listenerSDS = t.Profile.ListenerSDSSecrets
 	ix.now = t.now()
 	st := newStatusBook()
+	resolveBackendLB(ix, st)
 
 	ours := map[string]bool{}
 	for _, gc := range ix.classes {

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/egharness/egharness/translator/apis/backendlb"
 	egv1a1 "github.com/envoyproxy/gateway/api/v1alpha1"
 	certificatesv1beta1 "k8s.io/api/certificates/v1beta1"
 	corev1 "k8s.io/api/core/v1"
@@ -50,6 +51,7 @@ var scheme = sync.OnceValue(func() *runtime.Scheme {
 	for _, add := range []func(*runtime.Scheme) error{
 		gwapiv1.Install, gwapiv1a2.Install, gwapiv1a3.Install, gwapiv1b1.Install,
 		egv1a1.AddToScheme, corev1.AddToScheme, discoveryv1.AddToScheme, certificatesv1beta1.AddToScheme,
+		backendlb.AddToScheme,
 	} {
 		if err := add(s); err != nil {
 			panic(fmt.Sprintf("building the type registry: %v", err)) // programming error, not input

@@ -88,7 +88,7 @@ func (t Translator) Translate(x *ir.XDS) (result.XDS, error) {
 				el.vhost[vkey] = vh
 				rc.VirtualHosts = append(rc.VirtualHosts, vh)
 			}
-			vh.Routes = append(vh.Routes, buildRoute(r))
+			vh.Routes = append(vh.Routes, withRouteLB(buildRoute(r), r))
 			for _, c := range routeClusters(r) {
 				if clusters[c.cluster.Name] {
 					continue
@@ -141,6 +141,7 @@ func (t Translator) Translate(x *ir.XDS) (result.XDS, error) {
 	}
 	out.Clusters = append(out.Clusters, sdsClusters(x)...)
 	addCASecrets(&out, x)
+	addSessionFilters(out.Listeners, out.Routes)
 	out.Sort()
 	return out, nil
 }
@@ -208,12 +209,16 @@ func buildClusters(r *ir.HTTPRoute) []clusterPair {
 	if !perBackendClusters(d) {
 		c, cla := buildCluster(d.Name, owner, d.HTTP2), buildCLA(d.Name, d.Settings)
 		withUpstreamTLS(c, cla, d.Settings, true, d.HTTP2)
+		withClusterLB(c, d.LB)
 		return []clusterPair{{cluster: c, cla: cla, dns: anyDNS(d.Settings)}}
 	}
 	out := make([]clusterPair, 0, len(d.Settings))
 	for _, s := range d.Settings {
 		c, cla := buildCluster(s.Name, owner, d.HTTP2 && !s.Invalid), buildCLA(s.Name, []*ir.Backend{s})
 		withUpstreamTLS(c, cla, []*ir.Backend{s}, true, d.HTTP2)
+		if !s.Invalid {
+			withClusterLB(c, s.LB)
+		}
 		out = append(out, clusterPair{cluster: c, cla: cla, dns: s.DNS})
 	}
 	return out
