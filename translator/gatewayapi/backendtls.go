@@ -135,6 +135,7 @@ func (rt *routeTranslator) backendTLSBundle(p *gwapiv1.BackendTLSPolicy) (*ir.Up
 		tls.CA, tls.CASource, tls.CAName = ca, sources, perResource
 	}
 	tls.MinVersion, tls.MaxVersion = "1.2", rt.t.Profile.UpstreamTLSMax
+	rt.proxyBackendTLS(tls)
 	return tls, nil
 }
 

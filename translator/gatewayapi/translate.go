@@ -81,6 +81,8 @@ type index struct {
 	// lbPolicies are the BackendLBPolicies; lbWinners the resolved winner per Service.
 	lbPolicies []*backendlb.BackendLBPolicy
 	lbWinners  map[types.NamespacedName]*ir.BackendLB
+	// envoyProxies are the EnvoyProxy objects (read for their backendTLS settings).
+	envoyProxies map[types.NamespacedName]*egv1a1.EnvoyProxy
 }
 
 func buildIndex(objs []resource.Object) *index {
@@ -139,6 +141,11 @@ func buildIndex(objs []resource.Object) *index {
 			ix.btlsPolicies = append(ix.btlsPolicies, v)
 		case *backendlb.BackendLBPolicy:
 			ix.lbPolicies = append(ix.lbPolicies, v)
+		case *egv1a1.EnvoyProxy:
+			if ix.envoyProxies == nil {
+				ix.envoyProxies = map[types.NamespacedName]*egv1a1.EnvoyProxy{}
+			}
+			ix.envoyProxies[types.NamespacedName{Namespace: v.Namespace, Name: v.Name}] = v
 		case *certificatesv1beta1.ClusterTrustBundle:
 			if ix.trustBundles == nil {
 				ix.trustBundles = map[string]string{}
@@ -262,9 +269,14 @@ func notYetTranslated(objs []resource.Object) []string {
 				o.Obj.GetNamespace(), o.Obj.GetName(), profile.GatewayV1))
 			continue
 		}
+		if o.Kind == "EnvoyProxy" {
+			out = append(out, fmt.Sprintf("EnvoyProxy %s/%s: the reference translator reads only spec.backendTLS (versions, ciphers and ALPN toward BackendTLSPolicy backends); its other settings have no effect on this output",
+				o.Obj.GetNamespace(), o.Obj.GetName()))
+			continue
+		}
 		switch o.Kind {
 		case "SecurityPolicy", "BackendTrafficPolicy", "ClientTrafficPolicy", "EnvoyExtensionPolicy",
-			"EnvoyPatchPolicy", "EnvoyProxy":
+			"EnvoyPatchPolicy":
 			out = append(out, fmt.Sprintf("%s %s/%s: %s is not translated by the reference translator yet; it has no effect on this output",
 				o.Kind, o.Obj.GetNamespace(), o.Obj.GetName(), o.Kind))
 		}

@@ -68,6 +68,7 @@ func withUpstreamTLS(c *clusterv3.Cluster, cla *endpointv3.ClusterLoadAssignment
 	}
 }
 
+// tlsVersions maps EG's versions to Envoy's; "Auto" (and anything else) is TLS_AUTO.
 var tlsVersions = map[string]tlsv3.TlsParameters_TlsProtocol{
 	"1.0": tlsv3.TlsParameters_TLSv1_0, "1.1": tlsv3.TlsParameters_TLSv1_1,
 	"1.2": tlsv3.TlsParameters_TLSv1_2, "1.3": tlsv3.TlsParameters_TLSv1_3,
