@@ -128,11 +128,11 @@ func (rt *routeTranslator) backendTLSBundle(p *gwapiv1.BackendTLSPolicy) (*ir.Up
 			tls.CAName = perResource
 		}
 	} else {
-		ca, sources, err := rt.caBundle(p.Namespace, v.CACertificateRefs)
+		ca, sources, sds, err := rt.caBundle(p.Namespace, v.CACertificateRefs)
 		if err != nil {
 			return nil, err
 		}
-		tls.CA, tls.CASource, tls.CAName = ca, sources, perResource
+		tls.CA, tls.CASource, tls.CAName, tls.CASDS = ca, sources, perResource, sds
 	}
 	tls.MinVersion, tls.MaxVersion = "1.2", rt.t.Profile.UpstreamTLSMax
 	rt.proxyBackendTLS(tls)
@@ -140,10 +140,12 @@ func (rt *routeTranslator) backendTLSBundle(p *gwapiv1.BackendTLSPolicy) (*ir.Up
 }
 
 // caBundle joins the PEM of the CA refs (ConfigMap or Secret key ca.crt, else tls.crt, else
-// the first key; ClusterTrustBundle's trustBundle). Refs are in the policy's namespace.
-func (rt *routeTranslator) caBundle(ns string, refs []gwapiv1.LocalObjectReference) ([]byte, string, error) {
+// the first key; ClusterTrustBundle's trustBundle). Refs are in the policy's namespace. One
+// SDS reference Secret (with enableSDSSecretRef) may stand for all of them instead.
+func (rt *routeTranslator) caBundle(ns string, refs []gwapiv1.LocalObjectReference) ([]byte, string, *ir.SDSSource, error) {
 	var ca []string
 	var sources []string
+	var sds *ir.SDSSource
 	supported := false
 	for _, r := range refs {
 		switch string(r.Kind) {
@@ -151,21 +153,33 @@ func (rt *routeTranslator) caBundle(ns string, refs []gwapiv1.LocalObjectReferen
 			supported = true
 			cm := rt.ix.configMaps[types.NamespacedName{Namespace: ns, Name: string(r.Name)}]
 			if cm == nil {
-				return nil, "", fmt.Errorf("configmap %s not found in namespace %s", r.Name, ns)
+				return nil, "", nil, fmt.Errorf("configmap %s not found in namespace %s", r.Name, ns)
 			}
 			v, ok := firstCAKey(cm.Data)
 			if !ok {
-				return nil, "", fmt.Errorf("no ca found in configmap %s", cm.Name)
+				return nil, "", nil, fmt.Errorf("no ca found in configmap %s", cm.Name)
 			}
 			ca = append(ca, v)
 		case "Secret":
 			supported = true
 			s := rt.ix.secrets[types.NamespacedName{Namespace: ns, Name: string(r.Name)}]
 			if s == nil {
-				return nil, "", fmt.Errorf("secret %s not found in namespace %s", r.Name, ns)
+				return nil, "", nil, fmt.Errorf("secret %s not found in namespace %s", r.Name, ns)
 			}
 			if s.Type == certs.SDSSecretType {
-				return nil, "", fmt.Errorf("SDS CA references on BackendTLSPolicy are not translated by the reference translator")
+				switch {
+				case !rt.ix.sdsSecretRefs:
+					return nil, "", nil, errors.New("SDS Secret reference is not enabled in EnvoyGateway configuration")
+				case sds != nil:
+					return nil, "", nil, errors.New("multiple SDS reference secrets are not supported")
+				}
+				ref, err := certs.ReadSDSRef(s)
+				if err != nil {
+					return nil, "", nil, fmt.Errorf("invalid SDS reference secret %s: %w", s.Name, err)
+				}
+				sds = &ir.SDSSource{SecretName: ref.SecretName, URL: ref.URL}
+				sources = append(sources, "Secret/"+s.Name)
+				continue
 			}
 			data := map[string]string{}
 			for k, v := range s.Data {
@@ -176,14 +190,14 @@ func (rt *routeTranslator) caBundle(ns string, refs []gwapiv1.LocalObjectReferen
 			}
 			v, ok := firstCAKey(data)
 			if !ok {
-				return nil, "", fmt.Errorf("no ca found in secret %s", s.Name)
+				return nil, "", nil, fmt.Errorf("no ca found in secret %s", s.Name)
 			}
 			ca = append(ca, v)
 		case "ClusterTrustBundle":
 			supported = true
 			b := rt.ix.trustBundles[string(r.Name)]
 			if b == "" {
-				return nil, "", fmt.Errorf("cluster trust bundle %s not found", r.Name)
+				return nil, "", nil, fmt.Errorf("cluster trust bundle %s not found", r.Name)
 			}
 			ca = append(ca, b)
 		default:
@@ -191,13 +205,19 @@ func (rt *routeTranslator) caBundle(ns string, refs []gwapiv1.LocalObjectReferen
 		}
 		sources = append(sources, string(r.Kind)+"/"+string(r.Name))
 	}
+	if sds != nil && len(ca) > 0 {
+		return nil, "", nil, errors.New("cannot mix SDS reference secrets with other CA certificate types")
+	}
+	if sds != nil {
+		return nil, strings.Join(sources, ","), sds, nil
+	}
 	if len(ca) == 0 {
 		if !supported {
-			return nil, "", errCAKind
+			return nil, "", nil, errCAKind
 		}
-		return nil, "", errNoCA
+		return nil, "", nil, errNoCA
 	}
-	return []byte(strings.Join(ca, "\n")), strings.Join(sources, ","), nil
+	return []byte(strings.Join(ca, "\n")), strings.Join(sources, ","), nil, nil
 }
 
 // firstCAKey reads ca.crt, else tls.crt, else the first key in name order.

@@ -17,6 +17,9 @@ type UpstreamTLS struct {
 	CASource string `json:"caSource"`
 	// SystemCA: trust the proxy's system store (wellKnownCACertificates: System).
 	SystemCA bool `json:"systemCA,omitempty"`
+	// CASDS: the trust anchors come from an external SDS server (an SDS reference Secret
+	// among the CA refs); EG then sends no CA secret of its own.
+	CASDS *SDSSource `json:"caSDS,omitempty"`
 	// SubjectAltNames the certificate must carry; when empty, SNI is checked as a DNS SAN.
 	SubjectAltNames []SubjectAltName `json:"subjectAltNames,omitempty"`
 	// MinVersion and MaxVersion of TLS, e.g. "1.2" and "1.3".

@@ -13,6 +13,7 @@ import (
 	"google.golang.org/protobuf/types/known/anypb"
 	"google.golang.org/protobuf/types/known/structpb"
 
+	"github.com/egharness/egharness/translator/certs"
 	"github.com/egharness/egharness/translator/ir"
 	"github.com/egharness/egharness/translator/result"
 )
@@ -104,7 +105,7 @@ func upstreamTLSSocket(t *ir.UpstreamTLS) *corev3.TransportSocket {
 			ValidationContextType: &tlsv3.CommonTlsContext_CombinedValidationContext{
 				CombinedValidationContext: &tlsv3.CommonTlsContext_CombinedCertificateValidationContext{
 					DefaultValidationContext:         vc,
-					ValidationContextSdsSecretConfig: &tlsv3.SdsSecretConfig{Name: t.CAName, SdsConfig: adsSource()},
+					ValidationContextSdsSecretConfig: caSDS(t),
 				},
 			},
 		},
@@ -113,6 +114,15 @@ func upstreamTLSSocket(t *ir.UpstreamTLS) *corev3.TransportSocket {
 		Name:       tlsTransportSocket,
 		ConfigType: &corev3.TransportSocket_TypedConfig{TypedConfig: mustAny(ctx)},
 	}
+}
+
+// caSDS is where the trust anchors come from: EG's own secret over ADS, or the external SDS
+// server's secret through its socket's cluster.
+func caSDS(t *ir.UpstreamTLS) *tlsv3.SdsSecretConfig {
+	if t.CASDS != nil {
+		return externalSDS(t.CASDS.SecretName, certs.SDSClusterName(t.CASDS.URL))
+	}
+	return &tlsv3.SdsSecretConfig{Name: t.CAName, SdsConfig: adsSource()}
 }
 
 // addCASecrets adds the trust-anchor secrets the backends name, once each, sorted by name:
@@ -124,7 +134,7 @@ func addCASecrets(out *result.XDS, x *ir.XDS) {
 			return
 		}
 		for _, s := range d.Settings {
-			if s.TLS != nil {
+			if s.TLS != nil && s.TLS.CASDS == nil {
 				if _, ok := seen[s.TLS.CAName]; !ok {
 					seen[s.TLS.CAName] = s.TLS
 				}
