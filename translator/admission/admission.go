@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
+	gwapiv1a3 "sigs.k8s.io/gateway-api/apis/v1alpha3"
 
 	"github.com/egharness/egharness/translator/profile"
 	"github.com/egharness/egharness/translator/resource"
@@ -66,6 +67,9 @@ func check(o resource.Object) []problem {
 		}
 	case *gwapiv1.BackendTLSPolicy:
 		out = append(out, backendTLSPolicyProblems(v)...)
+	case *gwapiv1a3.BackendTLSPolicy:
+		p := gwapiv1.BackendTLSPolicy(*v)
+		out = append(out, backendTLSPolicyProblems(&p)...)
 	case *gwapiv1.TCPRoute:
 		out = append(out, maxItems("spec.rules", len(v.Spec.Rules), 1)...)
 	case *gwapiv1.UDPRoute:

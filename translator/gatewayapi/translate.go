@@ -15,6 +15,7 @@ import (
 	discoveryv1 "k8s.io/api/discovery/v1"
 	"k8s.io/apimachinery/pkg/types"
 	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
+	gwapiv1a3 "sigs.k8s.io/gateway-api/apis/v1alpha3"
 	gwapiv1b1 "sigs.k8s.io/gateway-api/apis/v1beta1"
 
 	"github.com/egharness/egharness/translator/apis/backendlb"
@@ -139,6 +140,10 @@ func buildIndex(objs []resource.Object) *index {
 			ix.configMaps[types.NamespacedName{Namespace: v.Namespace, Name: v.Name}] = v
 		case *gwapiv1.BackendTLSPolicy:
 			ix.btlsPolicies = append(ix.btlsPolicies, v)
+		case *gwapiv1a3.BackendTLSPolicy:
+			// v1alpha3 (what EG v1.9's task pages still write) is served from the same schema.
+			p := gwapiv1.BackendTLSPolicy(*v)
+			ix.btlsPolicies = append(ix.btlsPolicies, &p)
 		case *backendlb.BackendLBPolicy:
 			ix.lbPolicies = append(ix.lbPolicies, v)
 		case *egv1a1.EnvoyProxy:
