@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	clusterv3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
+	endpointv3 "github.com/envoyproxy/go-control-plane/envoy/config/endpoint/v3"
 	tlsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
 
 	"github.com/egharness/egharness/harness/scenario"
@@ -36,12 +37,17 @@ func upstreamTLSOf(x *result.XDS, cluster, locality string) UpstreamTLS {
 		return UpstreamTLS{Plaintext: true}
 	}
 	match := ""
-	for _, e := range x.Endpoints {
+	assignments := append([]*endpointv3.ClusterLoadAssignment{}, x.Endpoints...)
+	if c.GetLoadAssignment() != nil {
+		assignments = append(assignments, c.GetLoadAssignment()) // DNS clusters carry theirs inline
+	}
+	for _, e := range assignments {
 		if e.GetClusterName() != cluster {
 			continue
 		}
 		for _, l := range e.GetEndpoints() {
-			if l.GetLocality().GetRegion() != locality || len(l.GetLbEndpoints()) == 0 {
+			// Without a locality (an inline assignment the checker does not weigh), the first.
+			if (locality != "" && l.GetLocality().GetRegion() != locality) || len(l.GetLbEndpoints()) == 0 || match != "" {
 				continue
 			}
 			f := l.GetLbEndpoints()[0].GetMetadata().GetFilterMetadata()["envoy.transport_socket_match"]

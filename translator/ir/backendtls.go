@@ -17,6 +17,8 @@ type UpstreamTLS struct {
 	CASource string `json:"caSource"`
 	// SystemCA: trust the proxy's system store (wellKnownCACertificates: System).
 	SystemCA bool `json:"systemCA,omitempty"`
+	// Insecure: the backend's certificate is not verified (a Backend's insecureSkipVerify).
+	Insecure bool `json:"insecure,omitempty"`
 	// CASDS: the trust anchors come from an external SDS server (an SDS reference Secret
 	// among the CA refs); EG then sends no CA secret of its own.
 	CASDS *SDSSource `json:"caSDS,omitempty"`

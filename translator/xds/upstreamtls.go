@@ -102,13 +102,15 @@ func upstreamTLSSocket(t *ir.UpstreamTLS) *corev3.TransportSocket {
 				CipherSuites:              t.Ciphers,
 			},
 			AlpnProtocols: t.ALPN,
-			ValidationContextType: &tlsv3.CommonTlsContext_CombinedValidationContext{
-				CombinedValidationContext: &tlsv3.CommonTlsContext_CombinedCertificateValidationContext{
-					DefaultValidationContext:         vc,
-					ValidationContextSdsSecretConfig: caSDS(t),
-				},
-			},
 		},
+	}
+	if !t.Insecure {
+		ctx.CommonTlsContext.ValidationContextType = &tlsv3.CommonTlsContext_CombinedValidationContext{
+			CombinedValidationContext: &tlsv3.CommonTlsContext_CombinedCertificateValidationContext{
+				DefaultValidationContext:         vc,
+				ValidationContextSdsSecretConfig: caSDS(t),
+			},
+		}
 	}
 	return &corev3.TransportSocket{
 		Name:       tlsTransportSocket,
@@ -134,7 +136,7 @@ func addCASecrets(out *result.XDS, x *ir.XDS) {
 			return
 		}
 		for _, s := range d.Settings {
-			if s.TLS != nil && s.TLS.CASDS == nil {
+			if s.TLS != nil && s.TLS.CASDS == nil && !s.TLS.Insecure {
 				if _, ok := seen[s.TLS.CAName]; !ok {
 					seen[s.TLS.CAName] = s.TLS
 				}
