@@ -171,8 +171,8 @@ func lbFeatures(p *backendlb.BackendLBPolicy) (*ir.BackendLB, []string) {
 // destinationLB is the cluster's policy: that of its first backend that has one.
 func destinationLB(d *ir.Destination) *ir.BackendLB {
 	for _, s := range d.Settings {
-		if s.LB != nil && !s.Invalid {
-			return s.LB
+		if s.BackendLB != nil && !s.Invalid {
+			return s.BackendLB
 		}
 	}
 	return nil

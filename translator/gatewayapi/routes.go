@@ -510,7 +510,7 @@ func (rt *routeTranslator) resolveDestination(kind, ns string, refs []gwapiv1.Ba
 		}
 		dest.Settings = append(dest.Settings, b)
 	}
-	dest.LB = destinationLB(dest)
+	dest.BackendLB = destinationLB(dest)
 	return rc, dest
 }
 
@@ -699,7 +699,7 @@ func (rt *routeTranslator) resolveBackend(routeKind, routeNS string, br gwapiv1.
 	if err := rt.applyBackendTLS(b, ns, sp); err != nil {
 		return fail(err.reason, err.msg)
 	}
-	b.LB = rt.ix.lbWinners[types.NamespacedName{Namespace: ns, Name: string(br.Name)}]
+	b.BackendLB = rt.ix.lbWinners[types.NamespacedName{Namespace: ns, Name: string(br.Name)}]
 	return b, nil
 }
 

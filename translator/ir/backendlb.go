@@ -4,7 +4,7 @@ package ir
 // winning policy sets appear.
 type BackendLB struct {
 	// Policy is the winning BackendLBPolicy, <namespace>/<name>.
-	Policy             string              `json:"policy"`
+	Policy             string              `json:"lbPolicy"`
 	LoadBalancing      *LoadBalancing      `json:"loadBalancing,omitempty"`
 	SessionPersistence *SessionPersistence `json:"session_persistence,omitempty"`
 	CircuitBreaker     *CircuitBreaker     `json:"circuitBreaker,omitempty"`

@@ -167,8 +167,9 @@ type Destination struct {
 	Settings []*Backend `json:"settings"`
 	// HTTP2 makes the upstream speak HTTP/2 (gRPC backends).
 	HTTP2 bool `json:"http2,omitempty"`
-	// LB is the backend cluster's BackendLBPolicy (that of its first backend that has one).
-	LB *BackendLB `json:"lb,omitempty"`
+	// BackendLB is the backend cluster's BackendLBPolicy (that of its first backend that has
+	// one); embedded so that /snapshots shows its fields on the cluster (BLP-08).
+	*BackendLB
 }
 
 // Backend is one backendRef of the rule, resolved to endpoints.
@@ -191,8 +192,9 @@ type Backend struct {
 	Filters *BackendFilters `json:"filters,omitempty"`
 	// TLS is set when a BackendTLSPolicy makes Envoy speak TLS to this backend.
 	TLS *UpstreamTLS `json:"tls,omitempty"`
-	// LB is the BackendLBPolicy resolved for the backend's Service.
-	LB *BackendLB `json:"lb,omitempty"`
+	// BackendLB is the BackendLBPolicy resolved for the backend's Service; embedded so that
+	// its fields (loadBalancing, session_persistence, circuitBreaker) sit on the backend.
+	*BackendLB
 }
 
 // Endpoint is an address the backend resolves to.

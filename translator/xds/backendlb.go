@@ -66,10 +66,10 @@ func withClusterLB(c *clusterv3.Cluster, lb *ir.BackendLB) {
 // withRouteLB adds what a route does for its cluster's policy: the hash key of consistent
 // hashing and the session cookie.
 func withRouteLB(rt *routev3.Route, r *ir.HTTPRoute) *routev3.Route {
-	if r.Destination == nil || r.Destination.LB == nil || rt.GetRoute() == nil {
+	if r.Destination == nil || r.Destination.BackendLB == nil || rt.GetRoute() == nil {
 		return rt
 	}
-	lb := r.Destination.LB
+	lb := r.Destination.BackendLB
 	if b := lb.LoadBalancing; b != nil && b.Type == "ConsistentHash" {
 		var hp *routev3.RouteAction_HashPolicy
 		switch b.HashKey {

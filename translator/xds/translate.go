@@ -209,7 +209,7 @@ func buildClusters(r *ir.HTTPRoute) []clusterPair {
 	if !perBackendClusters(d) {
 		c, cla := buildCluster(d.Name, owner, d.HTTP2), buildCLA(d.Name, d.Settings)
 		withUpstreamTLS(c, cla, d.Settings, true, d.HTTP2)
-		withClusterLB(c, d.LB)
+		withClusterLB(c, d.BackendLB)
 		return []clusterPair{{cluster: c, cla: cla, dns: anyDNS(d.Settings)}}
 	}
 	out := make([]clusterPair, 0, len(d.Settings))
@@ -217,7 +217,7 @@ func buildClusters(r *ir.HTTPRoute) []clusterPair {
 		c, cla := buildCluster(s.Name, owner, d.HTTP2 && !s.Invalid), buildCLA(s.Name, []*ir.Backend{s})
 		withUpstreamTLS(c, cla, []*ir.Backend{s}, true, d.HTTP2)
 		if !s.Invalid {
-			withClusterLB(c, s.LB)
+			withClusterLB(c, s.BackendLB)
 		}
 		out = append(out, clusterPair{cluster: c, cla: cla, dns: s.DNS})
 	}
