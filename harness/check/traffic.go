@@ -63,6 +63,9 @@ func Send(t *routecheck.Table, x *result.XDS, req scenario.Request) (Answer, err
 	if out.Backend != "" && !localityHasEndpoints(cla, out.Backend) {
 		out.Status = 503 // Envoy: no healthy upstream
 	}
+	if circuitOpen(x, a.Cluster, req.Inflight) {
+		out.Status = 503 // Envoy: upstream overflow
+	}
 	return out, nil
 }
 
@@ -184,6 +187,8 @@ func (c *collector) traffic(exp []scenario.TrafficExpect, res *result.Result, se
 		cmp("location", t.Expect.Location, a.Location)
 		cmp("gRPC status", t.Expect.GRPCStatus, grpcStatus(a.Status))
 		diffs = append(diffs, requestHeaderDiffs(t.Expect.RequestHeaders, a.RequestHeaders)...)
+		diffs = append(diffs, upstreamTLSDiffs(t.Expect.UpstreamTLS, &res.XDS, a)...)
+		diffs = append(diffs, backendLBDiffs(t.Expect, &res.XDS, a)...)
 		if len(diffs) > 0 {
 			c.failf("traffic", where, "%s: %s (answered by route %q)", what, strings.Join(diffs, "; "), a.Route)
 		}

@@ -50,6 +50,11 @@ func Expect(table *routecheck.Table, res *result.Result, req scenario.Request) E
 	if err != nil {
 		return e
 	}
+	if req.Inflight > 0 {
+		// One live request cannot hold others open to fill the circuit breaker.
+		e.Skip = fmt.Sprintf("%d requests in flight to %s cannot be staged by one live request", req.Inflight, a.Cluster)
+		return e
+	}
 	if a.L4 && req.SNI != "" && !e.TLS {
 		// TLS passthrough: the backend itself must speak TLS, and the echo stand-ins
 		// speak plain HTTP.

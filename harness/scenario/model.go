@@ -174,6 +174,9 @@ type Request struct {
 	// Random picks among weighted clusters and weighted backends, as Envoy's route check
 	// tool's random value does (value modulo the total weight).
 	Random *uint64 `json:"random,omitempty"`
+	// Inflight is how many requests to the chosen cluster are already in flight: at or over
+	// the cluster's circuit breaker (max_requests), Envoy answers 503 at once.
+	Inflight uint32 `json:"inflight,omitempty"`
 }
 
 // TrafficResult is the answer; empty fields are not checked.
@@ -196,13 +199,42 @@ type TrafficResult struct {
 	// route's header changes and rewrites (":authority" and ":path" show host and path
 	// rewrites). An empty value means the header must be absent. Names are case-insensitive.
 	RequestHeaders map[string]string `json:"requestHeaders,omitempty"`
+	// UpstreamTLS is the TLS Envoy opens to the backend the request reaches (BackendTLSPolicy).
+	UpstreamTLS *UpstreamTLSExpect `json:"upstreamTLS,omitempty"`
+	// HashPolicy is what the route hashes on for consistent hashing: sourceIP,
+	// header:<name> (header::authority for the host), or "none".
+	HashPolicy string `json:"hashPolicy,omitempty"`
+	// SessionCookie is the cookie the route keeps sessions with, or "none".
+	SessionCookie string `json:"sessionCookie,omitempty"`
+	// LoadBalancer is the cluster's load balancing policy extension, e.g.
+	// envoy.load_balancing_policies.maglev.
+	LoadBalancer string `json:"loadBalancer,omitempty"`
+}
+
+// UpstreamTLSExpect checks the upstream TLS context of the backend a request reaches; empty
+// fields are not checked.
+type UpstreamTLSExpect struct {
+	// Plaintext: Envoy speaks no TLS to that backend.
+	Plaintext bool `json:"plaintext,omitempty"`
+	// SNI is the server name Envoy sends.
+	SNI string `json:"sni,omitempty"`
+	// CASecret is the SDS secret holding the trust anchors (e.g. system_ca_certificates).
+	CASecret string `json:"caSecret,omitempty"`
+	// Trust is where those anchors come from: Inline (PEM from CA refs), System (the proxy's
+	// system store file) or External (an SDS server).
+	Trust string `json:"trust,omitempty"`
+	// SubjectAltNames the backend certificate must carry, as DNS:<name> or URI:<uri>, exactly.
+	SubjectAltNames []string `json:"subjectAltNames,omitempty"`
+	// MinVersion and MaxVersion are Envoy's TLS protocol names (TLSv1_2, TLSv1_3).
+	MinVersion string `json:"minVersion,omitempty"`
+	MaxVersion string `json:"maxVersion,omitempty"`
 }
 
 // IsZero reports whether the result checks nothing.
 func (r TrafficResult) IsZero() bool {
 	headers := r.RequestHeaders
 	r.RequestHeaders = nil
-	return len(headers) == 0 && reflect.DeepEqual(r, TrafficResult{})
+	return len(headers) == 0 && r.UpstreamTLS == nil && reflect.DeepEqual(r, TrafficResult{})
 }
 
 // ProfilesOrDefault returns the profiles the scenario runs under.

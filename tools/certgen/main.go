@@ -23,6 +23,7 @@
 //	chain-malformed the valid leaf is followed by a CERTIFICATE block that does not parse
 //	ca              a ConfigMap with ca.crt (a self-signed CA certificate for the names) instead of a Secret
 //	expired-ca      with ca: the bundle also holds an expired CA, listed first
+//	trustbundle     with ca: a ClusterTrustBundle (certificates.k8s.io/v1beta1, cluster-scoped) instead of a ConfigMap
 package main
 
 import (
@@ -46,7 +47,7 @@ import (
 
 var flavours = map[string]bool{
 	"rsa": true, "pkcs8": true, "ecparams": true, "messy": true, "expired": true, "notyet": true,
-	"mismatch": true, "chain-expired": true, "chain-malformed": true, "ca": true, "expired-ca": true,
+	"mismatch": true, "chain-expired": true, "chain-malformed": true, "ca": true, "expired-ca": true, "trustbundle": true,
 }
 
 func main() {
@@ -122,6 +123,10 @@ func object(name, ns string, dns []string, f map[string]bool) (string, error) {
 			return "", err
 		}
 		bundle = append(bundle, ca...)
+		if f["trustbundle"] {
+			return fmt.Sprintf("apiVersion: certificates.k8s.io/v1beta1\nkind: ClusterTrustBundle\nmetadata: {name: %s}\nspec:\n  trustBundle: |\n%s",
+				name, indent(string(bundle), "    ")), nil
+		}
 		return fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: %s, namespace: %s}\ndata:\n  ca.crt: |\n%s",
 			name, ns, indent(string(bundle), "    ")), nil
 	}

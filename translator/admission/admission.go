@@ -10,6 +10,7 @@ import (
 
 	egv1a1 "github.com/envoyproxy/gateway/api/v1alpha1"
 	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
+	gwapiv1a3 "sigs.k8s.io/gateway-api/apis/v1alpha3"
 
 	"github.com/egharness/egharness/translator/profile"
 	"github.com/egharness/egharness/translator/resource"
@@ -67,6 +68,11 @@ func check(o resource.Object) []problem {
 		}
 	case *egv1a1.EnvoyPatchPolicy:
 		out = append(out, envoyPatchPolicyProblems(v)...)
+	case *gwapiv1.BackendTLSPolicy:
+		out = append(out, backendTLSPolicyProblems(v)...)
+	case *gwapiv1a3.BackendTLSPolicy:
+		p := gwapiv1.BackendTLSPolicy(*v)
+		out = append(out, backendTLSPolicyProblems(&p)...)
 	case *gwapiv1.TCPRoute:
 		out = append(out, maxItems("spec.rules", len(v.Spec.Rules), 1)...)
 	case *gwapiv1.UDPRoute:

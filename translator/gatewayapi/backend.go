@@ -38,7 +38,47 @@ func (rt *routeTranslator) resolveEGBackend(b *ir.Backend, routeKind, routeNS, n
 			return fail("UnsupportedAddressType", "unix domain sockets are not supported in backend references")
 		}
 	}
+	if be.Spec.TLS != nil {
+		tls, err := rt.egBackendTLS(be)
+		if err != nil {
+			return fail("InvalidBackendTLS", err.Error())
+		}
+		b.TLS = tls
+	}
 	return b, nil
+}
+
+// egBackendTLS is the upstream TLS a Backend's own spec.tls asks for: the system store (the
+// shared system_ca_certificates secret, SDS-03) or CA refs in its namespace, an SNI, or no
+// verification at all. Backend-targeted BackendTLSPolicies and client certificates are not
+// translated by the reference translator.
+func (rt *routeTranslator) egBackendTLS(be *egv1a1.Backend) (*ir.UpstreamTLS, error) {
+	t := be.Spec.TLS
+	tls := &ir.UpstreamTLS{Policy: "Backend/" + be.Namespace + "/" + be.Name}
+	if t.SNI != nil {
+		tls.SNI = string(*t.SNI)
+	}
+	perResource := fmt.Sprintf("%s/%s-ca", be.Name, be.Namespace)
+	switch {
+	case t.InsecureSkipVerify != nil && *t.InsecureSkipVerify:
+		tls.Insecure = true
+	case t.WellKnownCACertificates != nil && *t.WellKnownCACertificates == gwapiv1.WellKnownCACertificatesSystem:
+		tls.SystemCA, tls.CASource, tls.CAName = true, "System", systemCASecret
+		if rt.t.Profile.FlagOn(egv1a1.PerResourceSystemCASecret, rt.t.Config.RuntimeFlags) || !rt.t.Profile.SharedSystemCASecret {
+			tls.CAName = perResource
+		}
+	case len(t.CACertificateRefs) > 0:
+		ca, sources, sds, err := rt.caBundle(be.Namespace, t.CACertificateRefs)
+		if err != nil {
+			return nil, err
+		}
+		tls.CA, tls.CASource, tls.CAName, tls.CASDS = ca, sources, perResource, sds
+	default:
+		return nil, fmt.Errorf("CACertificate must be specified when InsecureSkipVerify is false")
+	}
+	tls.MinVersion, tls.MaxVersion = "1.2", rt.t.Profile.UpstreamTLSMax
+	rt.proxyBackendTLS(tls)
+	return tls, nil
 }
 
 // backendStatuses accepts every Backend: EG reports "The Backend was accepted" on each.

@@ -92,6 +92,7 @@ func (rt *routeTranslator) processL4(in l4Input) {
 			return
 		}
 		dest := &ir.Destination{Name: routeName + "/rule/-1"}
+		rt.curAncestors = rt.ancestorsOf(in.ref, in.parentRefs)
 		var errs refErrors
 		k := 0
 		for _, refs := range in.rules {

@@ -28,6 +28,10 @@ type routeTranslator struct {
 	attachments []attachment
 	// filterWarnings name filters the reference translator leaves out (filters.go).
 	filterWarnings []string
+	// btls records which route parents each BackendTLSPolicy served (backendtls.go);
+	// curAncestors are the parents of the route being resolved.
+	btls         btlsState
+	curAncestors []result.ParentRef
 }
 
 type attachment struct {
@@ -94,6 +98,7 @@ func (rt *routeTranslator) processRoute(in routeInput) {
 	var rules []*ruleCtx
 	rt.eachParent(in.ref, in.parentRefs, func(g *gatewayCtx, pr gwapiv1.ParentReference, ps *result.ParentStatus) {
 		if rules == nil {
+			rt.curAncestors = rt.ancestorsOf(in.ref, in.parentRefs)
 			rules = in.rules()
 		}
 		rt.attach(in, g, pr, ps, rules)
@@ -505,6 +510,7 @@ func (rt *routeTranslator) resolveDestination(kind, ns string, refs []gwapiv1.Ba
 		}
 		dest.Settings = append(dest.Settings, b)
 	}
+	dest.BackendLB = destinationLB(dest)
 	return rc, dest
 }
 
@@ -690,6 +696,10 @@ func (rt *routeTranslator) resolveBackend(routeKind, routeNS string, br gwapiv1.
 		return fail("PortNotFound", fmt.Sprintf("%s Port %d not found on Service %s/%s", want, *br.Port, ns, br.Name))
 	}
 	b.Endpoints = rt.endpoints(svc, sp)
+	if err := rt.applyBackendTLS(b, ns, sp); err != nil {
+		return fail(err.reason, err.msg)
+	}
+	b.BackendLB = rt.ix.lbWinners[types.NamespacedName{Namespace: ns, Name: string(br.Name)}]
 	return b, nil
 }
 

@@ -10,12 +10,15 @@ import (
 	"time"
 
 	egv1a1 "github.com/envoyproxy/gateway/api/v1alpha1"
+	certificatesv1beta1 "k8s.io/api/certificates/v1beta1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	"k8s.io/apimachinery/pkg/types"
 	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
+	gwapiv1a3 "sigs.k8s.io/gateway-api/apis/v1alpha3"
 	gwapiv1b1 "sigs.k8s.io/gateway-api/apis/v1beta1"
 
+	"github.com/egharness/egharness/translator/apis/backendlb"
 	"github.com/egharness/egharness/translator/config"
 	"github.com/egharness/egharness/translator/ir"
 	"github.com/egharness/egharness/translator/profile"
@@ -72,6 +75,15 @@ type index struct {
 	listenerSDS bool
 	// now is the instant certificates are judged valid or expired at.
 	now time.Time
+	// btlsPolicies are the BackendTLSPolicies, oldest first; trustBundles the
+	// ClusterTrustBundles' PEM by name.
+	btlsPolicies []*gwapiv1.BackendTLSPolicy
+	trustBundles map[string]string
+	// lbPolicies are the BackendLBPolicies; lbWinners the resolved winner per Service.
+	lbPolicies []*backendlb.BackendLBPolicy
+	lbWinners  map[types.NamespacedName]*ir.BackendLB
+	// envoyProxies are the EnvoyProxy objects (read for their backendTLS settings).
+	envoyProxies map[types.NamespacedName]*egv1a1.EnvoyProxy
 }
 
 func buildIndex(objs []resource.Object) *index {
@@ -126,6 +138,24 @@ func buildIndex(objs []resource.Object) *index {
 			ix.httpRouteFilters[types.NamespacedName{Namespace: v.Namespace, Name: v.Name}] = v
 		case *corev1.ConfigMap:
 			ix.configMaps[types.NamespacedName{Namespace: v.Namespace, Name: v.Name}] = v
+		case *gwapiv1.BackendTLSPolicy:
+			ix.btlsPolicies = append(ix.btlsPolicies, v)
+		case *gwapiv1a3.BackendTLSPolicy:
+			// v1alpha3 (what EG v1.9's task pages still write) is served from the same schema.
+			p := gwapiv1.BackendTLSPolicy(*v)
+			ix.btlsPolicies = append(ix.btlsPolicies, &p)
+		case *backendlb.BackendLBPolicy:
+			ix.lbPolicies = append(ix.lbPolicies, v)
+		case *egv1a1.EnvoyProxy:
+			if ix.envoyProxies == nil {
+				ix.envoyProxies = map[types.NamespacedName]*egv1a1.EnvoyProxy{}
+			}
+			ix.envoyProxies[types.NamespacedName{Namespace: v.Namespace, Name: v.Name}] = v
+		case *certificatesv1beta1.ClusterTrustBundle:
+			if ix.trustBundles == nil {
+				ix.trustBundles = map[string]string{}
+			}
+			ix.trustBundles[v.Name] = v.Spec.TrustBundle
 		}
 	}
 	// EG processes Gateways and routes oldest first, then by namespace/name.
@@ -136,6 +166,7 @@ func buildIndex(objs []resource.Object) *index {
 	sort.SliceStable(ix.tlsRoutes, func(i, j int) bool { return olderFirst(ix.tlsRoutes[i], ix.tlsRoutes[j]) })
 	sort.SliceStable(ix.tcpRoutes, func(i, j int) bool { return olderFirst(ix.tcpRoutes[i], ix.tcpRoutes[j]) })
 	sort.SliceStable(ix.udpRoutes, func(i, j int) bool { return olderFirst(ix.udpRoutes[i], ix.udpRoutes[j]) })
+	sort.SliceStable(ix.btlsPolicies, func(i, j int) bool { return olderFirst(ix.btlsPolicies[i], ix.btlsPolicies[j]) })
 	sort.SliceStable(ix.classes, func(i, j int) bool { return ix.classes[i].Name < ix.classes[j].Name })
 	for k := range ix.slices {
 		s := ix.slices[k]
@@ -151,7 +182,7 @@ type aged interface {
 
 func olderFirst[T interface {
 	aged
-	*gwapiv1.Gateway | *gwapiv1.HTTPRoute | *gwapiv1.GRPCRoute | *gwapiv1.TLSRoute | *gwapiv1.TCPRoute | *gwapiv1.UDPRoute | *gwapiv1.ListenerSet
+	*gwapiv1.Gateway | *gwapiv1.HTTPRoute | *gwapiv1.GRPCRoute | *gwapiv1.TLSRoute | *gwapiv1.TCPRoute | *gwapiv1.UDPRoute | *gwapiv1.ListenerSet | *gwapiv1.BackendTLSPolicy
 }](a, b T) bool {
 	ta, tb := creation(a), creation(b)
 	if !ta.Equal(tb) {
@@ -172,6 +203,7 @@ func (t Translator) Translate(objs []resource.Object) Output {
 	ix.listenerSDS = t.Profile.ListenerSDSSecrets
 	ix.now = t.now()
 	st := newStatusBook()
+	resolveBackendLB(ix, st)
 
 	ours := map[string]bool{}
 	for _, gc := range ix.classes {
@@ -224,6 +256,7 @@ func (t Translator) Translate(objs []resource.Object) Output {
 	if t.Profile.RouteRulesOverlap {
 		rt.markOverlaps()
 	}
+	rt.backendTLSStatuses()
 	out.Warnings = append(out.Warnings, rt.filterWarnings...)
 	backendStatuses(ix, st)
 	out.Statuses = st.list()
@@ -241,9 +274,13 @@ func notYetTranslated(objs []resource.Object) []string {
 				o.Obj.GetNamespace(), o.Obj.GetName(), profile.GatewayV1))
 			continue
 		}
+		if o.Kind == "EnvoyProxy" {
+			out = append(out, fmt.Sprintf("EnvoyProxy %s/%s: the reference translator reads only spec.backendTLS (versions, ciphers and ALPN toward BackendTLSPolicy backends); its other settings have no effect on this output",
+				o.Obj.GetNamespace(), o.Obj.GetName()))
+			continue
+		}
 		switch o.Kind {
-		case "SecurityPolicy", "BackendTrafficPolicy", "ClientTrafficPolicy", "EnvoyExtensionPolicy",
-			"EnvoyProxy", "BackendTLSPolicy":
+		case "SecurityPolicy", "BackendTrafficPolicy", "ClientTrafficPolicy", "EnvoyExtensionPolicy":
 			out = append(out, fmt.Sprintf("%s %s/%s: %s is not translated by the reference translator yet; it has no effect on this output",
 				o.Kind, o.Obj.GetNamespace(), o.Obj.GetName(), o.Kind))
 		}

@@ -167,6 +167,9 @@ type Destination struct {
 	Settings []*Backend `json:"settings"`
 	// HTTP2 makes the upstream speak HTTP/2 (gRPC backends).
 	HTTP2 bool `json:"http2,omitempty"`
+	// BackendLB is the backend cluster's BackendLBPolicy (that of its first backend that has
+	// one); embedded so that /snapshots shows its fields on the cluster (BLP-08).
+	*BackendLB
 }
 
 // Backend is one backendRef of the rule, resolved to endpoints.
@@ -187,6 +190,11 @@ type Backend struct {
 	// Filters are the backendRef's own filters; a backend with filters gets a cluster of
 	// its own so that they apply only to its share of the traffic.
 	Filters *BackendFilters `json:"filters,omitempty"`
+	// TLS is set when a BackendTLSPolicy makes Envoy speak TLS to this backend.
+	TLS *UpstreamTLS `json:"tls,omitempty"`
+	// BackendLB is the BackendLBPolicy resolved for the backend's Service; embedded so that
+	// its fields (loadBalancing, session_persistence, circuitBreaker) sit on the backend.
+	*BackendLB
 }
 
 // Endpoint is an address the backend resolves to.

@@ -26,6 +26,13 @@ type Profile struct {
 	// ListenerSDSSecrets (TLS-08): listener certificateRefs may name SDS reference Secrets
 	// (v1.9+, with extensionApis.enableSDSSecretRef); v1.8 takes only kubernetes.io/tls.
 	ListenerSDSSecrets bool
+	// UpstreamTLSMax (BTLS-03) is the highest TLS version Envoy offers a backend by default:
+	// "1.3" from v1.9, "1.2" in v1.8.
+	UpstreamTLSMax string
+	// SharedSystemCASecret (SDS-03): System-trusting backends share the SDS secret
+	// system_ca_certificates (v1.9+); v1.8 made one per resource, as the
+	// PerResourceSystemCASecret runtime flag still does.
+	SharedSystemCASecret bool
 }
 
 // API versions of TCPRoute and UDPRoute (UPG-02).
@@ -38,15 +45,18 @@ const (
 const Default = "v1.9"
 
 var profiles = map[string]Profile{
-	"v1.8": {Name: "v1.8", L4RouteVersion: GatewayV1Alpha2},
-	"v1.9": {Name: "v1.9", RouteRulesOverlap: true, L4RouteVersion: GatewayV1, DNSClusterExtension: true, ListenerSDSSecrets: true},
+	"v1.8": {Name: "v1.8", L4RouteVersion: GatewayV1Alpha2, UpstreamTLSMax: "1.2"},
+	"v1.9": {Name: "v1.9", RouteRulesOverlap: true, L4RouteVersion: GatewayV1, DNSClusterExtension: true, ListenerSDSSecrets: true,
+		UpstreamTLSMax: "1.3", SharedSystemCASecret: true},
 	"v1.10-preview": {
-		Name:                "v1.10-preview",
-		RouteRulesOverlap:   true,
-		DefaultOnFlags:      []egv1a1.RuntimeFlag{egv1a1.XDSNameSchemeV2},
-		L4RouteVersion:      GatewayV1,
-		DNSClusterExtension: true,
-		ListenerSDSSecrets:  true,
+		Name:                 "v1.10-preview",
+		RouteRulesOverlap:    true,
+		DefaultOnFlags:       []egv1a1.RuntimeFlag{egv1a1.XDSNameSchemeV2},
+		L4RouteVersion:       GatewayV1,
+		DNSClusterExtension:  true,
+		ListenerSDSSecrets:   true,
+		UpstreamTLSMax:       "1.3",
+		SharedSystemCASecret: true,
 	},
 }
 

@@ -14,7 +14,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/egharness/egharness/translator/apis/backendlb"
 	egv1a1 "github.com/envoyproxy/gateway/api/v1alpha1"
+	certificatesv1beta1 "k8s.io/api/certificates/v1beta1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -37,6 +39,8 @@ var coreKinds = map[schema.GroupVersionKind]bool{
 	corev1.SchemeGroupVersion.WithKind("ConfigMap"):          true,
 	corev1.SchemeGroupVersion.WithKind("Namespace"):          true,
 	discoveryv1.SchemeGroupVersion.WithKind("EndpointSlice"): true,
+	// ClusterTrustBundles hold CA bundles a BackendTLSPolicy may trust.
+	certificatesv1beta1.SchemeGroupVersion.WithKind("ClusterTrustBundle"): true,
 }
 
 var clusterScoped = map[string]bool{"GatewayClass": true, "Namespace": true, "ClusterTrustBundle": true, "EnvoyGateway": true}
@@ -49,7 +53,8 @@ var scheme = sync.OnceValue(func() *runtime.Scheme {
 	s := runtime.NewScheme()
 	for _, add := range []func(*runtime.Scheme) error{
 		gwapiv1.Install, gwapiv1a2.Install, gwapiv1a3.Install, gwapiv1b1.Install,
-		egv1a1.AddToScheme, corev1.AddToScheme, discoveryv1.AddToScheme,
+		egv1a1.AddToScheme, corev1.AddToScheme, discoveryv1.AddToScheme, certificatesv1beta1.AddToScheme,
+		backendlb.AddToScheme,
 	} {
 		if err := add(s); err != nil {
 			panic(fmt.Sprintf("building the type registry: %v", err)) // programming error, not input
@@ -65,7 +70,7 @@ func KnownKind(apiVersion, kind string) bool {
 		return false
 	}
 	gvk := gv.WithKind(kind)
-	if gvk.Group == "" || gvk.Group == discoveryv1.GroupName {
+	if gvk.Group == "" || gvk.Group == discoveryv1.GroupName || gvk.Group == certificatesv1beta1.GroupName {
 		return coreKinds[gvk]
 	}
 	if strings.HasSuffix(kind, "List") || !scheme().Recognizes(gvk) {

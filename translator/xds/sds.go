@@ -67,8 +67,35 @@ func sdsURLs(x *ir.XDS) []string {
 	return out
 }
 
-// extraSDSURLs are SDS servers named outside listener certificates (backend TLS); none yet.
-func extraSDSURLs(*ir.XDS) []string { return nil }
+// extraSDSURLs are SDS servers named outside listener certificates: BackendTLSPolicy trust
+// anchors.
+func extraSDSURLs(x *ir.XDS) []string {
+	var out []string
+	add := func(d *ir.Destination) {
+		if d == nil {
+			return
+		}
+		for _, s := range d.Settings {
+			if s.TLS != nil && s.TLS.CASDS != nil {
+				out = append(out, s.TLS.CASDS.URL)
+			}
+		}
+	}
+	for _, l := range x.HTTP {
+		for _, r := range l.Routes {
+			add(r.Destination)
+			for _, m := range r.Mirrors {
+				add(m.Destination)
+			}
+		}
+	}
+	for _, l := range x.TCP {
+		for _, r := range l.Routes {
+			add(r.Destination)
+		}
+	}
+	return out
+}
 
 // sdsClusters is one STATIC HTTP/2 cluster per SDS server, reaching its unix socket through
 // a pipe address; several Secrets naming one socket share its cluster.

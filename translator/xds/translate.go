@@ -88,7 +88,7 @@ func (t Translator) Translate(x *ir.XDS) (result.XDS, error) {
 				el.vhost[vkey] = vh
 				rc.VirtualHosts = append(rc.VirtualHosts, vh)
 			}
-			vh.Routes = append(vh.Routes, buildRoute(r))
+			vh.Routes = append(vh.Routes, withRouteLB(buildRoute(r), r))
 			for _, c := range routeClusters(r) {
 				if clusters[c.cluster.Name] {
 					continue
@@ -140,6 +140,8 @@ func (t Translator) Translate(x *ir.XDS) (result.XDS, error) {
 		out.Routes = append(out.Routes, el.rc)
 	}
 	out.Clusters = append(out.Clusters, sdsClusters(x)...)
+	addCASecrets(&out, x)
+	addSessionFilters(out.Listeners, out.Routes)
 	out.Sort()
 	return out, nil
 }
@@ -167,8 +169,10 @@ func addL4Cluster(out *result.XDS, seen map[string]bool, src ir.Source, d *ir.De
 	}
 	seen[d.Name] = true
 	owner := resourceRef{Kind: src.Kind, Name: src.Name, Namespace: src.Namespace}
-	out.Clusters = append(out.Clusters, buildCluster(d.Name, owner, false))
-	out.Endpoints = append(out.Endpoints, buildCLA(d.Name, d.Settings))
+	c, cla := buildCluster(d.Name, owner, false), buildCLA(d.Name, d.Settings)
+	withUpstreamTLS(c, cla, d.Settings, false, false)
+	out.Clusters = append(out.Clusters, c)
+	out.Endpoints = append(out.Endpoints, cla)
 }
 
 func gatewayNamespace(l *ir.HTTPListener) string {
@@ -203,11 +207,19 @@ func buildClusters(r *ir.HTTPRoute) []clusterPair {
 	d := r.Destination
 	owner := resourceRef{Kind: r.Source.Kind, Name: r.Source.Name, Namespace: r.Source.Namespace, SectionName: r.Source.RuleName}
 	if !perBackendClusters(d) {
-		return []clusterPair{{cluster: buildCluster(d.Name, owner, d.HTTP2), cla: buildCLA(d.Name, d.Settings), dns: anyDNS(d.Settings)}}
+		c, cla := buildCluster(d.Name, owner, d.HTTP2), buildCLA(d.Name, d.Settings)
+		withUpstreamTLS(c, cla, d.Settings, true, d.HTTP2)
+		withClusterLB(c, d.BackendLB)
+		return []clusterPair{{cluster: c, cla: cla, dns: anyDNS(d.Settings)}}
 	}
 	out := make([]clusterPair, 0, len(d.Settings))
 	for _, s := range d.Settings {
-		out = append(out, clusterPair{cluster: buildCluster(s.Name, owner, d.HTTP2 && !s.Invalid), cla: buildCLA(s.Name, []*ir.Backend{s}), dns: s.DNS})
+		c, cla := buildCluster(s.Name, owner, d.HTTP2 && !s.Invalid), buildCLA(s.Name, []*ir.Backend{s})
+		withUpstreamTLS(c, cla, []*ir.Backend{s}, true, d.HTTP2)
+		if !s.Invalid {
+			withClusterLB(c, s.BackendLB)
+		}
+		out = append(out, clusterPair{cluster: c, cla: cla, dns: s.DNS})
 	}
 	return out
 }

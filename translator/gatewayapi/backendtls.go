@@ -1,0 +1,324 @@
+package gatewayapi
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	egv1a1 "github.com/envoyproxy/gateway/api/v1alpha1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/egharness/egharness/translator/certs"
+	"github.com/egharness/egharness/translator/ir"
+	"github.com/egharness/egharness/translator/resource"
+	"github.com/egharness/egharness/translator/result"
+)
+
+// systemCASecret is the one SDS secret every System-trusting backend shares (SDS-03).
+const systemCASecret = "system_ca_certificates"
+
+var (
+	errCAKind = errors.New("Unsupported reference kind, supported kinds are ConfigMap, Secret, and ClusterTrustBundle in caCertificateRefs")
+	errNoCA   = errors.New("no valid CA certificate found in referenced resources")
+)
+
+// btlsUse is one route parent whose backend a BackendTLSPolicy configured, or failed to.
+type btlsUse struct {
+	ancestor result.ParentRef
+	err      error
+}
+
+// btlsState gathers, per policy, the route parents that used it; statuses are written once
+// every route is translated.
+type btlsState struct {
+	uses  map[*gwapiv1.BackendTLSPolicy][]btlsUse
+	order []*gwapiv1.BackendTLSPolicy
+}
+
+// backendTLSPolicy finds the policy for a Service port: a policy naming the port (by its
+// name, the Service port's sectionName) wins over one naming the whole Service (BTLS-02),
+// then the oldest. Policies only target Services in their own namespace.
+func (ix *index) backendTLSPolicy(ns, service, portName string) *gwapiv1.BackendTLSPolicy {
+	match := func(p *gwapiv1.BackendTLSPolicy, section bool) bool {
+		if p.Namespace != ns {
+			return false
+		}
+		for _, t := range p.Spec.TargetRefs {
+			if t.Group != "" || t.Kind != "Service" || string(t.Name) != service {
+				continue
+			}
+			if section && t.SectionName != nil && portName != "" && string(*t.SectionName) == portName {
+				return true
+			}
+			if !section && t.SectionName == nil {
+				return true
+			}
+		}
+		return false
+	}
+	for _, p := range ix.btlsPolicies {
+		if match(p, true) {
+			return p
+		}
+	}
+	for _, p := range ix.btlsPolicies {
+		if match(p, false) {
+			return p
+		}
+	}
+	return nil
+}
+
+// applyBackendTLS resolves the policy of a Service backend into the backend's upstream TLS.
+// The route's parents become the policy's ancestors. A policy whose CA cannot be resolved
+// makes the backend invalid (reason InvalidBackendTLS on the route).
+func (rt *routeTranslator) applyBackendTLS(b *ir.Backend, ns string, sp *corev1.ServicePort) *refError {
+	p := rt.ix.backendTLSPolicy(ns, b.ServiceName, sp.Name)
+	if p == nil {
+		return nil
+	}
+	tls, err := rt.backendTLSBundle(p)
+	rt.recordBTLS(p, err)
+	if err != nil {
+		return &refError{reason: "InvalidBackendTLS", msg: err.Error()}
+	}
+	b.TLS = tls
+	return nil
+}
+
+func (rt *routeTranslator) recordBTLS(p *gwapiv1.BackendTLSPolicy, err error) {
+	if rt.btls.uses == nil {
+		rt.btls.uses = map[*gwapiv1.BackendTLSPolicy][]btlsUse{}
+	}
+	if _, seen := rt.btls.uses[p]; !seen {
+		rt.btls.order = append(rt.btls.order, p)
+		rt.btls.uses[p] = nil
+	}
+	for _, a := range rt.curAncestors {
+		dup := false
+		for _, u := range rt.btls.uses[p] {
+			dup = dup || (u.ancestor == a && (u.err == nil) == (err == nil))
+		}
+		if !dup {
+			rt.btls.uses[p] = append(rt.btls.uses[p], btlsUse{ancestor: a, err: err})
+		}
+	}
+}
+
+// backendTLSBundle is what a policy says: SNI, trust (CA refs xor the system store, BTLS-01),
+// the identities to check, and the TLS versions (BTLS-03).
+func (rt *routeTranslator) backendTLSBundle(p *gwapiv1.BackendTLSPolicy) (*ir.UpstreamTLS, error) {
+	v := p.Spec.Validation
+	tls := &ir.UpstreamTLS{Policy: p.Namespace + "/" + p.Name, SNI: string(v.Hostname)}
+	for _, san := range v.SubjectAltNames {
+		switch san.Type {
+		case gwapiv1.HostnameSubjectAltNameType:
+			tls.SubjectAltNames = append(tls.SubjectAltNames, ir.SubjectAltName{Hostname: string(san.Hostname)})
+		case gwapiv1.URISubjectAltNameType:
+			tls.SubjectAltNames = append(tls.SubjectAltNames, ir.SubjectAltName{URI: string(san.URI)})
+		}
+	}
+	perResource := fmt.Sprintf("%s/%s-ca", p.Name, p.Namespace)
+	if v.WellKnownCACertificates != nil && *v.WellKnownCACertificates == gwapiv1.WellKnownCACertificatesSystem {
+		tls.SystemCA, tls.CASource, tls.CAName = true, "System", systemCASecret
+		if rt.t.Profile.FlagOn(egv1a1.PerResourceSystemCASecret, rt.t.Config.RuntimeFlags) || !rt.t.Profile.SharedSystemCASecret {
+			tls.CAName = perResource
+		}
+	} else {
+		ca, sources, sds, err := rt.caBundle(p.Namespace, v.CACertificateRefs)
+		if err != nil {
+			return nil, err
+		}
+		tls.CA, tls.CASource, tls.CAName, tls.CASDS = ca, sources, perResource, sds
+	}
+	tls.MinVersion, tls.MaxVersion = "1.2", rt.t.Profile.UpstreamTLSMax
+	rt.proxyBackendTLS(tls)
+	return tls, nil
+}
+
+// caBundle joins the PEM of the CA refs (ConfigMap or Secret key ca.crt, else tls.crt, else
+// the first key; ClusterTrustBundle's trustBundle). Refs are in the policy's namespace. One
+// SDS reference Secret (with enableSDSSecretRef) may stand for all of them instead.
+func (rt *routeTranslator) caBundle(ns string, refs []gwapiv1.LocalObjectReference) ([]byte, string, *ir.SDSSource, error) {
+	var ca []string
+	var sources []string
+	var sds *ir.SDSSource
+	supported := false
+	for _, r := range refs {
+		switch string(r.Kind) {
+		case "ConfigMap":
+			supported = true
+			cm := rt.ix.configMaps[types.NamespacedName{Namespace: ns, Name: string(r.Name)}]
+			if cm == nil {
+				return nil, "", nil, fmt.Errorf("configmap %s not found in namespace %s", r.Name, ns)
+			}
+			v, ok := firstCAKey(cm.Data)
+			if !ok {
+				return nil, "", nil, fmt.Errorf("no ca found in configmap %s", cm.Name)
+			}
+			ca = append(ca, v)
+		case "Secret":
+			supported = true
+			s := rt.ix.secrets[types.NamespacedName{Namespace: ns, Name: string(r.Name)}]
+			if s == nil {
+				return nil, "", nil, fmt.Errorf("secret %s not found in namespace %s", r.Name, ns)
+			}
+			if s.Type == certs.SDSSecretType {
+				switch {
+				case !rt.ix.sdsSecretRefs:
+					return nil, "", nil, errors.New("SDS Secret reference is not enabled in EnvoyGateway configuration")
+				case sds != nil:
+					return nil, "", nil, errors.New("multiple SDS reference secrets are not supported")
+				}
+				ref, err := certs.ReadSDSRef(s)
+				if err != nil {
+					return nil, "", nil, fmt.Errorf("invalid SDS reference secret %s: %w", s.Name, err)
+				}
+				sds = &ir.SDSSource{SecretName: ref.SecretName, URL: ref.URL}
+				sources = append(sources, "Secret/"+s.Name)
+				continue
+			}
+			data := map[string]string{}
+			for k, v := range s.Data {
+				data[k] = string(v)
+			}
+			for k, v := range s.StringData {
+				data[k] = v
+			}
+			v, ok := firstCAKey(data)
+			if !ok {
+				return nil, "", nil, fmt.Errorf("no ca found in secret %s", s.Name)
+			}
+			ca = append(ca, v)
+		case "ClusterTrustBundle":
+			supported = true
+			b := rt.ix.trustBundles[string(r.Name)]
+			if b == "" {
+				return nil, "", nil, fmt.Errorf("cluster trust bundle %s not found", r.Name)
+			}
+			ca = append(ca, b)
+		default:
+			continue
+		}
+		sources = append(sources, string(r.Kind)+"/"+string(r.Name))
+	}
+	if sds != nil && len(ca) > 0 {
+		return nil, "", nil, errors.New("cannot mix SDS reference secrets with other CA certificate types")
+	}
+	if sds != nil {
+		return nil, strings.Join(sources, ","), sds, nil
+	}
+	if len(ca) == 0 {
+		if !supported {
+			return nil, "", nil, errCAKind
+		}
+		return nil, "", nil, errNoCA
+	}
+	return []byte(strings.Join(ca, "\n")), strings.Join(sources, ","), nil, nil
+}
+
+// firstCAKey reads ca.crt, else tls.crt, else the first key in name order.
+func firstCAKey(data map[string]string) (string, bool) {
+	for _, k := range []string{"ca.crt", "tls.crt"} {
+		if v, ok := data[k]; ok {
+			return v, true
+		}
+	}
+	keys := make([]string, 0, len(data))
+	for k := range data {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	if len(keys) == 0 {
+		return "", false
+	}
+	return data[keys[0]], true
+}
+
+// backendTLSStatuses writes each policy's ancestors: Accepted and ResolvedRefs, or why not;
+// and marks a policy Conflicted when an older one already targets the same Service (and
+// section), on the ancestors of the one it conflicts with.
+func (rt *routeTranslator) backendTLSStatuses() {
+	for _, p := range rt.btls.order {
+		ref := resource.Ref{Kind: "BackendTLSPolicy", Namespace: p.Namespace, Name: p.Name}
+		for _, u := range rt.btls.uses[p] {
+			ps := rt.st.parent(ref, u.ancestor)
+			if u.err != nil {
+				msg := conditionMessage(u.err.Error())
+				resolved := "InvalidCACertificateRef"
+				if errors.Is(u.err, errCAKind) {
+					resolved = "InvalidKind"
+				}
+				ps.Conditions = setCondition(ps.Conditions, cond("Accepted", "False", "NoValidCACertificate", msg))
+				ps.Conditions = setCondition(ps.Conditions, cond("ResolvedRefs", "False", resolved, msg))
+				continue
+			}
+			ps.Conditions = setCondition(ps.Conditions, cond("ResolvedRefs", "True", "ResolvedRefs", "Resolved all the Object references."))
+			ps.Conditions = setCondition(ps.Conditions, cond("Accepted", "True", "Accepted", "Policy has been accepted."))
+		}
+	}
+	seen := map[string]*gwapiv1.BackendTLSPolicy{}
+	for _, p := range rt.ix.btlsPolicies {
+		var winner *gwapiv1.BackendTLSPolicy
+		for _, t := range p.Spec.TargetRefs {
+			section := ""
+			if t.SectionName != nil {
+				section = string(*t.SectionName)
+			}
+			key := fmt.Sprintf("%s/%s/%s/%s/%s", p.Namespace, t.Group, t.Kind, t.Name, section)
+			if w, ok := seen[key]; ok {
+				winner = w
+				break
+			}
+			seen[key] = p
+		}
+		if winner == nil {
+			continue
+		}
+		ref := resource.Ref{Kind: "BackendTLSPolicy", Namespace: p.Namespace, Name: p.Name}
+		for _, u := range rt.btls.uses[winner] {
+			ps := rt.st.parent(ref, u.ancestor)
+			ps.Conditions = setCondition(ps.Conditions, cond("Accepted", "False", "Conflicted",
+				fmt.Sprintf("Policy conflicts with BackendTLSPolicy %s/%s.", winner.Namespace, winner.Name)))
+		}
+	}
+}
+
+// ancestorsOf are the route's parents that are Gateways of ours, as policy ancestors.
+func (rt *routeTranslator) ancestorsOf(ref resource.Ref, prs []gwapiv1.ParentReference) []result.ParentRef {
+	var out []result.ParentRef
+	for _, pr := range prs {
+		if pr.Group != nil && string(*pr.Group) != gwapiv1.GroupName {
+			continue
+		}
+		kind := "Gateway"
+		if pr.Kind != nil {
+			kind = string(*pr.Kind)
+		}
+		ns := ref.Namespace
+		if pr.Namespace != nil {
+			ns = string(*pr.Namespace)
+		}
+		if kind != "Gateway" || rt.findGateway(ns, string(pr.Name)) == nil {
+			continue
+		}
+		a := result.ParentRef{Kind: kind, Namespace: ns, Name: string(pr.Name)}
+		if pr.SectionName != nil {
+			a.SectionName = string(*pr.SectionName)
+		}
+		if pr.Port != nil {
+			a.Port = int32(*pr.Port)
+		}
+		dup := false
+		for _, o := range out {
+			dup = dup || o == a
+		}
+		if !dup {
+			out = append(out, a)
+		}
+	}
+	return out
+}
