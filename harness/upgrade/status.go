@@ -387,12 +387,14 @@ func (d *differ) inherit() {
 		if f.ID != Unmapped || !consequence[f.Change] {
 			continue
 		}
-		if c, ok := cause[f.Object]; ok {
-			f.ID = c.ID
-			continue
+		// Where to look: the object itself, then the policies targeting it; a route that
+		// fails closed looks at its policies first (its own findings are rarely the cause).
+		where := append([]resource.Ref{f.Object}, d.targets[f.Object]...)
+		if f.Change == FailClosed {
+			where = append(append([]resource.Ref(nil), d.targets[f.Object]...), f.Object)
 		}
-		for _, p := range d.targets[f.Object] {
-			if c, ok := cause[p]; ok {
+		for _, r := range where {
+			if c, ok := cause[r]; ok {
 				f.ID = c.ID
 				break
 			}

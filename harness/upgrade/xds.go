@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	endpointv3 "github.com/envoyproxy/go-control-plane/envoy/config/endpoint/v3"
@@ -158,6 +159,11 @@ func (c *collector) owner(name string, meta []resource.Ref, fallback resource.Re
 				return ref
 			}
 		}
+		// A kind EG names resources after (httproute/ns/name/...), even when the object
+		// is not among the input (an implementation may report what it was given apart).
+		if kind, ok := knownLower()[parts[i]]; ok && parts[i+1] != "" && parts[i+2] != "" {
+			return resource.Ref{Kind: kind, Namespace: parts[i+1], Name: parts[i+2]}
+		}
 	}
 	// A per-resource CA secret of v1.8 is "<name>/<namespace>-ca" (SDS-03).
 	if len(parts) == 2 && strings.HasSuffix(parts[1], "-ca") {
@@ -178,6 +184,15 @@ func (c *collector) owner(name string, meta []resource.Ref, fallback resource.Re
 	}
 	return fallback
 }
+
+// knownLower maps the lower-case spelling of every kind egharness reads to the kind.
+var knownLower = sync.OnceValue(func() map[string]string {
+	out := map[string]string{}
+	for _, k := range resource.KnownKinds() {
+		out[strings.ToLower(k)] = k
+	}
+	return out
+})
 
 // gatewaysByPort maps an Envoy port to the Gateways with a listener on it (EG binds
 // privileged ports 10000 higher).
