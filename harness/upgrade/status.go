@@ -371,9 +371,13 @@ func (d *differ) inherit() {
 			}
 		}
 	}
+	// Causes are what happens to objects (admission, statuses), not other xDS changes of
+	// theirs: a route whose JWT provider is renamed does not lose its routes for it.
+	causes := map[Change]bool{AdmissionRefused: true, AdmissionAllowed: true, ObjectUnseen: true, ObjectSeen: true,
+		ConditionLost: true, ConditionGained: true, ConditionChanged: true, ParentLost: true, ParentGained: true, AttachedRoutes: true}
 	cause := map[resource.Ref]Finding{}
 	for _, f := range d.findings {
-		if f.ID == Unmapped || f.Change == WarningAdded {
+		if f.ID == Unmapped || !causes[f.Change] {
 			continue
 		}
 		if c, ok := cause[f.Object]; !ok || f.Severity.rank() < c.Severity.rank() {

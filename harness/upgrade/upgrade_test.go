@@ -389,3 +389,44 @@ func TestParseSide(t *testing.T) {
 		}
 	}
 }
+
+// Entities that share an identity are paired by name first: of two routes with the same
+// match, the one that goes is removed (not renamed into the one that stays, and not blamed
+// on its JWT rename); several v1.8 JWT providers with one config all become the one v1.9
+// provider; the jwt_authn filter that holds them keeps its name and changes its config.
+func TestSharedIdentities(t *testing.T) {
+	match := &routev3.RouteMatch{PathSpecifier: &routev3.RouteMatch_Prefix{Prefix: "/"}}
+	route := func(name string) *routev3.Route {
+		return &routev3.Route{Name: name, Match: match, Action: &routev3.Route_Route{Route: &routev3.RouteAction{
+			ClusterSpecifier: &routev3.RouteAction_Cluster{Cluster: name}}}}
+	}
+	rc := func(routes ...*routev3.Route) []*routev3.RouteConfiguration {
+		return []*routev3.RouteConfiguration{{Name: "rc", VirtualHosts: []*routev3.VirtualHost{{Name: "vh", Domains: []string{"*"}, Routes: routes}}}}
+	}
+	provider := &jwtv3.JwtProvider{Issuer: "https://auth.example.com"}
+	jwt := func(names ...string) *hcmv3.HttpFilter {
+		ps := map[string]*jwtv3.JwtProvider{}
+		for _, n := range names {
+			ps[n] = provider
+		}
+		return httpFilter(t, "envoy.filters.http.jwt_authn", &jwtv3.JwtAuthentication{Providers: ps})
+	}
+	before := &result.Result{XDS: result.XDS{Routes: rc(route("httproute/default/a/rule/0"), route("httproute/default/b/rule/0")),
+		Listeners: []*listenerv3.Listener{httpListener(t, "l", 10080, "rc", jwt("httproute/default/a/rule/0/p", "httproute/default/b/rule/0/p"))}}}
+	after := &result.Result{XDS: result.XDS{Routes: rc(route("httproute/default/a/rule/0")),
+		Listeners: []*listenerv3.Listener{httpListener(t, "l", 10080, "rc", jwt("p_0123456789abcdef"))}}}
+	rep := Compare("v1.8", "v1.9", before, after, nil)
+	var got []string
+	for _, f := range rep.Findings {
+		got = append(got, f.Object.String()+" "+f.ID+" "+f.Summary)
+	}
+	want := []string{
+		"HTTPRoute/default/a SP-06 JWTProvider renamed: httproute/default/a/rule/0/p → p_0123456789abcdef",
+		"HTTPRoute/default/b SP-06 JWTProvider renamed: httproute/default/b/rule/0/p → p_0123456789abcdef",
+		"HTTPRoute/default/b UNMAPPED Route httproute/default/b/rule/0 (virtual host vh) is no longer generated",
+		"Listener/l SP-06 HTTPFilter envoy.filters.http.jwt_authn changes its config (listener l)",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("findings:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}

@@ -283,7 +283,8 @@ func (c *collector) httpFilter(hf *hcmv3.HttpFilter, fcid, where string, owner r
 	tu := a.GetTypeUrl()
 	msg := unpack(a)
 	fowner := c.owner(hf.GetName(), nil, owner)
-	c.add(&entity{kind: "HTTPFilter", identity: fcid + " " + tu + " " + fpAny(a, msg), name: hf.GetName(), where: where, place: fcid,
+	conf := fpAny(a, msg)
+	c.add(&entity{kind: "HTTPFilter", identity: fcid + " " + tu + " " + conf, name: hf.GetName(), where: where, place: fcid, shape: conf,
 		text: tu + " " + hf.GetName(), owner: fowner, res: loc, parent: parent})
 	switch m := msg.(type) {
 	case *luav3.Lua:
@@ -354,12 +355,9 @@ func (c *collector) routeConfig(rc *routev3.RouteConfiguration, refs []string, o
 		vent := &entity{kind: "VirtualHost", identity: vhid, name: vh.GetName(), where: "route configuration " + rc.GetName(), place: rcid,
 			owner: owner, res: loc, parent: rent.key()}
 		c.add(vent)
-		seen := map[string]int{}
 		for _, rt := range vh.GetRoutes() {
 			m := fp(rt.GetMatch())
-			n := seen[m]
-			seen[m]++
-			rid := fmt.Sprintf("%s match=%s#%d", vhid, m, n)
+			rid := fmt.Sprintf("%s match=%s", vhid, m)
 			rowner := c.owner(rt.GetName(), metaOwners(rt.GetMetadata()), owner)
 			rtent := &entity{kind: "Route", identity: rid, name: rt.GetName(), where: "virtual host " + vh.GetName(), place: vhid,
 				shape: routeShape(rt), owner: rowner, res: loc, parent: vent.key()}
@@ -531,6 +529,7 @@ func (d *differ) xds() {
 	ag, akeys := group(ae)
 	keys := append(bkeys, akeys...)
 	sort.Strings(keys)
+	var gone, born []*entity
 	for i, k := range keys {
 		if i > 0 && keys[i-1] == k {
 			continue
@@ -540,26 +539,50 @@ func (d *differ) xds() {
 		case len(as) == 0:
 			for _, b := range bs {
 				if reportPresence[b.kind] && (b.parent == "" || len(ag[b.parent]) > 0) {
-					d.add(Removed, b.owner, []string{b.kind}, b.text+" "+b.name, fmt.Sprintf("%s %s is no longer generated", b.kind, b.nameAt()),
-						b.nameAt(), "absent", &XDSRef{Type: b.res.typ, Before: b.res.name, After: d.counterpart(ag, bg, b)})
+					gone = append(gone, b)
 				}
 			}
 		case len(bs) == 0:
 			for _, a := range as {
 				if reportPresence[a.kind] && (a.parent == "" || len(bg[a.parent]) > 0) {
-					d.add(Added, a.owner, []string{a.kind}, a.text+" "+a.name, fmt.Sprintf("new %s %s", a.kind, a.nameAt()),
-						"absent", a.nameAt(), &XDSRef{Type: a.res.typ, Before: d.counterpart(bg, ag, a), After: a.res.name})
+					born = append(born, a)
 				}
 			}
 		default:
 			d.matched(bs, as)
 		}
 	}
+	// An HTTP filter is identified by its config: one that keeps its name and place but
+	// changes its config is a change, not a removal and an addition.
+	reconfigured := map[string]*entity{}
+	for _, a := range born {
+		if a.kind == "HTTPFilter" {
+			reconfigured[a.label()] = a
+		}
+	}
+	paired := map[*entity]bool{}
+	for _, b := range gone {
+		if a := reconfigured[b.label()]; a != nil && b.kind == "HTTPFilter" && !paired[a] {
+			paired[a] = true
+			d.add(ShapeChanged, b.owner, []string{b.kind}, b.text+" "+a.text, fmt.Sprintf("HTTPFilter %s changes its config (%s)", a.name, a.where),
+				"config "+b.shape, "config "+a.shape, &XDSRef{Type: b.res.typ, Before: b.res.name, After: a.res.name})
+			continue
+		}
+		d.add(Removed, b.owner, []string{b.kind}, b.text+" "+b.name, fmt.Sprintf("%s %s is no longer generated", b.kind, b.nameAt()),
+			b.nameAt(), "absent", &XDSRef{Type: b.res.typ, Before: b.res.name, After: d.counterpart(ag, b)})
+	}
+	for _, a := range born {
+		if paired[a] {
+			continue
+		}
+		d.add(Added, a.owner, []string{a.kind}, a.text+" "+a.name, fmt.Sprintf("new %s %s", a.kind, a.nameAt()),
+			"absent", a.nameAt(), &XDSRef{Type: a.res.typ, Before: d.counterpart(bg, a), After: a.res.name})
+	}
 }
 
 // counterpart names the resource on the other side that holds the container of e, for
 // the side-by-side view of an addition or removal inside a resource that stays.
-func (d *differ) counterpart(other, same map[string][]*entity, e *entity) string {
+func (d *differ) counterpart(other map[string][]*entity, e *entity) string {
 	if e.parent == "" {
 		return ""
 	}
@@ -569,7 +592,10 @@ func (d *differ) counterpart(other, same map[string][]*entity, e *entity) string
 	return ""
 }
 
-// matched compares the entities of one identity: names and places, then shapes.
+// matched compares the entities of one identity: names and places, then shapes. An entity
+// without a counterpart of the same name and place is renamed (or moved) to one that is
+// new on the other side; when there is none left, it is gone. New entities nobody was
+// renamed to are additions.
 func (d *differ) matched(bs, as []*entity) {
 	alabels := map[string]*entity{}
 	for _, a := range as {
@@ -579,27 +605,37 @@ func (d *differ) matched(bs, as []*entity) {
 	for _, b := range bs {
 		blabels[b.label()] = true
 	}
-	for i, b := range bs {
+	used := map[*entity]bool{}
+	for _, b := range bs {
+		if a := alabels[b.label()]; a != nil {
+			used[a] = true
+		}
+	}
+	for _, b := range bs {
 		a := alabels[b.label()]
 		if a == nil {
-			// The counterpart: same name elsewhere (a move), else an unclaimed new label,
-			// else the first.
+			// The counterpart: the same name elsewhere (a move), else a new label.
 			for _, x := range as {
-				if x.name == b.name {
+				if x.name == b.name && !blabels[x.label()] {
 					a = x
 					break
 				}
 			}
 			if a == nil {
-				for j, x := range as {
-					if !blabels[x.label()] && (j == i || a == nil) {
+				for _, x := range as {
+					if !blabels[x.label()] && (a == nil || (used[a] && !used[x])) {
 						a = x
 					}
 				}
 			}
 			if a == nil {
-				a = as[0]
+				if reportPresence[b.kind] {
+					d.add(Removed, b.owner, []string{b.kind}, b.text+" "+b.name, fmt.Sprintf("%s %s is no longer generated", b.kind, b.nameAt()),
+						b.nameAt(), "absent", &XDSRef{Type: b.res.typ, Before: b.res.name})
+				}
+				continue
 			}
+			used[a] = true
 			change, summary := Renamed, fmt.Sprintf("%s renamed: %s → %s", b.kind, b.name, a.name)
 			if a.name == b.name {
 				change, summary = Moved, fmt.Sprintf("%s moved: %s → %s", b.kind, b.where, a.where)
@@ -627,6 +663,12 @@ func (d *differ) matched(bs, as []*entity) {
 			}
 			d.add(change, a.owner, []string{b.kind}, b.shape+" → "+a.shape+" "+a.text, summary, b.shape, a.shape,
 				&XDSRef{Type: b.res.typ, Before: b.res.name, After: a.res.name})
+		}
+	}
+	for _, a := range as {
+		if !used[a] && reportPresence[a.kind] {
+			d.add(Added, a.owner, []string{a.kind}, a.text+" "+a.name, fmt.Sprintf("new %s %s", a.kind, a.nameAt()),
+				"absent", a.nameAt(), &XDSRef{Type: a.res.typ, After: a.res.name})
 		}
 	}
 }
