@@ -344,6 +344,12 @@ func (l Loader) validateRefs(s *Scenario, addf func(int, string, ...any)) {
 			if x.ClusterType != "" && x.Kind != KindCluster {
 				addf(s.Line(p), "%s: clusterType belongs to a Cluster", p)
 			}
+			if (len(x.ChainBlocks) > 0 || len(x.KeyBlocks) > 0) && x.Kind != KindSecret {
+				addf(s.Line(p), "%s: chainBlocks and keyBlocks belong to a Secret", p)
+			}
+			if (len(x.ALPN) > 0 || len(x.Certificates) > 0) && x.Kind != KindFilterChain {
+				addf(s.Line(p), "%s: alpn and certificates belong to a FilterChain", p)
+			}
 		}
 		for i, t := range e.Traffic {
 			p := fmt.Sprintf("%s.traffic[%d]", k, i)

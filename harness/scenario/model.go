@@ -94,10 +94,11 @@ const (
 	KindLoadAssign  = "ClusterLoadAssignment"
 	KindSecret      = "Secret"
 	KindHTTPFilter  = "HTTPFilter"
+	KindFilterChain = "FilterChain"
 )
 
 // XDSKinds lists the kinds an xds expectation may name.
-var XDSKinds = []string{KindListener, KindRouteConfig, KindVirtualHost, KindRoute, KindCluster, KindLoadAssign, KindSecret, KindHTTPFilter}
+var XDSKinds = []string{KindListener, KindRouteConfig, KindVirtualHost, KindRoute, KindCluster, KindLoadAssign, KindSecret, KindHTTPFilter, KindFilterChain}
 
 // XDSExpect checks that a named xDS resource (or part) is present or absent.
 type XDSExpect struct {
@@ -114,6 +115,18 @@ type XDSExpect struct {
 	// ClusterType, for a Cluster: its discovery type (EDS, STATIC, STRICT_DNS...) or the
 	// name of its cluster extension (envoy.cluster.dns).
 	ClusterType string `json:"clusterType,omitempty"`
+	// ChainBlocks and KeyBlocks, for a Secret: the PEM block types of its certificate chain
+	// and private key, in order; the bytes must be exactly those blocks in canonical PEM
+	// (no text around them, LF line breaks, 64 columns).
+	ChainBlocks []string `json:"chainBlocks,omitempty"`
+	KeyBlocks   []string `json:"keyBlocks,omitempty"`
+	// ALPN, for a FilterChain (In: its listener): the protocols its TLS context offers,
+	// exactly ([] for none is not expressible; use http/1.1 or h2,http/1.1).
+	ALPN []string `json:"alpn,omitempty"`
+	// Certificates, for a FilterChain: its TLS certificate SDS configs in order, each
+	// <secret name> when served by EG over ADS or <secret name>@<cluster> when fetched from
+	// an external SDS server through that cluster.
+	Certificates []string `json:"certificates,omitempty"`
 }
 
 // TrafficExpect sends one request through the generated config.

@@ -87,7 +87,7 @@ Exit codes: 0 no breaking finding, 1 at least one breaking finding, 2 bad usage 
 			if err != nil {
 				return badInput("%v", err)
 			}
-			dec, err := resource.Decode(name, data, resource.Options{DefaultNamespace: namespace, SkipUnknownKinds: true, ExpandLists: true, Limits: *limits})
+			dec, err := resource.Decode(name, data, resource.Options{DefaultNamespace: namespace, SkipUnknownKinds: true, Limits: *limits})
 			if err != nil {
 				return badInput("%v", err)
 			}

@@ -741,19 +741,22 @@ func filterConditions(ps *result.ParentStatus, rules []*ruleCtx) {
 	var accepted, available refErrors
 	var dropped []int
 	for i, rc := range rules {
-		if rc.filters == nil {
-			continue
-		}
-		if rc.filters.dropped {
-			dropped = append(dropped, i)
-		}
-		for _, e := range rc.filters.errs {
-			switch e.typ {
-			case errAccepted:
-				accepted.add(e.reason, e.msg)
-			case errBackendsAvailable:
-				available.add(e.reason, e.msg)
+		if rc.filters != nil {
+			if rc.filters.dropped {
+				dropped = append(dropped, i)
 			}
+			for _, e := range rc.filters.errs {
+				switch e.typ {
+				case errAccepted:
+					accepted.add(e.reason, e.msg)
+				case errBackendsAvailable:
+					available.add(e.reason, e.msg)
+				}
+			}
+		}
+		// EG processes a rule's filters before its backendRefs
+		for _, e := range rc.noEndpoints {
+			available.add(e.reason, e.msg)
 		}
 	}
 	if !accepted.empty() {

@@ -356,3 +356,42 @@ func TestKnownKind(t *testing.T) {
 		}
 	}
 }
+
+// A cluster dump from `kubectl get -o yaml` is a List: its items are objects with their own
+// lines, counted against the object limit; unknown kinds among them are skipped as notes.
+func TestDecodeList(t *testing.T) {
+	text := `apiVersion: v1
+kind: List
+items:
+- apiVersion: v1
+  kind: Service
+  metadata: {name: a, namespace: default}
+- apiVersion: apps/v1
+  kind: Deployment
+  metadata: {name: d}
+- apiVersion: v1
+  kind: Service
+  metadata: {name: b, namespace: default}
+  spec:
+    portz: []
+`
+	dec, errs := decode(t, text, resource.Options{SkipUnknownKinds: true})
+	if len(dec.Objects) != 1 || dec.Objects[0].Ref().Name != "a" || dec.Objects[0].Line != 4 {
+		t.Errorf("objects %+v", dec.Objects)
+	}
+	if len(dec.Notes) != 1 || !strings.HasPrefix(dec.Notes[0], "in.yaml:7: skipped Deployment") {
+		t.Errorf("notes %q", dec.Notes)
+	}
+	if msg := oneError(t, errs); msg != `in.yaml:14: Service default/b: unknown field "spec.portz"` {
+		t.Errorf("error %q", msg)
+	}
+
+	_, errs = decode(t, text, resource.Options{SkipUnknownKinds: true, Limits: resource.Limits{MaxObjects: 2}})
+	if msg := oneError(t, errs); !strings.HasPrefix(msg, "in.yaml:10: ") {
+		t.Errorf("object limit: %q", msg)
+	}
+	_, errs = decode(t, "apiVersion: v1\nkind: List\nitems: {a: 1}\n", resource.Options{})
+	if msg := oneError(t, errs); !strings.Contains(msg, "items must be a list") {
+		t.Errorf("bad items: %q", msg)
+	}
+}
