@@ -113,7 +113,7 @@ items:
 		{[]string{"--from", "v1.8", "--to", "v1.9", "-f", broken}, broken + ":3: malformed YAML"},
 		{[]string{"--from", "v1.8", "--to", "v1.9", "-f", filepath.Join(dir, "missing.yaml")}, "missing.yaml"},
 		{[]string{"--from", "v1.7", "--to", "v1.9", "-f", clean}, `--from: unknown profile "v1.7"`},
-		{[]string{"--from", "v1.8", "--to", "egctl@v1.9.1", "-f", clean}, "--to: egctl@v1.9.1: unknown implementation"},
+		{[]string{"--from", "v1.8", "--to", "nosuch@v1.9.1", "-f", clean}, "--to: nosuch@v1.9.1: unknown implementation"},
 		{[]string{"--from", "v1.8", "-f", clean}, "needs --from and --to"},
 		{[]string{"--from", "v1.8", "--to", "v1.9"}, "needs -f FILE"},
 		{[]string{"--from", "v1.8", "--to", "v1.9", "-f", clean, "-o", "pdf"}, `-o must be one of text, json, markdown, html, not "pdf"`},
