@@ -379,10 +379,10 @@ func TestParseSide(t *testing.T) {
 		t.Errorf("v1.9 with exec: %+v %v", s, err)
 	}
 	for spec, want := range map[string]string{
-		"v2.0":         "unknown profile",
-		"egctl@v1.9.1": "unknown implementation egctl@v1.9.1",
-		"egctl@v3.1.0": "no version profile for release v3.1",
-		"":             "a side is a version profile",
+		"v2.0":          "unknown profile",
+		"nosuch@v1.9.1": "unknown implementation nosuch@v1.9.1",
+		"egctl@v3.1.0":  "no version profile for release v3.1",
+		"":              "a side is a version profile",
 	} {
 		if _, err := ParseSide(spec, ""); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%q: %v, want %q", spec, err, want)
