@@ -16,9 +16,11 @@ import (
 	luav3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/lua/v3"
 	ratelimitv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/ratelimit/v3"
 	hcmv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/http_connection_manager/v3"
-	tcpv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/tcp_proxy/v3"
+	// linked in so that walkStrings opens tcp_proxy configs
+	_ "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/tcp_proxy/v3"
 	tlsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/types/known/anypb"
 	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
 
@@ -72,13 +74,13 @@ type collector struct {
 	d     *differ
 	ents  []*entity
 	gwsAt map[uint32][]resource.Ref
-	// tcpOwner: the owner of the listener whose tcp_proxy uses a cluster (for clusters
-	// without metadata, such as EmptyCluster).
-	tcpOwner map[string]resource.Ref
+	// namedBy: the owner of the listener that names a cluster (tcp_proxy, SDS config), for
+	// clusters without metadata such as EmptyCluster and SDS clusters.
+	namedBy map[string]resource.Ref
 }
 
 func (d *differ) collect(r *result.Result) []*entity {
-	c := &collector{d: d, gwsAt: d.gatewaysByPort(), tcpOwner: map[string]resource.Ref{}}
+	c := &collector{d: d, gwsAt: d.gatewaysByPort(), namedBy: map[string]resource.Ref{}}
 	rcRefs := map[string][]string{} // route configuration name → filter chain identities
 	rcOwner := map[string]resource.Ref{}
 	for _, l := range r.XDS.Listeners {
@@ -118,7 +120,7 @@ func (d *differ) collect(r *result.Result) []*entity {
 			shape = ct.GetName()
 		}
 		fallback := resource.Ref{Kind: "Cluster", Name: cl.GetName()}
-		if o, ok := c.tcpOwner[cl.GetName()]; ok {
+		if o, ok := c.namedBy[cl.GetName()]; ok {
 			fallback = o
 		}
 		c.add(&entity{kind: "Cluster", identity: id, name: cl.GetName(), shape: shape, res: loc,
@@ -235,6 +237,15 @@ func (c *collector) listener(l *listenerv3.Listener, rcRefs map[string][]string,
 	loc := xdsLoc{"Listener", l.GetName()}
 	lent := &entity{kind: "Listener", identity: lid, name: l.GetName(), owner: owner, res: loc}
 	c.add(lent)
+	// Clusters a listener names (SDS servers through envoy_grpc, tcp_proxy targets)
+	// belong to its Gateway when nothing else claims them.
+	walkStrings(l, func(field, value string) {
+		if field == "cluster_name" || field == "cluster" {
+			if _, ok := c.namedBy[value]; !ok && value != "" {
+				c.namedBy[value] = owner
+			}
+		}
+	})
 	chains := l.GetFilterChains()
 	if dc := l.GetDefaultFilterChain(); dc != nil {
 		chains = append(chains, dc)
@@ -245,12 +256,6 @@ func (c *collector) listener(l *listenerv3.Listener, rcRefs map[string][]string,
 			fcid = lid + " default"
 		}
 		for _, nf := range fc.GetFilters() {
-			var tcp tcpv3.TcpProxy
-			if nf.GetTypedConfig().MessageIs(&tcp) && nf.GetTypedConfig().UnmarshalTo(&tcp) == nil {
-				if _, ok := c.tcpOwner[tcp.GetCluster()]; !ok && tcp.GetCluster() != "" {
-					c.tcpOwner[tcp.GetCluster()] = owner
-				}
-			}
 			var hcm hcmv3.HttpConnectionManager
 			if nf.GetTypedConfig() == nil || !nf.GetTypedConfig().MessageIs(&hcm) || nf.GetTypedConfig().UnmarshalTo(&hcm) != nil {
 				continue
@@ -452,6 +457,44 @@ func metaOwners(md *corev3.Metadata) []resource.Ref {
 		}
 	}
 	return out
+}
+
+// walkStrings calls fn with the name and value of every string field of m, opening the
+// Any fields whose types are linked in.
+func walkStrings(m proto.Message, fn func(field, value string)) {
+	var walk func(protoreflect.Message, int)
+	walk = func(r protoreflect.Message, depth int) {
+		if depth > 64 {
+			return
+		}
+		if a, ok := r.Interface().(*anypb.Any); ok {
+			if inner := unpack(a); inner != nil {
+				walk(inner.ProtoReflect(), depth+1)
+			}
+			return
+		}
+		r.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
+			switch {
+			case fd.IsList() && fd.Kind() == protoreflect.MessageKind:
+				for i := 0; i < v.List().Len(); i++ {
+					walk(v.List().Get(i).Message(), depth+1)
+				}
+			case fd.IsMap():
+				if fd.MapValue().Kind() == protoreflect.MessageKind {
+					v.Map().Range(func(_ protoreflect.MapKey, mv protoreflect.Value) bool {
+						walk(mv.Message(), depth+1)
+						return true
+					})
+				}
+			case fd.Kind() == protoreflect.MessageKind:
+				walk(v.Message(), depth+1)
+			case fd.Kind() == protoreflect.StringKind && !fd.IsList():
+				fn(string(fd.Name()), v.String())
+			}
+			return true
+		})
+	}
+	walk(m.ProtoReflect(), 0)
 }
 
 // unpack opens an Any whose type is linked in; nil otherwise.
