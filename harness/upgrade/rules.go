@@ -111,6 +111,7 @@ var Rules = []Rule{
 	{Moved, "JWTProvider", nil, "SP-06", Warning},
 	{Moved, "", nil, "", Warning},
 	{ShapeChanged, "Cluster", re(`STRICT_DNS|LOGICAL_DNS|envoy\.cluster\.dns`), "UPG-01", Warning},
+	{ShapeChanged, "UpstreamTLS", re(`Version=`), "BTLS-03", Warning},
 	{ShapeChanged, "", re(`jwt_authn`), "SP-06", Warning},
 	{ShapeChanged, "", re(`filters\.http\.lua`), "EEP-03", Warning},
 	{ShapeChanged, "", re(`ratelimit`), "BTP-03", Warning},
@@ -119,6 +120,7 @@ var Rules = []Rule{
 	{FailClosed, "", nil, "", Breaking},
 	{Removed, "HTTPFilter", re(`filters\.http\.lua`), "EEP-03", Warning},
 	{Removed, "PerFilterConfig", re(`filters\.http\.lua`), "EEP-03", Warning},
+	{Removed, "UpstreamTLS", nil, "", Breaking}, // the backend is now reached in plain text
 	{Removed, "", nil, "", Warning},
 	{Added, "", nil, "", Info},
 

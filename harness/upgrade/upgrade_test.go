@@ -430,3 +430,28 @@ func TestSharedIdentities(t *testing.T) {
 		t.Errorf("findings:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// A cluster's upstream TLS versions changing is BTLS-03; its TLS disappearing is breaking.
+func TestUpstreamTLS(t *testing.T) {
+	cluster := func(max tlsv3.TlsParameters_TlsProtocol, tls bool) *clusterv3.Cluster {
+		c := pipeCluster("httproute/default/app/rule/0", "/unused")
+		c.LoadAssignment.Endpoints[0].LbEndpoints[0].GetEndpoint().Address = &corev3.Address{Address: &corev3.Address_SocketAddress{
+			SocketAddress: &corev3.SocketAddress{Address: "10.96.0.10", PortSpecifier: &corev3.SocketAddress_PortValue{PortValue: 443}}}}
+		if tls {
+			c.TransportSocket = &corev3.TransportSocket{Name: "envoy.transport_sockets.tls", ConfigType: &corev3.TransportSocket_TypedConfig{
+				TypedConfig: mustAny(t, &tlsv3.UpstreamTlsContext{Sni: "app.example.com", CommonTlsContext: &tlsv3.CommonTlsContext{
+					TlsParams: &tlsv3.TlsParameters{TlsMaximumProtocolVersion: max}}})}}
+		}
+		return c
+	}
+	res := func(c *clusterv3.Cluster) *result.Result { return &result.Result{XDS: result.XDS{Clusters: []*clusterv3.Cluster{c}}} }
+	rep := Compare("v1.8", "v1.9", res(cluster(tlsv3.TlsParameters_TLSv1_2, true)), res(cluster(tlsv3.TlsParameters_TLSv1_3, true)), nil)
+	if len(rep.Findings) != 1 || rep.Findings[0].ID != "BTLS-03" || rep.Findings[0].Object.String() != "HTTPRoute/default/app" ||
+		rep.Findings[0].After != "minVersion=TLS_AUTO maxVersion=TLSv1_3" {
+		t.Errorf("version change: %+v", rep.Findings)
+	}
+	rep = Compare("v1.8", "v1.9", res(cluster(tlsv3.TlsParameters_TLSv1_2, true)), res(cluster(0, false)), nil)
+	if !rep.Breaking() {
+		t.Errorf("losing upstream TLS is breaking: %+v", rep.Findings)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 
+	clusterv3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	endpointv3 "github.com/envoyproxy/go-control-plane/envoy/config/endpoint/v3"
 	listenerv3 "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
@@ -123,8 +124,13 @@ func (d *differ) collect(r *result.Result) []*entity {
 		if o, ok := c.namedBy[cl.GetName()]; ok {
 			fallback = o
 		}
-		c.add(&entity{kind: "Cluster", identity: id, name: cl.GetName(), shape: shape, res: loc,
-			owner: c.owner(cl.GetName(), owners, fallback)})
+		cowner := c.owner(cl.GetName(), owners, fallback)
+		cent := &entity{kind: "Cluster", identity: id, name: cl.GetName(), shape: shape, res: loc, owner: cowner}
+		c.add(cent)
+		for i, t := range upstreamTLS(cl) {
+			c.add(&entity{kind: "UpstreamTLS", identity: fmt.Sprintf("%s tls#%d sni=%s", id, i, t.sni), name: cl.GetName(),
+				where: "SNI " + t.sni, place: id, shape: t.versions, owner: cowner, res: loc, parent: cent.key()})
+		}
 	}
 	for _, s := range r.XDS.Secrets {
 		cp := proto.Clone(s).(*tlsv3.Secret)
@@ -409,6 +415,30 @@ func (c *collector) routeConfig(rc *routev3.RouteConfiguration, refs []string, o
 	}
 }
 
+// upstreamTLS reads each TLS context a cluster originates (its transport socket, then its
+// transport socket matches): the SNI (part of its identity) and the protocol versions (its
+// shape). Secret names are left out: their renames are found on the secrets.
+func upstreamTLS(cl *clusterv3.Cluster) []upstream {
+	sockets := []*corev3.TransportSocket{cl.GetTransportSocket()}
+	for _, m := range cl.GetTransportSocketMatches() {
+		sockets = append(sockets, m.GetTransportSocket())
+	}
+	var out []upstream
+	for _, ts := range sockets {
+		var ctx tlsv3.UpstreamTlsContext
+		a := ts.GetTypedConfig()
+		if a == nil || !a.MessageIs(&ctx) || a.UnmarshalTo(&ctx) != nil {
+			continue
+		}
+		p := ctx.GetCommonTlsContext().GetTlsParams()
+		out = append(out, upstream{sni: ctx.GetSni(), versions: fmt.Sprintf("minVersion=%s maxVersion=%s",
+			p.GetTlsMinimumProtocolVersion(), p.GetTlsMaximumProtocolVersion())})
+	}
+	return out
+}
+
+type upstream struct{ sni, versions string }
+
 // routeShape is what a route does: forward, redirect, or answer by itself.
 func routeShape(rt *routev3.Route) string {
 	switch a := rt.GetAction().(type) {
@@ -552,7 +582,7 @@ func short(m proto.Message, a *anypb.Any) string {
 // container tells the story).
 var reportPresence = map[string]bool{"Listener": true, "RouteConfiguration": true, "VirtualHost": true, "Route": true,
 	"Cluster": true, "Secret": true, "HTTPFilter": true, "JWTProvider": true, "LuaScript": true, "RateLimit": true,
-	"PerFilterConfig": true}
+	"PerFilterConfig": true, "UpstreamTLS": true}
 
 func (d *differ) xds() {
 	be, ae := d.collect(d.before), d.collect(d.after)
