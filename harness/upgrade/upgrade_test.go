@@ -444,7 +444,9 @@ func TestUpstreamTLS(t *testing.T) {
 		}
 		return c
 	}
-	res := func(c *clusterv3.Cluster) *result.Result { return &result.Result{XDS: result.XDS{Clusters: []*clusterv3.Cluster{c}}} }
+	res := func(c *clusterv3.Cluster) *result.Result {
+		return &result.Result{XDS: result.XDS{Clusters: []*clusterv3.Cluster{c}}}
+	}
 	rep := Compare("v1.8", "v1.9", res(cluster(tlsv3.TlsParameters_TLSv1_2, true)), res(cluster(tlsv3.TlsParameters_TLSv1_3, true)), nil)
 	if len(rep.Findings) != 1 || rep.Findings[0].ID != "BTLS-03" || rep.Findings[0].Object.String() != "HTTPRoute/default/app" ||
 		rep.Findings[0].After != "minVersion=TLS_AUTO maxVersion=TLSv1_3" {
