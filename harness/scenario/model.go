@@ -50,6 +50,27 @@ type Expect struct {
 	Traffic   []TrafficExpect   `json:"traffic,omitempty"`
 	// Warnings each must be contained in one of the translation's warnings.
 	Warnings []string `json:"warnings,omitempty"`
+	// Patches checks what EnvoyPatchPolicy operations did.
+	Patches []PatchExpect `json:"patches,omitempty"`
+}
+
+// Patch outcomes a PatchExpect can name.
+const (
+	OutcomeHit  = "hit"
+	OutcomeMiss = "miss"
+)
+
+// PatchExpect checks one operation of an EnvoyPatchPolicy: whether it hit (changed the xDS)
+// or missed, and why.
+type PatchExpect struct {
+	// Policy is EnvoyPatchPolicy/namespace/name.
+	Policy string `json:"policy"`
+	// Operation is the index in the policy's jsonPatches.
+	Operation int `json:"operation"`
+	// Outcome is hit or miss.
+	Outcome string `json:"outcome"`
+	// Reason must be contained in a miss's reason (e.g. "no such resource", "test failed").
+	Reason string `json:"reason,omitempty"`
 }
 
 // AdmissionExpect names an object the API server refuses (or, with allowed: true, admits).
@@ -214,6 +235,9 @@ func (s *Scenario) ExpectFor(p string) Expect {
 	}
 	if o.Warnings != nil {
 		e.Warnings = o.Warnings
+	}
+	if o.Patches != nil {
+		e.Patches = o.Patches
 	}
 	return e
 }

@@ -82,6 +82,7 @@ var Rules = []Rule{
 	{ConditionLost, "EnvoyExtensionPolicy", re(`(?i)lua.*disabled|enableLua`), "EEP-02", Breaking},
 	{ConditionLost, "", re(`(?i)system.?ca|system_ca_certificates`), "SDS-03", Breaking},
 	{ConditionLost, "", nil, "", Breaking},
+	{ConditionGained, "EnvoyPatchPolicy", nil, "EPP-04", Info}, // its patches find their resources now
 	{ConditionGained, "", nil, "", Info},
 	{ConditionAdded, "RouteRulesOverlap", nil, "RT-11", Warning},
 	{ConditionAdded, "", nil, "", Warning},

@@ -371,6 +371,8 @@ func (rt *routeTranslator) resolveGRPCRules(r *gwapiv1.GRPCRoute) []*ruleCtx {
 		}
 		rc, dest := rt.resolveDestination("GRPCRoute", r.Namespace, refs, fmt.Sprintf("%s%d", prefix, i), i)
 		dest.HTTP2 = true
+		hr, hrule := grpcRuleAsHTTP(r, rule)
+		ff := rt.ruleFilters(rc, dest, hr, i, hrule)
 		var refs2 []*gwapiv1.LocalObjectReference
 		for _, f := range rule.Filters {
 			refs2 = append(refs2, f.ExtensionRef)
@@ -381,6 +383,7 @@ func (rt *routeTranslator) resolveGRPCRules(r *gwapiv1.GRPCRoute) []*ruleCtx {
 			route.Source.RuleName = ruleName(rule.Name)
 			route.PathMatch = &ir.StringMatch{Prefix: ptr("/")}
 			rc.finish(route, dest, len(rule.BackendRefs))
+			ff.apply(route)
 		}
 		matches := rule.Matches
 		if len(matches) == 0 {
@@ -393,6 +396,7 @@ func (rt *routeTranslator) resolveGRPCRules(r *gwapiv1.GRPCRoute) []*ruleCtx {
 				applyGRPCMatch(route, matches[c.match])
 				route.Cookies = c.cookies
 				rc.finish(route, dest, len(rule.BackendRefs))
+				ff.apply(route)
 			}
 		}
 		rc.dropOnBadRegex(i)

@@ -6,10 +6,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	goruntime "runtime"
 	"slices"
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	egv1a1 "github.com/envoyproxy/gateway/api/v1alpha1"
@@ -118,7 +120,7 @@ func Decode(file string, data []byte, opts Options) (Decoded, error) {
 	seen := map[Ref]int{}
 	var aliasBytes int64
 	count := 0
-	add := func(line int, text, js []byte, tm typeMeta) {
+	add := func(line int, text, js []byte, tm typeMeta, pre *prefetched) {
 		if tm.Kind == egv1a1.KindEnvoyGateway && tm.APIVersion == egv1a1.GroupVersion.String() {
 			cfg, err := decodeEnvoyGateway(file, line, text, js)
 			switch {
@@ -131,7 +133,14 @@ func Decode(file string, data []byte, opts Options) (Decoded, error) {
 			}
 			return
 		}
-		obj, skipped, err := decodeOne(file, line, text, js, tm, opts)
+		var obj Object
+		var skipped string
+		var err error
+		if pre != nil && pre.decoded {
+			obj, skipped, err = pre.obj, pre.skipped, pre.decodeErr
+		} else {
+			obj, skipped, err = decodeOne(file, line, text, js, tm, opts)
+		}
 		if err != nil {
 			errs = append(errs, err)
 			return
@@ -148,7 +157,9 @@ func Decode(file string, data []byte, opts Options) (Decoded, error) {
 		seen[ref] = line
 		out.Objects = append(out.Objects, obj)
 	}
-	for _, doc := range splitDocuments(data) {
+	docs := splitDocuments(data)
+	pre := prefetch(file, docs, opts, lim)
+	for i, doc := range docs {
 		line := doc.line + opts.LineOffset
 		if isBlank(doc.text) {
 			continue
@@ -161,7 +172,14 @@ func Decode(file string, data []byte, opts Options) (Decoded, error) {
 			errs = append(errs, fmt.Errorf("%s:%d: stopped reading after %d errors", file, line, maxErrors))
 			break
 		}
-		js, tm, err := identify(file, line, doc.text, lim, &aliasBytes)
+		var js []byte
+		var tm typeMeta
+		var err error
+		if pre[i] != nil {
+			js, tm, err = pre[i].js, pre[i].tm, pre[i].err
+		} else {
+			js, tm, err = identify(file, line, doc.text, lim, &aliasBytes)
+		}
 		if err != nil {
 			errs = append(errs, err)
 			var le *LimitError
@@ -187,11 +205,11 @@ func Decode(file string, data []byte, opts Options) (Decoded, error) {
 					errs = append(errs, fmt.Errorf("%s:%d: %s item %d: not a Kubernetes object: %v", file, it.line, tm.Kind, it.index, jsonProblem(err)))
 					continue
 				}
-				add(it.line, it.text, it.js, itm)
+				add(it.line, it.text, it.js, itm, nil)
 			}
 			continue
 		}
-		add(line, doc.text, js, tm)
+		add(line, doc.text, js, tm, pre[i])
 	}
 	return out, errors.Join(errs...)
 }
@@ -242,6 +260,69 @@ func listItems(file string, line int, text, js []byte) ([]listItem, error) {
 		out = append(out, it)
 	}
 	return out, nil
+}
+
+// prefetched is the part of a document's decoding that depends on nothing but the document:
+// its JSON form, identity and typed decode. Decode computes it for many documents at once
+// and then assembles the results in file order, so the output is the same as one by one.
+type prefetched struct {
+	js  []byte
+	tm  typeMeta
+	err error
+
+	decoded   bool // obj, skipped and decodeErr are set
+	obj       Object
+	skipped   string
+	decodeErr error
+}
+
+// prefetchMin is the number of documents from which decoding runs on every core.
+const prefetchMin = 64
+
+// prefetch decodes the documents of a large file on every core. Documents that may hold
+// aliases are left to the sequential pass (their expansion counts against a budget shared
+// with the documents before them), as are those past the object limit.
+func prefetch(file string, docs []document, opts Options, lim Limits) []*prefetched {
+	out := make([]*prefetched, len(docs))
+	workers := goruntime.GOMAXPROCS(0)
+	if len(docs) < prefetchMin || workers < 2 {
+		return out
+	}
+	var todo []int
+	for i, d := range docs {
+		if lim.MaxObjects >= 0 && len(todo) > lim.MaxObjects {
+			break
+		}
+		if !isBlank(d.text) && !yamlpos.MayHaveAliases(d.text) {
+			todo = append(todo, i)
+		}
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				k := int(next.Add(1)) - 1
+				if k >= len(todo) {
+					return
+				}
+				i := todo[k]
+				line := docs[i].line + opts.LineOffset
+				var none int64
+				p := &prefetched{}
+				p.js, p.tm, p.err = identify(file, line, docs[i].text, lim, &none)
+				if p.err == nil && !isList(p.tm) && !(p.tm.Kind == egv1a1.KindEnvoyGateway && p.tm.APIVersion == egv1a1.GroupVersion.String()) {
+					p.decoded = true
+					p.obj, p.skipped, p.decodeErr = decodeOne(file, line, docs[i].text, p.js, p.tm, opts)
+				}
+				out[i] = p
+			}
+		}()
+	}
+	wg.Wait()
+	return out
 }
 
 // typeMeta is what identifies a document before its strict decode.

@@ -2,6 +2,8 @@ package resource_test
 
 import (
 	"fmt"
+	"reflect"
+	"runtime"
 	"sort"
 	"strings"
 	"testing"
@@ -393,5 +395,50 @@ items:
 	_, errs = decode(t, "apiVersion: v1\nkind: List\nitems: {a: 1}\n", resource.Options{})
 	if msg := oneError(t, errs); !strings.Contains(msg, "items must be a list") {
 		t.Errorf("bad items: %q", msg)
+	}
+}
+
+// Large files are decoded on every core; the result (objects, notes, errors and their
+// order) must be what one core gives.
+func TestDecodeParallelSameAsSequential(t *testing.T) {
+	var b strings.Builder
+	for i := 0; i < 150; i++ {
+		switch i % 7 {
+		case 0:
+			fmt.Fprintf(&b, "apiVersion: v1\nkind: Service\nmetadata: {name: s%d, namespace: default}\nspec: {portz: []}\n---\n", i)
+		case 1:
+			fmt.Fprintf(&b, "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d%d}\n---\n", i)
+		case 2:
+			b.WriteString("apiVersion: v1\nkind: Service\nmetadata: {name: dup, namespace: default}\n---\n")
+		case 3:
+			fmt.Fprintf(&b, "apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: Service\n  metadata: {name: l%d, namespace: default}\n---\n", i)
+		case 4:
+			fmt.Fprintf(&b, "base: &b {name: a%d, namespace: default}\napiVersion: v1\nkind: Service\nmetadata: *b\n---\n", i)
+		default:
+			fmt.Fprintf(&b, "apiVersion: v1\nkind: Service\nmetadata: {name: s%d}\nspec: {ports: [{port: %d}]}\n---\n", i, 80+i)
+		}
+	}
+	opts := resource.Options{SkipUnknownKinds: true}
+	par, parErrs := decode(t, b.String(), opts)
+	prev := runtime.GOMAXPROCS(1)
+	seq, seqErrs := decode(t, b.String(), opts)
+	runtime.GOMAXPROCS(prev)
+	if prev < 2 {
+		t.Skip("one CPU: the parallel path is not taken")
+	}
+	if !reflect.DeepEqual(parErrs, seqErrs) {
+		t.Errorf("errors differ:\nparallel   %q\nsequential %q", parErrs, seqErrs)
+	}
+	if !reflect.DeepEqual(par.Notes, seq.Notes) {
+		t.Errorf("notes differ")
+	}
+	if len(par.Objects) != len(seq.Objects) || len(par.Objects) < 50 {
+		t.Fatalf("%d objects in parallel, %d sequentially", len(par.Objects), len(seq.Objects))
+	}
+	for i := range par.Objects {
+		if par.Objects[i].Ref() != seq.Objects[i].Ref() || par.Objects[i].Line != seq.Objects[i].Line ||
+			!reflect.DeepEqual(par.Objects[i].Obj, seq.Objects[i].Obj) {
+			t.Errorf("object %d: %v line %d, sequentially %v line %d", i, par.Objects[i].Ref(), par.Objects[i].Line, seq.Objects[i].Ref(), seq.Objects[i].Line)
+		}
 	}
 }

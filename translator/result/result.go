@@ -16,6 +16,7 @@ import (
 	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
 	tlsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
 
+	"github.com/egharness/egharness/translator/ir"
 	"github.com/egharness/egharness/translator/resource"
 )
 
@@ -26,6 +27,9 @@ type Result struct {
 	XDS       XDS            `json:"xds"`
 	Patches   []PatchOutcome `json:"patches"`
 	Warnings  []string       `json:"warnings"`
+	// IR is the reference translator's intermediate model (nil from other implementations).
+	// Not part of the JSON contract; `serve` shows it at /snapshots.
+	IR *ir.XDS `json:"-"`
 }
 
 // Admission is the API server's verdict on one object.
