@@ -374,7 +374,8 @@ func (d *differ) inherit() {
 	// Causes are what happens to objects (admission, statuses), not other xDS changes of
 	// theirs: a route whose JWT provider is renamed does not lose its routes for it.
 	causes := map[Change]bool{AdmissionRefused: true, AdmissionAllowed: true, ObjectUnseen: true, ObjectSeen: true,
-		ConditionLost: true, ConditionGained: true, ConditionChanged: true, ParentLost: true, ParentGained: true, AttachedRoutes: true}
+		ConditionLost: true, ConditionGained: true, ConditionChanged: true, ParentLost: true, ParentGained: true, AttachedRoutes: true,
+		PatchMissed: true, PatchHits: true} // a patch policy no longer Programmed because its operations miss
 	cause := map[resource.Ref]Finding{}
 	for _, f := range d.findings {
 		if f.ID == Unmapped || !causes[f.Change] {
