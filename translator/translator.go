@@ -56,6 +56,7 @@ func Translate(in Input) (res *result.Result, err error) {
 	}.Apply(admitted, res.Statuses, &res.XDS)
 	res.Statuses = append(res.Statuses, patched.Statuses...)
 	res.Patches = patched.Patches
+	res.Warnings = append(res.Warnings, patched.Warnings...)
 	res.Normalize()
 	return res, nil
 }

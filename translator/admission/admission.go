@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strings"
 
+	egv1a1 "github.com/envoyproxy/gateway/api/v1alpha1"
 	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/egharness/egharness/translator/profile"
@@ -64,6 +65,8 @@ func check(o resource.Object) []problem {
 				out = append(out, backendPortProblems(fmt.Sprintf("spec.rules[%d].backendRefs[%d]", i, k), br.BackendObjectReference)...)
 			}
 		}
+	case *egv1a1.EnvoyPatchPolicy:
+		out = append(out, envoyPatchPolicyProblems(v)...)
 	case *gwapiv1.TCPRoute:
 		out = append(out, maxItems("spec.rules", len(v.Spec.Rules), 1)...)
 	case *gwapiv1.UDPRoute:

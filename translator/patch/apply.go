@@ -51,8 +51,43 @@ type snapshot struct {
 
 func newSnapshot(x *result.XDS, v2 bool) *snapshot { return &snapshot{x: x, v2: v2} }
 
-// finish restores the snapshot's order after additions.
-func (s *snapshot) finish() { s.x.Sort() }
+// finish keeps one resource per type and name, the last, as go-control-plane's snapshot
+// does when EG publishes a table where a patch added or renamed a resource onto a name that
+// was taken; then it restores the snapshot's order. It returns a warning per resource dropped.
+func (s *snapshot) finish() []string {
+	var warnings []string
+	drop := func(kind string) func(string) {
+		return func(name string) {
+			warnings = append(warnings, fmt.Sprintf("EnvoyPatchPolicy: two %ss are named %q after patching; the snapshot keeps the later one, as go-control-plane does", kind, name))
+		}
+	}
+	s.x.Listeners = lastByName(s.x.Listeners, (*listenerv3.Listener).GetName, drop("Listener"))
+	s.x.Routes = lastByName(s.x.Routes, (*routev3.RouteConfiguration).GetName, drop("RouteConfiguration"))
+	s.x.Clusters = lastByName(s.x.Clusters, (*clusterv3.Cluster).GetName, drop("Cluster"))
+	s.x.Endpoints = lastByName(s.x.Endpoints, (*endpointv3.ClusterLoadAssignment).GetClusterName, drop("ClusterLoadAssignment"))
+	s.x.Secrets = lastByName(s.x.Secrets, (*tlsv3.Secret).GetName, drop("Secret"))
+	s.x.Sort()
+	return warnings
+}
+
+func lastByName[T proto.Message](list []T, nameOf func(T) string, dropped func(string)) []T {
+	last := make(map[string]int, len(list))
+	for i, r := range list {
+		last[nameOf(r)] = i
+	}
+	if len(last) == len(list) {
+		return list
+	}
+	out := make([]T, 0, len(last))
+	for i, r := range list {
+		if last[nameOf(r)] == i {
+			out = append(out, r)
+		} else {
+			dropped(nameOf(r))
+		}
+	}
+	return out
+}
 
 // outcome is what one operation contributes to its policy's Programmed condition: the
 // type/name of a resource not found, or an error in EG's wording.
@@ -110,8 +145,9 @@ func (s *snapshot) names(typeURL egv1a1.EnvoyResourceType) []string {
 	return out
 }
 
-// find returns the first resource of the type with the name, or nil.
-func (s *snapshot) find(typeURL egv1a1.EnvoyResourceType, name string) proto.Message {
+// find returns the first resource of the type with the name, and a function that puts a
+// replacement in its place; nil when there is none.
+func (s *snapshot) find(typeURL egv1a1.EnvoyResourceType, name string) (proto.Message, func(proto.Message)) {
 	switch typeURL {
 	case egv1a1.ListenerEnvoyResourceType:
 		return first(s.x.Listeners, name, (*listenerv3.Listener).GetName)
@@ -124,19 +160,20 @@ func (s *snapshot) find(typeURL egv1a1.EnvoyResourceType, name string) proto.Mes
 	case egv1a1.SecretEnvoyResourceType:
 		return first(s.x.Secrets, name, (*tlsv3.Secret).GetName)
 	}
-	return nil
+	return nil, nil
 }
 
-func first[T proto.Message](list []T, name string, nameOf func(T) string) proto.Message {
-	for _, r := range list {
+func first[T proto.Message](list []T, name string, nameOf func(T) string) (proto.Message, func(proto.Message)) {
+	for i, r := range list {
 		if nameOf(r) == name {
-			return r
+			return r, func(m proto.Message) { list[i] = m.(T) }
 		}
 	}
-	return nil
+	return nil, nil
 }
 
-// add appends a whole new resource (EG does not check that the name is free).
+// add appends a whole new resource (EG does not check that the name is free; finish
+// settles duplicates).
 func (s *snapshot) add(m proto.Message) {
 	switch r := m.(type) {
 	case *listenerv3.Listener:
@@ -167,7 +204,7 @@ func (s *snapshot) apply(p egv1a1.EnvoyJSONPatchConfig) (result.PatchOutcome, ou
 		msg := fmt.Sprintf("unsupported patch type %s", p.Type)
 		return missRec(ReasonInvalidOperation, msg), outcome{err: msg}
 	}
-	dest := s.find(p.Type, p.Name)
+	dest, put := s.find(p.Type, p.Name)
 	if dest == nil {
 		return missRec(ReasonNoResource, s.notFoundDetail(p)), outcome{notFound: string(p.Type) + "/" + p.Name}
 	}
@@ -201,8 +238,7 @@ func (s *snapshot) apply(p egv1a1.EnvoyJSONPatchConfig) (result.PatchOutcome, ou
 			return missRec(ReasonInvalidResult, fmt.Sprintf("%s %q fails Envoy's validation: %v", kind, p.Name, err)), outcome{err: msg}
 		}
 	}
-	proto.Reset(dest)
-	proto.Merge(dest, next)
+	put(next)
 	return result.PatchOutcome{Hit: true}, outcome{}
 }
 

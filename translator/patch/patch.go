@@ -33,6 +33,7 @@ type Stage struct {
 type Output struct {
 	Statuses []result.ObjectStatus
 	Patches  []result.PatchOutcome
+	Warnings []string
 }
 
 // Apply patches x in place. objs are the admitted objects; statuses are what the earlier
@@ -72,7 +73,7 @@ func (s Stage) Apply(objs []resource.Object, statuses []result.ObjectStatus, x *
 		}
 		out.Statuses = append(out.Statuses, policyStatus(ref, *decision.ancestor, programmed(decision.conditions, errs, notFound)))
 	}
-	snap.finish()
+	out.Warnings = snap.finish()
 	return out
 }
 

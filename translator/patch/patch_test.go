@@ -131,3 +131,19 @@ func TestPointersOf(t *testing.T) {
 		}
 	}
 }
+
+// A whole resource added under a taken name replaces the generated one in what is
+// published (one resource per name, the later), with a warning.
+func TestDuplicateNameKeepsTheLater(t *testing.T) {
+	x := trustStore()
+	s := newSnapshot(x, false)
+	rec, _ := s.apply(egv1a1.EnvoyJSONPatchConfig{Type: egv1a1.ClusterEnvoyResourceType,
+		Operation: egv1a1.JSONPatchOperation{Op: "add", Path: str(""), Value: value(t, map[string]any{"name": "c", "connect_timeout": "3s"})}})
+	if !rec.Hit {
+		t.Fatalf("add: %+v", rec)
+	}
+	warnings := s.finish()
+	if len(x.Clusters) != 1 || x.Clusters[0].GetConnectTimeout().AsDuration().Seconds() != 3 || len(warnings) != 1 {
+		t.Fatalf("clusters %v, warnings %v", x.Clusters, warnings)
+	}
+}

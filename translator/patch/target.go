@@ -53,6 +53,9 @@ type decision struct {
 	conditions []result.Condition
 }
 
+// controllerName is EG's controller, which writes the policy's ancestor entries.
+const controllerName = "gateway.envoyproxy.io/gatewayclass-controller"
+
 // Accepted condition messages and reasons, as EG v1.9 writes them.
 const (
 	msgAccepted = "Policy has been accepted."
@@ -108,5 +111,5 @@ func accepted(status, reason, msg string) result.Condition {
 
 func policyStatus(ref resource.Ref, ancestor result.ParentRef, conds []result.Condition) result.ObjectStatus {
 	return result.ObjectStatus{Object: ref, Conditions: []result.Condition{},
-		Parents: []result.ParentStatus{{Ref: ancestor, Conditions: conds}}}
+		Parents: []result.ParentStatus{{Ref: ancestor, ControllerName: controllerName, Conditions: conds}}}
 }
