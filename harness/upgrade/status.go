@@ -385,8 +385,14 @@ func (d *differ) inherit() {
 			cause[f.Object] = f
 		}
 	}
+	patched := map[string]string{} // xDS resource a missed operation addressed → its ID
+	for _, f := range d.findings {
+		if f.Change == PatchMissed && f.XDS != nil {
+			patched[f.XDS.Type+"\x00"+f.XDS.Before] = f.ID
+		}
+	}
 	consequence := map[Change]bool{Removed: true, Added: true, FailClosed: true, ParentLost: true, ParentGained: true,
-		WarningAdded: true, ConditionLost: true, ShapeChanged: true}
+		WarningAdded: true, ConditionLost: true, ConditionChanged: true, ConditionReworded: true, ShapeChanged: true}
 	for i := range d.findings {
 		f := &d.findings[i]
 		if f.ID != Unmapped || !consequence[f.Change] {
@@ -402,6 +408,12 @@ func (d *differ) inherit() {
 			if c, ok := cause[r]; ok {
 				f.ID = c.ID
 				break
+			}
+		}
+		// Else, xDS that a patch used to add to a resource goes when the patch misses.
+		if f.ID == Unmapped && f.XDS != nil {
+			if id, ok := patched[f.XDS.Type+"\x00"+f.XDS.Before]; ok {
+				f.ID = id
 			}
 		}
 	}

@@ -65,11 +65,19 @@ func TestUpgradeCheckSampleDump(t *testing.T) {
 			t.Errorf("no %s finding on %s in\n%s", id, obj, stdout)
 		}
 	}
-	// The same dump towards v1.10-preview: renames only (and the patch on the old
-	// listener name once EnvoyPatchPolicy is translated).
+	// The same dump towards v1.10-preview: the names change, and the patches written for
+	// the old listener and route-configuration names miss.
 	code, stdout, _ = execute(t, "", "upgrade-check", "--from", "v1.9", "--to", "v1.10-preview", "-f", sampleDump)
-	if !strings.Contains(stdout, "NAME-02   Listener renamed: shop/eg/http → tcp-80") {
-		t.Errorf("v1.9 → v1.10-preview (exit %d):\n%s", code, stdout)
+	for _, want := range []string{
+		"NAME-02   Listener renamed: shop/eg/http → tcp-80",
+		"EPP-05    operation 3 (add /per_connection_buffer_limit_bytes on Listener shop/eg/http) hits before and misses after",
+	} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("v1.9 → v1.10-preview (exit %d) lacks %q:\n%s", code, want, stdout)
+		}
+	}
+	if code != exitFail {
+		t.Errorf("patches that stop applying are breaking: exit %d", code)
 	}
 	if !strings.Contains(stdout, "skipped Deployment shop/storefront") || !strings.Contains(stdout, "EG configuration read from ConfigMap envoy-gateway-system/envoy-gateway-config") {
 		t.Errorf("the notes about the input are missing:\n%s", stdout)
