@@ -259,23 +259,18 @@ func (bc *BackendCluster) policyFields(d *ir.Destination) error {
 }
 
 // ResolvedPolicy finds the load balancing, session persistence and circuit breaker fields
-// in the JSON form of values (IR destinations and backends), first value first; nil for a
-// field none of them sets.
+// in the JSON form of values (IR destinations and backends), first value first, at the top
+// level or one object down (a policy stage may group them, e.g. under "lb"); nil for a
+// field none of them sets. Keys are visited in sorted order, so the answer never depends on
+// map order.
 func ResolvedPolicy(values ...any) (lb, sp, cb json.RawMessage, err error) {
-	for _, v := range values {
-		b, err := json.Marshal(v)
-		if err != nil {
-			return nil, nil, nil, err
-		}
-		var m map[string]json.RawMessage
-		if err := json.Unmarshal(b, &m); err != nil {
-			continue // not an object: nothing to find
-		}
+	var visit func(m map[string]json.RawMessage, depth int)
+	visit = func(m map[string]json.RawMessage, depth int) {
 		keys := make([]string, 0, len(m))
 		for k := range m {
 			keys = append(keys, k)
 		}
-		sort.Strings(keys) // the same answer whatever the map order
+		sort.Strings(keys)
 		for _, k := range keys {
 			raw := m[k]
 			if string(raw) == "null" {
@@ -294,8 +289,24 @@ func ResolvedPolicy(values ...any) (lb, sp, cb json.RawMessage, err error) {
 				if cb == nil {
 					cb = raw
 				}
+			default:
+				var inner map[string]json.RawMessage
+				if depth == 0 && json.Unmarshal(raw, &inner) == nil {
+					visit(inner, depth+1)
+				}
 			}
 		}
+	}
+	for _, v := range values {
+		b, err := json.Marshal(v)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		var m map[string]json.RawMessage
+		if err := json.Unmarshal(b, &m); err != nil {
+			continue // not an object: nothing to find
+		}
+		visit(m, 0)
 	}
 	return lb, sp, cb, nil
 }

@@ -151,6 +151,20 @@ func TestResolvedPolicy(t *testing.T) {
 	if string(lb) != `{"type":"ConsistentHash"}` || string(sp) != `{"sessionName":"s"}` || cb != nil {
 		t.Errorf("lb %s sp %s cb %s", lb, sp, cb)
 	}
+
+	// Grouped one level down, as a policy stage may write them; deeper is not searched.
+	type grouped struct {
+		Name string         `json:"name"`
+		LB   map[string]any `json:"lb,omitempty"`
+		Deep map[string]any `json:"deep,omitempty"`
+	}
+	lb, sp, cb, err = xdsserver.ResolvedPolicy(
+		grouped{Name: "a", Deep: map[string]any{"x": map[string]any{"loadBalancing": map[string]any{"type": "Random"}}}},
+		grouped{Name: "b", LB: map[string]any{"policy": "default/p", "circuitBreaker": map[string]any{"maxInflightRequests": 200}, "session_persistence": map[string]any{"cookieName": "c"}}},
+	)
+	if err != nil || lb != nil || string(cb) != `{"maxInflightRequests":200}` || string(sp) != `{"cookieName":"c"}` {
+		t.Errorf("grouped: lb %s sp %s cb %s err %v", lb, sp, cb, err)
+	}
 }
 
 func compact(t *testing.T, raw json.RawMessage) string {

@@ -1,6 +1,8 @@
 package patch
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -99,6 +101,22 @@ type outcome struct {
 // The patched document is protojson with the proto field names (snake_case), as EG
 // writes it: patch paths use /virtual_hosts/0/routes, not /virtualHosts.
 var marshalOpts = protojson.MarshalOptions{UseProtoNames: true}
+
+// marshalDoc is the resource's protojson, compacted: protojson varies its whitespace from
+// build to build on purpose, and the JSON-patch library keeps the bytes of the parts it does
+// not touch, so without this the text of an invalid result (and its column numbers) would
+// change with the binary.
+func marshalDoc(m proto.Message) ([]byte, error) {
+	raw, err := marshalOpts.Marshal(m)
+	if err != nil {
+		return nil, err
+	}
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, raw); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
 
 // newOf returns an empty resource of the type URL, or nil for a type EG does not patch.
 func newOf(typeURL egv1a1.EnvoyResourceType) proto.Message {
@@ -212,7 +230,7 @@ func (s *snapshot) apply(p egv1a1.EnvoyJSONPatchConfig) (result.PatchOutcome, ou
 		msg := fmt.Sprintf("secret name %q is reserved for the system trust store and cannot be modified by patches", SystemTrustStoreSecret)
 		return missRec(ReasonRefused, msg), outcome{err: msg}
 	}
-	doc, err := marshalOpts.Marshal(dest)
+	doc, err := marshalDoc(dest)
 	if err != nil {
 		msg := fmt.Sprintf("unable to marshal xds resource %s, err: %v", p.Type, err)
 		return missRec(ReasonInvalidResult, msg), outcome{err: msg}
