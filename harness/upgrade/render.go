@@ -215,8 +215,9 @@ type diffRow struct {
 
 // sideBySide diffs two texts line by line with three lines of context.
 func sideBySide(a, b string) []diffRow {
-	al := difflib.SplitLines(a)
-	bl := difflib.SplitLines(b)
+	// SplitLines would add an empty last line for the final newline.
+	al := difflib.SplitLines(strings.TrimSuffix(a, "\n"))
+	bl := difflib.SplitLines(strings.TrimSuffix(b, "\n"))
 	trim := func(s string) string { return strings.TrimRight(s, "\n") }
 	var rows []diffRow
 	m := difflib.NewMatcher(al, bl)

@@ -371,30 +371,49 @@ func (d *differ) inherit() {
 			}
 		}
 	}
+	// Causes are what happens to objects (admission, statuses), not other xDS changes of
+	// theirs: a route whose JWT provider is renamed does not lose its routes for it.
+	causes := map[Change]bool{AdmissionRefused: true, AdmissionAllowed: true, ObjectUnseen: true, ObjectSeen: true,
+		ConditionLost: true, ConditionGained: true, ConditionChanged: true, ParentLost: true, ParentGained: true, AttachedRoutes: true,
+		PatchMissed: true, PatchHits: true} // a patch policy no longer Programmed because its operations miss
 	cause := map[resource.Ref]Finding{}
 	for _, f := range d.findings {
-		if f.ID == Unmapped || f.Change == WarningAdded {
+		if f.ID == Unmapped || !causes[f.Change] {
 			continue
 		}
 		if c, ok := cause[f.Object]; !ok || f.Severity.rank() < c.Severity.rank() {
 			cause[f.Object] = f
 		}
 	}
+	patched := map[string]string{} // xDS resource a missed operation addressed → its ID
+	for _, f := range d.findings {
+		if f.Change == PatchMissed && f.XDS != nil {
+			patched[f.XDS.Type+"\x00"+f.XDS.Before] = f.ID
+		}
+	}
 	consequence := map[Change]bool{Removed: true, Added: true, FailClosed: true, ParentLost: true, ParentGained: true,
-		WarningAdded: true, ConditionLost: true, ShapeChanged: true}
+		WarningAdded: true, ConditionLost: true, ConditionChanged: true, ConditionReworded: true, ShapeChanged: true}
 	for i := range d.findings {
 		f := &d.findings[i]
 		if f.ID != Unmapped || !consequence[f.Change] {
 			continue
 		}
-		if c, ok := cause[f.Object]; ok {
-			f.ID = c.ID
-			continue
+		// Where to look: the object itself, then the policies targeting it; a route that
+		// fails closed looks at its policies first (its own findings are rarely the cause).
+		where := append([]resource.Ref{f.Object}, d.targets[f.Object]...)
+		if f.Change == FailClosed {
+			where = append(append([]resource.Ref(nil), d.targets[f.Object]...), f.Object)
 		}
-		for _, p := range d.targets[f.Object] {
-			if c, ok := cause[p]; ok {
+		for _, r := range where {
+			if c, ok := cause[r]; ok {
 				f.ID = c.ID
 				break
+			}
+		}
+		// Else, xDS that a patch used to add to a resource goes when the patch misses.
+		if f.ID == Unmapped && f.XDS != nil {
+			if id, ok := patched[f.XDS.Type+"\x00"+f.XDS.Before]; ok {
+				f.ID = id
 			}
 		}
 	}

@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 
+	clusterv3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	endpointv3 "github.com/envoyproxy/go-control-plane/envoy/config/endpoint/v3"
 	listenerv3 "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
@@ -15,9 +17,11 @@ import (
 	luav3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/lua/v3"
 	ratelimitv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/ratelimit/v3"
 	hcmv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/http_connection_manager/v3"
-	tcpv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/tcp_proxy/v3"
+	// linked in so that walkStrings opens tcp_proxy configs
+	_ "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/tcp_proxy/v3"
 	tlsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/types/known/anypb"
 	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
 
@@ -71,13 +75,13 @@ type collector struct {
 	d     *differ
 	ents  []*entity
 	gwsAt map[uint32][]resource.Ref
-	// tcpOwner: the owner of the listener whose tcp_proxy uses a cluster (for clusters
-	// without metadata, such as EmptyCluster).
-	tcpOwner map[string]resource.Ref
+	// namedBy: the owner of the listener that names a cluster (tcp_proxy, SDS config), for
+	// clusters without metadata such as EmptyCluster and SDS clusters.
+	namedBy map[string]resource.Ref
 }
 
 func (d *differ) collect(r *result.Result) []*entity {
-	c := &collector{d: d, gwsAt: d.gatewaysByPort(), tcpOwner: map[string]resource.Ref{}}
+	c := &collector{d: d, gwsAt: d.gatewaysByPort(), namedBy: map[string]resource.Ref{}}
 	rcRefs := map[string][]string{} // route configuration name → filter chain identities
 	rcOwner := map[string]resource.Ref{}
 	for _, l := range r.XDS.Listeners {
@@ -117,11 +121,16 @@ func (d *differ) collect(r *result.Result) []*entity {
 			shape = ct.GetName()
 		}
 		fallback := resource.Ref{Kind: "Cluster", Name: cl.GetName()}
-		if o, ok := c.tcpOwner[cl.GetName()]; ok {
+		if o, ok := c.namedBy[cl.GetName()]; ok {
 			fallback = o
 		}
-		c.add(&entity{kind: "Cluster", identity: id, name: cl.GetName(), shape: shape, res: loc,
-			owner: c.owner(cl.GetName(), owners, fallback)})
+		cowner := c.owner(cl.GetName(), owners, fallback)
+		cent := &entity{kind: "Cluster", identity: id, name: cl.GetName(), shape: shape, res: loc, owner: cowner}
+		c.add(cent)
+		for i, t := range upstreamTLS(cl) {
+			c.add(&entity{kind: "UpstreamTLS", identity: fmt.Sprintf("%s tls#%d sni=%s", id, i, t.sni), name: cl.GetName(),
+				where: "SNI " + t.sni, place: id, shape: t.versions, owner: cowner, res: loc, parent: cent.key()})
+		}
 	}
 	for _, s := range r.XDS.Secrets {
 		cp := proto.Clone(s).(*tlsv3.Secret)
@@ -158,6 +167,11 @@ func (c *collector) owner(name string, meta []resource.Ref, fallback resource.Re
 				return ref
 			}
 		}
+		// A kind EG names resources after (httproute/ns/name/...), even when the object
+		// is not among the input (an implementation may report what it was given apart).
+		if kind, ok := knownLower()[parts[i]]; ok && parts[i+1] != "" && parts[i+2] != "" {
+			return resource.Ref{Kind: kind, Namespace: parts[i+1], Name: parts[i+2]}
+		}
 	}
 	// A per-resource CA secret of v1.8 is "<name>/<namespace>-ca" (SDS-03).
 	if len(parts) == 2 && strings.HasSuffix(parts[1], "-ca") {
@@ -178,6 +192,15 @@ func (c *collector) owner(name string, meta []resource.Ref, fallback resource.Re
 	}
 	return fallback
 }
+
+// knownLower maps the lower-case spelling of every kind egharness reads to the kind.
+var knownLower = sync.OnceValue(func() map[string]string {
+	out := map[string]string{}
+	for _, k := range resource.KnownKinds() {
+		out[strings.ToLower(k)] = k
+	}
+	return out
+})
 
 // gatewaysByPort maps an Envoy port to the Gateways with a listener on it (EG binds
 // privileged ports 10000 higher).
@@ -220,6 +243,15 @@ func (c *collector) listener(l *listenerv3.Listener, rcRefs map[string][]string,
 	loc := xdsLoc{"Listener", l.GetName()}
 	lent := &entity{kind: "Listener", identity: lid, name: l.GetName(), owner: owner, res: loc}
 	c.add(lent)
+	// Clusters a listener names (SDS servers through envoy_grpc, tcp_proxy targets)
+	// belong to its Gateway when nothing else claims them.
+	walkStrings(l, func(field, value string) {
+		if field == "cluster_name" || field == "cluster" {
+			if _, ok := c.namedBy[value]; !ok && value != "" {
+				c.namedBy[value] = owner
+			}
+		}
+	})
 	chains := l.GetFilterChains()
 	if dc := l.GetDefaultFilterChain(); dc != nil {
 		chains = append(chains, dc)
@@ -230,12 +262,6 @@ func (c *collector) listener(l *listenerv3.Listener, rcRefs map[string][]string,
 			fcid = lid + " default"
 		}
 		for _, nf := range fc.GetFilters() {
-			var tcp tcpv3.TcpProxy
-			if nf.GetTypedConfig().MessageIs(&tcp) && nf.GetTypedConfig().UnmarshalTo(&tcp) == nil {
-				if _, ok := c.tcpOwner[tcp.GetCluster()]; !ok && tcp.GetCluster() != "" {
-					c.tcpOwner[tcp.GetCluster()] = owner
-				}
-			}
 			var hcm hcmv3.HttpConnectionManager
 			if nf.GetTypedConfig() == nil || !nf.GetTypedConfig().MessageIs(&hcm) || nf.GetTypedConfig().UnmarshalTo(&hcm) != nil {
 				continue
@@ -268,7 +294,8 @@ func (c *collector) httpFilter(hf *hcmv3.HttpFilter, fcid, where string, owner r
 	tu := a.GetTypeUrl()
 	msg := unpack(a)
 	fowner := c.owner(hf.GetName(), nil, owner)
-	c.add(&entity{kind: "HTTPFilter", identity: fcid + " " + tu + " " + fpAny(a, msg), name: hf.GetName(), where: where, place: fcid,
+	conf := fpAny(a, msg)
+	c.add(&entity{kind: "HTTPFilter", identity: fcid + " " + tu + " " + conf, name: hf.GetName(), where: where, place: fcid, shape: conf,
 		text: tu + " " + hf.GetName(), owner: fowner, res: loc, parent: parent})
 	switch m := msg.(type) {
 	case *luav3.Lua:
@@ -339,12 +366,9 @@ func (c *collector) routeConfig(rc *routev3.RouteConfiguration, refs []string, o
 		vent := &entity{kind: "VirtualHost", identity: vhid, name: vh.GetName(), where: "route configuration " + rc.GetName(), place: rcid,
 			owner: owner, res: loc, parent: rent.key()}
 		c.add(vent)
-		seen := map[string]int{}
 		for _, rt := range vh.GetRoutes() {
 			m := fp(rt.GetMatch())
-			n := seen[m]
-			seen[m]++
-			rid := fmt.Sprintf("%s match=%s#%d", vhid, m, n)
+			rid := fmt.Sprintf("%s match=%s", vhid, m)
 			rowner := c.owner(rt.GetName(), metaOwners(rt.GetMetadata()), owner)
 			rtent := &entity{kind: "Route", identity: rid, name: rt.GetName(), where: "virtual host " + vh.GetName(), place: vhid,
 				shape: routeShape(rt), owner: rowner, res: loc, parent: vent.key()}
@@ -390,6 +414,30 @@ func (c *collector) routeConfig(rc *routev3.RouteConfiguration, refs []string, o
 		}
 	}
 }
+
+// upstreamTLS reads each TLS context a cluster originates (its transport socket, then its
+// transport socket matches): the SNI (part of its identity) and the protocol versions (its
+// shape). Secret names are left out: their renames are found on the secrets.
+func upstreamTLS(cl *clusterv3.Cluster) []upstream {
+	sockets := []*corev3.TransportSocket{cl.GetTransportSocket()}
+	for _, m := range cl.GetTransportSocketMatches() {
+		sockets = append(sockets, m.GetTransportSocket())
+	}
+	var out []upstream
+	for _, ts := range sockets {
+		var ctx tlsv3.UpstreamTlsContext
+		a := ts.GetTypedConfig()
+		if a == nil || !a.MessageIs(&ctx) || a.UnmarshalTo(&ctx) != nil {
+			continue
+		}
+		p := ctx.GetCommonTlsContext().GetTlsParams()
+		out = append(out, upstream{sni: ctx.GetSni(), versions: fmt.Sprintf("minVersion=%s maxVersion=%s",
+			p.GetTlsMinimumProtocolVersion(), p.GetTlsMaximumProtocolVersion())})
+	}
+	return out
+}
+
+type upstream struct{ sni, versions string }
 
 // routeShape is what a route does: forward, redirect, or answer by itself.
 func routeShape(rt *routev3.Route) string {
@@ -439,6 +487,44 @@ func metaOwners(md *corev3.Metadata) []resource.Ref {
 		}
 	}
 	return out
+}
+
+// walkStrings calls fn with the name and value of every string field of m, opening the
+// Any fields whose types are linked in.
+func walkStrings(m proto.Message, fn func(field, value string)) {
+	var walk func(protoreflect.Message, int)
+	walk = func(r protoreflect.Message, depth int) {
+		if depth > 64 {
+			return
+		}
+		if a, ok := r.Interface().(*anypb.Any); ok {
+			if inner := unpack(a); inner != nil {
+				walk(inner.ProtoReflect(), depth+1)
+			}
+			return
+		}
+		r.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
+			switch {
+			case fd.IsList() && fd.Kind() == protoreflect.MessageKind:
+				for i := 0; i < v.List().Len(); i++ {
+					walk(v.List().Get(i).Message(), depth+1)
+				}
+			case fd.IsMap():
+				if fd.MapValue().Kind() == protoreflect.MessageKind {
+					v.Map().Range(func(_ protoreflect.MapKey, mv protoreflect.Value) bool {
+						walk(mv.Message(), depth+1)
+						return true
+					})
+				}
+			case fd.Kind() == protoreflect.MessageKind:
+				walk(v.Message(), depth+1)
+			case fd.Kind() == protoreflect.StringKind && !fd.IsList():
+				fn(string(fd.Name()), v.String())
+			}
+			return true
+		})
+	}
+	walk(m.ProtoReflect(), 0)
 }
 
 // unpack opens an Any whose type is linked in; nil otherwise.
@@ -496,7 +582,7 @@ func short(m proto.Message, a *anypb.Any) string {
 // container tells the story).
 var reportPresence = map[string]bool{"Listener": true, "RouteConfiguration": true, "VirtualHost": true, "Route": true,
 	"Cluster": true, "Secret": true, "HTTPFilter": true, "JWTProvider": true, "LuaScript": true, "RateLimit": true,
-	"PerFilterConfig": true}
+	"PerFilterConfig": true, "UpstreamTLS": true}
 
 func (d *differ) xds() {
 	be, ae := d.collect(d.before), d.collect(d.after)
@@ -516,6 +602,7 @@ func (d *differ) xds() {
 	ag, akeys := group(ae)
 	keys := append(bkeys, akeys...)
 	sort.Strings(keys)
+	var gone, born []*entity
 	for i, k := range keys {
 		if i > 0 && keys[i-1] == k {
 			continue
@@ -525,26 +612,50 @@ func (d *differ) xds() {
 		case len(as) == 0:
 			for _, b := range bs {
 				if reportPresence[b.kind] && (b.parent == "" || len(ag[b.parent]) > 0) {
-					d.add(Removed, b.owner, []string{b.kind}, b.text+" "+b.name, fmt.Sprintf("%s %s is no longer generated", b.kind, b.nameAt()),
-						b.nameAt(), "absent", &XDSRef{Type: b.res.typ, Before: b.res.name, After: d.counterpart(ag, bg, b)})
+					gone = append(gone, b)
 				}
 			}
 		case len(bs) == 0:
 			for _, a := range as {
 				if reportPresence[a.kind] && (a.parent == "" || len(bg[a.parent]) > 0) {
-					d.add(Added, a.owner, []string{a.kind}, a.text+" "+a.name, fmt.Sprintf("new %s %s", a.kind, a.nameAt()),
-						"absent", a.nameAt(), &XDSRef{Type: a.res.typ, Before: d.counterpart(bg, ag, a), After: a.res.name})
+					born = append(born, a)
 				}
 			}
 		default:
 			d.matched(bs, as)
 		}
 	}
+	// An HTTP filter is identified by its config: one that keeps its name and place but
+	// changes its config is a change, not a removal and an addition.
+	reconfigured := map[string]*entity{}
+	for _, a := range born {
+		if a.kind == "HTTPFilter" {
+			reconfigured[a.label()] = a
+		}
+	}
+	paired := map[*entity]bool{}
+	for _, b := range gone {
+		if a := reconfigured[b.label()]; a != nil && b.kind == "HTTPFilter" && !paired[a] {
+			paired[a] = true
+			d.add(ShapeChanged, b.owner, []string{b.kind}, b.text+" "+a.text, fmt.Sprintf("HTTPFilter %s changes its config (%s)", a.name, a.where),
+				"config "+b.shape, "config "+a.shape, &XDSRef{Type: b.res.typ, Before: b.res.name, After: a.res.name})
+			continue
+		}
+		d.add(Removed, b.owner, []string{b.kind}, b.text+" "+b.name, fmt.Sprintf("%s %s is no longer generated", b.kind, b.nameAt()),
+			b.nameAt(), "absent", &XDSRef{Type: b.res.typ, Before: b.res.name, After: d.counterpart(ag, b)})
+	}
+	for _, a := range born {
+		if paired[a] {
+			continue
+		}
+		d.add(Added, a.owner, []string{a.kind}, a.text+" "+a.name, fmt.Sprintf("new %s %s", a.kind, a.nameAt()),
+			"absent", a.nameAt(), &XDSRef{Type: a.res.typ, Before: d.counterpart(bg, a), After: a.res.name})
+	}
 }
 
 // counterpart names the resource on the other side that holds the container of e, for
 // the side-by-side view of an addition or removal inside a resource that stays.
-func (d *differ) counterpart(other, same map[string][]*entity, e *entity) string {
+func (d *differ) counterpart(other map[string][]*entity, e *entity) string {
 	if e.parent == "" {
 		return ""
 	}
@@ -554,7 +665,10 @@ func (d *differ) counterpart(other, same map[string][]*entity, e *entity) string
 	return ""
 }
 
-// matched compares the entities of one identity: names and places, then shapes.
+// matched compares the entities of one identity: names and places, then shapes. An entity
+// without a counterpart of the same name and place is renamed (or moved) to one that is
+// new on the other side; when there is none left, it is gone. New entities nobody was
+// renamed to are additions.
 func (d *differ) matched(bs, as []*entity) {
 	alabels := map[string]*entity{}
 	for _, a := range as {
@@ -564,27 +678,37 @@ func (d *differ) matched(bs, as []*entity) {
 	for _, b := range bs {
 		blabels[b.label()] = true
 	}
-	for i, b := range bs {
+	used := map[*entity]bool{}
+	for _, b := range bs {
+		if a := alabels[b.label()]; a != nil {
+			used[a] = true
+		}
+	}
+	for _, b := range bs {
 		a := alabels[b.label()]
 		if a == nil {
-			// The counterpart: same name elsewhere (a move), else an unclaimed new label,
-			// else the first.
+			// The counterpart: the same name elsewhere (a move), else a new label.
 			for _, x := range as {
-				if x.name == b.name {
+				if x.name == b.name && !blabels[x.label()] {
 					a = x
 					break
 				}
 			}
 			if a == nil {
-				for j, x := range as {
-					if !blabels[x.label()] && (j == i || a == nil) {
+				for _, x := range as {
+					if !blabels[x.label()] && (a == nil || (used[a] && !used[x])) {
 						a = x
 					}
 				}
 			}
 			if a == nil {
-				a = as[0]
+				if reportPresence[b.kind] {
+					d.add(Removed, b.owner, []string{b.kind}, b.text+" "+b.name, fmt.Sprintf("%s %s is no longer generated", b.kind, b.nameAt()),
+						b.nameAt(), "absent", &XDSRef{Type: b.res.typ, Before: b.res.name})
+				}
+				continue
 			}
+			used[a] = true
 			change, summary := Renamed, fmt.Sprintf("%s renamed: %s → %s", b.kind, b.name, a.name)
 			if a.name == b.name {
 				change, summary = Moved, fmt.Sprintf("%s moved: %s → %s", b.kind, b.where, a.where)
@@ -612,6 +736,12 @@ func (d *differ) matched(bs, as []*entity) {
 			}
 			d.add(change, a.owner, []string{b.kind}, b.shape+" → "+a.shape+" "+a.text, summary, b.shape, a.shape,
 				&XDSRef{Type: b.res.typ, Before: b.res.name, After: a.res.name})
+		}
+	}
+	for _, a := range as {
+		if !used[a] && reportPresence[a.kind] {
+			d.add(Added, a.owner, []string{a.kind}, a.text+" "+a.name, fmt.Sprintf("new %s %s", a.kind, a.nameAt()),
+				"absent", a.nameAt(), &XDSRef{Type: a.res.typ, After: a.res.name})
 		}
 	}
 }

@@ -1,0 +1,157 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+const sampleDump = "../../examples/upgrade/v1.8-cluster-dump.yaml"
+
+type upgradeJSON struct {
+	From     string `json:"from"`
+	To       string `json:"to"`
+	Findings []struct {
+		ID     string `json:"id"`
+		Object struct {
+			Kind      string `json:"kind"`
+			Namespace string `json:"namespace"`
+			Name      string `json:"name"`
+		} `json:"object"`
+		Severity string `json:"severity"`
+		Summary  string `json:"summary"`
+		Before   string `json:"before"`
+		After    string `json:"after"`
+	} `json:"findings"`
+}
+
+func upgradeFindings(t *testing.T, stdout string) upgradeJSON {
+	t.Helper()
+	var doc upgradeJSON
+	dec := json.NewDecoder(strings.NewReader(stdout))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&doc); err != nil {
+		t.Fatalf("not the upgrade-check JSON shape: %v\n%.500s", err, stdout)
+	}
+	return doc
+}
+
+// The sample dump (status, managedFields, kind: List, EG's ConfigMap, a Deployment) reads
+// without error and shows the traps the translator reproduces today, each with its ID.
+func TestUpgradeCheckSampleDump(t *testing.T) {
+	code, stdout, msg := execute(t, "", "upgrade-check", "--from", "v1.8", "--to", "v1.9", "-f", sampleDump, "-o", "json")
+	if code != exitFail || msg != "" {
+		t.Fatalf("exit %d (%q), want 1: the dump has breaking findings", code, msg)
+	}
+	doc := upgradeFindings(t, stdout)
+	if doc.From != "v1.8" || doc.To != "v1.9" {
+		t.Errorf("from/to: %q %q", doc.From, doc.To)
+	}
+	want := map[string]string{ // ID → object with that finding
+		"UPG-02": "TCPRoute/shop/postgres",
+		"UPG-01": "HTTPRoute/shop/storefront",
+		"RT-11":  "HTTPRoute/shop/checkout-v2",
+	}
+	for id, obj := range want {
+		found := false
+		for _, f := range doc.Findings {
+			if f.ID == id && f.Object.Kind+"/"+f.Object.Namespace+"/"+f.Object.Name == obj {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("no %s finding on %s in\n%s", id, obj, stdout)
+		}
+	}
+	// The same dump towards v1.10-preview: the names change, and the patches written for
+	// the old listener and route-configuration names miss.
+	code, stdout, _ = execute(t, "", "upgrade-check", "--from", "v1.9", "--to", "v1.10-preview", "-f", sampleDump)
+	for _, want := range []string{
+		"NAME-02   Listener renamed: shop/eg/http → tcp-80",
+		"EPP-05    operation 3 (add /per_connection_buffer_limit_bytes on Listener shop/eg/http) hits before and misses after",
+	} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("v1.9 → v1.10-preview (exit %d) lacks %q:\n%s", code, want, stdout)
+		}
+	}
+	if code != exitFail {
+		t.Errorf("patches that stop applying are breaking: exit %d", code)
+	}
+	if !strings.Contains(stdout, "skipped Deployment shop/storefront") || !strings.Contains(stdout, "EG configuration read from ConfigMap envoy-gateway-system/envoy-gateway-config") {
+		t.Errorf("the notes about the input are missing:\n%s", stdout)
+	}
+}
+
+func TestUpgradeCheckExitCodes(t *testing.T) {
+	dir := t.TempDir()
+	clean := filepath.Join(dir, "clean.yaml")
+	if err := os.WriteFile(clean, []byte(`apiVersion: v1
+kind: List
+items:
+- apiVersion: gateway.networking.k8s.io/v1
+  kind: GatewayClass
+  metadata: {name: eg}
+  spec: {controllerName: gateway.envoyproxy.io/gatewayclass-controller}
+- apiVersion: gateway.networking.k8s.io/v1
+  kind: Gateway
+  metadata: {name: eg, namespace: default}
+  spec:
+    gatewayClassName: eg
+    listeners: [{name: http, protocol: HTTP, port: 80}]
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, stdout, _ := execute(t, "", "upgrade-check", "--from", "v1.8", "--to", "v1.9", "-f", clean); code != 0 || !strings.Contains(stdout, "No differences") {
+		t.Errorf("a dump without differences: exit %d\n%s", code, stdout)
+	}
+	// Only warnings: exit 0.
+	if code, stdout, _ := execute(t, "", "upgrade-check", "--from", "v1.9", "--to", "v1.10-preview", "-f", clean, "-o", "markdown"); code != 0 || !strings.Contains(stdout, "NAME-02") {
+		t.Errorf("warnings only: exit %d\n%s", code, stdout)
+	}
+	broken := filepath.Join(dir, "broken.yaml")
+	if err := os.WriteFile(broken, []byte("apiVersion: v1\nkind: Service\nmetadata: {name: [x}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bad := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--from", "v1.8", "--to", "v1.9", "-f", broken}, broken + ":3: malformed YAML"},
+		{[]string{"--from", "v1.8", "--to", "v1.9", "-f", filepath.Join(dir, "missing.yaml")}, "missing.yaml"},
+		{[]string{"--from", "v1.7", "--to", "v1.9", "-f", clean}, `--from: unknown profile "v1.7"`},
+		{[]string{"--from", "v1.8", "--to", "nosuch@v1.9.1", "-f", clean}, "--to: nosuch@v1.9.1: unknown implementation"},
+		{[]string{"--from", "v1.8", "-f", clean}, "needs --from and --to"},
+		{[]string{"--from", "v1.8", "--to", "v1.9"}, "needs -f FILE"},
+		{[]string{"--from", "v1.8", "--to", "v1.9", "-f", clean, "-o", "pdf"}, `-o must be one of text, json, markdown, html, not "pdf"`},
+		{[]string{"--from", "v1.8", "--to", "v1.9", "-f", clean, "--config", broken}, broken},
+	}
+	for _, b := range bad {
+		code, stdout, msg := execute(t, "", append([]string{"upgrade-check"}, b.args...)...)
+		if code != exitBad || !strings.Contains(msg, b.want) || stdout != "" {
+			t.Errorf("%v: exit %d, message %q, want 2 and %q", b.args, code, msg, b.want)
+		}
+	}
+	// A dump of kinds egharness does not translate only is bad input, said with the file.
+	only := filepath.Join(dir, "only.yaml")
+	_ = os.WriteFile(only, []byte("apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: x}\n"), 0o644)
+	if code, _, msg := execute(t, "", "upgrade-check", "--from", "v1.8", "--to", "v1.9", "-f", only); code != exitBad || !strings.HasPrefix(msg, only+": no objects") {
+		t.Errorf("only skipped kinds: exit %d, %q", code, msg)
+	}
+}
+
+func TestUpgradeCheckHTML(t *testing.T) {
+	_, stdout, _ := execute(t, "", "upgrade-check", "--from", "v1.8", "--to", "v1.9", "-f", sampleDump, "-o", "html")
+	for _, want := range []string{"<!DOCTYPE html>", "<h2>TCPRoute/shop/postgres</h2>", `<table class="diff">`, "UPG-02"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("the page lacks %q", want)
+		}
+	}
+	// No external asset and no script: URLs from the objects may appear, as escaped text.
+	for _, external := range []string{"<script", "<link", "<img", "src=", "href=", "@import", "url("} {
+		if strings.Contains(stdout, external) {
+			t.Errorf("the page is not self-contained: it holds %q", external)
+		}
+	}
+}
