@@ -33,7 +33,11 @@ func Translate(in Input) (res *result.Result, err error) {
 			res, err = nil, fmt.Errorf("translator panic: %v\n%s", r, debug.Stack())
 		}
 	}()
+	if err := in.Config.Validate(); err != nil {
+		return nil, fmt.Errorf("EnvoyGateway config: %w", err)
+	}
 	res = &result.Result{}
+	res.Warnings = append(res.Warnings, in.Config.Warnings()...)
 	verdicts, admitted := admission.Review(in.Objects, in.Profile)
 	res.Admission = verdicts
 
@@ -42,7 +46,10 @@ func Translate(in Input) (res *result.Result, err error) {
 	res.Warnings = append(res.Warnings, gw.Warnings...)
 
 	naming := xds.Naming{V2: in.Profile.FlagOn(egv1a1.XDSNameSchemeV2, in.Config.RuntimeFlags)}
-	res.XDS, err = xds.Translator{Naming: naming, DNSClusterExtension: in.Profile.DNSClusterExtension}.Translate(&gw.IR)
+	res.XDS, err = xds.Translator{Naming: naming, DNSClusterExtension: in.Profile.DNSClusterExtension, Features: xds.Features{
+		JWTStableNames:   in.Profile.JWTStableNames,
+		LuaPolicyFilters: in.Profile.LuaPolicyFilters,
+	}}.Translate(&gw.IR)
 	if err != nil {
 		return nil, err
 	}

@@ -23,6 +23,16 @@ type Profile struct {
 	L4RouteVersion string
 	// DNSClusterExtension (UPG-01): DNS clusters use the envoy.cluster.dns extension.
 	DNSClusterExtension bool
+	// JWTStableNames (SP-06): jwt_authn providers and requirements get content-derived names
+	// shared by the routes that use the same config; v1.8 named them after each route.
+	JWTStableNames bool
+	// LuaPolicyFilters (EEP-03): one disabled listener-level Lua filter per policy script,
+	// enabled per route (with its filterContext); v1.8 used per-index slot filters with the
+	// script as per-route source code.
+	LuaPolicyFilters bool
+	// LuaDefaultOn (EEP-02): Lua runs unless the config turns it off (v1.8); v1.9 runs it
+	// only when the config turns it on.
+	LuaDefaultOn bool
 }
 
 // API versions of TCPRoute and UDPRoute (UPG-02).
@@ -35,14 +45,17 @@ const (
 const Default = "v1.9"
 
 var profiles = map[string]Profile{
-	"v1.8": {Name: "v1.8", L4RouteVersion: GatewayV1Alpha2},
-	"v1.9": {Name: "v1.9", RouteRulesOverlap: true, L4RouteVersion: GatewayV1, DNSClusterExtension: true},
+	"v1.8": {Name: "v1.8", L4RouteVersion: GatewayV1Alpha2, LuaDefaultOn: true},
+	"v1.9": {Name: "v1.9", RouteRulesOverlap: true, L4RouteVersion: GatewayV1, DNSClusterExtension: true,
+		JWTStableNames: true, LuaPolicyFilters: true},
 	"v1.10-preview": {
 		Name:                "v1.10-preview",
 		RouteRulesOverlap:   true,
 		DefaultOnFlags:      []egv1a1.RuntimeFlag{egv1a1.XDSNameSchemeV2},
 		L4RouteVersion:      GatewayV1,
 		DNSClusterExtension: true,
+		JWTStableNames:      true,
+		LuaPolicyFilters:    true,
 	},
 }
 
