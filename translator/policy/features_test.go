@@ -1,0 +1,114 @@
+package policy
+
+import (
+	"strings"
+	"testing"
+
+	egv1a1 "github.com/envoyproxy/gateway/api/v1alpha1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/egharness/egharness/translator/ir"
+	"github.com/egharness/egharness/translator/resource"
+)
+
+func routesWith(p ir.RoutePolicies) (*ir.XDS, *ir.HTTPRoute) {
+	r := &ir.HTTPRoute{Name: "r", Policies: p, Destination: &ir.Destination{Name: "d"}}
+	return &ir.XDS{HTTP: []*ir.HTTPListener{{Name: "l", Routes: []*ir.HTTPRoute{r}}}}, r
+}
+
+func luaPolicy(ls ...egv1a1.Lua) ir.RoutePolicies {
+	return ir.RoutePolicies{Extension: &ir.Applied[egv1a1.EnvoyExtensionPolicySpec]{
+		Policy: ir.PolicyRef{Kind: "EnvoyExtensionPolicy", Namespace: "apps", Name: "lua"},
+		Spec:   &egv1a1.EnvoyExtensionPolicySpec{Lua: ls},
+	}}
+}
+
+func objects(os ...resource.KObject) *RefObjects {
+	var objs []resource.Object
+	for _, o := range os {
+		objs = append(objs, resource.Object{Obj: o})
+	}
+	return NewRefObjects(objs)
+}
+
+func TestLuaOffFailsClosed(t *testing.T) {
+	code := "function envoy_on_request(h) end"
+	x, r := routesWith(luaPolicy(egv1a1.Lua{Type: egv1a1.LuaValueTypeInline, Inline: &code}))
+	errs := ResolveFeatures(x, objects(), false)
+	err := errs[ir.PolicyRef{Kind: "EnvoyExtensionPolicy", Namespace: "apps", Name: "lua"}]
+	if err == nil || err.Error() != "Lua: Skipping Lua EnvoyExtensionPolicy as feature is disabled in the Gateway" {
+		t.Fatalf("error %v", err)
+	}
+	if r.DirectResponse == nil || r.DirectResponse.Status != 500 || r.Policies.Extension != nil {
+		t.Errorf("route must fail closed with 500 and carry no Lua: %+v", r)
+	}
+
+	x, r = routesWith(luaPolicy(egv1a1.Lua{Type: egv1a1.LuaValueTypeInline, Inline: &code}))
+	if errs := ResolveFeatures(x, objects(), true); len(errs) != 0 || r.DirectResponse != nil || r.PolicyData.Lua[0] != code {
+		t.Errorf("Lua on: %v %+v", errs, r)
+	}
+}
+
+func TestLuaConfigMapInFieldNamespace(t *testing.T) {
+	p := luaPolicy(egv1a1.Lua{Type: egv1a1.LuaValueTypeValueRef, ValueRef: &gwapiv1.LocalObjectReference{Name: "scripts"}})
+	p.Extension.FieldNamespace = map[string]string{"lua": "platform"} // merged from a parent (MRG-05)
+	x, r := routesWith(p)
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "platform", Name: "scripts"}, Data: map[string]string{"b": "-- b", "a": "-- a"}}
+	if errs := ResolveFeatures(x, objects(cm), true); len(errs) != 0 {
+		t.Fatal(errs)
+	}
+	if r.PolicyData.Lua[0] != "-- a" {
+		t.Errorf("without a lua key the first key's value is read, got %q", r.PolicyData.Lua[0])
+	}
+	x, _ = routesWith(p)
+	cm.Namespace = "apps"
+	errs := ResolveFeatures(x, objects(cm), true)
+	if err := errs[p.Extension.Policy]; err == nil || !strings.Contains(err.Error(), "can't find the referenced configmap scripts in namespace platform") {
+		t.Errorf("error %v", err)
+	}
+}
+
+func TestBasicAuthUsers(t *testing.T) {
+	sp := func() ir.RoutePolicies {
+		return ir.RoutePolicies{Security: &ir.Applied[egv1a1.SecurityPolicySpec]{
+			Policy: ir.PolicyRef{Kind: "SecurityPolicy", Namespace: "apps", Name: "basic"},
+			Spec:   &egv1a1.SecurityPolicySpec{BasicAuth: &egv1a1.BasicAuth{Users: gwapiv1.SecretObjectReference{Name: "users"}}},
+		}}
+	}
+	secret := func(users string) *corev1.Secret {
+		return &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "apps", Name: "users"}, Data: map[string][]byte{".htpasswd": []byte(users)}}
+	}
+	cases := []struct {
+		users, err string
+	}{
+		{"foo:{SHA}Ys23Ag/5IOWqZCw9QGaVDdHwH00=\r\nbar:{SHA}Ys23Ag/5IOWqZCw9QGaVDdHwH00=\r\n", ""},
+		{"foo:$apr1$abc", "BasicAuth: unsupported htpasswd format: please use {SHA}"},
+		{"foo", "BasicAuth: invalid htpasswd format: each line must be in the format 'username:password'"},
+	}
+	for _, c := range cases {
+		x, r := routesWith(sp())
+		errs := ResolveFeatures(x, objects(secret(c.users)), true)
+		got := ""
+		for _, e := range errs {
+			got = e.Error()
+		}
+		if got != c.err {
+			t.Errorf("%q: error %q, want %q", c.users, got, c.err)
+		}
+		if c.err == "" && strings.Contains(string(r.PolicyData.BasicAuthUsers), "\r") {
+			t.Errorf("CRLF must become LF")
+		}
+	}
+	x, r := routesWith(sp())
+	errs := ResolveFeatures(x, objects(), true)
+	if len(errs) != 1 || r.DirectResponse == nil {
+		t.Errorf("a missing Secret fails the route closed: %v", errs)
+	}
+	for _, e := range errs {
+		if e.Error() != "BasicAuth: secret apps/users does not exist" {
+			t.Errorf("error %q", e)
+		}
+	}
+}
