@@ -21,6 +21,8 @@ type Answer struct {
 	Backend string
 	// RequestHeaders is the request as forwarded to the cluster (routecheck.CheckForwarded).
 	RequestHeaders map[string]string
+	// Filters are the HTTP filters that acted on the request (routecheck.CheckDetailed).
+	Filters []routecheck.FilterEffect
 }
 
 // Send evaluates one request against a result's xDS. A Gateway port below 1024 that has no
@@ -37,15 +39,16 @@ func Send(t *routecheck.Table, x *result.XDS, req scenario.Request) (Answer, err
 	if req.Random != nil {
 		rq.Random = *req.Random
 	}
-	a, fwd, err := t.CheckForwarded(rq)
+	d, err := t.CheckDetailed(rq)
 	if errors.Is(err, routecheck.ErrNoListener) && req.Port < 1024 {
 		rq.Port = req.Port + 10000
-		a, fwd, err = t.CheckForwarded(rq)
+		d, err = t.CheckDetailed(rq)
 	}
 	if err != nil {
 		return Answer{}, err
 	}
-	out := Answer{Answer: a, RequestHeaders: fwd}
+	a := d.Answer
+	out := Answer{Answer: a, RequestHeaders: d.Forwarded, Filters: d.Filters}
 	if a.Cluster == "" {
 		return out, nil
 	}
@@ -184,6 +187,7 @@ func (c *collector) traffic(exp []scenario.TrafficExpect, res *result.Result, se
 		cmp("location", t.Expect.Location, a.Location)
 		cmp("gRPC status", t.Expect.GRPCStatus, grpcStatus(a.Status))
 		diffs = append(diffs, requestHeaderDiffs(t.Expect.RequestHeaders, a.RequestHeaders)...)
+		diffs = append(diffs, filterDiffs(t.Expect, a)...)
 		if len(diffs) > 0 {
 			c.failf("traffic", where, "%s: %s (answered by route %q)", what, strings.Join(diffs, "; "), a.Route)
 		}

@@ -66,6 +66,8 @@ type hcmConfig struct {
 	mergeSlashes     bool
 	escapedSlashes   hcmv3.HttpConnectionManager_PathWithEscapedSlashesAction
 	useRemoteAddress bool
+	// filters are the HTTP filters in order (see httpfilters.go).
+	filters []httpFilterEntry
 }
 
 func compileListener(l *listenerv3.Listener) *listenerEntry {
@@ -167,6 +169,7 @@ func newHCMConfig(listener string, m *hcmv3.HttpConnectionManager) (*hcmConfig, 
 		mergeSlashes:     m.GetMergeSlashes(),
 		escapedSlashes:   m.GetPathWithEscapedSlashesAction(),
 		useRemoteAddress: m.GetUseRemoteAddress().GetValue(),
+		filters:          compileHTTPFilters(m.GetHttpFilters()),
 	}
 	switch {
 	case m.GetRds() != nil:

@@ -62,6 +62,8 @@ type Request struct {
 	Protocol string
 	// forwarded, when set (CheckForwarded), receives the request as forwarded to a cluster.
 	forwarded *map[string]string
+	// filters, when set (CheckDetailed), receives the HTTP filters that acted.
+	filters *[]FilterEffect
 }
 
 // Answer describes what Envoy would do with the request.
@@ -77,6 +79,10 @@ type Answer struct {
 	Location    string // redirect target URL, fully built
 	Matched     bool   // a route entry matched; for L4 the proxy had a cluster
 	L4          bool   // answered by tcp_proxy or udp_proxy (no route configuration, virtual host or route)
+	// AnsweredBy is the short name of the HTTP filter that answered the request itself (a
+	// 401 from jwt_authn, a CORS preflight...), "" when none did. CheckDetailed lists all
+	// the filters that acted.
+	AnsweredBy string
 }
 
 // Table is built once from a snapshot and answers many requests. It is
@@ -188,7 +194,11 @@ func (t *Table) Check(req Request) (Answer, error) {
 		ans.Location = rs.localReplyLocation
 		return ans, nil
 	}
-	return rt.route(rs, ans)
+	ans, err = rt.route(rs, ans)
+	if err != nil || rs.matched == nil {
+		return ans, err
+	}
+	return runHTTPFilters(h, rt, rs, ans)
 }
 
 func normalizeProtocol(p string) (string, error) {

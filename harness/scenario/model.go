@@ -159,13 +159,28 @@ type TrafficResult struct {
 	// route's header changes and rewrites (":authority" and ":path" show host and path
 	// rewrites). An empty value means the header must be absent. Names are case-insensitive.
 	RequestHeaders map[string]string `json:"requestHeaders,omitempty"`
+
+	// What the HTTP filters do with the request (policy features). Filters are filters that
+	// must act on it and FiltersAbsent filters that must not, by short name (jwt_authn,
+	// cors, csrf, lua, basic_auth, api_key_auth, ext_authz, oauth2, rbac...).
+	Filters       []string `json:"filters,omitempty"`
+	FiltersAbsent []string `json:"filtersAbsent,omitempty"`
+	// AnsweredBy is the filter that answers the request itself (jwt_authn for a 401, csrf
+	// for a 403, cors for a preflight), or "none" for a request no filter answers.
+	AnsweredBy string `json:"answeredBy,omitempty"`
+	// JWT is how jwt_authn treats the request: required, optional or failOpen.
+	JWT string `json:"jwt,omitempty"`
+	// CSRF is how the CSRF filter treats it: enforced, shadowed or partial.
+	CSRF string `json:"csrf,omitempty"`
 }
 
 // IsZero reports whether the result checks nothing.
 func (r TrafficResult) IsZero() bool {
 	headers := r.RequestHeaders
 	r.RequestHeaders = nil
-	return len(headers) == 0 && reflect.DeepEqual(r, TrafficResult{})
+	filters := len(r.Filters) + len(r.FiltersAbsent)
+	r.Filters, r.FiltersAbsent = nil, nil
+	return len(headers) == 0 && filters == 0 && reflect.DeepEqual(r, TrafficResult{})
 }
 
 // ProfilesOrDefault returns the profiles the scenario runs under.

@@ -1,0 +1,180 @@
+package routecheck
+
+import (
+	"encoding/base64"
+	"testing"
+
+	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
+	listenerv3 "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
+	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
+	corsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/cors/v3"
+	csrfv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/csrf/v3"
+	jwtauthnv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/jwt_authn/v3"
+	luav3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/lua/v3"
+	routerv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/router/v3"
+	hcmv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/http_connection_manager/v3"
+	matcherv3 "github.com/envoyproxy/go-control-plane/envoy/type/matcher/v3"
+	typev3 "github.com/envoyproxy/go-control-plane/envoy/type/v3"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/anypb"
+	"google.golang.org/protobuf/types/known/emptypb"
+)
+
+const luaName = "envoy.filters.http.lua/envoyextensionpolicy/default/p/lua/0"
+
+// filterTable is one listener whose connection manager has CORS, CSRF, jwt_authn, a
+// disabled Lua filter and the router, and routes configured per test.
+func filterTable(t *testing.T, routes ...*routev3.Route) *Table {
+	t.Helper()
+	jwt := &jwtauthnv3.JwtAuthentication{
+		Providers: map[string]*jwtauthnv3.JwtProvider{
+			"example_1": {Issuer: "https://issuer.example.com", ClaimToHeaders: []*jwtauthnv3.JwtClaimToHeader{{HeaderName: "x-org", ClaimName: "org.name"}}, ClearRouteCache: true},
+		},
+		RequirementMap: map[string]*jwtauthnv3.JwtRequirement{
+			"example_req": {RequiresType: &jwtauthnv3.JwtRequirement_ProviderName{ProviderName: "example_1"}},
+			"example-or-missing_req": {RequiresType: &jwtauthnv3.JwtRequirement_RequiresAny{RequiresAny: &jwtauthnv3.JwtRequirementOrList{Requirements: []*jwtauthnv3.JwtRequirement{
+				{RequiresType: &jwtauthnv3.JwtRequirement_ProviderName{ProviderName: "example_1"}},
+				{RequiresType: &jwtauthnv3.JwtRequirement_AllowMissing{AllowMissing: &emptypb.Empty{}}},
+			}}}},
+		},
+	}
+	h := rdsHCM("rc")
+	h.HttpFilters = []*hcmv3.HttpFilter{
+		{Name: "envoy.filters.http.cors", ConfigType: &hcmv3.HttpFilter_TypedConfig{TypedConfig: mustAny(t, &corsv3.Cors{})}},
+		{Name: "envoy.filters.http.csrf", ConfigType: &hcmv3.HttpFilter_TypedConfig{TypedConfig: mustAny(t, &csrfv3.CsrfPolicy{FilterEnabled: &corev3.RuntimeFractionalPercent{DefaultValue: &typev3.FractionalPercent{}}})}},
+		{Name: "envoy.filters.http.jwt_authn", ConfigType: &hcmv3.HttpFilter_TypedConfig{TypedConfig: mustAny(t, jwt)}},
+		{Name: luaName, Disabled: true, ConfigType: &hcmv3.HttpFilter_TypedConfig{TypedConfig: mustAny(t, &luav3.Lua{})}},
+		{Name: "envoy.filters.http.router", ConfigType: &hcmv3.HttpFilter_TypedConfig{TypedConfig: mustAny(t, &routerv3.Router{})}},
+	}
+	tbl, err := New([]*listenerv3.Listener{listener("http", 10080, &listenerv3.FilterChain{Filters: []*listenerv3.Filter{hcmFilter(t, h)}})},
+		[]*routev3.RouteConfiguration{routeConfig("rc", vhost("vh", []string{"*"}, routes...))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tbl
+}
+
+func withFilters(t *testing.T, r *routev3.Route, cfg map[string]proto.Message) *routev3.Route {
+	r.TypedPerFilterConfig = map[string]*anypb.Any{}
+	for k, m := range cfg {
+		r.TypedPerFilterConfig[k] = mustAny(t, m)
+	}
+	return r
+}
+
+func token(payload string) string {
+	enc := base64.RawURLEncoding.EncodeToString
+	return enc([]byte(`{"alg":"none"}`)) + "." + enc([]byte(payload)) + ".sig"
+}
+
+func kinds(d Detailed) []string {
+	var out []string
+	for _, f := range d.Filters {
+		out = append(out, f.Kind+":"+f.Mode+":"+f.Outcome)
+	}
+	return out
+}
+
+func TestJWTFilter(t *testing.T) {
+	tbl := filterTable(t,
+		// The claim-matching rule comes first; the fallback needs the same requirement.
+		withFilters(t, routeWithMatch("acme", &routev3.RouteMatch{
+			PathSpecifier: &routev3.RouteMatch_Prefix{Prefix: "/"},
+			Headers:       []*routev3.HeaderMatcher{{Name: "x-org", HeaderMatchSpecifier: &routev3.HeaderMatcher_StringMatch{StringMatch: exactStr("acme")}}},
+		}, "acme"), map[string]proto.Message{"envoy.filters.http.jwt_authn": &jwtauthnv3.PerRouteConfig{RequirementSpecifier: &jwtauthnv3.PerRouteConfig_RequirementName{RequirementName: "example_req"}}}),
+		withFilters(t, prefixRoute("optional", "/opt", "opt"), map[string]proto.Message{"envoy.filters.http.jwt_authn": &jwtauthnv3.PerRouteConfig{RequirementSpecifier: &jwtauthnv3.PerRouteConfig_RequirementName{RequirementName: "example-or-missing_req"}}}),
+		withFilters(t, prefixRoute("fallback", "/", "fallback"), map[string]proto.Message{"envoy.filters.http.jwt_authn": &jwtauthnv3.PerRouteConfig{RequirementSpecifier: &jwtauthnv3.PerRouteConfig_RequirementName{RequirementName: "example_req"}}}),
+	)
+	cases := []struct {
+		name, path, auth string
+		status           int
+		cluster          string
+		answeredBy       string
+		effect           string
+	}{
+		{"no token: 401", "/", "", 401, "", "jwt_authn", "jwt_authn:required:missing"},
+		{"wrong issuer: 401", "/", "Bearer " + token(`{"iss":"https://evil"}`), 401, "", "jwt_authn", "jwt_authn:required:invalid"},
+		{"not a JWT: 401", "/", "Bearer abc", 401, "", "jwt_authn", "jwt_authn:required:invalid"},
+		{"valid, other org: fallback", "/", "Bearer " + token(`{"iss":"https://issuer.example.com","org":{"name":"other"}}`), 200, "fallback", "", "jwt_authn:required:valid"},
+		{"valid, claim reroutes (SP-07)", "/", "Bearer " + token(`{"iss":"https://issuer.example.com","org":{"name":"acme"}}`), 200, "acme", "", "jwt_authn:required:valid"},
+		{"optional: missing passes", "/opt", "", 200, "opt", "", "jwt_authn:optional:missing"},
+		{"optional: invalid fails", "/opt", "Bearer abc", 401, "", "jwt_authn", "jwt_authn:optional:invalid"},
+	}
+	for _, c := range cases {
+		req := Request{Port: 10080, Host: "a.example.com", Path: c.path, Headers: map[string]string{}}
+		if c.auth != "" {
+			req.Headers["Authorization"] = c.auth
+		}
+		d, err := tbl.CheckDetailed(req)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if d.Status != c.status || d.Cluster != c.cluster || d.AnsweredBy != c.answeredBy {
+			t.Errorf("%s: status %d cluster %q answered by %q", c.name, d.Status, d.Cluster, d.AnsweredBy)
+		}
+		if k := kinds(d); len(k) != 1 || k[0] != c.effect {
+			t.Errorf("%s: filters %v, want [%s]", c.name, k, c.effect)
+		}
+		if c.status == 401 && d.Forwarded != nil {
+			t.Errorf("%s: a 401 forwards nothing", c.name)
+		}
+		if c.cluster == "acme" && d.Forwarded["x-org"] != "acme" {
+			t.Errorf("%s: claim header not forwarded: %v", c.name, d.Forwarded)
+		}
+	}
+	// A client cannot forge the claim header: without a token the request is refused.
+	d, _ := tbl.CheckDetailed(Request{Port: 10080, Host: "a", Headers: map[string]string{"x-org": "acme"}})
+	if d.Status != 401 {
+		t.Errorf("forged x-org without token: %d", d.Status)
+	}
+}
+
+func TestCSRFAndCORSAndLua(t *testing.T) {
+	enforced := &csrfv3.CsrfPolicy{FilterEnabled: &corev3.RuntimeFractionalPercent{DefaultValue: &typev3.FractionalPercent{Numerator: 100}},
+		AdditionalOrigins: []*matcherv3.StringMatcher{exactStr("trusted.example.com")}}
+	shadowed := &csrfv3.CsrfPolicy{FilterEnabled: &corev3.RuntimeFractionalPercent{DefaultValue: &typev3.FractionalPercent{}},
+		ShadowEnabled: &corev3.RuntimeFractionalPercent{DefaultValue: &typev3.FractionalPercent{Numerator: 100}}}
+	cors := &corsv3.CorsPolicy{AllowOriginStringMatch: []*matcherv3.StringMatcher{exactStr("https://app.example.com")}, ForwardNotMatchingPreflights: boolv(false)}
+	tbl := filterTable(t,
+		withFilters(t, prefixRoute("enforced", "/enforced", "c"), map[string]proto.Message{"envoy.filters.http.csrf": enforced, luaName: &routev3.FilterConfig{Config: &anypb.Any{}}}),
+		withFilters(t, prefixRoute("shadowed", "/shadowed", "c"), map[string]proto.Message{"envoy.filters.http.csrf": shadowed}),
+		withFilters(t, prefixRoute("cors", "/cors", "c"), map[string]proto.Message{"envoy.filters.http.cors": cors}),
+		prefixRoute("plain", "/", "c"),
+	)
+	cases := []struct {
+		name, method, path string
+		headers            map[string]string
+		status             int
+		answeredBy         string
+		effects            []string
+	}{
+		{"GET is a safe method", "GET", "/enforced", nil, 200, "", []string{"csrf:enforced:safe method", "lua::"}},
+		{"POST without origin: 403", "POST", "/enforced", nil, 403, "csrf", []string{"csrf:enforced:invalid origin"}},
+		{"POST from own host", "POST", "/enforced", map[string]string{"origin": "https://a.example.com"}, 200, "", []string{"csrf:enforced:valid origin", "lua::"}},
+		{"POST from an additional origin", "POST", "/enforced", map[string]string{"origin": "http://trusted.example.com"}, 200, "", []string{"csrf:enforced:valid origin", "lua::"}},
+		{"shadow: invalid passes", "POST", "/shadowed", map[string]string{"origin": "https://evil.com"}, 200, "", []string{"csrf:shadowed:invalid origin"}},
+		{"preflight allowed", "OPTIONS", "/cors", map[string]string{"origin": "https://app.example.com", "access-control-request-method": "PUT"}, 200, "cors", []string{"cors::preflight"}},
+		{"preflight not allowed, not forwarded", "OPTIONS", "/cors", map[string]string{"origin": "https://evil.com", "access-control-request-method": "PUT"}, 200, "cors", []string{"cors::preflight, origin not allowed"}},
+		{"simple CORS request", "GET", "/cors", map[string]string{"origin": "https://app.example.com"}, 200, "", []string{"cors::origin allowed"}},
+		{"no policy: no filter acts, Lua stays disabled", "POST", "/", nil, 200, "", nil},
+	}
+	for _, c := range cases {
+		d, err := tbl.CheckDetailed(Request{Port: 10080, Host: "a.example.com", Method: c.method, Path: c.path, Headers: c.headers})
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if d.Status != c.status || d.AnsweredBy != c.answeredBy {
+			t.Errorf("%s: status %d answered by %q", c.name, d.Status, d.AnsweredBy)
+		}
+		got := kinds(d)
+		if len(got) != len(c.effects) {
+			t.Errorf("%s: filters %v, want %v", c.name, got, c.effects)
+			continue
+		}
+		for i := range got {
+			if got[i] != c.effects[i] {
+				t.Errorf("%s: filters %v, want %v", c.name, got, c.effects)
+			}
+		}
+	}
+}
