@@ -34,7 +34,7 @@ func (s *httpFilterSet) addExtension(out *routev3.Route, r *ir.HTTPRoute, a *ir.
 	if !s.features.LuaPolicyFilters {
 		return s.addLuaSlots(out, codes)
 	}
-	owner := luaOwner(a)
+	owner := fieldOwner(a, "lua")
 	for i, l := range a.Spec.Lua {
 		name := fmt.Sprintf("%s/envoyextensionpolicy/%s/%s/lua/%d", luaFilterType, owner.Namespace, owner.Name, i)
 		if _, ok := s.lua[name]; !ok {
@@ -65,21 +65,6 @@ func luaCode(r *ir.HTTPRoute, ls []egv1a1.Lua) ([]string, error) {
 		}
 	}
 	return out, nil
-}
-
-// luaOwner is the policy the lua field came from: the policy itself, or after a merge the
-// parent whose namespace the field resolves in.
-func luaOwner(a *ir.Applied[egv1a1.EnvoyExtensionPolicySpec]) ir.PolicyRef {
-	ns := a.NamespaceOf("lua")
-	if ns == a.Policy.Namespace {
-		return a.Policy
-	}
-	for _, p := range a.MergedWith {
-		if p.Namespace == ns {
-			return p
-		}
-	}
-	return a.Policy
 }
 
 // luaPolicyFilter is a v1.9 Lua filter: one per policy script, on the listener but

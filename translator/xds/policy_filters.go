@@ -33,12 +33,15 @@ type httpFilterSet struct {
 	// lua are the Lua filters by name; luaSlots is the number of v1.8 slot filters.
 	lua      map[string]*hcmv3.HttpFilter
 	luaSlots int
+	// named are the other listener filters by name (basic_auth per policy, api_key_auth,
+	// ext_authz, oauth2, rbac...).
+	named map[string]*hcmv3.HttpFilter
 	// clusters are the clusters the filters call (remote JWKS), in order of first use.
 	clusters []clusterPair
 }
 
 func newHTTPFilterSet(f Features) *httpFilterSet {
-	return &httpFilterSet{features: f, lua: map[string]*hcmv3.HttpFilter{}}
+	return &httpFilterSet{features: f, lua: map[string]*hcmv3.HttpFilter{}, named: map[string]*hcmv3.HttpFilter{}}
 }
 
 // addRoute configures the route for the filters its policies need and records those
@@ -70,6 +73,9 @@ func (s *httpFilterSet) filters() []*hcmv3.HttpFilter {
 		out = append(out, typedFilter(jwtAuthnFilter, s.jwt))
 	}
 	for _, f := range s.lua {
+		out = append(out, f)
+	}
+	for _, f := range s.named {
 		out = append(out, f)
 	}
 	for i := 0; i < s.luaSlots; i++ {

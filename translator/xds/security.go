@@ -24,6 +24,21 @@ func (s *httpFilterSet) addSecurity(out *routev3.Route, r *ir.HTTPRoute, a *ir.A
 			return err
 		}
 	}
+	if spec.BasicAuth != nil {
+		if err := s.addBasicAuth(out, r, a); err != nil {
+			return err
+		}
+	}
+	if spec.APIKeyAuth != nil {
+		if err := s.addAPIKeyAuth(out, r, a); err != nil {
+			return err
+		}
+	}
+	if spec.Authorization != nil {
+		if err := s.addAuthorization(out, a); err != nil {
+			return err
+		}
+	}
 	if spec.JWT != nil && len(spec.JWT.Providers) > 0 {
 		if err := s.addJWT(out, r, spec.JWT); err != nil {
 			return err
