@@ -6,10 +6,14 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"net"
+	"regexp"
 	"sort"
 	"strings"
 
 	egv1a1 "github.com/envoyproxy/gateway/api/v1alpha1"
+	"github.com/google/cel-go/cel"
+	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/egharness/egharness/translator/ir"
 )
@@ -98,6 +102,11 @@ func resolveSecurity(a *ir.Applied[egv1a1.SecurityPolicySpec], objs *RefObjects)
 			errs = append(errs, fmt.Errorf("JWT: %w", err))
 		}
 	}
+	if spec.Authorization != nil {
+		if err := checkAuthorization(spec.Authorization); err != nil {
+			errs = append(errs, fmt.Errorf("Authorization: %w", err))
+		}
+	}
 	if spec.BasicAuth != nil {
 		users, err := basicAuthUsers(a, objs)
 		if err != nil {
@@ -134,6 +143,33 @@ func resolveLocalJWKS(a *ir.Applied[egv1a1.SecurityPolicySpec], objs *RefObjects
 			data.LocalJWKS = map[string]string{}
 		}
 		data.LocalJWKS[p.Name] = v
+	}
+	return nil
+}
+
+var celEnv, _ = cel.NewEnv()
+
+// checkAuthorization refuses rules EG cannot translate: a client CIDR that does not parse,
+// a CEL expression that does not parse, a path regex that does not compile.
+func checkAuthorization(a *egv1a1.Authorization) error {
+	for _, r := range a.Rules {
+		if r.Principal != nil {
+			for _, c := range r.Principal.ClientCIDRs {
+				if _, _, err := net.ParseCIDR(string(c)); err != nil {
+					return fmt.Errorf("unable to translate authorization rule: %w", err)
+				}
+			}
+		}
+		if op := r.Operation; op != nil && op.Path != nil && op.Path.Type != nil && *op.Path.Type == gwapiv1.PathMatchRegularExpression {
+			if _, err := regexp.Compile(op.Path.Value); err != nil {
+				return fmt.Errorf("unable to translate authorization rule: %w", err)
+			}
+		}
+		if r.CEL != nil {
+			if _, iss := celEnv.Parse(string(*r.CEL)); iss != nil && iss.Err() != nil {
+				return fmt.Errorf("invalid CEL expression: %s", *r.CEL)
+			}
+		}
 	}
 	return nil
 }
@@ -241,4 +277,44 @@ func resolveExtension(a *ir.Applied[egv1a1.EnvoyExtensionPolicySpec], objs *RefO
 		res.data.Lua = append(res.data.Lua, v)
 	}
 	return res
+}
+
+// CheckTCPSecurity is EG's rule for a SecurityPolicy that targets a TCPRoute (SP-02): only
+// authorization by client CIDRs can be enforced on a connection, so any other feature, and
+// rules on CEL, JWT, headers or geolocation, make the policy invalid.
+func CheckTCPSecurity(spec *egv1a1.SecurityPolicySpec) error {
+	err := func() error {
+		if spec.CORS != nil || spec.CSRF != nil || spec.JWT != nil || spec.OIDC != nil || spec.APIKeyAuth != nil || spec.BasicAuth != nil || spec.ExtAuth != nil {
+			return errors.New("only authorization is supported for TCP (routes/listeners)")
+		}
+		if spec.Authorization == nil {
+			return nil
+		}
+		for i, r := range spec.Authorization.Rules {
+			if r.CEL != nil {
+				return fmt.Errorf("rule %d: CEL not supported for TCP", i)
+			}
+			p := r.Principal
+			switch {
+			case p == nil:
+				continue
+			case p.JWT != nil:
+				return fmt.Errorf("rule %d: JWT not supported for TCP", i)
+			case len(p.Headers) > 0:
+				return fmt.Errorf("rule %d: headers not supported for TCP", i)
+			case len(p.ClientIPGeoLocations) > 0:
+				return fmt.Errorf("rule %d: clientIPGeoLocations not supported for TCP", i)
+			}
+			for _, c := range p.ClientCIDRs {
+				if _, _, err := net.ParseCIDR(string(c)); err != nil {
+					return fmt.Errorf("rule %d: invalid ClientCIDR %q: %w", i, c, err)
+				}
+			}
+		}
+		return nil
+	}()
+	if err != nil {
+		return fmt.Errorf("invalid SecurityPolicy for TCP route: %w", err)
+	}
+	return nil
 }
