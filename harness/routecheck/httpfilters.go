@@ -29,7 +29,10 @@ import (
 //   - csrf: Mode "enforced" (100%), "shadowed" (0% enforced, shadow on) or "partial";
 //     Outcome "safe method", "valid origin" or "invalid origin".
 //   - cors: Outcome "no origin", "origin allowed", "origin not allowed", "preflight".
-//   - others (lua, rbac, ext_authz...): present, not evaluated.
+//   - rbac: Mode is the name of the rule (or "default") that decided; Outcome "allowed"
+//     or "denied" (403). CEL runs on request attributes; response attributes never match.
+//   - basic_auth, api_key_auth: Outcome "missing", "valid" or "invalid" (401 unless valid).
+//   - others (lua, ext_authz, oauth2...): present, not evaluated.
 type FilterEffect struct {
 	Name    string
 	Kind    string
@@ -66,7 +69,7 @@ func filterKind(name string) string {
 
 // perRouteOnly are the kinds that do nothing without a route's config in EG's output: the
 // listener filter holds no policy of its own.
-var perRouteOnly = map[string]bool{"jwt_authn": true, "cors": true, "csrf": true}
+var perRouteOnly = map[string]bool{"jwt_authn": true, "cors": true, "csrf": true, "rbac": true}
 
 // runHTTPFilters passes the routed request through the connection manager's HTTP filters
 // in order. A filter that answers ends the request there; jwt_authn may add claim headers
@@ -98,6 +101,15 @@ func runHTTPFilters(h *hcmConfig, rt *routeTable, rs *requestState, ans Answer) 
 			reply, err = evalCSRF(per, rs, &eff)
 		case "cors":
 			reply, err = evalCORS(per, rs, &eff)
+		case "basic_auth":
+			reply, err = evalBasicAuth(f, per, rs, &eff)
+		case "api_key_auth":
+			reply, err = evalAPIKeyAuth(f, per, rs, &eff)
+		case "rbac":
+			if per == nil {
+				continue // EG's listener RBAC filter holds no policy
+			}
+			reply, err = evalRBAC(per, rs, &eff)
 		}
 		if err != nil {
 			return ans, fmt.Errorf("%w: filter %s on route %s: %v", ErrInvalidConfig, f.name, rs.matched.name, err)
@@ -451,6 +463,26 @@ func (j *jwtEval) provider(p *jwtauthnv3.JwtProvider) bool {
 		return false
 	}
 	j.outcome = "valid"
+	if name := p.GetPayloadInMetadata(); name != "" {
+		if j.rs.jwtPayload == nil {
+			j.rs.jwtPayload = map[string]any{}
+		}
+		payload := make(map[string]any, len(claims))
+		for k, v := range claims {
+			payload[k] = v
+		}
+		// normalize_payload_in_metadata: space-delimited claims become lists.
+		for _, k := range p.GetNormalizePayloadInMetadata().GetSpaceDelimitedClaims() {
+			if s, ok := payload[k].(string); ok {
+				var l []any
+				for _, f := range strings.Fields(s) {
+					l = append(l, f)
+				}
+				payload[k] = l
+			}
+		}
+		j.rs.jwtPayload[name] = payload
+	}
 	for _, c := range p.GetClaimToHeaders() {
 		if v, ok := claimString(claims, c.GetClaimName()); ok {
 			if j.headers == nil {

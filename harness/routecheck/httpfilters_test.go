@@ -1,8 +1,19 @@
 package routecheck
 
 import (
+	"crypto/sha1"
 	"encoding/base64"
 	"testing"
+
+	expr "cel.dev/expr"
+	cncfv3 "github.com/cncf/xds/go/xds/core/v3"
+	cncfmatcherv3 "github.com/cncf/xds/go/xds/type/matcher/v3"
+	cncftypev3 "github.com/cncf/xds/go/xds/type/v3"
+	rbacconfigv3 "github.com/envoyproxy/go-control-plane/envoy/config/rbac/v3"
+	apikeyauthv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/api_key_auth/v3"
+	basicauthv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/basic_auth/v3"
+	rbacv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/rbac/v3"
+	"github.com/google/cel-go/cel"
 
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	listenerv3 "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
@@ -175,6 +186,140 @@ func TestCSRFAndCORSAndLua(t *testing.T) {
 			if got[i] != c.effects[i] {
 				t.Errorf("%s: filters %v, want %v", c.name, got, c.effects)
 			}
+		}
+	}
+}
+
+func TestRBACFilter(t *testing.T) {
+	header := func(name, v string) *cncfmatcherv3.Matcher_MatcherList_Predicate {
+		return &cncfmatcherv3.Matcher_MatcherList_Predicate{MatchType: &cncfmatcherv3.Matcher_MatcherList_Predicate_SinglePredicate_{
+			SinglePredicate: &cncfmatcherv3.Matcher_MatcherList_Predicate_SinglePredicate{
+				Input:   &cncfv3.TypedExtensionConfig{Name: "http_header", TypedConfig: mustAny(t, &matcherv3.HttpRequestHeaderMatchInput{HeaderName: name})},
+				Matcher: &cncfmatcherv3.Matcher_MatcherList_Predicate_SinglePredicate_ValueMatch{ValueMatch: &cncfmatcherv3.StringMatcher{MatchPattern: &cncfmatcherv3.StringMatcher_Exact{Exact: v}}},
+			}}}
+	}
+	celPred := func(src string) *cncfmatcherv3.Matcher_MatcherList_Predicate {
+		ast, iss := cel.NewEnv()
+		_ = iss
+		a, issues := ast.Parse(src)
+		if issues != nil && issues.Err() != nil {
+			t.Fatal(issues.Err())
+		}
+		pe, err := cel.AstToParsedExpr(a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := proto.Marshal(pe)
+		parsed := &expr.ParsedExpr{}
+		if err := proto.Unmarshal(b, parsed); err != nil {
+			t.Fatal(err)
+		}
+		return &cncfmatcherv3.Matcher_MatcherList_Predicate{MatchType: &cncfmatcherv3.Matcher_MatcherList_Predicate_SinglePredicate_{
+			SinglePredicate: &cncfmatcherv3.Matcher_MatcherList_Predicate_SinglePredicate{
+				Input: &cncfv3.TypedExtensionConfig{Name: "cel", TypedConfig: mustAny(t, &cncfmatcherv3.HttpAttributesCelMatchInput{})},
+				Matcher: &cncfmatcherv3.Matcher_MatcherList_Predicate_SinglePredicate_CustomMatch{CustomMatch: &cncfv3.TypedExtensionConfig{
+					Name: "cel_matcher", TypedConfig: mustAny(t, &cncfmatcherv3.CelMatcher{ExprMatch: &cncftypev3.CelExpression{CelExprParsed: parsed}}),
+				}},
+			}}}
+	}
+	action := func(name string, a rbacconfigv3.RBAC_Action) *cncfmatcherv3.Matcher_OnMatch {
+		return &cncfmatcherv3.Matcher_OnMatch{OnMatch: &cncfmatcherv3.Matcher_OnMatch_Action{Action: &cncfv3.TypedExtensionConfig{
+			Name: name, TypedConfig: mustAny(t, &rbacconfigv3.Action{Name: name, Action: a}),
+		}}}
+	}
+	per := &rbacv3.RBACPerRoute{Rbac: &rbacv3.RBAC{Matcher: &cncfmatcherv3.Matcher{
+		MatcherType: &cncfmatcherv3.Matcher_MatcherList_{MatcherList: &cncfmatcherv3.Matcher_MatcherList{Matchers: []*cncfmatcherv3.Matcher_MatcherList_FieldMatcher{
+			{Predicate: celPred("request.path.startsWith('/admin')"), OnMatch: action("allow-admin", rbacconfigv3.RBAC_ALLOW)},
+			{Predicate: &cncfmatcherv3.Matcher_MatcherList_Predicate{MatchType: &cncfmatcherv3.Matcher_MatcherList_Predicate_AndMatcher{
+				AndMatcher: &cncfmatcherv3.Matcher_MatcherList_Predicate_PredicateList{Predicate: []*cncfmatcherv3.Matcher_MatcherList_Predicate{
+					celPred("request.method == 'POST'"), header("x-team", "team-a"),
+				}},
+			}}, OnMatch: action("allow-team-post", rbacconfigv3.RBAC_ALLOW)},
+			{Predicate: celPred("response.code == 200"), OnMatch: action("never", rbacconfigv3.RBAC_ALLOW)},
+		}}},
+		OnNoMatch: action("default", rbacconfigv3.RBAC_DENY),
+	}}}
+	h := rdsHCM("rc")
+	h.HttpFilters = []*hcmv3.HttpFilter{
+		{Name: "envoy.filters.http.rbac", ConfigType: &hcmv3.HttpFilter_TypedConfig{TypedConfig: mustAny(t, &rbacv3.RBAC{})}},
+		{Name: "envoy.filters.http.router", ConfigType: &hcmv3.HttpFilter_TypedConfig{TypedConfig: mustAny(t, &routerv3.Router{})}},
+	}
+	tbl, err := New([]*listenerv3.Listener{listener("http", 10080, &listenerv3.FilterChain{Filters: []*listenerv3.Filter{hcmFilter(t, h)}})},
+		[]*routev3.RouteConfiguration{routeConfig("rc", vhost("vh", []string{"*"},
+			withFilters(t, prefixRoute("r", "/", "c"), map[string]proto.Message{"envoy.filters.http.rbac": per})))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name, method, path string
+		headers            map[string]string
+		status             int
+		rule               string
+	}{
+		{"CEL on the path", "GET", "/admin/x", nil, 200, "allow-admin"},
+		{"CEL and header", "POST", "/x", map[string]string{"x-team": "team-a"}, 200, "allow-team-post"},
+		{"header missing", "POST", "/x", nil, 403, "default"},
+		{"response attributes never match", "GET", "/x", nil, 403, "default"},
+	}
+	for _, c := range cases {
+		d, err := tbl.CheckDetailed(Request{Port: 10080, Host: "a", Method: c.method, Path: c.path, Headers: c.headers})
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if d.Status != c.status || len(d.Filters) != 1 || d.Filters[0].Mode != c.rule {
+			t.Errorf("%s: status %d filters %v", c.name, d.Status, d.Filters)
+		}
+	}
+}
+
+func TestBasicAndAPIKeyAuth(t *testing.T) {
+	sum := sha1.Sum([]byte("s3cret"))
+	users := "alice:{SHA}" + base64.StdEncoding.EncodeToString(sum[:]) + "\n"
+	basicName := "envoy.filters.http.basic_auth/securitypolicy/default/sp"
+	h := rdsHCM("rc")
+	h.HttpFilters = []*hcmv3.HttpFilter{
+		{Name: "envoy.filters.http.api_key_auth", Disabled: true, ConfigType: &hcmv3.HttpFilter_TypedConfig{TypedConfig: mustAny(t, &apikeyauthv3.ApiKeyAuth{})}},
+		{Name: basicName, Disabled: true, ConfigType: &hcmv3.HttpFilter_TypedConfig{TypedConfig: mustAny(t, &basicauthv3.BasicAuth{})}},
+		{Name: "envoy.filters.http.router", ConfigType: &hcmv3.HttpFilter_TypedConfig{TypedConfig: mustAny(t, &routerv3.Router{})}},
+	}
+	tbl, err := New([]*listenerv3.Listener{listener("http", 10080, &listenerv3.FilterChain{Filters: []*listenerv3.Filter{hcmFilter(t, h)}})},
+		[]*routev3.RouteConfiguration{routeConfig("rc", vhost("vh", []string{"*"},
+			withFilters(t, prefixRoute("basic", "/basic", "c"), map[string]proto.Message{basicName: &basicauthv3.BasicAuthPerRoute{
+				Users: &corev3.DataSource{Specifier: &corev3.DataSource_InlineBytes{InlineBytes: []byte(users)}}}}),
+			withFilters(t, prefixRoute("key", "/key", "c"), map[string]proto.Message{"envoy.filters.http.api_key_auth": &apikeyauthv3.ApiKeyAuthPerRoute{
+				Credentials: []*apikeyauthv3.Credential{{Client: "c1", Key: "k1"}}, KeySources: []*apikeyauthv3.KeySource{{Header: "x-api-key"}}}}),
+			prefixRoute("open", "/", "c")))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	basic := func(up string) map[string]string {
+		return map[string]string{"authorization": "Basic " + base64.StdEncoding.EncodeToString([]byte(up))}
+	}
+	cases := []struct {
+		name, path string
+		headers    map[string]string
+		status     int
+		outcome    string
+	}{
+		{"basic: no credentials", "/basic", nil, 401, "missing"},
+		{"basic: wrong password", "/basic", basic("alice:nope"), 401, "invalid"},
+		{"basic: right password", "/basic", basic("alice:s3cret"), 200, "valid"},
+		{"key: none", "/key", nil, 401, "missing"},
+		{"key: unknown", "/key", map[string]string{"x-api-key": "k2"}, 401, "invalid"},
+		{"key: known", "/key", map[string]string{"x-api-key": "k1"}, 200, "valid"},
+		{"disabled filters do not act", "/", nil, 200, ""},
+	}
+	for _, c := range cases {
+		d, err := tbl.CheckDetailed(Request{Port: 10080, Host: "a", Path: c.path, Headers: c.headers})
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		outcome := ""
+		if len(d.Filters) == 1 {
+			outcome = d.Filters[0].Outcome
+		}
+		if d.Status != c.status || outcome != c.outcome || (c.outcome == "") != (len(d.Filters) == 0) {
+			t.Errorf("%s: status %d filters %v", c.name, d.Status, d.Filters)
 		}
 	}
 }

@@ -25,6 +25,8 @@ type requestState struct {
 	// the route's action (HTTP filters run on it, and may send the request again).
 	matched    *route
 	matchedAns Answer
+	// jwtPayload is what jwt_authn put in dynamic metadata: payloads by provider.
+	jwtPayload map[string]any
 }
 
 func newRequestState(req Request, h *hcmConfig) *requestState {

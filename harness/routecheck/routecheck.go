@@ -52,6 +52,8 @@ type Request struct {
 	Headers map[string]string // extra request headers, names case-insensitive
 	SNI     string            // TLS server name, "" for plaintext; see Table.Check for which listeners see it
 	Random  uint64            // random value for weighted clusters (HTTP and tcp_proxy), as router_check_tool's random_value
+	// ClientIP is the downstream address, for authorization on client CIDRs.
+	ClientIP string
 	// ALPN lists the protocols offered in the TLS ClientHello, used only for
 	// filter_chain_match.application_protocols. Empty means none offered.
 	ALPN []string

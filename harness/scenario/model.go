@@ -134,6 +134,8 @@ type Request struct {
 	// Protocol is TCP or UDP for a layer-4 connection (the answer is the cluster it is
 	// proxied to); empty for HTTP.
 	Protocol string `json:"protocol,omitempty"`
+	// ClientIP is the client's address, for authorization rules on client CIDRs.
+	ClientIP string `json:"clientIP,omitempty"`
 	// Random picks among weighted clusters and weighted backends, as Envoy's route check
 	// tool's random value does (value modulo the total weight).
 	Random *uint64 `json:"random,omitempty"`
