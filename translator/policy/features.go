@@ -85,6 +85,20 @@ func ResolveFeatures(x *ir.XDS, objs *RefObjects, luaOn bool) FeatureErrors {
 			}
 		}
 	}
+	for _, l := range x.TCP {
+		for _, r := range l.Routes {
+			a := r.Policies.Security
+			if a == nil || a.Spec == nil {
+				continue
+			}
+			if err := CheckTCPSecurity(a.Spec); err != nil {
+				// EG drops the policy from the route: the connection is not authorized
+				// at all, as if no policy were there.
+				errs[a.Policy] = err
+				r.Policies.Security = nil
+			}
+		}
+	}
 	return errs
 }
 

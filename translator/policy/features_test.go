@@ -11,6 +11,7 @@ import (
 
 	"github.com/egharness/egharness/translator/ir"
 	"github.com/egharness/egharness/translator/resource"
+	"github.com/egharness/egharness/translator/result"
 )
 
 func routesWith(p ir.RoutePolicies) (*ir.XDS, *ir.HTTPRoute) {
@@ -110,5 +111,35 @@ func TestBasicAuthUsers(t *testing.T) {
 		if e.Error() != "BasicAuth: secret apps/users does not exist" {
 			t.Errorf("error %q", e)
 		}
+	}
+}
+
+func TestTCPRouteSecurity(t *testing.T) {
+	opt := true
+	ref := ir.PolicyRef{Kind: "SecurityPolicy", Namespace: "apps", Name: "tcp"}
+	x := &ir.XDS{TCP: []*ir.TCPListener{{Routes: []*ir.TCPRoute{{Name: "tcproute/apps/db", Policies: ir.RoutePolicies{Security: &ir.Applied[egv1a1.SecurityPolicySpec]{
+		Policy: ref, Spec: &egv1a1.SecurityPolicySpec{JWT: &egv1a1.JWT{Optional: &opt}},
+	}}}}}}}
+	errs := ResolveFeatures(x, objects(), true)
+	if err := errs[ref]; err == nil || err.Error() != "invalid SecurityPolicy for TCP route: only authorization is supported for TCP (routes/listeners)" {
+		t.Errorf("error %v", err)
+	}
+	if x.TCP[0].Routes[0].Policies.Security != nil {
+		t.Errorf("an invalid policy does not stay on the route")
+	}
+	statuses := []result.ObjectStatus{{
+		Object:  resource.Ref{Kind: "SecurityPolicy", Namespace: "apps", Name: "tcp"},
+		Parents: []result.ParentStatus{{Conditions: []result.Condition{{Type: "Accepted", Status: "True", Reason: "Accepted"}}}},
+	}}
+	MarkFeatureErrors(statuses, errs)
+	c := statuses[0].Parents[0].Conditions[0]
+	if c.Status != "False" || c.Reason != "Invalid" || c.Message != "Invalid SecurityPolicy for TCP route: only authorization is supported for TCP (routes/listeners)." {
+		t.Errorf("condition %+v", c)
+	}
+	deny := egv1a1.AuthorizationActionDeny
+	if err := CheckTCPSecurity(&egv1a1.SecurityPolicySpec{Authorization: &egv1a1.Authorization{DefaultAction: &deny, Rules: []egv1a1.AuthorizationRule{
+		{Action: egv1a1.AuthorizationActionAllow, Principal: &egv1a1.Principal{ClientCIDRs: []egv1a1.CIDR{"10.0.0.0/8"}}},
+	}}}); err != nil {
+		t.Errorf("client CIDRs are what TCP supports: %v", err)
 	}
 }
