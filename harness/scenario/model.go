@@ -91,10 +91,18 @@ const (
 	KindLoadAssign  = "ClusterLoadAssignment"
 	KindSecret      = "Secret"
 	KindHTTPFilter  = "HTTPFilter"
+	// Policy feature parts: a jwt_authn provider or requirement (by its key, in a
+	// listener), a network filter of a listener's filter chains, and a filter configured on
+	// a route through typed_per_filter_config (by filter name, in a route).
+	KindJWTProvider    = "JWTProvider"
+	KindJWTRequirement = "JWTRequirement"
+	KindNetworkFilter  = "NetworkFilter"
+	KindRouteFilter    = "RouteFilter"
 )
 
 // XDSKinds lists the kinds an xds expectation may name.
-var XDSKinds = []string{KindListener, KindRouteConfig, KindVirtualHost, KindRoute, KindCluster, KindLoadAssign, KindSecret, KindHTTPFilter}
+var XDSKinds = []string{KindListener, KindRouteConfig, KindVirtualHost, KindRoute, KindCluster, KindLoadAssign, KindSecret, KindHTTPFilter,
+	KindJWTProvider, KindJWTRequirement, KindNetworkFilter, KindRouteFilter}
 
 // XDSExpect checks that a named xDS resource (or part) is present or absent.
 type XDSExpect struct {
@@ -111,6 +119,8 @@ type XDSExpect struct {
 	// ClusterType, for a Cluster: its discovery type (EDS, STATIC, STRICT_DNS...) or the
 	// name of its cluster extension (envoy.cluster.dns).
 	ClusterType string `json:"clusterType,omitempty"`
+	// Disabled, for an HTTPFilter: whether the listener has it disabled (enabled per route).
+	Disabled *bool `json:"disabled,omitempty"`
 }
 
 // TrafficExpect sends one request through the generated config.
