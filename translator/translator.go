@@ -1,6 +1,6 @@
 // Package translator is the reference translator: Kubernetes objects in, EG v1.9's
 // admission verdicts, statuses and xDS out. It runs the stages in order
-// (admission → gatewayapi → ir → xds); each stage is a package of its own.
+// (admission → gatewayapi → policy → ir → xds); each stage is a package of its own.
 package translator
 
 import (
@@ -12,6 +12,7 @@ import (
 	"github.com/egharness/egharness/translator/admission"
 	"github.com/egharness/egharness/translator/config"
 	"github.com/egharness/egharness/translator/gatewayapi"
+	"github.com/egharness/egharness/translator/policy"
 	"github.com/egharness/egharness/translator/profile"
 	"github.com/egharness/egharness/translator/resource"
 	"github.com/egharness/egharness/translator/result"
@@ -44,6 +45,10 @@ func Translate(in Input) (res *result.Result, err error) {
 	gw := gatewayapi.Translator{Profile: in.Profile, Config: in.Config}.Translate(admitted)
 	res.Statuses = gw.Statuses
 	res.Warnings = append(res.Warnings, gw.Warnings...)
+
+	pol := policy.Translator{Profile: in.Profile, Config: in.Config}.Translate(admitted, &gw.IR, gw.Topology)
+	res.Statuses = append(res.Statuses, pol.Statuses...)
+	res.Warnings = append(res.Warnings, pol.Warnings...)
 
 	naming := xds.Naming{V2: in.Profile.FlagOn(egv1a1.XDSNameSchemeV2, in.Config.RuntimeFlags)}
 	res.XDS, err = xds.Translator{Naming: naming, DNSClusterExtension: in.Profile.DNSClusterExtension, Features: xds.Features{

@@ -27,6 +27,8 @@ type Output struct {
 	IR       ir.XDS
 	Statuses []result.ObjectStatus
 	Warnings []string
+	// Topology is where the IR's routes and listeners came from, for the policy stage.
+	Topology *Topology
 }
 
 // Translator runs the stage under one profile and configuration.
@@ -205,6 +207,7 @@ func (t Translator) Translate(objs []resource.Object) Output {
 		rt.markOverlaps()
 	}
 	out.Warnings = append(out.Warnings, rt.filterWarnings...)
+	out.Topology = rt.topology()
 	backendStatuses(ix, st)
 	out.Statuses = st.list()
 	out.Warnings = append(out.Warnings, notYetTranslated(objs)...)
@@ -222,8 +225,7 @@ func notYetTranslated(objs []resource.Object) []string {
 			continue
 		}
 		switch o.Kind {
-		case "SecurityPolicy", "BackendTrafficPolicy", "ClientTrafficPolicy", "EnvoyExtensionPolicy",
-			"EnvoyPatchPolicy", "EnvoyProxy", "BackendTLSPolicy":
+		case "EnvoyPatchPolicy", "EnvoyProxy", "BackendTLSPolicy":
 			out = append(out, fmt.Sprintf("%s %s/%s: %s is not translated by the reference translator yet; it has no effect on this output",
 				o.Kind, o.Obj.GetNamespace(), o.Obj.GetName(), o.Kind))
 		}

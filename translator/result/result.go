@@ -84,6 +84,8 @@ func (p ParentRef) String() string {
 type ParentStatus struct {
 	Ref        ParentRef   `json:"ref"`
 	Conditions []Condition `json:"conditions"`
+	// ControllerName is set on a policy's ancestors (status.ancestors[].controllerName).
+	ControllerName string `json:"controllerName,omitempty"`
 }
 
 // PatchOutcome is what one EnvoyPatchPolicy operation did.
