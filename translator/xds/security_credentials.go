@@ -102,4 +102,3 @@ func apiKeyAuthConfig(spec *egv1a1.APIKeyAuth, keys []ir.APIKey) *apikeyauthv3.A
 	}
 	return cfg
 }
-

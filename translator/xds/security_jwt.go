@@ -29,6 +29,8 @@ const (
 	// jwksFetchTimeout is how long Envoy waits for a remote JWKS (EG's default for calls
 	// to external services).
 	jwksFetchTimeout = 10 * time.Second
+	// jwksCacheDefault is remoteJWKS.cacheDuration's CRD default.
+	jwksCacheDefault = "300s"
 	// maxJWTNameLength keeps generated names within what Envoy accepts; the hash is kept
 	// whole so that a cut name stays unique.
 	maxJWTNameLength = 256
@@ -148,10 +150,13 @@ func jwtProvider(p jwtProviderSpec) (*jwtauthnv3.JwtProvider, *clusterPair, erro
 			},
 			AsyncFetch: &jwtauthnv3.JwksAsyncFetch{},
 		}
+		// The CRD defaults cacheDuration to 300s: the API server stores it on every policy.
+		cache := jwksCacheDefault
 		if rj.CacheDuration != nil {
-			if d, err := time.ParseDuration(string(*rj.CacheDuration)); err == nil {
-				remote.CacheDuration = durationpb.New(d)
-			}
+			cache = string(*rj.CacheDuration)
+		}
+		if d, err := time.ParseDuration(cache); err == nil {
+			remote.CacheDuration = durationpb.New(d)
 		}
 		if rj.FailedRefetchDuration != nil {
 			if d, err := time.ParseDuration(string(*rj.FailedRefetchDuration)); err == nil {
