@@ -8,6 +8,7 @@ import (
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	listenerv3 "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
 	hcmv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/http_connection_manager/v3"
+	"google.golang.org/protobuf/types/known/anypb"
 )
 
 const (
@@ -43,6 +44,8 @@ type chainEntry struct {
 	hcm   *hcmConfig
 	tcp   *tcpProxyEntry
 	err   error
+	// rbac is a network RBAC filter before the terminal filter (client-IP authorization).
+	rbac *anypb.Any
 }
 
 // conn is what filter chain selection sees of a connection: the destination
@@ -130,6 +133,10 @@ func compileChain(listener string, fc *listenerv3.FilterChain, index int) *chain
 	var names []string
 	for _, f := range fc.GetFilters() {
 		names = append(names, f.GetName())
+		if f.GetName() == networkRBACName {
+			ce.rbac = f.GetTypedConfig()
+			continue
+		}
 		if f.GetName() == hcmFilterName || f.GetTypedConfig().GetTypeUrl() == hcmTypeURL {
 			ce.hcm, ce.err = compileHCM(listener, f)
 			return ce

@@ -9,6 +9,7 @@ import (
 	cncfmatcherv3 "github.com/cncf/xds/go/xds/type/matcher/v3"
 	rbacconfigv3 "github.com/envoyproxy/go-control-plane/envoy/config/rbac/v3"
 	rbacv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/rbac/v3"
+	networkrbacv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/rbac/v3"
 	networkinputv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/matching/common_inputs/network/v3"
 	ipmatcherv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/matching/input_matchers/ip/v3"
 	metadatamatcherv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/matching/input_matchers/metadata/v3"
@@ -278,4 +279,22 @@ func cncfStringMatches(m *cncfmatcherv3.StringMatcher, v string) (bool, error) {
 		return false, fmt.Errorf("string matcher %T is not evaluated", m.GetMatchPattern())
 	}
 	return stringMatches(em, v)
+}
+
+const networkRBACName = "envoy.filters.network.rbac"
+
+// networkRBACDenies runs a listener's network RBAC filter for a connection: only the
+// client address is known (Request.ClientIP).
+func networkRBACDenies(cfg *anypb.Any, req Request) (bool, error) {
+	n := &networkrbacv3.RBAC{}
+	if err := cfg.UnmarshalTo(n); err != nil {
+		return false, err
+	}
+	per, err := anypb.New(&rbacv3.RBACPerRoute{Rbac: &rbacv3.RBAC{Matcher: n.GetMatcher(), Rules: n.GetRules()}})
+	if err != nil {
+		return false, err
+	}
+	rs := &requestState{req: req, headers: map[string]string{}}
+	status, err := evalRBAC(per, rs, &FilterEffect{})
+	return status == 403, err
 }

@@ -173,6 +173,17 @@ func (t *Table) Check(req Request) (Answer, error) {
 		return ans, fc.err
 	}
 	if fc.tcp != nil {
+		if fc.rbac != nil {
+			denied, err := networkRBACDenies(fc.rbac, req)
+			if err != nil {
+				return ans, fmt.Errorf("%w: listener %s: network RBAC: %v", ErrInvalidConfig, le.name, err)
+			}
+			if denied {
+				// The connection is closed before tcp_proxy sees it.
+				ans.L4, ans.AnsweredBy = true, "rbac"
+				return ans, nil
+			}
+		}
 		ans.Cluster, ans.Status, ans.Matched, ans.L4 = fc.tcp.pick(req.Random), 200, true, true
 		return ans, nil
 	}
