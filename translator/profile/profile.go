@@ -23,6 +23,18 @@ type Profile struct {
 	L4RouteVersion string
 	// DNSClusterExtension (UPG-01): DNS clusters use the envoy.cluster.dns extension.
 	DNSClusterExtension bool
+	// MergeTypeXRouteOnly (MRG-01): the policy CRDs refuse mergeType unless every target is
+	// an xRoute (v1.9); v1.8 accepted it anywhere.
+	MergeTypeXRouteOnly bool
+	// ClientIPDetectionExactlyOne (CTP-04): clientIPDetection must set exactly one of its
+	// three fields (v1.9); v1.8 only refused xForwardedFor together with customHeader.
+	ClientIPDetectionExactlyOne bool
+	// APIKeyExtractFromRules (UPG-03): apiKeyAuth.extractFrom needs an entry, each with
+	// exactly one non-empty list of non-empty names (v1.9); v1.8 checked none of it.
+	APIKeyExtractFromRules bool
+	// PolicyListenerSetTargets (SP-01, BTP-01, CTP-01, EEP-01): policies may target a
+	// ListenerSet (v1.9); the v1.8 CRDs list only Gateways and xRoutes.
+	PolicyListenerSetTargets bool
 }
 
 // API versions of TCPRoute and UDPRoute (UPG-02).
@@ -36,13 +48,19 @@ const Default = "v1.9"
 
 var profiles = map[string]Profile{
 	"v1.8": {Name: "v1.8", L4RouteVersion: GatewayV1Alpha2},
-	"v1.9": {Name: "v1.9", RouteRulesOverlap: true, L4RouteVersion: GatewayV1, DNSClusterExtension: true},
+	"v1.9": {Name: "v1.9", RouteRulesOverlap: true, L4RouteVersion: GatewayV1, DNSClusterExtension: true,
+		MergeTypeXRouteOnly: true, ClientIPDetectionExactlyOne: true, APIKeyExtractFromRules: true, PolicyListenerSetTargets: true},
 	"v1.10-preview": {
 		Name:                "v1.10-preview",
 		RouteRulesOverlap:   true,
 		DefaultOnFlags:      []egv1a1.RuntimeFlag{egv1a1.XDSNameSchemeV2},
 		L4RouteVersion:      GatewayV1,
 		DNSClusterExtension: true,
+
+		MergeTypeXRouteOnly:         true,
+		ClientIPDetectionExactlyOne: true,
+		APIKeyExtractFromRules:      true,
+		PolicyListenerSetTargets:    true,
 	},
 }
 
