@@ -33,6 +33,18 @@ type Profile struct {
 	// LuaDefaultOn (EEP-02): Lua runs unless the config turns it off (v1.8); v1.9 runs it
 	// only when the config turns it on.
 	LuaDefaultOn bool
+	// MergeTypeXRouteOnly (MRG-01): the policy CRDs refuse mergeType unless every target is
+	// an xRoute (v1.9); v1.8 accepted it anywhere.
+	MergeTypeXRouteOnly bool
+	// ClientIPDetectionExactlyOne (CTP-04): clientIPDetection must set exactly one of its
+	// three fields (v1.9); v1.8 only refused xForwardedFor together with customHeader.
+	ClientIPDetectionExactlyOne bool
+	// APIKeyExtractFromRules (UPG-03): apiKeyAuth.extractFrom needs an entry, each with
+	// exactly one non-empty list of non-empty names (v1.9); v1.8 checked none of it.
+	APIKeyExtractFromRules bool
+	// PolicyListenerSetTargets (SP-01, BTP-01, CTP-01, EEP-01): policies may target a
+	// ListenerSet (v1.9); the v1.8 CRDs list only Gateways and xRoutes.
+	PolicyListenerSetTargets bool
 }
 
 // API versions of TCPRoute and UDPRoute (UPG-02).
@@ -47,6 +59,7 @@ const Default = "v1.9"
 var profiles = map[string]Profile{
 	"v1.8": {Name: "v1.8", L4RouteVersion: GatewayV1Alpha2, LuaDefaultOn: true},
 	"v1.9": {Name: "v1.9", RouteRulesOverlap: true, L4RouteVersion: GatewayV1, DNSClusterExtension: true,
+		MergeTypeXRouteOnly: true, ClientIPDetectionExactlyOne: true, APIKeyExtractFromRules: true, PolicyListenerSetTargets: true,
 		JWTStableNames: true, LuaPolicyFilters: true},
 	"v1.10-preview": {
 		Name:                "v1.10-preview",
@@ -56,6 +69,11 @@ var profiles = map[string]Profile{
 		DNSClusterExtension: true,
 		JWTStableNames:      true,
 		LuaPolicyFilters:    true,
+
+		MergeTypeXRouteOnly:         true,
+		ClientIPDetectionExactlyOne: true,
+		APIKeyExtractFromRules:      true,
+		PolicyListenerSetTargets:    true,
 	},
 }
 
