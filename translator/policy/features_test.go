@@ -143,3 +143,25 @@ func TestTCPRouteSecurity(t *testing.T) {
 		t.Errorf("client CIDRs are what TCP supports: %v", err)
 	}
 }
+
+func TestOnlyLuaIsGated(t *testing.T) {
+	port := gwapiv1.PortNumber(9000)
+	extProc := []egv1a1.ExtProc{{BackendCluster: egv1a1.BackendCluster{BackendRefs: []egv1a1.BackendRef{{
+		BackendObjectReference: gwapiv1.BackendObjectReference{Name: "proc", Port: &port},
+	}}}}}
+	wasm := []egv1a1.Wasm{{Code: egv1a1.WasmCodeSource{Type: egv1a1.HTTPWasmCodeSourceType}}}
+	p := ir.RoutePolicies{Extension: &ir.Applied[egv1a1.EnvoyExtensionPolicySpec]{
+		Policy: ir.PolicyRef{Kind: "EnvoyExtensionPolicy", Namespace: "apps", Name: "ext"},
+		Spec:   &egv1a1.EnvoyExtensionPolicySpec{ExtProc: extProc, Wasm: wasm},
+	}}
+	x, r := routesWith(p)
+	if errs := ResolveFeatures(x, objects(), false); len(errs) != 0 || r.DirectResponse != nil || r.Policies.Extension == nil {
+		t.Errorf("ext_proc and Wasm are not gated by enableLua (EEP-04): %v %+v", errs, r)
+	}
+	code := "function envoy_on_request(h) end"
+	p.Extension.Spec.Lua = []egv1a1.Lua{{Type: egv1a1.LuaValueTypeInline, Inline: &code}}
+	x, r = routesWith(p)
+	if errs := ResolveFeatures(x, objects(), false); len(errs) != 1 || r.DirectResponse == nil {
+		t.Errorf("with Lua among them the whole policy is refused: %v", errs)
+	}
+}
