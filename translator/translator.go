@@ -1,6 +1,6 @@
 // Package translator is the reference translator: Kubernetes objects in, EG v1.9's
 // admission verdicts, statuses and xDS out. It runs the stages in order
-// (admission → gatewayapi → policy → ir → xds); each stage is a package of its own.
+// (admission → gatewayapi → policy → ir → xds → patch); each stage is a package of its own.
 package translator
 
 import (
@@ -12,6 +12,7 @@ import (
 	"github.com/egharness/egharness/translator/admission"
 	"github.com/egharness/egharness/translator/config"
 	"github.com/egharness/egharness/translator/gatewayapi"
+	"github.com/egharness/egharness/translator/patch"
 	"github.com/egharness/egharness/translator/policy"
 	"github.com/egharness/egharness/translator/profile"
 	"github.com/egharness/egharness/translator/resource"
@@ -44,6 +45,7 @@ func Translate(in Input) (res *result.Result, err error) {
 
 	gw := gatewayapi.Translator{Profile: in.Profile, Config: in.Config}.Translate(admitted)
 	res.Statuses = gw.Statuses
+	res.IR = &gw.IR // for serve's /snapshots; later stages fill it in place
 	res.Warnings = append(res.Warnings, gw.Warnings...)
 
 	pol := policy.Translator{Profile: in.Profile, Config: in.Config}.Translate(admitted, &gw.IR, gw.Topology)
@@ -62,6 +64,14 @@ func Translate(in Input) (res *result.Result, err error) {
 	if err != nil {
 		return nil, err
 	}
+	// patch: EnvoyPatchPolicies last, on the finished xDS (EPP-03).
+	patched := patch.Stage{
+		Enabled:       in.Config.ExtensionAPIs != nil && in.Config.ExtensionAPIs.EnableEnvoyPatchPolicy,
+		MergeGateways: in.Config.MergeGateways,
+		NameSchemeV2:  naming.V2,
+	}.Apply(admitted, res.Statuses, &res.XDS)
+	res.Statuses = append(res.Statuses, patched.Statuses...)
+	res.Patches = patched.Patches
 	res.Normalize()
 	return res, nil
 }

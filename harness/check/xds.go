@@ -35,6 +35,10 @@ func (c *collector) xds(exp []scenario.XDSExpect, res *result.Result, section st
 			if got := httpFilterDisabled(&res.XDS, x.In, x.Name); got != *x.Disabled {
 				c.failf("xds", where, "%s: disabled is %v, expected %v", what, got, *x.Disabled)
 			}
+		case found && x.Kind == scenario.KindSecret:
+			c.secretPEM(where, what, findSecret(&res.XDS, x.Name), x)
+		case found && x.Kind == scenario.KindFilterChain:
+			c.filterChainTLS(where, what, findFilterChain(&res.XDS, x.In, x.Name), x)
 		case found && x.Kind == scenario.KindVirtualHost:
 			vh := findVirtualHost(&res.XDS, x.In, x.Name)
 			if len(x.Routes) > 0 {
@@ -90,6 +94,15 @@ func lookup(x scenario.XDSExpect, xds *result.XDS) (bool, string) {
 					continue
 				}
 				names = append(names, routeNames(vh)...)
+			}
+		}
+	case scenario.KindFilterChain:
+		for _, l := range xds.Listeners {
+			if x.In != "" && l.GetName() != x.In {
+				continue
+			}
+			for _, fc := range l.GetFilterChains() {
+				names = append(names, fc.GetName())
 			}
 		}
 	case scenario.KindHTTPFilter:

@@ -45,6 +45,9 @@ type Profile struct {
 	// PolicyListenerSetTargets (SP-01, BTP-01, CTP-01, EEP-01): policies may target a
 	// ListenerSet (v1.9); the v1.8 CRDs list only Gateways and xRoutes.
 	PolicyListenerSetTargets bool
+	// ListenerSDSSecrets (TLS-08): listener certificateRefs may name SDS reference Secrets
+	// (v1.9+, with extensionApis.enableSDSSecretRef); v1.8 takes only kubernetes.io/tls.
+	ListenerSDSSecrets bool
 }
 
 // API versions of TCPRoute and UDPRoute (UPG-02).
@@ -60,7 +63,7 @@ var profiles = map[string]Profile{
 	"v1.8": {Name: "v1.8", L4RouteVersion: GatewayV1Alpha2, LuaDefaultOn: true},
 	"v1.9": {Name: "v1.9", RouteRulesOverlap: true, L4RouteVersion: GatewayV1, DNSClusterExtension: true,
 		MergeTypeXRouteOnly: true, ClientIPDetectionExactlyOne: true, APIKeyExtractFromRules: true, PolicyListenerSetTargets: true,
-		JWTStableNames: true, LuaPolicyFilters: true},
+		JWTStableNames: true, LuaPolicyFilters: true, ListenerSDSSecrets: true},
 	"v1.10-preview": {
 		Name:                "v1.10-preview",
 		RouteRulesOverlap:   true,
@@ -74,6 +77,7 @@ var profiles = map[string]Profile{
 		ClientIPDetectionExactlyOne: true,
 		APIKeyExtractFromRules:      true,
 		PolicyListenerSetTargets:    true,
+		ListenerSDSSecrets:          true,
 	},
 }
 
