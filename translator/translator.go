@@ -1,6 +1,6 @@
 // Package translator is the reference translator: Kubernetes objects in, EG v1.9's
 // admission verdicts, statuses and xDS out. It runs the stages in order
-// (admission → gatewayapi → ir → xds → patch); each stage is a package of its own.
+// (admission → gatewayapi → policy → ir → xds → patch); each stage is a package of its own.
 package translator
 
 import (
@@ -13,6 +13,7 @@ import (
 	"github.com/egharness/egharness/translator/config"
 	"github.com/egharness/egharness/translator/gatewayapi"
 	"github.com/egharness/egharness/translator/patch"
+	"github.com/egharness/egharness/translator/policy"
 	"github.com/egharness/egharness/translator/profile"
 	"github.com/egharness/egharness/translator/resource"
 	"github.com/egharness/egharness/translator/result"
@@ -34,7 +35,11 @@ func Translate(in Input) (res *result.Result, err error) {
 			res, err = nil, fmt.Errorf("translator panic: %v\n%s", r, debug.Stack())
 		}
 	}()
+	if err := in.Config.Validate(); err != nil {
+		return nil, fmt.Errorf("EnvoyGateway config: %w", err)
+	}
 	res = &result.Result{}
+	res.Warnings = append(res.Warnings, in.Config.Warnings()...)
 	verdicts, admitted := admission.Review(in.Objects, in.Profile)
 	res.Admission = verdicts
 
@@ -43,8 +48,19 @@ func Translate(in Input) (res *result.Result, err error) {
 	res.IR = &gw.IR // for serve's /snapshots; later stages fill it in place
 	res.Warnings = append(res.Warnings, gw.Warnings...)
 
+	pol := policy.Translator{Profile: in.Profile, Config: in.Config}.Translate(admitted, &gw.IR, gw.Topology)
+	// The features of the policies in force read their Secrets and ConfigMaps; a policy
+	// whose features cannot be built is Invalid and its routes fail closed (EEP-02...).
+	featureErrs := policy.ResolveFeatures(&gw.IR, policy.NewRefObjects(admitted), in.Config.LuaEnabled(in.Profile.LuaDefaultOn))
+	policy.MarkFeatureErrors(pol.Statuses, featureErrs)
+	res.Statuses = append(res.Statuses, pol.Statuses...)
+	res.Warnings = append(res.Warnings, pol.Warnings...)
+
 	naming := xds.Naming{V2: in.Profile.FlagOn(egv1a1.XDSNameSchemeV2, in.Config.RuntimeFlags)}
-	res.XDS, err = xds.Translator{Naming: naming, DNSClusterExtension: in.Profile.DNSClusterExtension}.Translate(&gw.IR)
+	res.XDS, err = xds.Translator{Naming: naming, DNSClusterExtension: in.Profile.DNSClusterExtension, Features: xds.Features{
+		JWTStableNames:   in.Profile.JWTStableNames,
+		LuaPolicyFilters: in.Profile.LuaPolicyFilters,
+	}}.Translate(&gw.IR)
 	if err != nil {
 		return nil, err
 	}

@@ -38,11 +38,11 @@ resources: |
   metadata: {name: app, namespace: default}
   spec: {clusterIP: 10.96.0.10, ports: [{name: http, port: 8080}]}
   ---
-  apiVersion: gateway.envoyproxy.io/v1alpha1
-  kind: SecurityPolicy
+  apiVersion: gateway.networking.k8s.io/v1alpha2
+  kind: TLSRoute
   metadata: {name: sp, namespace: default}
   spec:
-    targetRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: app}]
+    parentRefs: [{name: eg}]
   ---
   apiVersion: gateway.networking.k8s.io/v1
   kind: HTTPRoute
@@ -98,7 +98,7 @@ expect:
     expect: {status: 200, cluster: httproute/default/app/rule/1, route: httproute/default/app/rule/1/match/0/app_example_com}
   - request: {port: 80, host: other.example.com, path: /app}
     expect: {status: 404}
-  warnings: ["SecurityPolicy default/sp: SecurityPolicy is not translated"]
+  warnings: ["TLSRoute default/sp: EG v1.9 reads TLSRoutes as"]
 `
 
 func load(t *testing.T, text string) *scenario.Scenario {
@@ -363,10 +363,10 @@ func TestWrongExpectationsFail(t *testing.T) {
 		},
 		{
 			name:  "warning",
-			old:   `warnings: ["SecurityPolicy default/sp: SecurityPolicy is not translated"]`,
-			new:   `warnings: ["SecurityPolicy default/other: SecurityPolicy is not translated"]`,
-			check: "warnings", where: "expect.warnings[0]", marker: "warnings: [\"SecurityPolicy default/other",
-			msg: `no warning contains "SecurityPolicy default/other: SecurityPolicy is not translated"`,
+			old:   `warnings: ["TLSRoute default/sp: EG v1.9 reads TLSRoutes as"]`,
+			new:   `warnings: ["TLSRoute default/other: EG v1.9 reads TLSRoutes as"]`,
+			check: "warnings", where: "expect.warnings[0]", marker: "warnings: [\"TLSRoute default/other",
+			msg: `no warning contains "TLSRoute default/other: EG v1.9 reads TLSRoutes as"`,
 		},
 	}
 	for _, tt := range tests {

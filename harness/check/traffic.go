@@ -21,12 +21,14 @@ type Answer struct {
 	Backend string
 	// RequestHeaders is the request as forwarded to the cluster (routecheck.CheckForwarded).
 	RequestHeaders map[string]string
+	// Filters are the HTTP filters that acted on the request (routecheck.CheckDetailed).
+	Filters []routecheck.FilterEffect
 }
 
 // Send evaluates one request against a result's xDS. A Gateway port below 1024 that has no
 // Envoy listener is tried as EG maps it (80 → 10080), so scenarios can speak in Gateway ports.
 func Send(t *routecheck.Table, x *result.XDS, req scenario.Request) (Answer, error) {
-	rq := routecheck.Request{Port: req.Port, Host: req.Host, Path: req.Path, Method: req.Method, Headers: req.Headers, SNI: req.SNI, Protocol: req.Protocol}
+	rq := routecheck.Request{Port: req.Port, Host: req.Host, Path: req.Path, Method: req.Method, Headers: req.Headers, SNI: req.SNI, Protocol: req.Protocol, ClientIP: req.ClientIP}
 	if req.GRPC {
 		rq.Method = "POST"
 		rq.Headers = map[string]string{"content-type": "application/grpc"}
@@ -37,15 +39,16 @@ func Send(t *routecheck.Table, x *result.XDS, req scenario.Request) (Answer, err
 	if req.Random != nil {
 		rq.Random = *req.Random
 	}
-	a, fwd, err := t.CheckForwarded(rq)
+	d, err := t.CheckDetailed(rq)
 	if errors.Is(err, routecheck.ErrNoListener) && req.Port < 1024 {
 		rq.Port = req.Port + 10000
-		a, fwd, err = t.CheckForwarded(rq)
+		d, err = t.CheckDetailed(rq)
 	}
 	if err != nil {
 		return Answer{}, err
 	}
-	out := Answer{Answer: a, RequestHeaders: fwd}
+	a := d.Answer
+	out := Answer{Answer: a, RequestHeaders: d.Forwarded, Filters: d.Filters}
 	if a.Cluster == "" {
 		return out, nil
 	}
@@ -189,6 +192,7 @@ func (c *collector) traffic(exp []scenario.TrafficExpect, res *result.Result, se
 		diffs = append(diffs, requestHeaderDiffs(t.Expect.RequestHeaders, a.RequestHeaders)...)
 		diffs = append(diffs, upstreamTLSDiffs(t.Expect.UpstreamTLS, &res.XDS, a)...)
 		diffs = append(diffs, backendLBDiffs(t.Expect, &res.XDS, a)...)
+		diffs = append(diffs, filterDiffs(t.Expect, a)...)
 		if len(diffs) > 0 {
 			c.failf("traffic", where, "%s: %s (answered by route %q)", what, strings.Join(diffs, "; "), a.Route)
 		}

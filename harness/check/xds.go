@@ -31,6 +31,10 @@ func (c *collector) xds(exp []scenario.XDSExpect, res *result.Result, section st
 			if got := clusterType(&res.XDS, x.Name); got != x.ClusterType {
 				c.failf("xds", where, "%s: cluster type is %s, expected %s", what, got, x.ClusterType)
 			}
+		case found && x.Kind == scenario.KindHTTPFilter && x.Disabled != nil:
+			if got := httpFilterDisabled(&res.XDS, x.In, x.Name); got != *x.Disabled {
+				c.failf("xds", where, "%s: disabled is %v, expected %v", what, got, *x.Disabled)
+			}
 		case found && x.Kind == scenario.KindSecret:
 			c.secretPEM(where, what, findSecret(&res.XDS, x.Name), x)
 		case found && x.Kind == scenario.KindFilterChain:
@@ -108,6 +112,8 @@ func lookup(x scenario.XDSExpect, xds *result.XDS) (bool, string) {
 			}
 			names = append(names, httpFilterNames(l)...)
 		}
+	default:
+		names = policyPartNames(x, xds)
 	}
 	return slices.Contains(names, x.Name), "present: " + orNone(names)
 }

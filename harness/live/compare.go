@@ -55,6 +55,11 @@ func Expect(table *routecheck.Table, res *result.Result, req scenario.Request) E
 		e.Skip = fmt.Sprintf("%d requests in flight to %s cannot be staged by one live request", req.Inflight, a.Cluster)
 		return e
 	}
+	if req.ClientIP != "" {
+		// Authorization on the client address: a live client cannot pick its address.
+		e.Skip = "the request's clientIP cannot be chosen live"
+		return e
+	}
 	if a.L4 && req.SNI != "" && !e.TLS {
 		// TLS passthrough: the backend itself must speak TLS, and the echo stand-ins
 		// speak plain HTTP.

@@ -8,6 +8,7 @@ import (
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	listenerv3 "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
 	hcmv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/http_connection_manager/v3"
+	"google.golang.org/protobuf/types/known/anypb"
 )
 
 const (
@@ -43,6 +44,8 @@ type chainEntry struct {
 	hcm   *hcmConfig
 	tcp   *tcpProxyEntry
 	err   error
+	// rbac is a network RBAC filter before the terminal filter (client-IP authorization).
+	rbac *anypb.Any
 }
 
 // conn is what filter chain selection sees of a connection: the destination
@@ -66,6 +69,8 @@ type hcmConfig struct {
 	mergeSlashes     bool
 	escapedSlashes   hcmv3.HttpConnectionManager_PathWithEscapedSlashesAction
 	useRemoteAddress bool
+	// filters are the HTTP filters in order (see httpfilters.go).
+	filters []httpFilterEntry
 }
 
 func compileListener(l *listenerv3.Listener) *listenerEntry {
@@ -128,6 +133,10 @@ func compileChain(listener string, fc *listenerv3.FilterChain, index int) *chain
 	var names []string
 	for _, f := range fc.GetFilters() {
 		names = append(names, f.GetName())
+		if f.GetName() == networkRBACName {
+			ce.rbac = f.GetTypedConfig()
+			continue
+		}
 		if f.GetName() == hcmFilterName || f.GetTypedConfig().GetTypeUrl() == hcmTypeURL {
 			ce.hcm, ce.err = compileHCM(listener, f)
 			return ce
@@ -167,6 +176,7 @@ func newHCMConfig(listener string, m *hcmv3.HttpConnectionManager) (*hcmConfig, 
 		mergeSlashes:     m.GetMergeSlashes(),
 		escapedSlashes:   m.GetPathWithEscapedSlashesAction(),
 		useRemoteAddress: m.GetUseRemoteAddress().GetValue(),
+		filters:          compileHTTPFilters(m.GetHttpFilters()),
 	}
 	switch {
 	case m.GetRds() != nil:

@@ -20,6 +20,13 @@ type requestState struct {
 
 	localReply         int // non-zero: the HCM replied before routing
 	localReplyLocation string
+
+	// matched is the route entry the request matched, and matchedAns the answer before
+	// the route's action (HTTP filters run on it, and may send the request again).
+	matched    *route
+	matchedAns Answer
+	// jwtPayload is what jwt_authn put in dynamic metadata: payloads by provider.
+	jwtPayload map[string]any
 }
 
 func newRequestState(req Request, h *hcmConfig) *requestState {

@@ -52,6 +52,8 @@ type Request struct {
 	Headers map[string]string // extra request headers, names case-insensitive
 	SNI     string            // TLS server name, "" for plaintext; see Table.Check for which listeners see it
 	Random  uint64            // random value for weighted clusters (HTTP and tcp_proxy), as router_check_tool's random_value
+	// ClientIP is the downstream address, for authorization on client CIDRs.
+	ClientIP string
 	// ALPN lists the protocols offered in the TLS ClientHello, used only for
 	// filter_chain_match.application_protocols. Empty means none offered.
 	ALPN []string
@@ -62,6 +64,8 @@ type Request struct {
 	Protocol string
 	// forwarded, when set (CheckForwarded), receives the request as forwarded to a cluster.
 	forwarded *map[string]string
+	// filters, when set (CheckDetailed), receives the HTTP filters that acted.
+	filters *[]FilterEffect
 }
 
 // Answer describes what Envoy would do with the request.
@@ -77,6 +81,10 @@ type Answer struct {
 	Location    string // redirect target URL, fully built
 	Matched     bool   // a route entry matched; for L4 the proxy had a cluster
 	L4          bool   // answered by tcp_proxy or udp_proxy (no route configuration, virtual host or route)
+	// AnsweredBy is the short name of the HTTP filter that answered the request itself (a
+	// 401 from jwt_authn, a CORS preflight...), "" when none did. CheckDetailed lists all
+	// the filters that acted.
+	AnsweredBy string
 }
 
 // Table is built once from a snapshot and answers many requests. It is
@@ -165,6 +173,17 @@ func (t *Table) Check(req Request) (Answer, error) {
 		return ans, fc.err
 	}
 	if fc.tcp != nil {
+		if fc.rbac != nil {
+			denied, err := networkRBACDenies(fc.rbac, req)
+			if err != nil {
+				return ans, fmt.Errorf("%w: listener %s: network RBAC: %v", ErrInvalidConfig, le.name, err)
+			}
+			if denied {
+				// The connection is closed before tcp_proxy sees it.
+				ans.L4, ans.AnsweredBy = true, "rbac"
+				return ans, nil
+			}
+		}
 		ans.Cluster, ans.Status, ans.Matched, ans.L4 = fc.tcp.pick(req.Random), 200, true, true
 		return ans, nil
 	}
@@ -188,7 +207,11 @@ func (t *Table) Check(req Request) (Answer, error) {
 		ans.Location = rs.localReplyLocation
 		return ans, nil
 	}
-	return rt.route(rs, ans)
+	ans, err = rt.route(rs, ans)
+	if err != nil || rs.matched == nil {
+		return ans, err
+	}
+	return runHTTPFilters(h, rt, rs, ans)
 }
 
 func normalizeProtocol(p string) (string, error) {

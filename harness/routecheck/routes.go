@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
+	"google.golang.org/protobuf/types/known/anypb"
 )
 
 type routeTable struct {
@@ -58,6 +59,8 @@ type route struct {
 	tlsValidated  *bool
 	act           action
 	err           error // evaluating this route is not supported
+	// perFilter is the route's typed_per_filter_config, by filter name.
+	perFilter map[string]*anypb.Any
 }
 
 func compileRouteConfig(rc *routev3.RouteConfiguration) *routeTable {
@@ -138,7 +141,7 @@ func compileVhost(rcName string, v *routev3.VirtualHost) *vhostEntry {
 }
 
 func compileRoute(rcName, vhName string, index int, r *routev3.Route) *route {
-	rr := &route{name: r.GetName(), caseSensitive: true}
+	rr := &route{name: r.GetName(), caseSensitive: true, perFilter: r.GetTypedPerFilterConfig()}
 	where := fmt.Sprintf("route configuration %q virtual host %q route %q (#%d)", rcName, vhName, r.GetName(), index)
 	fail := func(sentinel error, format string, args ...any) *route {
 		rr.err = fmt.Errorf("%w: %s: %s", sentinel, where, fmt.Sprintf(format, args...))
@@ -334,6 +337,7 @@ func (rt *routeTable) route(rs *requestState, ans Answer) (Answer, error) {
 		}
 		ans.Matched = true
 		ans.Route = r.name
+		rs.matched, rs.matchedAns = r, ans
 		return r.act.apply(rs, r, ans)
 	}
 	ans.Status = 404

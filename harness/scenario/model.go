@@ -116,10 +116,18 @@ const (
 	KindSecret      = "Secret"
 	KindHTTPFilter  = "HTTPFilter"
 	KindFilterChain = "FilterChain"
+	// Policy feature parts: a jwt_authn provider or requirement (by its key, in a
+	// listener), a network filter of a listener's filter chains, and a filter configured on
+	// a route through typed_per_filter_config (by filter name, in a route).
+	KindJWTProvider    = "JWTProvider"
+	KindJWTRequirement = "JWTRequirement"
+	KindNetworkFilter  = "NetworkFilter"
+	KindRouteFilter    = "RouteFilter"
 )
 
 // XDSKinds lists the kinds an xds expectation may name.
-var XDSKinds = []string{KindListener, KindRouteConfig, KindVirtualHost, KindRoute, KindCluster, KindLoadAssign, KindSecret, KindHTTPFilter, KindFilterChain}
+var XDSKinds = []string{KindListener, KindRouteConfig, KindVirtualHost, KindRoute, KindCluster, KindLoadAssign, KindSecret, KindHTTPFilter, KindFilterChain,
+	KindJWTProvider, KindJWTRequirement, KindNetworkFilter, KindRouteFilter}
 
 // XDSExpect checks that a named xDS resource (or part) is present or absent.
 type XDSExpect struct {
@@ -148,6 +156,8 @@ type XDSExpect struct {
 	// <secret name> when served by EG over ADS or <secret name>@<cluster> when fetched from
 	// an external SDS server through that cluster.
 	Certificates []string `json:"certificates,omitempty"`
+	// Disabled, for an HTTPFilter: whether the listener has it disabled (enabled per route).
+	Disabled *bool `json:"disabled,omitempty"`
 }
 
 // TrafficExpect sends one request through the generated config.
@@ -171,6 +181,8 @@ type Request struct {
 	// Protocol is TCP or UDP for a layer-4 connection (the answer is the cluster it is
 	// proxied to); empty for HTTP.
 	Protocol string `json:"protocol,omitempty"`
+	// ClientIP is the client's address, for authorization rules on client CIDRs.
+	ClientIP string `json:"clientIP,omitempty"`
 	// Random picks among weighted clusters and weighted backends, as Envoy's route check
 	// tool's random value does (value modulo the total weight).
 	Random *uint64 `json:"random,omitempty"`
@@ -209,6 +221,19 @@ type TrafficResult struct {
 	// LoadBalancer is the cluster's load balancing policy extension, e.g.
 	// envoy.load_balancing_policies.maglev.
 	LoadBalancer string `json:"loadBalancer,omitempty"`
+
+	// What the HTTP filters do with the request (policy features). Filters are filters that
+	// must act on it and FiltersAbsent filters that must not, by short name (jwt_authn,
+	// cors, csrf, lua, basic_auth, api_key_auth, ext_authz, oauth2, rbac...).
+	Filters       []string `json:"filters,omitempty"`
+	FiltersAbsent []string `json:"filtersAbsent,omitempty"`
+	// AnsweredBy is the filter that answers the request itself (jwt_authn for a 401, csrf
+	// for a 403, cors for a preflight), or "none" for a request no filter answers.
+	AnsweredBy string `json:"answeredBy,omitempty"`
+	// JWT is how jwt_authn treats the request: required, optional or failOpen.
+	JWT string `json:"jwt,omitempty"`
+	// CSRF is how the CSRF filter treats it: enforced, shadowed or partial.
+	CSRF string `json:"csrf,omitempty"`
 }
 
 // UpstreamTLSExpect checks the upstream TLS context of the backend a request reaches; empty
@@ -234,7 +259,9 @@ type UpstreamTLSExpect struct {
 func (r TrafficResult) IsZero() bool {
 	headers := r.RequestHeaders
 	r.RequestHeaders = nil
-	return len(headers) == 0 && r.UpstreamTLS == nil && reflect.DeepEqual(r, TrafficResult{})
+	filters := len(r.Filters) + len(r.FiltersAbsent)
+	r.Filters, r.FiltersAbsent = nil, nil
+	return len(headers) == 0 && filters == 0 && r.UpstreamTLS == nil && reflect.DeepEqual(r, TrafficResult{})
 }
 
 // ProfilesOrDefault returns the profiles the scenario runs under.

@@ -120,9 +120,12 @@ var Rules = []Rule{
 	{FailClosed, "", re(`(?i)lua`), "EEP-02", Breaking},
 	{FailClosed, "", nil, "", Breaking},
 	{Removed, "HTTPFilter", re(`filters\.http\.lua`), "EEP-03", Warning},
+	// jwt_authn keeps its name but its providers are keyed differently (SP-06).
+	{Removed, "HTTPFilter", re(`jwt_authn`), "SP-06", Warning},
 	{Removed, "PerFilterConfig", re(`filters\.http\.lua`), "EEP-03", Warning},
 	{Removed, "UpstreamTLS", nil, "", Breaking}, // the backend is now reached in plain text
 	{Removed, "", nil, "", Warning},
+	{Added, "HTTPFilter", re(`jwt_authn`), "SP-06", Info},
 	{Added, "", nil, "", Info},
 
 	// EnvoyPatchPolicy operations: the ID of the rename that made the operation miss when

@@ -28,7 +28,7 @@ func Review(objs []resource.Object, p profile.Profile) ([]result.Admission, []re
 	verdicts := make([]result.Admission, 0, len(objs))
 	admitted := make([]resource.Object, 0, len(objs))
 	for _, o := range objs {
-		problems := check(o)
+		problems := append(check(o), policyProblems(o, p)...)
 		v := result.Admission{Object: o.Ref(), Allowed: len(problems) == 0}
 		if !v.Allowed {
 			v.Message = invalidMessage(o, problems)

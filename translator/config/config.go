@@ -41,5 +41,8 @@ func Combine(scenario, doc Config) (Config, error) {
 		}
 		out.RuntimeFlags = doc.RuntimeFlags
 	}
+	if err := out.Validate(); err != nil {
+		return Config{}, err
+	}
 	return out, nil
 }

@@ -31,6 +31,8 @@ type Output struct {
 	IR       ir.XDS
 	Statuses []result.ObjectStatus
 	Warnings []string
+	// Topology is where the IR's routes and listeners came from, for the policy stage.
+	Topology *Topology
 }
 
 // Translator runs the stage under one profile and configuration.
@@ -258,6 +260,7 @@ func (t Translator) Translate(objs []resource.Object) Output {
 	}
 	rt.backendTLSStatuses()
 	out.Warnings = append(out.Warnings, rt.filterWarnings...)
+	out.Topology = rt.topology()
 	backendStatuses(ix, st)
 	out.Statuses = st.list()
 	out.Warnings = append(out.Warnings, notYetTranslated(objs)...)
@@ -278,11 +281,6 @@ func notYetTranslated(objs []resource.Object) []string {
 			out = append(out, fmt.Sprintf("EnvoyProxy %s/%s: the reference translator reads only spec.backendTLS (versions, ciphers and ALPN toward BackendTLSPolicy backends); its other settings have no effect on this output",
 				o.Obj.GetNamespace(), o.Obj.GetName()))
 			continue
-		}
-		switch o.Kind {
-		case "SecurityPolicy", "BackendTrafficPolicy", "ClientTrafficPolicy", "EnvoyExtensionPolicy":
-			out = append(out, fmt.Sprintf("%s %s/%s: %s is not translated by the reference translator yet; it has no effect on this output",
-				o.Kind, o.Obj.GetNamespace(), o.Obj.GetName(), o.Kind))
 		}
 	}
 	return out

@@ -140,6 +140,8 @@ type HTTPRoute struct {
 	Retry *Retry `json:"retry,omitempty"`
 	// Policies are the EG policies in force on this route (set by the policy stage).
 	Policies RoutePolicies `json:"policies,omitempty"`
+	// PolicyData is what those policies read from Secrets and ConfigMaps (policy stage).
+	PolicyData *PolicyData `json:"policyData,omitempty"`
 }
 
 // StringMatch is one matcher; exactly one of Exact, Prefix, Suffix, SafeRegex is set.

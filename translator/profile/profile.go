@@ -23,6 +23,28 @@ type Profile struct {
 	L4RouteVersion string
 	// DNSClusterExtension (UPG-01): DNS clusters use the envoy.cluster.dns extension.
 	DNSClusterExtension bool
+	// JWTStableNames (SP-06): jwt_authn providers and requirements get content-derived names
+	// shared by the routes that use the same config; v1.8 named them after each route.
+	JWTStableNames bool
+	// LuaPolicyFilters (EEP-03): one disabled listener-level Lua filter per policy script,
+	// enabled per route (with its filterContext); v1.8 used per-index slot filters with the
+	// script as per-route source code.
+	LuaPolicyFilters bool
+	// LuaDefaultOn (EEP-02): Lua runs unless the config turns it off (v1.8); v1.9 runs it
+	// only when the config turns it on.
+	LuaDefaultOn bool
+	// MergeTypeXRouteOnly (MRG-01): the policy CRDs refuse mergeType unless every target is
+	// an xRoute (v1.9); v1.8 accepted it anywhere.
+	MergeTypeXRouteOnly bool
+	// ClientIPDetectionExactlyOne (CTP-04): clientIPDetection must set exactly one of its
+	// three fields (v1.9); v1.8 only refused xForwardedFor together with customHeader.
+	ClientIPDetectionExactlyOne bool
+	// APIKeyExtractFromRules (UPG-03): apiKeyAuth.extractFrom needs an entry, each with
+	// exactly one non-empty list of non-empty names (v1.9); v1.8 checked none of it.
+	APIKeyExtractFromRules bool
+	// PolicyListenerSetTargets (SP-01, BTP-01, CTP-01, EEP-01): policies may target a
+	// ListenerSet (v1.9); the v1.8 CRDs list only Gateways and xRoutes.
+	PolicyListenerSetTargets bool
 	// ListenerSDSSecrets (TLS-08): listener certificateRefs may name SDS reference Secrets
 	// (v1.9+, with extensionApis.enableSDSSecretRef); v1.8 takes only kubernetes.io/tls.
 	ListenerSDSSecrets bool
@@ -45,18 +67,26 @@ const (
 const Default = "v1.9"
 
 var profiles = map[string]Profile{
-	"v1.8": {Name: "v1.8", L4RouteVersion: GatewayV1Alpha2, UpstreamTLSMax: "1.2"},
-	"v1.9": {Name: "v1.9", RouteRulesOverlap: true, L4RouteVersion: GatewayV1, DNSClusterExtension: true, ListenerSDSSecrets: true,
-		UpstreamTLSMax: "1.3", SharedSystemCASecret: true},
+	"v1.8": {Name: "v1.8", L4RouteVersion: GatewayV1Alpha2, UpstreamTLSMax: "1.2", LuaDefaultOn: true},
+	"v1.9": {Name: "v1.9", RouteRulesOverlap: true, L4RouteVersion: GatewayV1, DNSClusterExtension: true,
+		MergeTypeXRouteOnly: true, ClientIPDetectionExactlyOne: true, APIKeyExtractFromRules: true, PolicyListenerSetTargets: true,
+		JWTStableNames: true, LuaPolicyFilters: true, ListenerSDSSecrets: true, UpstreamTLSMax: "1.3", SharedSystemCASecret: true},
 	"v1.10-preview": {
-		Name:                 "v1.10-preview",
-		RouteRulesOverlap:    true,
-		DefaultOnFlags:       []egv1a1.RuntimeFlag{egv1a1.XDSNameSchemeV2},
-		L4RouteVersion:       GatewayV1,
-		DNSClusterExtension:  true,
-		ListenerSDSSecrets:   true,
-		UpstreamTLSMax:       "1.3",
-		SharedSystemCASecret: true,
+		Name:                "v1.10-preview",
+		RouteRulesOverlap:   true,
+		DefaultOnFlags:      []egv1a1.RuntimeFlag{egv1a1.XDSNameSchemeV2},
+		L4RouteVersion:      GatewayV1,
+		DNSClusterExtension: true,
+		JWTStableNames:      true,
+		LuaPolicyFilters:    true,
+
+		MergeTypeXRouteOnly:         true,
+		ClientIPDetectionExactlyOne: true,
+		APIKeyExtractFromRules:      true,
+		PolicyListenerSetTargets:    true,
+		ListenerSDSSecrets:          true,
+		UpstreamTLSMax:              "1.3",
+		SharedSystemCASecret:        true,
 	},
 }
 

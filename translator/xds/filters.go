@@ -42,18 +42,21 @@ func applyRouteFilters(out *routev3.Route, r *ir.HTTPRoute) {
 		applyURLRewrite(a, r.URLRewrite, r.PathMatch)
 	}
 	a.RequestMirrorPolicies = mirrorPolicies(r.Mirrors)
-	if r.Timeout != nil {
-		a.Timeout = durationpb.New(*r.Timeout)
+	if t := requestTimeout(r); t != nil {
+		a.Timeout = durationpb.New(*t)
 		// The stream idle timeout must not end a request before its timeout does; no
 		// timeout (0s) disables both.
 		idle := defaultIdleTimeout
-		if *r.Timeout > idle {
-			idle = *r.Timeout
+		if *t > idle {
+			idle = *t
 		}
-		if *r.Timeout == 0 {
+		if *t == 0 {
 			idle = 0
 		}
 		a.IdleTimeout = durationpb.New(idle)
+	}
+	if idle := streamIdleTimeout(r); idle != nil {
+		a.IdleTimeout = durationpb.New(*idle)
 	}
 	if r.Retry != nil {
 		a.RetryPolicy = retryPolicy(r.Retry)

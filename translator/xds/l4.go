@@ -61,6 +61,9 @@ func (t Translator) buildTCPListener(l *ir.TCPListener) *listenerv3.Listener {
 				})},
 			}},
 		}
+		if authz := tcpAuthorizationFilter(stat, r.Policies.Security); authz != nil {
+			fc.Filters = append([]*listenerv3.Filter{authz}, fc.Filters...)
+		}
 		if len(r.SNIs) > 0 {
 			fc.FilterChainMatch = &listenerv3.FilterChainMatch{ServerNames: r.SNIs}
 		}

@@ -84,7 +84,7 @@ func noRouteFilter() *accesslogv3.AccessLogFilter {
 	}}
 }
 
-func (t Translator) buildListener(l *ir.HTTPListener, routeConfig string, grpc bool) (*listenerv3.Listener, error) {
+func (t Translator) buildListener(l *ir.HTTPListener, routeConfig string, grpc bool, policyFilters []*hcmv3.HttpFilter) (*listenerv3.Listener, error) {
 	name := t.Naming.Listener(l)
 	return &listenerv3.Listener{
 		Name:      name,
@@ -92,7 +92,7 @@ func (t Translator) buildListener(l *ir.HTTPListener, routeConfig string, grpc b
 		AccessLog: []*accesslogv3.AccessLog{accessLog(noRouteFilter())},
 		DefaultFilterChain: &listenerv3.FilterChain{
 			Name:    routeConfig, // the port's one route configuration and its chain share a name
-			Filters: []*listenerv3.Filter{hcmFilterOf(routeConfig, t.Naming.StatPrefix(l), grpc)},
+			Filters: []*listenerv3.Filter{hcmFilterOf(routeConfig, t.Naming.StatPrefix(l), grpc, policyFilters)},
 		},
 		MaxConnectionsToAcceptPerSocketEvent: u32(1),
 		PerConnectionBufferLimitBytes:        u32(bufferLimitBytes),
@@ -124,7 +124,7 @@ func (t Translator) buildTLSListener(el *envoyListener) *listenerv3.Listener {
 	for _, c := range el.chains {
 		fc := &listenerv3.FilterChain{
 			Name:            c.l.Name,
-			Filters:         []*listenerv3.Filter{hcmFilterOf(c.rc.Name, t.Naming.StatPrefix(c.l), c.l.GRPC)},
+			Filters:         []*listenerv3.Filter{hcmFilterOf(c.rc.Name, t.Naming.StatPrefix(c.l), c.l.GRPC, c.filters.filters())},
 			TransportSocket: downstreamTLS(c.l.TLS),
 		}
 		if h := c.l.Hostnames[0]; h != "*" {
@@ -156,18 +156,22 @@ func buildTLSSecret(c ir.TLSCertificate) *tlsv3.Secret {
 	}
 }
 
-func hcmFilterOf(routeConfig, statPrefix string, grpc bool) *listenerv3.Filter {
+// hcmFilterOf is the connection manager of a route configuration: the policy filters its
+// routes use, the gRPC filters, and the router, in EG's order.
+func hcmFilterOf(routeConfig, statPrefix string, grpc bool, policyFilters []*hcmv3.HttpFilter) *listenerv3.Filter {
+	filters := append(append(policyFilters, grpcFilters(grpc)...), &hcmv3.HttpFilter{
+		Name:       routerFilter,
+		ConfigType: &hcmv3.HttpFilter_TypedConfig{TypedConfig: mustAny(&routerv3.Router{SuppressEnvoyHeaders: true})},
+	})
+	sortHTTPFilters(filters)
 	hcm := &hcmv3.HttpConnectionManager{
 		StatPrefix: statPrefix,
 		RouteSpecifier: &hcmv3.HttpConnectionManager_Rds{Rds: &hcmv3.Rds{
 			ConfigSource:    adsSource(),
 			RouteConfigName: routeConfig,
 		}},
-		HttpFilters: append(grpcFilters(grpc), &hcmv3.HttpFilter{
-			Name:       routerFilter,
-			ConfigType: &hcmv3.HttpFilter_TypedConfig{TypedConfig: mustAny(&routerv3.Router{SuppressEnvoyHeaders: true})},
-		}),
-		AccessLog: []*accesslogv3.AccessLog{accessLog(nil)},
+		HttpFilters: filters,
+		AccessLog:   []*accesslogv3.AccessLog{accessLog(nil)},
 		CommonHttpProtocolOptions: &corev3.HttpProtocolOptions{
 			HeadersWithUnderscoresAction: corev3.HttpProtocolOptions_REJECT_REQUEST,
 		},

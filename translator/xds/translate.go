@@ -24,6 +24,8 @@ type Translator struct {
 	// DNSClusterExtension (UPG-01): v1.9 configures DNS clusters through the
 	// envoy.cluster.dns extension; v1.8 used the STRICT_DNS type with fields on the cluster.
 	DNSClusterExtension bool
+	// Features are the version differences of the policy filters (SP-06, EEP-03).
+	Features Features
 }
 
 // portKey identifies an Envoy listener: Gateway listeners on one address and port share it.
@@ -41,11 +43,15 @@ type envoyListener struct {
 	// HTTPS: one filter chain and one route configuration per Gateway listener.
 	chains []*tlsChain
 	vhost  map[string]*routev3.VirtualHost // by IR listener name + hostname
+	// filters are the policy filters of the port's connection manager (plain HTTP).
+	filters *httpFilterSet
 }
 
 type tlsChain struct {
 	l  *ir.HTTPListener
 	rc *routev3.RouteConfiguration
+	// filters are the policy filters of the chain's connection manager.
+	filters *httpFilterSet
 }
 
 // Translate builds the resources. Errors are programming errors in the IR (an Any that does
@@ -60,15 +66,17 @@ func (t Translator) Translate(x *ir.XDS) (result.XDS, error) {
 		k := portKey{l.Address, l.Port}
 		el := byPort[k]
 		if el == nil {
-			el = &envoyListener{first: l, vhost: map[string]*routev3.VirtualHost{}}
+			el = &envoyListener{first: l, vhost: map[string]*routev3.VirtualHost{}, filters: newHTTPFilterSet(t.Features)}
 			byPort[k] = el
 			order = append(order, k)
 		}
 		el.grpc = el.grpc || l.GRPC
 		var rc *routev3.RouteConfiguration
+		fs := el.filters
 		if l.TLS != nil {
 			rc = &routev3.RouteConfiguration{Name: t.Naming.TLSRouteConfig(l), IgnorePortInHostMatching: true}
-			el.chains = append(el.chains, &tlsChain{l: l, rc: rc})
+			fs = newHTTPFilterSet(t.Features)
+			el.chains = append(el.chains, &tlsChain{l: l, rc: rc, filters: fs})
 			addSecrets(&out, secrets, l.TLS)
 		} else {
 			if el.rc == nil {
@@ -88,7 +96,11 @@ func (t Translator) Translate(x *ir.XDS) (result.XDS, error) {
 				el.vhost[vkey] = vh
 				rc.VirtualHosts = append(rc.VirtualHosts, vh)
 			}
-			vh.Routes = append(vh.Routes, withRouteLB(buildRoute(r), r))
+			route := withRouteLB(buildRoute(r), r)
+			if err := fs.addRoute(route, r); err != nil {
+				return result.XDS{}, fmt.Errorf("route %s: %w", r.Name, err)
+			}
+			vh.Routes = append(vh.Routes, route)
 			for _, c := range routeClusters(r) {
 				if clusters[c.cluster.Name] {
 					continue
@@ -125,6 +137,10 @@ func (t Translator) Translate(x *ir.XDS) (result.XDS, error) {
 	}
 	for _, k := range order {
 		el := byPort[k]
+		t.addFilterClusters(&out, clusters, el.filters)
+		for _, c := range el.chains {
+			t.addFilterClusters(&out, clusters, c.filters)
+		}
 		if len(el.chains) > 0 {
 			out.Listeners = append(out.Listeners, t.buildTLSListener(el))
 			for _, c := range el.chains {
@@ -132,7 +148,7 @@ func (t Translator) Translate(x *ir.XDS) (result.XDS, error) {
 			}
 			continue
 		}
-		lis, err := t.buildListener(el.first, el.rc.Name, el.grpc)
+		lis, err := t.buildListener(el.first, el.rc.Name, el.grpc, el.filters.filters())
 		if err != nil {
 			return result.XDS{}, fmt.Errorf("listener %s: %w", el.first.Name, err)
 		}
@@ -144,6 +160,20 @@ func (t Translator) Translate(x *ir.XDS) (result.XDS, error) {
 	addSessionFilters(out.Listeners, out.Routes)
 	out.Sort()
 	return out, nil
+}
+
+// addFilterClusters adds the clusters policy filters call (remote JWKS), once each.
+func (t Translator) addFilterClusters(out *result.XDS, seen map[string]bool, fs *httpFilterSet) {
+	for _, c := range fs.clusters {
+		if seen[c.cluster.Name] {
+			continue
+		}
+		seen[c.cluster.Name] = true
+		out.Clusters = append(out.Clusters, c.cluster)
+		if c.dns {
+			t.toDNSCluster(c.cluster, c.cla)
+		}
+	}
 }
 
 // addSecrets adds a terminating listener's certificates as SDS secrets, once each.
@@ -198,6 +228,7 @@ type clusterPair struct {
 	cluster *clusterv3.Cluster
 	cla     *endpointv3.ClusterLoadAssignment
 	dns     bool // hostnames: Envoy resolves them, the assignment goes inline
+	static  bool // addresses given inline: no assignment of its own
 }
 
 // buildClusters makes the rule's clusters. Valid backends share one cluster with a locality

@@ -1,0 +1,598 @@
+package routecheck
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+
+	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
+	corsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/cors/v3"
+	csrfv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/csrf/v3"
+	jwtauthnv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/jwt_authn/v3"
+	hcmv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/http_connection_manager/v3"
+	matcherv3 "github.com/envoyproxy/go-control-plane/envoy/type/matcher/v3"
+	typev3 "github.com/envoyproxy/go-control-plane/envoy/type/v3"
+	"google.golang.org/protobuf/types/known/anypb"
+)
+
+// FilterEffect is one HTTP filter acting on a request. Kind is the filter's short name
+// (its name without "envoy.filters.http." and without an instance suffix: jwt_authn, cors,
+// csrf, lua...). Mode and Outcome say what the filter does where that is decidable offline:
+//
+//   - jwt_authn: Mode "required", "optional" (a missing token passes) or "failOpen" (a
+//     missing or bad token passes); Outcome "missing", "valid" or "invalid". Tokens are
+//     decoded, not verified: the signature and expiry are taken as good, the issuer and
+//     audiences are checked. Claims copied to headers are added, and with
+//     clear_route_cache (recomputeRoute) the request is routed again.
+//   - csrf: Mode "enforced" (100%), "shadowed" (0% enforced, shadow on) or "partial";
+//     Outcome "safe method", "valid origin" or "invalid origin".
+//   - cors: Outcome "no origin", "origin allowed", "origin not allowed", "preflight".
+//   - rbac: Mode is the name of the rule (or "default") that decided; Outcome "allowed"
+//     or "denied" (403). CEL runs on request attributes; response attributes never match.
+//   - basic_auth, api_key_auth: Outcome "missing", "valid" or "invalid" (401 unless valid).
+//   - others (lua, ext_authz, oauth2...): present, not evaluated.
+type FilterEffect struct {
+	Name    string
+	Kind    string
+	Mode    string
+	Outcome string
+}
+
+const httpFilterPrefix = "envoy.filters.http."
+
+// httpFilterEntry is one HTTP filter of a connection manager.
+type httpFilterEntry struct {
+	name     string
+	kind     string
+	disabled bool
+	cfg      *anypb.Any
+}
+
+func compileHTTPFilters(fs []*hcmv3.HttpFilter) []httpFilterEntry {
+	out := make([]httpFilterEntry, 0, len(fs))
+	for _, f := range fs {
+		out = append(out, httpFilterEntry{name: f.GetName(), kind: filterKind(f.GetName()), disabled: f.GetDisabled(), cfg: f.GetTypedConfig()})
+	}
+	return out
+}
+
+// filterKind is a filter's short name: envoy.filters.http.lua/envoyextensionpolicy/... → lua.
+func filterKind(name string) string {
+	k := strings.TrimPrefix(name, httpFilterPrefix)
+	if i := strings.IndexByte(k, '/'); i >= 0 {
+		k = k[:i]
+	}
+	return k
+}
+
+// perRouteOnly are the kinds that do nothing without a route's config in EG's output: the
+// listener filter holds no policy of its own.
+var perRouteOnly = map[string]bool{"jwt_authn": true, "cors": true, "csrf": true, "rbac": true}
+
+// runHTTPFilters passes the routed request through the connection manager's HTTP filters
+// in order. A filter that answers ends the request there; jwt_authn may add claim headers
+// and have the request routed again.
+func runHTTPFilters(h *hcmConfig, rt *routeTable, rs *requestState, ans Answer) (Answer, error) {
+	for _, f := range h.filters {
+		if f.kind == "router" {
+			break
+		}
+		per := rs.matched.perFilter[f.name]
+		if !filterEnabled(f, per) {
+			continue
+		}
+		eff := FilterEffect{Name: f.name, Kind: f.kind}
+		var (
+			reply   int
+			reroute bool
+			err     error
+			addHdrs map[string]string
+			acting  = per != nil || !perRouteOnly[f.kind]
+		)
+		if !acting {
+			continue
+		}
+		switch f.kind {
+		case "jwt_authn":
+			reply, addHdrs, reroute, err = evalJWT(f, per, rs, &eff)
+		case "csrf":
+			reply, err = evalCSRF(per, rs, &eff)
+		case "cors":
+			reply, err = evalCORS(per, rs, &eff)
+		case "basic_auth":
+			reply, err = evalBasicAuth(f, per, rs, &eff)
+		case "api_key_auth":
+			reply, err = evalAPIKeyAuth(f, per, rs, &eff)
+		case "rbac":
+			if per == nil {
+				continue // EG's listener RBAC filter holds no policy
+			}
+			reply, err = evalRBAC(per, rs, &eff)
+		}
+		if err != nil {
+			return ans, fmt.Errorf("%w: filter %s on route %s: %v", ErrInvalidConfig, f.name, rs.matched.name, err)
+		}
+		rs.recordFilter(eff)
+		if reply != 0 {
+			// The filter answers: nothing is forwarded.
+			ans = rs.matchedAns
+			ans.Status, ans.AnsweredBy = reply, f.kind
+			if rs.req.forwarded != nil {
+				*rs.req.forwarded = nil
+			}
+			return ans, nil
+		}
+		if len(addHdrs) == 0 {
+			continue
+		}
+		for k, v := range addHdrs {
+			rs.headers[k] = v
+		}
+		if reroute {
+			// clear_route_cache: the request is matched again with the new headers; the
+			// filters after this one see the new route.
+			prev := rs.matched
+			rs.matched = nil
+			again, err := rt.route(rs, rs.matchedAns.withoutRoute())
+			if err != nil || rs.matched == nil {
+				return again, err
+			}
+			ans = again
+			if rs.matched != prev {
+				return runFiltersAfter(h, rt, rs, ans, f.name)
+			}
+		} else {
+			ans, err = rs.matched.act.apply(rs, rs.matched, rs.matchedAns)
+			if err != nil {
+				return ans, err
+			}
+		}
+	}
+	return ans, nil
+}
+
+// Detailed is an answer with the request as forwarded (nil when it is not) and the HTTP
+// filters that acted on it, in order.
+type Detailed struct {
+	Answer
+	Forwarded map[string]string
+	Filters   []FilterEffect
+}
+
+// CheckDetailed is Check that also reports the forwarded request and the HTTP filters.
+func (t *Table) CheckDetailed(req Request) (Detailed, error) {
+	var d Detailed
+	req.forwarded = &d.Forwarded
+	req.filters = &d.Filters
+	a, err := t.Check(req)
+	d.Answer = a
+	return d, err
+}
+
+func (rs *requestState) recordFilter(e FilterEffect) {
+	if rs.req.filters != nil {
+		*rs.req.filters = append(*rs.req.filters, e)
+	}
+}
+
+// runFiltersAfter continues the filter chain after the named filter (after a reroute).
+func runFiltersAfter(h *hcmConfig, rt *routeTable, rs *requestState, ans Answer, after string) (Answer, error) {
+	for i, f := range h.filters {
+		if f.name == after {
+			rest := *h
+			rest.filters = h.filters[i+1:]
+			return runHTTPFilters(&rest, rt, rs, ans)
+		}
+	}
+	return ans, nil
+}
+
+func (a Answer) withoutRoute() Answer {
+	a.Route, a.Matched = "", false
+	return a
+}
+
+// filterEnabled: a route's FilterConfig can turn a filter off or (when disabled on the
+// listener) on; any other per-route config turns it on; otherwise the listener decides.
+func filterEnabled(f httpFilterEntry, per *anypb.Any) bool {
+	if per == nil {
+		return !f.disabled
+	}
+	fc := &routev3.FilterConfig{}
+	if per.MessageIs(fc) {
+		if err := per.UnmarshalTo(fc); err == nil {
+			return !fc.GetDisabled()
+		}
+	}
+	return true
+}
+
+// fractionOf is a fractional percent as a share in [0, 1].
+func fractionOf(fp *typev3.FractionalPercent) float64 {
+	if fp == nil {
+		return 0
+	}
+	den := 100.0
+	switch fp.GetDenominator() {
+	case typev3.FractionalPercent_TEN_THOUSAND:
+		den = 10000
+	case typev3.FractionalPercent_MILLION:
+		den = 1000000
+	}
+	f := float64(fp.GetNumerator()) / den
+	if f > 1 {
+		f = 1
+	}
+	return f
+}
+
+var modifyMethods = map[string]bool{"POST": true, "PUT": true, "DELETE": true, "PATCH": true}
+
+// evalCSRF follows Envoy's CSRF filter: on a mutating method the Origin (else the
+// Referer) must name the request's host and port, or match an additional origin.
+func evalCSRF(per *anypb.Any, rs *requestState, eff *FilterEffect) (int, error) {
+	p := &csrfv3.CsrfPolicy{}
+	if err := per.UnmarshalTo(p); err != nil {
+		return 0, err
+	}
+	enforced := fractionOf(p.GetFilterEnabled().GetDefaultValue())
+	shadow := p.GetShadowEnabled() != nil && fractionOf(p.GetShadowEnabled().GetDefaultValue()) > 0
+	switch {
+	case enforced >= 1:
+		eff.Mode = "enforced"
+	case enforced <= 0 && shadow:
+		eff.Mode = "shadowed"
+	case enforced <= 0:
+		eff.Mode = "off"
+	default:
+		eff.Mode = "partial"
+	}
+	if !modifyMethods[rs.method] {
+		eff.Outcome = "safe method"
+		return 0, nil
+	}
+	source := hostAndPort(rs.headers["origin"])
+	if source == "" {
+		source = hostAndPort(rs.headers["referer"])
+	}
+	valid := source != "" && source == hostAndPort(rs.host)
+	for _, m := range p.GetAdditionalOrigins() {
+		if !valid && source != "" {
+			ok, err := stringMatches(m, source)
+			if err != nil {
+				return 0, err
+			}
+			valid = ok
+		}
+	}
+	if valid {
+		eff.Outcome = "valid origin"
+		return 0, nil
+	}
+	eff.Outcome = "invalid origin"
+	if eff.Mode == "enforced" {
+		return 403, nil
+	}
+	return 0, nil
+}
+
+// hostAndPort strips the scheme and path of an origin or URL.
+func hostAndPort(v string) string {
+	if _, rest, ok := strings.Cut(v, "://"); ok {
+		v = rest
+	}
+	if i := strings.IndexByte(v, '/'); i >= 0 {
+		v = v[:i]
+	}
+	return v
+}
+
+// evalCORS follows Envoy's CORS filter with a route policy: a preflight (OPTIONS with
+// Origin and Access-Control-Request-Method) is answered by the filter with 200, whether
+// the origin is allowed or not unless non-matching preflights are forwarded; other
+// requests pass.
+func evalCORS(per *anypb.Any, rs *requestState, eff *FilterEffect) (int, error) {
+	p := &corsv3.CorsPolicy{}
+	if err := per.UnmarshalTo(p); err != nil {
+		return 0, err
+	}
+	origin, ok := rs.headers["origin"]
+	if !ok || origin == "" {
+		eff.Outcome = "no origin"
+		return 0, nil
+	}
+	allowed := false
+	for _, m := range p.GetAllowOriginStringMatch() {
+		ok, err := stringMatches(m, origin)
+		if err != nil {
+			return 0, err
+		}
+		if ok {
+			allowed = true
+			break
+		}
+	}
+	preflight := rs.method == "OPTIONS" && rs.headers["access-control-request-method"] != ""
+	switch {
+	case preflight && (allowed || !p.GetForwardNotMatchingPreflights().GetValue()):
+		eff.Outcome = "preflight"
+		if !allowed {
+			eff.Outcome = "preflight, origin not allowed"
+		}
+		return 200, nil
+	case allowed:
+		eff.Outcome = "origin allowed"
+	default:
+		eff.Outcome = "origin not allowed"
+	}
+	return 0, nil
+}
+
+func stringMatches(m *matcherv3.StringMatcher, v string) (bool, error) {
+	if m.GetIgnoreCase() {
+		v = strings.ToLower(v)
+	}
+	lower := func(s string) string {
+		if m.GetIgnoreCase() {
+			return strings.ToLower(s)
+		}
+		return s
+	}
+	switch p := m.GetMatchPattern().(type) {
+	case *matcherv3.StringMatcher_Exact:
+		return v == lower(p.Exact), nil
+	case *matcherv3.StringMatcher_Prefix:
+		return strings.HasPrefix(v, lower(p.Prefix)), nil
+	case *matcherv3.StringMatcher_Suffix:
+		return strings.HasSuffix(v, lower(p.Suffix)), nil
+	case *matcherv3.StringMatcher_Contains:
+		return strings.Contains(v, lower(p.Contains)), nil
+	case *matcherv3.StringMatcher_SafeRegex:
+		re, err := compileFullRegex(p.SafeRegex.GetRegex())
+		if err != nil {
+			return false, err
+		}
+		return re.MatchString(v), nil
+	}
+	return false, fmt.Errorf("unsupported string matcher %T", m.GetMatchPattern())
+}
+
+// evalJWT checks the route's requirement. It returns a 401 when the requirement fails,
+// the claim headers of the provider that verified the token, and whether the route is
+// to be matched again.
+func evalJWT(f httpFilterEntry, per *anypb.Any, rs *requestState, eff *FilterEffect) (int, map[string]string, bool, error) {
+	pr := &jwtauthnv3.PerRouteConfig{}
+	if err := per.UnmarshalTo(pr); err != nil {
+		return 0, nil, false, err
+	}
+	if pr.GetDisabled() {
+		return 0, nil, false, nil
+	}
+	cfg := &jwtauthnv3.JwtAuthentication{}
+	if err := f.cfg.UnmarshalTo(cfg); err != nil {
+		return 0, nil, false, err
+	}
+	req, ok := cfg.GetRequirementMap()[pr.GetRequirementName()]
+	if !ok {
+		return 0, nil, false, fmt.Errorf("requirement %q is not in the filter's requirement_map", pr.GetRequirementName())
+	}
+	j := &jwtEval{cfg: cfg, rs: rs}
+	pass, err := j.eval(req)
+	if err != nil {
+		return 0, nil, false, err
+	}
+	eff.Mode = j.mode(req)
+	eff.Outcome = j.outcome
+	if !pass {
+		return 401, nil, false, nil
+	}
+	return 0, j.headers, j.reroute, nil
+}
+
+type jwtEval struct {
+	cfg     *jwtauthnv3.JwtAuthentication
+	rs      *requestState
+	outcome string
+	headers map[string]string
+	reroute bool
+}
+
+func (j *jwtEval) mode(req *jwtauthnv3.JwtRequirement) string {
+	for _, r := range req.GetRequiresAny().GetRequirements() {
+		switch {
+		case r.GetAllowMissingOrFailed() != nil:
+			return "failOpen"
+		case r.GetAllowMissing() != nil:
+			return "optional"
+		}
+	}
+	switch {
+	case req.GetAllowMissingOrFailed() != nil:
+		return "failOpen"
+	case req.GetAllowMissing() != nil:
+		return "optional"
+	}
+	return "required"
+}
+
+// eval: a provider requirement passes with a valid token from that provider's places;
+// any-of passes when one passes; allow_missing passes when no token was found, and
+// allow_missing_or_failed always.
+func (j *jwtEval) eval(req *jwtauthnv3.JwtRequirement) (bool, error) {
+	switch t := req.GetRequiresType().(type) {
+	case *jwtauthnv3.JwtRequirement_ProviderName:
+		p, ok := j.cfg.GetProviders()[t.ProviderName]
+		if !ok {
+			return false, fmt.Errorf("provider %q is not in the filter's providers", t.ProviderName)
+		}
+		return j.provider(p), nil
+	case *jwtauthnv3.JwtRequirement_RequiresAny:
+		pass := false
+		for _, r := range t.RequiresAny.GetRequirements() {
+			ok, err := j.eval(r)
+			if err != nil {
+				return false, err
+			}
+			pass = pass || ok
+		}
+		return pass, nil
+	case *jwtauthnv3.JwtRequirement_AllowMissing:
+		return j.outcome == "missing" || j.outcome == "", nil
+	case *jwtauthnv3.JwtRequirement_AllowMissingOrFailed:
+		return true, nil
+	}
+	return false, fmt.Errorf("requirement %T is not evaluated", req.GetRequiresType())
+}
+
+// provider looks for the provider's token and checks it.
+func (j *jwtEval) provider(p *jwtauthnv3.JwtProvider) bool {
+	token := j.token(p)
+	if token == "" {
+		if j.outcome == "" {
+			j.outcome = "missing"
+		}
+		return false
+	}
+	claims, ok := decodeJWT(token)
+	if !ok || (p.GetIssuer() != "" && claims["iss"] != p.GetIssuer()) || !audienceOK(p.GetAudiences(), claims["aud"]) {
+		if j.outcome != "valid" {
+			j.outcome = "invalid"
+		}
+		return false
+	}
+	j.outcome = "valid"
+	if name := p.GetPayloadInMetadata(); name != "" {
+		if j.rs.jwtPayload == nil {
+			j.rs.jwtPayload = map[string]any{}
+		}
+		payload := make(map[string]any, len(claims))
+		for k, v := range claims {
+			payload[k] = v
+		}
+		// normalize_payload_in_metadata: space-delimited claims become lists.
+		for _, k := range p.GetNormalizePayloadInMetadata().GetSpaceDelimitedClaims() {
+			if s, ok := payload[k].(string); ok {
+				var l []any
+				for _, f := range strings.Fields(s) {
+					l = append(l, f)
+				}
+				payload[k] = l
+			}
+		}
+		j.rs.jwtPayload[name] = payload
+	}
+	for _, c := range p.GetClaimToHeaders() {
+		if v, ok := claimString(claims, c.GetClaimName()); ok {
+			if j.headers == nil {
+				j.headers = map[string]string{}
+			}
+			j.headers[strings.ToLower(c.GetHeaderName())] = v
+		}
+	}
+	j.reroute = j.reroute || p.GetClearRouteCache()
+	return true
+}
+
+// token finds the token where the provider looks: its headers, params and cookies, or
+// Envoy's defaults (Authorization: Bearer, ?access_token=).
+func (j *jwtEval) token(p *jwtauthnv3.JwtProvider) string {
+	hs := p.GetFromHeaders()
+	params := p.GetFromParams()
+	cookies := p.GetFromCookies()
+	if len(hs) == 0 && len(params) == 0 && len(cookies) == 0 {
+		hs = []*jwtauthnv3.JwtHeader{{Name: "Authorization", ValuePrefix: "Bearer "}}
+		params = []string{"access_token"}
+	}
+	for _, h := range hs {
+		v, ok := j.rs.headers[strings.ToLower(h.GetName())]
+		if ok && strings.HasPrefix(v, h.GetValuePrefix()) {
+			return strings.TrimSpace(strings.TrimPrefix(v, h.GetValuePrefix()))
+		}
+	}
+	_, query := splitPath(j.rs.path)
+	for _, kv := range strings.Split(query, "&") {
+		k, v, _ := strings.Cut(kv, "=")
+		for _, p := range params {
+			if k == p && v != "" {
+				return v
+			}
+		}
+	}
+	for _, c := range strings.Split(j.rs.headers["cookie"], ";") {
+		k, v, _ := strings.Cut(strings.TrimSpace(c), "=")
+		for _, name := range cookies {
+			if k == name && v != "" {
+				return v
+			}
+		}
+	}
+	return ""
+}
+
+// decodeJWT reads a compact JWT's payload without verifying it.
+func decodeJWT(token string) (map[string]any, bool) {
+	parts := strings.Split(token, ".")
+	if len(parts) != 3 {
+		return nil, false
+	}
+	b, err := base64.RawURLEncoding.DecodeString(strings.TrimRight(parts[1], "="))
+	if err != nil {
+		return nil, false
+	}
+	var claims map[string]any
+	if json.Unmarshal(b, &claims) != nil {
+		return nil, false
+	}
+	return claims, true
+}
+
+func audienceOK(want []string, aud any) bool {
+	if len(want) == 0 {
+		return true
+	}
+	var have []string
+	switch a := aud.(type) {
+	case string:
+		have = []string{a}
+	case []any:
+		for _, v := range a {
+			if s, ok := v.(string); ok {
+				have = append(have, s)
+			}
+		}
+	}
+	for _, w := range want {
+		for _, h := range have {
+			if w == h {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// claimString reads a claim by its dotted path as a header value: strings as they are,
+// numbers and booleans formatted; objects and lists are not copied.
+func claimString(claims map[string]any, path string) (string, bool) {
+	var cur any = claims
+	for _, part := range strings.Split(path, ".") {
+		m, ok := cur.(map[string]any)
+		if !ok {
+			return "", false
+		}
+		if cur, ok = m[part]; !ok {
+			return "", false
+		}
+	}
+	switch v := cur.(type) {
+	case string:
+		return v, true
+	case float64:
+		return strconv.FormatFloat(v, 'f', -1, 64), true
+	case bool:
+		return strconv.FormatBool(v), true
+	}
+	return "", false
+}

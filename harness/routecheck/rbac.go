@@ -1,0 +1,300 @@
+package routecheck
+
+import (
+	"fmt"
+	"net/netip"
+	"strings"
+
+	expr "cel.dev/expr"
+	cncfmatcherv3 "github.com/cncf/xds/go/xds/type/matcher/v3"
+	rbacconfigv3 "github.com/envoyproxy/go-control-plane/envoy/config/rbac/v3"
+	rbacv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/rbac/v3"
+	networkrbacv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/rbac/v3"
+	networkinputv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/matching/common_inputs/network/v3"
+	ipmatcherv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/matching/input_matchers/ip/v3"
+	metadatamatcherv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/matching/input_matchers/metadata/v3"
+	envoymatcherv3 "github.com/envoyproxy/go-control-plane/envoy/type/matcher/v3"
+	"github.com/google/cel-go/cel"
+	exprpb "google.golang.org/genproto/googleapis/api/expr/v1alpha1"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/anypb"
+)
+
+// evalRBAC runs a route's RBAC matcher (EG's authorization rules, SP-05): the first rule
+// whose predicate holds decides, else on_no_match; DENY answers 403. Predicates on
+// headers, the client IP (Request.ClientIP), CEL over request attributes and the
+// jwt_authn payload are evaluated; anything else is an error.
+func evalRBAC(per *anypb.Any, rs *requestState, eff *FilterEffect) (int, error) {
+	p := &rbacv3.RBACPerRoute{}
+	if err := per.UnmarshalTo(p); err != nil {
+		return 0, err
+	}
+	m := p.GetRbac().GetMatcher()
+	if m == nil {
+		if p.GetRbac().GetRules() != nil {
+			return 0, fmt.Errorf("RBAC rules (not a matcher) are not evaluated")
+		}
+		eff.Outcome = "no policy"
+		return 0, nil
+	}
+	ev := &rbacEval{rs: rs}
+	action := m.GetOnNoMatch().GetAction()
+	for _, fm := range m.GetMatcherList().GetMatchers() {
+		ok, err := ev.predicate(fm.GetPredicate())
+		if err != nil {
+			return 0, err
+		}
+		if ok {
+			action = fm.GetOnMatch().GetAction()
+			break
+		}
+	}
+	if action == nil {
+		return 0, fmt.Errorf("matcher has no action for this request")
+	}
+	a := &rbacconfigv3.Action{}
+	if err := action.GetTypedConfig().UnmarshalTo(a); err != nil {
+		return 0, err
+	}
+	eff.Mode = action.GetName()
+	if a.GetAction() == rbacconfigv3.RBAC_DENY {
+		eff.Outcome = "denied"
+		return 403, nil
+	}
+	eff.Outcome = "allowed"
+	return 0, nil
+}
+
+type rbacEval struct {
+	rs *requestState
+}
+
+func (e *rbacEval) predicate(p *cncfmatcherv3.Matcher_MatcherList_Predicate) (bool, error) {
+	if p == nil {
+		return true, nil // a rule without conditions matches every request
+	}
+	switch t := p.GetMatchType().(type) {
+	case *cncfmatcherv3.Matcher_MatcherList_Predicate_SinglePredicate_:
+		return e.single(t.SinglePredicate)
+	case *cncfmatcherv3.Matcher_MatcherList_Predicate_AndMatcher:
+		for _, q := range t.AndMatcher.GetPredicate() {
+			ok, err := e.predicate(q)
+			if err != nil || !ok {
+				return false, err
+			}
+		}
+		return true, nil
+	case *cncfmatcherv3.Matcher_MatcherList_Predicate_OrMatcher:
+		for _, q := range t.OrMatcher.GetPredicate() {
+			ok, err := e.predicate(q)
+			if err != nil || ok {
+				return ok, err
+			}
+		}
+		return false, nil
+	case *cncfmatcherv3.Matcher_MatcherList_Predicate_NotMatcher:
+		ok, err := e.predicate(t.NotMatcher)
+		return !ok, err
+	}
+	return false, fmt.Errorf("predicate %T is not evaluated", p.GetMatchType())
+}
+
+func (e *rbacEval) single(sp *cncfmatcherv3.Matcher_MatcherList_Predicate_SinglePredicate) (bool, error) {
+	in, err := sp.GetInput().GetTypedConfig().UnmarshalNew()
+	if err != nil {
+		return false, err
+	}
+	var custom proto.Message
+	if c := sp.GetCustomMatch(); c != nil {
+		if custom, err = c.GetTypedConfig().UnmarshalNew(); err != nil {
+			return false, err
+		}
+	}
+	switch in := in.(type) {
+	case *envoymatcherv3.HttpRequestHeaderMatchInput:
+		v, ok := e.header(in.GetHeaderName())
+		if !ok {
+			return false, nil
+		}
+		if vm := sp.GetValueMatch(); vm != nil {
+			return cncfStringMatches(vm, v)
+		}
+	case *networkinputv3.SourceIPInput:
+		ipm, ok := custom.(*ipmatcherv3.Ip)
+		if !ok {
+			break
+		}
+		if e.rs.req.ClientIP == "" {
+			return false, fmt.Errorf("the route checks the client IP: the request needs clientIP")
+		}
+		ip, err := netip.ParseAddr(e.rs.req.ClientIP)
+		if err != nil {
+			return false, fmt.Errorf("clientIP %q: %v", e.rs.req.ClientIP, err)
+		}
+		for _, r := range ipm.GetCidrRanges() {
+			pfx, err := netip.ParsePrefix(fmt.Sprintf("%s/%d", r.GetAddressPrefix(), r.GetPrefixLen().GetValue()))
+			if err == nil && pfx.Contains(ip) {
+				return true, nil
+			}
+		}
+		return false, nil
+	case *cncfmatcherv3.HttpAttributesCelMatchInput:
+		cm, ok := custom.(*cncfmatcherv3.CelMatcher)
+		if !ok {
+			break
+		}
+		return e.cel(cm.GetExprMatch().GetCelExprParsed())
+	case *networkinputv3.DynamicMetadataInput:
+		mm, ok := custom.(*metadatamatcherv3.Metadata)
+		if !ok {
+			break
+		}
+		return e.metadata(in, mm)
+	}
+	return false, fmt.Errorf("predicate on %T is not evaluated", in)
+}
+
+// header is a request header as the matcher sees it (":path" with its query).
+func (e *rbacEval) header(name string) (string, bool) {
+	switch strings.ToLower(name) {
+	case ":method":
+		return e.rs.method, true
+	case ":path":
+		return e.rs.path, true
+	case ":authority", "host":
+		return e.rs.host, true
+	case ":scheme":
+		return e.rs.scheme, true
+	}
+	v, ok := e.rs.headers[strings.ToLower(name)]
+	return v, ok
+}
+
+// cel evaluates an expression over Envoy's request attributes; a result that is not
+// true, or an error (such as reading a response attribute), is no match.
+func (e *rbacEval) cel(parsed *expr.ParsedExpr) (bool, error) {
+	b, err := proto.Marshal(parsed)
+	if err != nil {
+		return false, err
+	}
+	v1 := &exprpb.ParsedExpr{}
+	if err := proto.Unmarshal(b, v1); err != nil {
+		return false, err
+	}
+	env, err := cel.NewEnv(cel.Variable("request", cel.DynType), cel.Variable("connection", cel.DynType), cel.Variable("source", cel.DynType))
+	if err != nil {
+		return false, err
+	}
+	prg, err := env.Program(cel.ParsedExprToAst(v1))
+	if err != nil {
+		return false, fmt.Errorf("CEL: %v", err)
+	}
+	pathOnly, query := splitPath(e.rs.path)
+	headers := map[string]any{}
+	for k, v := range e.rs.headers {
+		headers[k] = v
+	}
+	req := map[string]any{
+		"path": e.rs.path, "url_path": pathOnly, "query": query, "host": e.rs.host,
+		"scheme": e.rs.scheme, "method": e.rs.method, "headers": headers,
+		"referer": e.rs.headers["referer"], "useragent": e.rs.headers["user-agent"], "protocol": "HTTP/1.1",
+	}
+	src := map[string]any{}
+	if e.rs.req.ClientIP != "" {
+		src["address"] = e.rs.req.ClientIP
+	}
+	out, _, err := prg.Eval(map[string]any{"request": req, "source": src, "connection": map[string]any{}})
+	if err != nil {
+		return false, nil
+	}
+	v, ok := out.Value().(bool)
+	return ok && v, nil
+}
+
+// metadata matches the jwt_authn payload of a verified provider.
+func (e *rbacEval) metadata(in *networkinputv3.DynamicMetadataInput, m *metadatamatcherv3.Metadata) (bool, error) {
+	if in.GetFilter() != httpFilterPrefix+"jwt_authn" {
+		return false, fmt.Errorf("dynamic metadata of %s is not known offline", in.GetFilter())
+	}
+	var cur any = map[string]any(nil)
+	if e.rs.jwtPayload != nil {
+		cur = e.rs.jwtPayload
+	}
+	for _, seg := range in.GetPath() {
+		mm, ok := cur.(map[string]any)
+		if !ok {
+			return false, nil
+		}
+		if cur, ok = mm[seg.GetKey()]; !ok {
+			return false, nil
+		}
+	}
+	ok, err := valueMatches(m.GetValue(), cur)
+	if m.GetInvert() {
+		return !ok, err
+	}
+	return ok, err
+}
+
+func valueMatches(vm *envoymatcherv3.ValueMatcher, v any) (bool, error) {
+	switch p := vm.GetMatchPattern().(type) {
+	case *envoymatcherv3.ValueMatcher_StringMatch:
+		s, ok := v.(string)
+		if !ok {
+			return false, nil
+		}
+		return stringMatches(p.StringMatch, s)
+	case *envoymatcherv3.ValueMatcher_ListMatch:
+		l, ok := v.([]any)
+		if !ok {
+			return false, nil
+		}
+		for _, x := range l {
+			if ok, err := valueMatches(p.ListMatch.GetOneOf(), x); err != nil || ok {
+				return ok, err
+			}
+		}
+		return false, nil
+	case *envoymatcherv3.ValueMatcher_PresentMatch:
+		return (v != nil) == p.PresentMatch, nil
+	}
+	return false, fmt.Errorf("value matcher %T is not evaluated", vm.GetMatchPattern())
+}
+
+// cncfStringMatches is stringMatches for the xDS (cncf) matcher type.
+func cncfStringMatches(m *cncfmatcherv3.StringMatcher, v string) (bool, error) {
+	em := &envoymatcherv3.StringMatcher{IgnoreCase: m.GetIgnoreCase()}
+	switch p := m.GetMatchPattern().(type) {
+	case *cncfmatcherv3.StringMatcher_Exact:
+		em.MatchPattern = &envoymatcherv3.StringMatcher_Exact{Exact: p.Exact}
+	case *cncfmatcherv3.StringMatcher_Prefix:
+		em.MatchPattern = &envoymatcherv3.StringMatcher_Prefix{Prefix: p.Prefix}
+	case *cncfmatcherv3.StringMatcher_Suffix:
+		em.MatchPattern = &envoymatcherv3.StringMatcher_Suffix{Suffix: p.Suffix}
+	case *cncfmatcherv3.StringMatcher_Contains:
+		em.MatchPattern = &envoymatcherv3.StringMatcher_Contains{Contains: p.Contains}
+	case *cncfmatcherv3.StringMatcher_SafeRegex:
+		em.MatchPattern = &envoymatcherv3.StringMatcher_SafeRegex{SafeRegex: &envoymatcherv3.RegexMatcher{Regex: p.SafeRegex.GetRegex()}}
+	default:
+		return false, fmt.Errorf("string matcher %T is not evaluated", m.GetMatchPattern())
+	}
+	return stringMatches(em, v)
+}
+
+const networkRBACName = "envoy.filters.network.rbac"
+
+// networkRBACDenies runs a listener's network RBAC filter for a connection: only the
+// client address is known (Request.ClientIP).
+func networkRBACDenies(cfg *anypb.Any, req Request) (bool, error) {
+	n := &networkrbacv3.RBAC{}
+	if err := cfg.UnmarshalTo(n); err != nil {
+		return false, err
+	}
+	per, err := anypb.New(&rbacv3.RBACPerRoute{Rbac: &rbacv3.RBAC{Matcher: n.GetMatcher(), Rules: n.GetRules()}})
+	if err != nil {
+		return false, err
+	}
+	rs := &requestState{req: req, headers: map[string]string{}}
+	status, err := evalRBAC(per, rs, &FilterEffect{})
+	return status == 403, err
+}

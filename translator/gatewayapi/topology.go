@@ -1,0 +1,148 @@
+package gatewayapi
+
+import (
+	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/egharness/egharness/translator/ir"
+	"github.com/egharness/egharness/translator/resource"
+)
+
+// Topology is what the policy stage needs to know beyond the IR: which Gateways,
+// ListenerSets and routes exist, which parentRefs of a route name a Gateway or ListenerSet
+// of ours, and which Gateway listener (or ListenerSet listener) each IR listener is.
+type Topology struct {
+	// Gateways are the Gateways of our GatewayClass, in processing order.
+	Gateways []*GatewayNode
+	// ListenerSets are all ListenerSet objects, oldest first (EG looks policy targets up
+	// among all of them, then requires their parent Gateway to be one of ours).
+	ListenerSets []*gwapiv1.ListenerSet
+	// Routes are the xRoutes EG reads, HTTPRoutes first, then GRPC, TLS, TCP and UDP
+	// routes, each kind oldest first.
+	Routes []*RouteNode
+	// NamespaceLabels are the labels of the Namespace objects given (for targetSelectors).
+	NamespaceLabels map[string]map[string]string
+}
+
+// GatewayNode is one Gateway of ours and its listeners: its own first, then those of the
+// ListenerSets it admits.
+type GatewayNode struct {
+	Object    *gwapiv1.Gateway
+	Listeners []*ListenerNode
+}
+
+// ListenerNode is one listener and its IR (nil when not programmed).
+type ListenerNode struct {
+	Name    string
+	Gateway *GatewayNode
+	// Set is the ListenerSet the listener comes from; nil for the Gateway's own listeners.
+	Set  *gwapiv1.ListenerSet
+	HTTP *ir.HTTPListener
+	TCP  *ir.TCPListener
+	UDP  *ir.UDPListener
+}
+
+// RouteNode is one xRoute object.
+type RouteNode struct {
+	Kind   string
+	Object resource.KObject
+	// RuleNames are the names of the route's rules ("" for an unnamed rule), by index.
+	RuleNames []string
+	// ParentRefs are the parentRefs that name a Gateway or an admitted ListenerSet of ours
+	// (EG's managed parent references), in spec order.
+	ParentRefs []gwapiv1.ParentReference
+}
+
+// Ref names the route.
+func (r *RouteNode) Ref() resource.Ref {
+	return resource.Ref{Kind: r.Kind, Namespace: r.Object.GetNamespace(), Name: r.Object.GetName()}
+}
+
+// topology builds the Topology from the stage's contexts once routes are attached.
+func (rt *routeTranslator) topology() *Topology {
+	t := &Topology{ListenerSets: rt.ix.listenerSets, NamespaceLabels: map[string]map[string]string{}}
+	for name, ns := range rt.ix.namespaces {
+		t.NamespaceLabels[name] = ns.Labels
+	}
+	for _, g := range rt.gateways {
+		gn := &GatewayNode{Object: g.gw}
+		for _, l := range g.listeners {
+			gn.Listeners = append(gn.Listeners, &ListenerNode{
+				Name: string(l.spec.Name), Gateway: gn, Set: l.listenerSet, HTTP: l.ir, TCP: l.tcp, UDP: l.udp,
+			})
+		}
+		t.Gateways = append(t.Gateways, gn)
+	}
+	add := func(kind string, obj resource.KObject, prs []gwapiv1.ParentReference, names []*gwapiv1.SectionName) {
+		rn := &RouteNode{Kind: kind, Object: obj}
+		for _, n := range names {
+			rn.RuleNames = append(rn.RuleNames, ruleName(n))
+		}
+		ref := rn.Ref()
+		rt.eachManagedParent(ref, prs, func(pr gwapiv1.ParentReference) { rn.ParentRefs = append(rn.ParentRefs, pr) })
+		t.Routes = append(t.Routes, rn)
+	}
+	for _, r := range rt.ix.httpRoutes {
+		names := make([]*gwapiv1.SectionName, len(r.Spec.Rules))
+		for i := range r.Spec.Rules {
+			names[i] = r.Spec.Rules[i].Name
+		}
+		add("HTTPRoute", r, r.Spec.ParentRefs, names)
+	}
+	for _, r := range rt.ix.grpcRoutes {
+		names := make([]*gwapiv1.SectionName, len(r.Spec.Rules))
+		for i := range r.Spec.Rules {
+			names[i] = r.Spec.Rules[i].Name
+		}
+		add("GRPCRoute", r, r.Spec.ParentRefs, names)
+	}
+	for _, r := range rt.ix.tlsRoutes {
+		names := make([]*gwapiv1.SectionName, len(r.Spec.Rules))
+		for i := range r.Spec.Rules {
+			names[i] = r.Spec.Rules[i].Name
+		}
+		add("TLSRoute", r, r.Spec.ParentRefs, names)
+	}
+	for _, r := range rt.ix.tcpRoutes {
+		names := make([]*gwapiv1.SectionName, len(r.Spec.Rules))
+		for i := range r.Spec.Rules {
+			names[i] = r.Spec.Rules[i].Name
+		}
+		add("TCPRoute", r, r.Spec.ParentRefs, names)
+	}
+	for _, r := range rt.ix.udpRoutes {
+		names := make([]*gwapiv1.SectionName, len(r.Spec.Rules))
+		for i := range r.Spec.Rules {
+			names[i] = r.Spec.Rules[i].Name
+		}
+		add("UDPRoute", r, r.Spec.ParentRefs, names)
+	}
+	return t
+}
+
+// eachManagedParent calls fn for each parentRef that names a Gateway or an admitted
+// ListenerSet of ours: the same filter eachParent applies to route statuses.
+func (rt *routeTranslator) eachManagedParent(ref resource.Ref, prs []gwapiv1.ParentReference, fn func(gwapiv1.ParentReference)) {
+	for _, pr := range prs {
+		if pr.Group != nil && string(*pr.Group) != gwapiv1.GroupName {
+			continue
+		}
+		ns := ref.Namespace
+		if pr.Namespace != nil {
+			ns = string(*pr.Namespace)
+		}
+		kind := "Gateway"
+		if pr.Kind != nil {
+			kind = string(*pr.Kind)
+		}
+		var g *gatewayCtx
+		switch kind {
+		case "Gateway":
+			g = rt.findGateway(ns, string(pr.Name))
+		case "ListenerSet":
+			g, _ = rt.findListenerSet(ns, string(pr.Name))
+		}
+		if g != nil {
+			fn(pr)
+		}
+	}
+}

@@ -1,0 +1,275 @@
+package policy
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	egv1a1 "github.com/envoyproxy/gateway/api/v1alpha1"
+	"k8s.io/apimachinery/pkg/types"
+	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/egharness/egharness/translator/gatewayapi"
+	"github.com/egharness/egharness/translator/ir"
+	"github.com/egharness/egharness/translator/result"
+)
+
+// ClientTrafficPolicy attaches to Gateways and ListenerSets only (CTP-01) and layers by
+// section alone, without mergeType (CTP-05): a listener (sectionName) policy first, then a
+// whole ListenerSet, then a whole Gateway, each taking the listeners no more specific
+// policy took (CTP-03).
+
+const wholeGateway = "<gateway>"
+
+type ctpEngine struct {
+	w    *world
+	pols []*pol[egv1a1.ClientTrafficPolicySpec]
+	// claimed scopes (whole Gateway, whole ListenerSet) and sections (listener names,
+	// prefixed ns/name/ for ListenerSet listeners), per Gateway.
+	scopes   map[types.NamespacedName]map[string]bool
+	sections map[types.NamespacedName]map[string]bool
+}
+
+func (e *ctpEngine) claim(m map[types.NamespacedName]map[string]bool, gw types.NamespacedName, k string) {
+	if m[gw] == nil {
+		m[gw] = map[string]bool{}
+	}
+	m[gw][k] = true
+}
+
+func setPrefix(ls *gwapiv1.ListenerSet) string { return ls.Namespace + "/" + ls.Name + "/" }
+
+// resolveCTP finds the Gateway (and ListenerSet) a target names; nil when it is not
+// ours, which EG reports nowhere.
+func (e *ctpEngine) resolve(t target) (*gatewayapi.GatewayNode, *gwapiv1.ListenerSet, *resolveErr) {
+	nn := types.NamespacedName{Namespace: t.namespace, Name: t.name}
+	if t.kind == "ListenerSet" {
+		ls := e.w.sets[nn]
+		if ls == nil {
+			return nil, nil, nil
+		}
+		g := e.w.gateways[parentOf(ls)]
+		if g == nil {
+			return nil, nil, nil
+		}
+		if t.section != nil && !hasSetListener(ls, *t.section) {
+			return g, ls, &resolveErr{reasonTargetNotFound, fmt.Sprintf("ListenerSet %s/%s does not have a listener named %q", ls.Namespace, ls.Name, *t.section)}
+		}
+		return g, ls, nil
+	}
+	g := e.w.gateways[nn]
+	if g == nil {
+		return nil, nil, nil
+	}
+	if t.section != nil {
+		found := false
+		for _, l := range g.Listeners {
+			found = found || l.Name == *t.section
+		}
+		if !found {
+			return g, nil, &resolveErr{reasonTargetNotFound, fmt.Sprintf("No section name %s found for Gateway %s", *t.section, nn)}
+		}
+	}
+	return g, nil, nil
+}
+
+func (e *ctpEngine) ancestor(t target, g *gatewayapi.GatewayNode, ls *gwapiv1.ListenerSet) result.ParentRef {
+	if t.kind == "ListenerSet" {
+		return setAncestor(types.NamespacedName{Namespace: ls.Namespace, Name: ls.Name}, t.sectionOr())
+	}
+	return gatewayAncestor(types.NamespacedName{Namespace: g.Object.Namespace, Name: g.Object.Name}, t.sectionOr())
+}
+
+func (e *ctpEngine) run() {
+	e.scopes = map[types.NamespacedName]map[string]bool{}
+	e.sections = map[types.NamespacedName]map[string]bool{}
+	for _, p := range e.pols {
+		for _, t := range fromRefs(p.refs, p.meta.GetNamespace()) {
+			if t.section != nil {
+				p.handled = true
+				e.forSection(p, t)
+			}
+		}
+	}
+	targets := make([][]target, len(e.pols))
+	for i, p := range e.pols {
+		targets[i] = e.w.resolve("ClientTrafficPolicy", p.refs, p.meta.GetNamespace(), e.w.gatewayCands, e.w.setCands)
+	}
+	// Whole ListenerSets before whole Gateways, so the more specific one wins whatever
+	// the policies' ages.
+	for _, pass := range []string{"ListenerSet", "Gateway"} {
+		for i, p := range e.pols {
+			for _, t := range targets[i] {
+				if t.section == nil && t.kind == pass {
+					p.handled = true
+					e.forWhole(p, t)
+				}
+			}
+		}
+	}
+	for _, p := range e.pols {
+		p.st.truncate()
+	}
+}
+
+func (e *ctpEngine) forSection(p *pol[egv1a1.ClientTrafficPolicySpec], t target) {
+	g, ls, rerr := e.resolve(t)
+	if g == nil {
+		return
+	}
+	anc := e.ancestor(t, g, ls)
+	if rerr != nil {
+		p.st.reject(anc, rerr.reason, rerr.msg)
+		return
+	}
+	gw := types.NamespacedName{Namespace: g.Object.Namespace, Name: g.Object.Name}
+	key := *t.section
+	if ls != nil {
+		key = setPrefix(ls) + key
+	}
+	if e.sections[gw][key] {
+		p.st.reject(anc, reasonConflicted, fmt.Sprintf("Unable to target section of %s, another ClientTrafficPolicy has already attached to it", t.name))
+		return
+	}
+	e.claim(e.sections, gw, key)
+	var err error
+	for _, l := range g.Listeners {
+		if ls != nil && !inSet(l, ls) {
+			continue
+		}
+		if l.Name == *t.section {
+			if err = e.portOverlap(g, l, ""); err == nil {
+				e.apply(p, l)
+			}
+			break
+		}
+	}
+	if err != nil {
+		p.st.reject(anc, reasonInvalid, conditionMessage(err))
+	}
+	p.st.accept(anc)
+	e.warnDeprecated(p, anc)
+}
+
+func (e *ctpEngine) forWhole(p *pol[egv1a1.ClientTrafficPolicySpec], t target) {
+	g, ls, rerr := e.resolve(t)
+	if g == nil {
+		return
+	}
+	anc := e.ancestor(t, g, ls)
+	if rerr != nil {
+		p.st.reject(anc, rerr.reason, rerr.msg)
+		return
+	}
+	gw := types.NamespacedName{Namespace: g.Object.Namespace, Name: g.Object.Name}
+	scopeKey := wholeGateway
+	if ls != nil {
+		scopeKey = "listenerset/" + ls.Namespace + "/" + ls.Name
+	}
+	if e.scopes[gw][scopeKey] {
+		what := "Gateway " + t.name
+		if ls != nil {
+			what = "ListenerSet " + t.name
+		}
+		p.st.reject(anc, reasonConflicted, fmt.Sprintf("Unable to target %s, another ClientTrafficPolicy has already attached to it", what))
+		return
+	}
+	var overriding []string
+	for s := range e.sections[gw] {
+		if ls != nil {
+			if strings.HasPrefix(s, setPrefix(ls)) {
+				overriding = append(overriding, strings.TrimPrefix(s, setPrefix(ls)))
+			}
+			continue
+		}
+		overriding = append(overriding, s[strings.LastIndex(s, "/")+1:])
+	}
+	if len(overriding) > 0 {
+		sort.Strings(overriding)
+		p.st.set(anc, cond(condOverridden, "True", reasonOverridden,
+			fmt.Sprintf("There are existing ClientTrafficPolicies that are overriding these sections %v", overriding)))
+	}
+	e.claim(e.scopes, gw, scopeKey)
+	var errs []string
+	for _, l := range g.Listeners {
+		if ls != nil && !inSet(l, ls) {
+			continue
+		}
+		key := l.Name
+		if l.Set != nil {
+			key = setPrefix(l.Set) + l.Name
+		}
+		if e.sections[gw][key] {
+			continue
+		}
+		prefix := gw.Namespace + "/" + gw.Name
+		if ls != nil {
+			prefix = gw.Namespace + "/" + gw.Name + "/" + ls.Namespace + "/" + ls.Name + "/"
+		}
+		if err := e.portOverlap(g, l, prefix); err != nil {
+			errs = append(errs, err.Error())
+			continue
+		}
+		e.apply(p, l)
+		if ls != nil {
+			e.claim(e.sections, gw, key)
+		}
+	}
+	if len(errs) > 0 {
+		p.st.reject(anc, reasonInvalid, conditionMessage(fmt.Errorf("%s", strings.Join(errs, "\n"))))
+	}
+	p.st.accept(anc)
+	e.warnDeprecated(p, anc)
+}
+
+func inSet(l *gatewayapi.ListenerNode, ls *gwapiv1.ListenerSet) bool {
+	return l.Set != nil && l.Set.Namespace == ls.Namespace && l.Set.Name == ls.Name
+}
+
+// portOverlap refuses a policy on a plain HTTP listener that shares its Envoy port (and so
+// its filter chain) with listeners outside the policy's scope. prefix is the IR name prefix
+// of the scope (a whole Gateway or ListenerSet); "" for a single listener.
+func (e *ctpEngine) portOverlap(g *gatewayapi.GatewayNode, l *gatewayapi.ListenerNode, prefix string) error {
+	if l.HTTP == nil || l.HTTP.TLS != nil {
+		return nil
+	}
+	var same []string
+	// Without mergeGateways each Gateway has an IR (and Envoy listeners) of its own.
+	for _, o := range g.Listeners {
+		if o == l || o.HTTP == nil || o.HTTP.Port != l.HTTP.Port {
+			continue
+		}
+		if prefix != "" && strings.HasPrefix(o.HTTP.Name, prefix) {
+			continue
+		}
+		same = append(same, o.HTTP.Name)
+	}
+	if len(same) == 0 {
+		return nil
+	}
+	return fmt.Errorf("ClientTrafficPolicy is being applied to multiple http (non https) listeners (%s) on the same port, which is not allowed", strings.Join(same, ", "))
+}
+
+func (e *ctpEngine) apply(p *pol[egv1a1.ClientTrafficPolicySpec], l *gatewayapi.ListenerNode) {
+	if lp := listenerPolicies(l); lp != nil && lp.ClientTraffic == nil {
+		lp.ClientTraffic = &ir.Applied[egv1a1.ClientTrafficPolicySpec]{Policy: p.ref, Spec: p.spec}
+	}
+}
+
+func (e *ctpEngine) warnDeprecated(p *pol[egv1a1.ClientTrafficPolicySpec], anc result.ParentRef) {
+	s := p.spec
+	fields := map[string]string{}
+	if s.EnableProxyProtocol != nil {
+		fields["spec.enableProxyProtocol"] = "spec.proxyProtocol"
+	}
+	if s.Headers != nil && s.Headers.PreserveXRequestID != nil {
+		fields["spec.headers.preserveXRequestID"] = "spec.headers.requestID"
+	}
+	if p.usesTargetRef {
+		fields["spec.targetRef"] = "spec.targetRefs"
+	}
+	if s.TLS != nil && s.TLS.ClientValidation != nil && s.TLS.ClientValidation.Optional {
+		fields["spec.tls.clientValidation.optional"] = "spec.tls.clientValidation.mode"
+	}
+	p.st.warn(anc, reasonDeprecated, deprecationMessage(fields))
+}

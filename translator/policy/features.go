@@ -1,0 +1,334 @@
+package policy
+
+import (
+	"bytes"
+	"crypto/sha1"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"net"
+	"regexp"
+	"sort"
+	"strings"
+
+	egv1a1 "github.com/envoyproxy/gateway/api/v1alpha1"
+	"github.com/google/cel-go/cel"
+	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/egharness/egharness/translator/ir"
+)
+
+// Keys EG reads in referenced ConfigMaps and Secrets.
+const (
+	jwksConfigMapKey = "jwks"
+	luaConfigMapKey  = "lua"
+)
+
+// errLuaDisabled is EG's reason for refusing Lua while the feature is off (EEP-02).
+var errLuaDisabled = errors.New("Skipping Lua EnvoyExtensionPolicy as feature is disabled in the Gateway")
+
+// FeatureErrors are the policies whose features could not be built, by policy, with the
+// error EG reports in their Accepted=False (reason Invalid) ancestor condition.
+type FeatureErrors map[ir.PolicyRef]error
+
+// ResolveFeatures reads, for every SecurityPolicy and EnvoyExtensionPolicy in force on an
+// HTTP route, what its features need from Secrets and ConfigMaps (in the namespace each
+// field came from, MRG-05) into the route's PolicyData. A policy whose features cannot be
+// built (a missing Secret, Lua while Lua is off...) leaves the routes it is in force on
+// failing closed with a direct 500, as EG does, and is returned for its status.
+func ResolveFeatures(x *ir.XDS, objs *RefObjects, luaOn bool) FeatureErrors {
+	errs := FeatureErrors{}
+	secDone := map[*ir.Applied[egv1a1.SecurityPolicySpec]]*resolved{}
+	extDone := map[*ir.Applied[egv1a1.EnvoyExtensionPolicySpec]]*resolved{}
+	for _, l := range x.HTTP {
+		for _, r := range l.Routes {
+			var data ir.PolicyData
+			failed := false
+			if a := r.Policies.Security; a != nil && a.Spec != nil {
+				res := secDone[a]
+				if res == nil {
+					res = resolveSecurity(a, objs)
+					secDone[a] = res
+				}
+				if res.err != nil {
+					errs[a.Policy] = res.err
+					failed = true
+				} else {
+					data.LocalJWKS = res.data.LocalJWKS
+					data.BasicAuthUsers = res.data.BasicAuthUsers
+					data.APIKeys = res.data.APIKeys
+				}
+			}
+			if a := r.Policies.Extension; a != nil && a.Spec != nil {
+				res := extDone[a]
+				if res == nil {
+					res = resolveExtension(a, objs, luaOn)
+					extDone[a] = res
+				}
+				if res.err != nil {
+					errs[a.Policy] = res.err
+					failed = true
+				} else {
+					data.Lua = res.data.Lua
+				}
+			}
+			if failed {
+				// The policy cannot be enforced: the route answers 500 rather than
+				// forwarding unprotected or unextended traffic.
+				r.DirectResponse = &ir.DirectResponse{Status: 500}
+				r.Policies.Security, r.Policies.Extension = nil, nil
+				continue
+			}
+			if data.LocalJWKS != nil || data.BasicAuthUsers != nil || data.APIKeys != nil || data.Lua != nil {
+				d := data
+				r.PolicyData = &d
+			}
+		}
+	}
+	for _, l := range x.TCP {
+		for _, r := range l.Routes {
+			a := r.Policies.Security
+			if a == nil || a.Spec == nil {
+				continue
+			}
+			if err := CheckTCPSecurity(a.Spec); err != nil {
+				// EG drops the policy from the route: the connection is not authorized
+				// at all, as if no policy were there.
+				errs[a.Policy] = err
+				r.Policies.Security = nil
+			}
+		}
+	}
+	return errs
+}
+
+type resolved struct {
+	data ir.PolicyData
+	err  error
+}
+
+func resolveSecurity(a *ir.Applied[egv1a1.SecurityPolicySpec], objs *RefObjects) *resolved {
+	res := &resolved{}
+	spec := a.Spec
+	var errs []error
+	if spec.JWT != nil {
+		if err := resolveLocalJWKS(a, objs, &res.data); err != nil {
+			errs = append(errs, fmt.Errorf("JWT: %w", err))
+		}
+	}
+	if spec.Authorization != nil {
+		if err := checkAuthorization(spec.Authorization); err != nil {
+			errs = append(errs, fmt.Errorf("Authorization: %w", err))
+		}
+	}
+	if spec.BasicAuth != nil {
+		users, err := basicAuthUsers(a, objs)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("BasicAuth: %w", err))
+		}
+		res.data.BasicAuthUsers = users
+	}
+	if spec.APIKeyAuth != nil {
+		keys, err := apiKeys(a, objs)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("APIKeyAuth: %w", err))
+		}
+		res.data.APIKeys = keys
+	}
+	res.err = errors.Join(errs...)
+	return res
+}
+
+func resolveLocalJWKS(a *ir.Applied[egv1a1.SecurityPolicySpec], objs *RefObjects, data *ir.PolicyData) error {
+	ns := a.NamespaceOf("jwt")
+	for _, p := range a.Spec.JWT.Providers {
+		l := p.LocalJWKS
+		if l == nil || l.Type == nil || *l.Type != egv1a1.LocalJWKSTypeValueRef || l.ValueRef == nil {
+			continue
+		}
+		v, found, ok := objs.configMapValue(ns, string(l.ValueRef.Name), jwksConfigMapKey)
+		switch {
+		case !found:
+			return fmt.Errorf("local JWKS ConfigMap %s/%s not found", ns, l.ValueRef.Name)
+		case !ok:
+			return fmt.Errorf("JWKS data not found in ConfigMap %s/%s, no %q key and no other data found", ns, l.ValueRef.Name, jwksConfigMapKey)
+		}
+		if data.LocalJWKS == nil {
+			data.LocalJWKS = map[string]string{}
+		}
+		data.LocalJWKS[p.Name] = v
+	}
+	return nil
+}
+
+var celEnv, _ = cel.NewEnv()
+
+// checkAuthorization refuses rules EG cannot translate: a client CIDR that does not parse,
+// a CEL expression that does not parse, a path regex that does not compile.
+func checkAuthorization(a *egv1a1.Authorization) error {
+	for _, r := range a.Rules {
+		if r.Principal != nil {
+			for _, c := range r.Principal.ClientCIDRs {
+				if _, _, err := net.ParseCIDR(string(c)); err != nil {
+					return fmt.Errorf("unable to translate authorization rule: %w", err)
+				}
+			}
+		}
+		if op := r.Operation; op != nil && op.Path != nil && op.Path.Type != nil && *op.Path.Type == gwapiv1.PathMatchRegularExpression {
+			if _, err := regexp.Compile(op.Path.Value); err != nil {
+				return fmt.Errorf("unable to translate authorization rule: %w", err)
+			}
+		}
+		if r.CEL != nil {
+			if _, iss := celEnv.Parse(string(*r.CEL)); iss != nil && iss.Err() != nil {
+				return fmt.Errorf("invalid CEL expression: %s", *r.CEL)
+			}
+		}
+	}
+	return nil
+}
+
+// basicAuthUsers reads the htpasswd of the users Secret: CRLF line ends become LF, and
+// every entry must be {SHA} (unsalted SHA-1, the only hash Envoy's basic_auth takes).
+func basicAuthUsers(a *ir.Applied[egv1a1.SecurityPolicySpec], objs *RefObjects) ([]byte, error) {
+	s, err := objs.secretRef("SecurityPolicy", a.NamespaceOf("basicAuth"), a.Spec.BasicAuth.Users)
+	if err != nil {
+		return nil, err
+	}
+	users := s.Data[egv1a1.BasicAuthUsersSecretKey]
+	if len(users) == 0 {
+		return nil, fmt.Errorf("secret %s/%s must contain a non-empty %q key", s.Namespace, s.Name, egv1a1.BasicAuthUsersSecretKey)
+	}
+	users = bytes.ReplaceAll(users, []byte("\r\n"), []byte("\n"))
+	for _, line := range strings.Split(string(users), "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" {
+			continue
+		}
+		_, pw, ok := strings.Cut(line, ":")
+		if !ok {
+			return nil, fmt.Errorf("invalid htpasswd format: each line must be in the format 'username:password'")
+		}
+		if !strings.HasPrefix(pw, "{SHA}") {
+			return nil, fmt.Errorf("unsupported htpasswd format: please use {SHA}")
+		}
+		sum, err := base64.StdEncoding.DecodeString(strings.TrimPrefix(pw, "{SHA}"))
+		if err != nil {
+			return nil, fmt.Errorf("invalid htpasswd format: {SHA} must be base64-encoded SHA1")
+		}
+		if len(sum) != sha1.Size {
+			return nil, fmt.Errorf("invalid htpasswd format: {SHA} must be SHA1 (%d bytes)", sha1.Size)
+		}
+	}
+	return users, nil
+}
+
+// apiKeys reads the credential Secrets in order: each Secret's clients by name, a client
+// already seen keeps its first key, and one key for two clients is an error.
+func apiKeys(a *ir.Applied[egv1a1.SecurityPolicySpec], objs *RefObjects) ([]ir.APIKey, error) {
+	ns := a.NamespaceOf("apiKeyAuth")
+	var out []ir.APIKey
+	clients, keys := map[string]bool{}, map[string]bool{}
+	for _, ref := range a.Spec.APIKeyAuth.CredentialRefs {
+		s, err := objs.secretRef("SecurityPolicy", ns, ref)
+		if err != nil {
+			return nil, err
+		}
+		ids := make([]string, 0, len(s.Data))
+		for id := range s.Data {
+			ids = append(ids, id)
+		}
+		sort.Strings(ids)
+		for _, id := range ids {
+			if clients[id] {
+				continue
+			}
+			k := string(s.Data[id])
+			if keys[k] {
+				return nil, errors.New("duplicated API key")
+			}
+			clients[id], keys[k] = true, true
+			out = append(out, ir.APIKey{Client: id, Key: k})
+		}
+	}
+	return out, nil
+}
+
+// resolveExtension checks the Lua gate (EEP-02) and reads ConfigMap scripts. Wasm,
+// ext_proc and dynamic modules are not gated (EEP-04).
+func resolveExtension(a *ir.Applied[egv1a1.EnvoyExtensionPolicySpec], objs *RefObjects, luaOn bool) *resolved {
+	res := &resolved{}
+	if len(a.Spec.Lua) == 0 {
+		return res
+	}
+	if !luaOn {
+		res.err = fmt.Errorf("Lua: %w", errLuaDisabled)
+		return res
+	}
+	ns := a.NamespaceOf("lua")
+	for _, l := range a.Spec.Lua {
+		if l.Type != egv1a1.LuaValueTypeValueRef {
+			if l.Inline == nil {
+				res.err = fmt.Errorf("Lua: inline code is not set")
+				return res
+			}
+			res.data.Lua = append(res.data.Lua, *l.Inline)
+			continue
+		}
+		if l.ValueRef == nil {
+			res.err = fmt.Errorf("Lua: valueRef is not set")
+			return res
+		}
+		v, found, ok := objs.configMapValue(ns, string(l.ValueRef.Name), luaConfigMapKey)
+		switch {
+		case !found:
+			res.err = fmt.Errorf("Lua: can't find the referenced configmap %s in namespace %s", l.ValueRef.Name, ns)
+			return res
+		case !ok:
+			res.err = fmt.Errorf("Lua: can't find the key %s in the referenced configmap %s", luaConfigMapKey, l.ValueRef.Name)
+			return res
+		}
+		res.data.Lua = append(res.data.Lua, v)
+	}
+	return res
+}
+
+// CheckTCPSecurity is EG's rule for a SecurityPolicy that targets a TCPRoute (SP-02): only
+// authorization by client CIDRs can be enforced on a connection, so any other feature, and
+// rules on CEL, JWT, headers or geolocation, make the policy invalid.
+func CheckTCPSecurity(spec *egv1a1.SecurityPolicySpec) error {
+	err := func() error {
+		if spec.CORS != nil || spec.CSRF != nil || spec.JWT != nil || spec.OIDC != nil || spec.APIKeyAuth != nil || spec.BasicAuth != nil || spec.ExtAuth != nil {
+			return errors.New("only authorization is supported for TCP (routes/listeners)")
+		}
+		if spec.Authorization == nil {
+			return nil
+		}
+		for i, r := range spec.Authorization.Rules {
+			if r.CEL != nil {
+				return fmt.Errorf("rule %d: CEL not supported for TCP", i)
+			}
+			p := r.Principal
+			switch {
+			case p == nil:
+				continue
+			case p.JWT != nil:
+				return fmt.Errorf("rule %d: JWT not supported for TCP", i)
+			case len(p.Headers) > 0:
+				return fmt.Errorf("rule %d: headers not supported for TCP", i)
+			case len(p.ClientIPGeoLocations) > 0:
+				return fmt.Errorf("rule %d: clientIPGeoLocations not supported for TCP", i)
+			}
+			for _, c := range p.ClientCIDRs {
+				if _, _, err := net.ParseCIDR(string(c)); err != nil {
+					return fmt.Errorf("rule %d: invalid ClientCIDR %q: %w", i, c, err)
+				}
+			}
+		}
+		return nil
+	}()
+	if err != nil {
+		return fmt.Errorf("invalid SecurityPolicy for TCP route: %w", err)
+	}
+	return nil
+}

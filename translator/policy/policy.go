@@ -1,0 +1,142 @@
+// Package policy is the policy stage of the reference translator: it attaches EG's
+// SecurityPolicy, BackendTrafficPolicy, ClientTrafficPolicy and EnvoyExtensionPolicy to
+// the routes and listeners the Gateway API stage built, by targetRef(s) and
+// targetSelectors, most specific scope first (POL-01..03), merges route policies that ask
+// for it with their closest parent (MRG-02..05), writes each policy's status.ancestors
+// (POL-04, POL-05) and records the result on the IR (ir.Applied) for the feature
+// translators. Policies only ever change the xDS IR (POL-07).
+package policy
+
+import (
+	"sort"
+
+	egv1a1 "github.com/envoyproxy/gateway/api/v1alpha1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
+	gwapiv1b1 "sigs.k8s.io/gateway-api/apis/v1beta1"
+
+	"github.com/egharness/egharness/translator/config"
+	"github.com/egharness/egharness/translator/gatewayapi"
+	"github.com/egharness/egharness/translator/ir"
+	"github.com/egharness/egharness/translator/profile"
+	"github.com/egharness/egharness/translator/resource"
+	"github.com/egharness/egharness/translator/result"
+)
+
+// Translator runs the stage under one profile and configuration.
+type Translator struct {
+	Profile profile.Profile
+	Config  config.Config
+}
+
+// Output is the policies' statuses; the IR is changed in place.
+type Output struct {
+	Statuses []result.ObjectStatus
+	Warnings []string
+}
+
+// Translate attaches every policy of the four kinds among objs to the IR x, whose origin
+// topo describes.
+func (t Translator) Translate(objs []resource.Object, x *ir.XDS, topo *gatewayapi.Topology) Output {
+	var (
+		grants []*gwapiv1.ReferenceGrant
+		ctps   []*pol[egv1a1.ClientTrafficPolicySpec]
+		btps   []*pol[egv1a1.BackendTrafficPolicySpec]
+		sps    []*pol[egv1a1.SecurityPolicySpec]
+		eeps   []*pol[egv1a1.EnvoyExtensionPolicySpec]
+	)
+	for _, o := range objs {
+		switch v := o.Obj.(type) {
+		case *gwapiv1.ReferenceGrant:
+			grants = append(grants, v)
+		case *gwapiv1b1.ReferenceGrant:
+			grants = append(grants, &gwapiv1.ReferenceGrant{ObjectMeta: v.ObjectMeta, Spec: gwapiv1.ReferenceGrantSpec(v.Spec)})
+		case *egv1a1.ClientTrafficPolicy:
+			ctps = append(ctps, newPol("ClientTrafficPolicy", v, v.Spec.PolicyTargetReferences, nil, &v.Spec))
+		case *egv1a1.BackendTrafficPolicy:
+			btps = append(btps, newPol("BackendTrafficPolicy", v, v.Spec.PolicyTargetReferences, v.Spec.MergeType, &v.Spec))
+		case *egv1a1.SecurityPolicy:
+			sps = append(sps, newPol("SecurityPolicy", v, v.Spec.PolicyTargetReferences, v.Spec.MergeType, &v.Spec))
+		case *egv1a1.EnvoyExtensionPolicy:
+			eeps = append(eeps, newPol("EnvoyExtensionPolicy", v, v.Spec.PolicyTargetReferences, v.Spec.MergeType, &v.Spec))
+		}
+	}
+	if topo == nil {
+		topo = &gatewayapi.Topology{}
+	}
+	w := newWorld(topo, grants)
+	var out Output
+
+	// EG's order: ClientTraffic, BackendTraffic, Security, EnvoyExtension.
+	sortByAge(ctps)
+	ce := &ctpEngine{w: w, pols: ctps}
+	ce.run()
+	out.Statuses = append(out.Statuses, statuses(ctps, "ClientTrafficPolicy")...)
+
+	sortByAge(btps)
+	newEngine(w, kindInfo[egv1a1.BackendTrafficPolicySpec]{
+		kind: "BackendTrafficPolicy", plural: "backendTrafficPolicies", routeOverride: "backendTrafficPolicy",
+		slot: func(r *ir.RoutePolicies) **ir.Applied[egv1a1.BackendTrafficPolicySpec] { return &r.BackendTraffic },
+		deprecated: func(s *egv1a1.BackendTrafficPolicySpec) map[string]string {
+			if s.Compression != nil {
+				return map[string]string{"spec.compression": "spec.compressor"}
+			}
+			return nil
+		},
+	}, btps).run()
+	out.Statuses = append(out.Statuses, statuses(btps, "BackendTrafficPolicy")...)
+
+	sortByAge(sps)
+	newEngine(w, kindInfo[egv1a1.SecurityPolicySpec]{
+		kind: "SecurityPolicy", plural: "securityPolicies", routeOverride: "securityPolicies",
+		slot: func(r *ir.RoutePolicies) **ir.Applied[egv1a1.SecurityPolicySpec] { return &r.Security },
+		deprecated: func(s *egv1a1.SecurityPolicySpec) map[string]string {
+			m := map[string]string{}
+			if s.ExtAuth != nil && s.ExtAuth.GRPC != nil && s.ExtAuth.GRPC.BackendRef != nil {
+				m["spec.extAuth.grpc.backendRef"] = "spec.extAuth.grpc.backendRefs"
+			}
+			if s.ExtAuth != nil && s.ExtAuth.HTTP != nil && s.ExtAuth.HTTP.BackendRef != nil {
+				m["spec.extAuth.http.backendRef"] = "spec.extAuth.http.backendRefs"
+			}
+			return m
+		},
+	}, sps).run()
+	out.Statuses = append(out.Statuses, statuses(sps, "SecurityPolicy")...)
+
+	sortByAge(eeps)
+	newEngine(w, kindInfo[egv1a1.EnvoyExtensionPolicySpec]{
+		kind: "EnvoyExtensionPolicy", plural: "envoyExtensionPolicies", routeOverride: "envoyExtensionPolicies",
+		slot: func(r *ir.RoutePolicies) **ir.Applied[egv1a1.EnvoyExtensionPolicySpec] { return &r.Extension },
+	}, eeps).run()
+	out.Statuses = append(out.Statuses, statuses(eeps, "EnvoyExtensionPolicy")...)
+	return out
+}
+
+func newPol[T any](kind string, obj metav1.Object, refs egv1a1.PolicyTargetReferences, mt *egv1a1.MergeType, spec *T) *pol[T] {
+	return &pol[T]{
+		ref:  ir.PolicyRef{Kind: kind, Namespace: obj.GetNamespace(), Name: obj.GetName()},
+		meta: obj, refs: refs, mergeType: mt, spec: spec,
+		usesTargetRef: refs.TargetRef != nil,
+	}
+}
+
+// sortByAge is EG's policy order: oldest first, then namespace/name (POL-03).
+func sortByAge[T any](ps []*pol[T]) {
+	sort.SliceStable(ps, func(i, j int) bool {
+		a, b := ps[i].meta.GetCreationTimestamp(), ps[j].meta.GetCreationTimestamp()
+		if !a.Equal(&b) {
+			return a.Before(&b)
+		}
+		if ps[i].ref.Namespace != ps[j].ref.Namespace {
+			return ps[i].ref.Namespace < ps[j].ref.Namespace
+		}
+		return ps[i].ref.Name < ps[j].ref.Name
+	})
+}
+
+func objectStatus(kind string, m metav1.Object, parents []result.ParentStatus) result.ObjectStatus {
+	return result.ObjectStatus{
+		Object:  resource.Ref{Kind: kind, Namespace: m.GetNamespace(), Name: m.GetName()},
+		Parents: parents,
+	}
+}

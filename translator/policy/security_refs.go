@@ -1,0 +1,113 @@
+package policy
+
+import (
+	"fmt"
+	"sort"
+
+	corev1 "k8s.io/api/core/v1"
+	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
+	gwapiv1b1 "sigs.k8s.io/gateway-api/apis/v1beta1"
+
+	"github.com/egharness/egharness/translator/resource"
+)
+
+// RefObjects are the objects policy features read: Secrets and ConfigMaps, and the
+// ReferenceGrants that let a policy read them from another namespace.
+type RefObjects struct {
+	secrets    map[nsName]*corev1.Secret
+	configMaps map[nsName]*corev1.ConfigMap
+	grants     []gwapiv1.ReferenceGrantSpec
+	grantNS    []string
+}
+
+type nsName struct{ ns, name string }
+
+// NewRefObjects indexes the objects once for every policy.
+func NewRefObjects(objs []resource.Object) *RefObjects {
+	r := &RefObjects{secrets: map[nsName]*corev1.Secret{}, configMaps: map[nsName]*corev1.ConfigMap{}}
+	for _, o := range objs {
+		switch v := o.Obj.(type) {
+		case *corev1.Secret:
+			r.secrets[nsName{v.Namespace, v.Name}] = v
+		case *corev1.ConfigMap:
+			r.configMaps[nsName{v.Namespace, v.Name}] = v
+		case *gwapiv1.ReferenceGrant:
+			r.grants = append(r.grants, v.Spec)
+			r.grantNS = append(r.grantNS, v.Namespace)
+		case *gwapiv1b1.ReferenceGrant:
+			r.grants = append(r.grants, gwapiv1.ReferenceGrantSpec(v.Spec))
+			r.grantNS = append(r.grantNS, v.Namespace)
+		}
+	}
+	return r
+}
+
+// permitted: a ReferenceGrant in the target namespace lets kind fromKind of group
+// gateway.envoyproxy.io in fromNS refer to the core object toKind/name.
+func (r *RefObjects) permitted(fromKind, fromNS, toKind, toNS, name string) bool {
+	for i, g := range r.grants {
+		if r.grantNS[i] != toNS {
+			continue
+		}
+		from := false
+		for _, f := range g.From {
+			if string(f.Group) == "gateway.envoyproxy.io" && string(f.Kind) == fromKind && string(f.Namespace) == fromNS {
+				from = true
+			}
+		}
+		if !from {
+			continue
+		}
+		for _, t := range g.To {
+			if string(t.Group) == "" && string(t.Kind) == toKind && (t.Name == nil || string(*t.Name) == name) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// secretRef finds the Secret a policy of kind policyKind in namespace ns refers to, with
+// EG's errors for a wrong group or kind, a cross-namespace reference no grant permits, and
+// a missing Secret.
+func (r *RefObjects) secretRef(policyKind, ns string, ref gwapiv1.SecretObjectReference) (*corev1.Secret, error) {
+	if ref.Group != nil && *ref.Group != "" {
+		return nil, fmt.Errorf("secret ref group must be unspecified/empty")
+	}
+	if ref.Kind != nil && *ref.Kind != "Secret" {
+		return nil, fmt.Errorf("secret ref kind must be Secret")
+	}
+	target := ns
+	if ref.Namespace != nil && *ref.Namespace != "" && string(*ref.Namespace) != ns {
+		target = string(*ref.Namespace)
+		if !r.permitted(policyKind, ns, "Secret", target, string(ref.Name)) {
+			return nil, fmt.Errorf("ref to Secret %s/%s not permitted by any ReferenceGrant", target, ref.Name)
+		}
+	}
+	s := r.secrets[nsName{target, string(ref.Name)}]
+	if s == nil {
+		return nil, fmt.Errorf("secret %s/%s does not exist", target, ref.Name)
+	}
+	return s, nil
+}
+
+// configMapValue is the value under key in a ConfigMap of the namespace, or its only (or
+// first by key) value when that key is absent, as EG reads JWKS and Lua scripts.
+func (r *RefObjects) configMapValue(ns, name, key string) (string, bool, bool) {
+	cm := r.configMaps[nsName{ns, name}]
+	if cm == nil {
+		return "", false, false
+	}
+	if v, ok := cm.Data[key]; ok {
+		return v, true, true
+	}
+	keys := make([]string, 0, len(cm.Data))
+	for k := range cm.Data {
+		keys = append(keys, k)
+	}
+	if len(keys) == 0 {
+		return "", true, false
+	}
+	sort.Strings(keys)
+	return cm.Data[keys[0]], true, true
+}

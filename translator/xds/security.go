@@ -1,0 +1,48 @@
+package xds
+
+import (
+	egv1a1 "github.com/envoyproxy/gateway/api/v1alpha1"
+	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
+
+	"github.com/egharness/egharness/translator/ir"
+)
+
+// addSecurity configures the route for the SecurityPolicy in force on it (SP-03): each
+// feature of the effective spec enables its filter on the listener and configures it for
+// the route.
+func (s *httpFilterSet) addSecurity(out *routev3.Route, r *ir.HTTPRoute, a *ir.Applied[egv1a1.SecurityPolicySpec]) error {
+	spec := a.Spec
+	if spec.CORS != nil {
+		s.cors = true
+		if err := setPerRoute(out, corsFilterName, corsPolicy(spec.CORS)); err != nil {
+			return err
+		}
+	}
+	if spec.CSRF != nil {
+		s.csrf = true
+		if err := setPerRoute(out, csrfFilterName, csrfPolicy(spec.CSRF)); err != nil {
+			return err
+		}
+	}
+	if spec.BasicAuth != nil {
+		if err := s.addBasicAuth(out, r, a); err != nil {
+			return err
+		}
+	}
+	if spec.APIKeyAuth != nil {
+		if err := s.addAPIKeyAuth(out, r, a); err != nil {
+			return err
+		}
+	}
+	if spec.Authorization != nil {
+		if err := s.addAuthorization(out, a); err != nil {
+			return err
+		}
+	}
+	if spec.JWT != nil && len(spec.JWT.Providers) > 0 {
+		if err := s.addJWT(out, r, spec.JWT); err != nil {
+			return err
+		}
+	}
+	return nil
+}
