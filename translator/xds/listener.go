@@ -92,7 +92,7 @@ func (t Translator) buildListener(l *ir.HTTPListener, routeConfig string, grpc b
 		AccessLog: []*accesslogv3.AccessLog{accessLog(noRouteFilter())},
 		DefaultFilterChain: &listenerv3.FilterChain{
 			Name:    routeConfig, // the port's one route configuration and its chain share a name
-			Filters: []*listenerv3.Filter{hcmFilterOf(routeConfig, t.Naming.StatPrefix(l), grpc)},
+			Filters: []*listenerv3.Filter{hcmFilterOf(routeConfig, t.Naming.StatPrefix(l), grpc, l)},
 		},
 		MaxConnectionsToAcceptPerSocketEvent: u32(1),
 		PerConnectionBufferLimitBytes:        u32(bufferLimitBytes),
@@ -117,7 +117,7 @@ func (t Translator) buildTLSListener(el *envoyListener) *listenerv3.Listener {
 	for _, c := range el.chains {
 		fc := &listenerv3.FilterChain{
 			Name:            c.l.Name,
-			Filters:         []*listenerv3.Filter{hcmFilterOf(c.rc.Name, t.Naming.StatPrefix(c.l), c.l.GRPC)},
+			Filters:         []*listenerv3.Filter{hcmFilterOf(c.rc.Name, t.Naming.StatPrefix(c.l), c.l.GRPC, c.l)},
 			TransportSocket: downstreamTLS(c.l.TLS),
 		}
 		if h := c.l.Hostnames[0]; h != "*" {
@@ -149,7 +149,8 @@ func buildTLSSecret(c ir.TLSCertificate) *tlsv3.Secret {
 	}
 }
 
-func hcmFilterOf(routeConfig, statPrefix string, grpc bool) *listenerv3.Filter {
+// l is the IR listener whose ClientTrafficPolicy applies to the connection manager.
+func hcmFilterOf(routeConfig, statPrefix string, grpc bool, l *ir.HTTPListener) *listenerv3.Filter {
 	hcm := &hcmv3.HttpConnectionManager{
 		StatPrefix: statPrefix,
 		RouteSpecifier: &hcmv3.HttpConnectionManager_Rds{Rds: &hcmv3.Rds{
@@ -175,6 +176,7 @@ func hcmFilterOf(routeConfig, statPrefix string, grpc bool) *listenerv3.Filter {
 		ServerHeaderTransformation:   hcmv3.HttpConnectionManager_PASS_THROUGH,
 		UseRemoteAddress:             boolValue(true),
 	}
+	applyClientTraffic(hcm, l)
 	return &listenerv3.Filter{Name: hcmFilter, ConfigType: &listenerv3.Filter_TypedConfig{TypedConfig: mustAny(hcm)}}
 }
 
