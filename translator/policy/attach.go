@@ -26,6 +26,11 @@ type kindInfo[T any] struct {
 	slot func(*ir.RoutePolicies) **ir.Applied[T]
 	// deprecated maps deprecated spec fields the policy uses to their replacements.
 	deprecated func(*T) map[string]string
+	// validate, when set, is the feature translator's verdict on the effective spec for a
+	// target of the given kind (Gateway, ListenerSet, or the xRoute kind): an error makes
+	// the ancestor Accepted=False reason Invalid with the error as message, as EG's
+	// translation errors do, and a failed merge is not recorded as Merged.
+	validate func(spec *T, targetKind string) error
 }
 
 // pol is one policy object of a kind.
@@ -317,6 +322,11 @@ func (e *engine[T]) forRoute(p *pol[T], t target) {
 	}
 	rs := e.w.irRoutes[key]
 	if p.mergeType == nil {
+		if err := e.check(p.spec, t.kind); err != nil {
+			for _, a := range ancs {
+				p.st.reject(a, reasonInvalid, conditionMessage(err))
+			}
+		}
 		e.apply(rs, e.applied(p), rule)
 	} else {
 		e.mergeOnListeners(p, rs, rule, routeScope)
@@ -377,10 +387,16 @@ func (e *engine[T]) mergeOnListeners(p *pol[T], rs []irRoute, rule func(int) boo
 			}
 		}
 		if parent == nil {
+			if err := e.check(p.spec, routeScope.routeKind); err != nil {
+				p.st.reject(anc, reasonInvalid, conditionMessage(err))
+			}
 			e.apply(groups[l], e.applied(p), rule)
 			continue
 		}
 		a, err := e.merge(parent, p)
+		if err == nil {
+			err = e.check(a.Spec, routeScope.routeKind)
+		}
 		if err != nil {
 			p.st.reject(anc, reasonInvalid, conditionMessage(err))
 			continue
@@ -444,6 +460,9 @@ func (e *engine[T]) forListenerSet(p *pol[T], t target) {
 		}
 		e.apply(e.w.byListener[l], a, nil)
 	}
+	if err := e.check(p.spec, "ListenerSet"); err != nil {
+		p.st.reject(anc, reasonInvalid, conditionMessage(err))
+	}
 	p.st.accept(anc)
 	e.scopeConditions(p, anc, own)
 	e.warnDeprecated(p, anc)
@@ -490,9 +509,20 @@ func (e *engine[T]) forGateway(p *pol[T], t target) {
 		}
 		e.apply(e.w.byListener[l], a, nil)
 	}
+	if err := e.check(p.spec, "Gateway"); err != nil {
+		p.st.reject(anc, reasonInvalid, conditionMessage(err))
+	}
 	p.st.accept(anc)
 	e.warnDeprecated(p, anc)
 	e.scopeConditions(p, anc, own)
+}
+
+// check runs the kind's feature validation, if it has one.
+func (e *engine[T]) check(spec *T, targetKind string) error {
+	if e.k.validate == nil {
+		return nil
+	}
+	return e.k.validate(spec, targetKind)
 }
 
 // scopeConditions writes Merged and Overridden on a Gateway or ListenerSet policy's

@@ -1,7 +1,24 @@
 package xds
 
 import (
+	"math"
+	"strings"
 	"time"
+
+	egv1a1 "github.com/envoyproxy/gateway/api/v1alpha1"
+	clusterv3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
+	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
+	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
+	commonv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/load_balancing_policies/common/v3"
+	leastrequestv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/load_balancing_policies/least_request/v3"
+	randomv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/load_balancing_policies/random/v3"
+	roundrobinv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/load_balancing_policies/round_robin/v3"
+	previousprioritiesv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/retry/priority/previous_priorities/v3"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/durationpb"
+	"google.golang.org/protobuf/types/known/structpb"
+	"google.golang.org/protobuf/types/known/wrapperspb"
+	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/egharness/egharness/translator/ir"
 )
@@ -37,4 +54,141 @@ func streamIdleTimeout(r *ir.HTTPRoute) *time.Duration {
 		return nil
 	}
 	return &d
+}
+
+// btpRetryPolicy is the policy's retry, when the HTTPRoute rule has none of its own (the
+// rule's retry wins, as in EG): EG's defaults, then what the policy sets.
+func btpRetryPolicy(r *ir.HTTPRoute) *routev3.RetryPolicy {
+	bt := r.Policies.BackendTraffic
+	if r.Retry != nil || bt == nil || bt.Spec == nil || bt.Spec.Retry == nil {
+		return nil
+	}
+	rt := bt.Spec.Retry
+	rp := retryPolicy(&ir.Retry{})
+	if rt.NumRetries != nil {
+		rp.NumRetries = u32(uint32(*rt.NumRetries))
+	}
+	if rt.NumAttemptsPerPriority != nil && *rt.NumAttemptsPerPriority > 0 {
+		rp.RetryPriority = &routev3.RetryPolicy_RetryPriority{
+			Name: "envoy.retry_priorities.previous_priorities",
+			ConfigType: &routev3.RetryPolicy_RetryPriority_TypedConfig{TypedConfig: mustAny(&previousprioritiesv3.PreviousPrioritiesConfig{
+				UpdateFrequency: *rt.NumAttemptsPerPriority,
+			})},
+		}
+	}
+	if on := rt.RetryOn; on != nil && (on.Triggers != nil || on.HTTPStatusCodes != nil) {
+		if len(on.Triggers) > 0 {
+			ts := make([]string, len(on.Triggers))
+			for i, t := range on.Triggers {
+				ts[i] = string(t)
+			}
+			rp.RetryOn = strings.Join(ts, ",")
+		}
+		rp.RetriableStatusCodes = make([]uint32, len(on.HTTPStatusCodes))
+		for i, c := range on.HTTPStatusCodes {
+			rp.RetriableStatusCodes[i] = uint32(c)
+		}
+	}
+	if pr := rt.PerRetry; pr != nil {
+		if d := duration(pr.Timeout); d != nil {
+			rp.PerTryTimeout = durationpb.New(*d)
+		}
+		if bo := pr.BackOff; bo != nil {
+			base, max := duration(bo.BaseInterval), duration(bo.MaxInterval)
+			if base != nil || max != nil {
+				rbo := &routev3.RetryPolicy_RetryBackOff{}
+				if base != nil {
+					rbo.BaseInterval = durationpb.New(*base)
+				}
+				if max != nil {
+					rbo.MaxInterval = durationpb.New(*max)
+				}
+				rp.RetryBackOff = rbo
+			}
+		}
+	}
+	return rp
+}
+
+func duration(d *gwapiv1.Duration) *time.Duration {
+	if d == nil {
+		return nil
+	}
+	v, err := time.ParseDuration(string(*d))
+	if err != nil {
+		return nil
+	}
+	return &v
+}
+
+// applyBackendTrafficCluster puts the cluster settings of the route's policy on the
+// cluster of its backends (BTP-02): circuit breaker and load balancer.
+func applyBackendTrafficCluster(c *clusterv3.Cluster, r *ir.HTTPRoute) {
+	bt := r.Policies.BackendTraffic
+	if bt == nil || bt.Spec == nil {
+		return
+	}
+	if cb := bt.Spec.CircuitBreaker; cb != nil {
+		t := c.CircuitBreakers.Thresholds[0]
+		set := func(dst **wrapperspb.UInt32Value, v *int64) {
+			if v != nil && *v >= 0 && *v <= math.MaxUint32 {
+				*dst = u32(uint32(*v))
+			}
+		}
+		set(&t.MaxConnections, cb.MaxConnections)
+		set(&t.MaxPendingRequests, cb.MaxPendingRequests)
+		set(&t.MaxRequests, cb.MaxParallelRequests)
+		set(&t.MaxRetries, cb.MaxParallelRetries)
+		if cb.PerEndpoint != nil && cb.PerEndpoint.MaxConnections != nil {
+			ph := &clusterv3.CircuitBreakers_Thresholds{}
+			set(&ph.MaxConnections, cb.PerEndpoint.MaxConnections)
+			c.CircuitBreakers.PerHostThresholds = []*clusterv3.CircuitBreakers_Thresholds{ph}
+		}
+	}
+	if lb := bt.Spec.LoadBalancer; lb != nil {
+		locality := &commonv3.LocalityLbConfig{LocalityConfigSpecifier: &commonv3.LocalityLbConfig_LocalityWeightedLbConfig_{
+			LocalityWeightedLbConfig: &commonv3.LocalityLbConfig_LocalityWeightedLbConfig{},
+		}}
+		var slow *commonv3.SlowStartConfig
+		if lb.SlowStart != nil {
+			if d := duration(lb.SlowStart.Window); d != nil {
+				slow = &commonv3.SlowStartConfig{SlowStartWindow: durationpb.New(*d)}
+			}
+		}
+		var name string
+		var cfg proto.Message
+		switch lb.Type {
+		case egv1a1.RoundRobinLoadBalancerType:
+			name, cfg = "envoy.load_balancing_policies.round_robin", &roundrobinv3.RoundRobin{LocalityLbConfig: locality, SlowStartConfig: slow}
+		case egv1a1.RandomLoadBalancerType:
+			name, cfg = "envoy.load_balancing_policies.random", &randomv3.Random{LocalityLbConfig: locality}
+		case egv1a1.LeastRequestLoadBalancerType:
+			name, cfg = leastRequestExtension, &leastrequestv3.LeastRequest{LocalityLbConfig: locality, SlowStartConfig: slow}
+		}
+		if cfg != nil {
+			c.LoadBalancingPolicy = &clusterv3.LoadBalancingPolicy{Policies: []*clusterv3.LoadBalancingPolicy_Policy{{
+				TypedExtensionConfig: &corev3.TypedExtensionConfig{Name: name, TypedConfig: mustAny(cfg)},
+			}}}
+		}
+	}
+}
+
+// addPolicyMetadata lists the BackendTrafficPolicy in force in the route's envoy-gateway
+// metadata ("policies"), beside the route's resources, as EG does.
+func addPolicyMetadata(out *routev3.Route, r *ir.HTTPRoute) {
+	bt := r.Policies.BackendTraffic
+	if bt == nil || out.Metadata == nil {
+		return
+	}
+	eg := out.Metadata.FilterMetadata["envoy-gateway"]
+	if eg == nil {
+		return
+	}
+	eg.Fields["policies"] = structpb.NewListValue(&structpb.ListValue{Values: []*structpb.Value{
+		structpb.NewStructValue(&structpb.Struct{Fields: map[string]*structpb.Value{
+			"kind":      structpb.NewStringValue(bt.Policy.Kind),
+			"name":      structpb.NewStringValue(bt.Policy.Name),
+			"namespace": structpb.NewStringValue(bt.Policy.Namespace),
+		}}),
+	}})
 }

@@ -34,6 +34,7 @@ func applyRouteFilters(out *routev3.Route, r *ir.HTTPRoute) {
 	out.RequestHeadersToRemove = r.RemoveRequestHeaders
 	out.ResponseHeadersToAdd = addedHeaders(r.AddResponseHeaders)
 	out.ResponseHeadersToRemove = r.RemoveResponseHeaders
+	addPolicyMetadata(out, r)
 	a := out.GetRoute()
 	if a == nil {
 		return
@@ -60,6 +61,9 @@ func applyRouteFilters(out *routev3.Route, r *ir.HTTPRoute) {
 	}
 	if r.Retry != nil {
 		a.RetryPolicy = retryPolicy(r.Retry)
+	}
+	if rp := btpRetryPolicy(r); rp != nil {
+		a.RetryPolicy = rp
 	}
 }
 

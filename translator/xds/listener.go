@@ -92,7 +92,7 @@ func (t Translator) buildListener(l *ir.HTTPListener, routeConfig string, grpc b
 		AccessLog: []*accesslogv3.AccessLog{accessLog(noRouteFilter())},
 		DefaultFilterChain: &listenerv3.FilterChain{
 			Name:    routeConfig, // the port's one route configuration and its chain share a name
-			Filters: []*listenerv3.Filter{hcmFilterOf(routeConfig, t.Naming.StatPrefix(l), grpc, policyFilters)},
+			Filters: []*listenerv3.Filter{hcmFilterOf(routeConfig, t.Naming.StatPrefix(l), grpc, policyFilters, l)},
 		},
 		MaxConnectionsToAcceptPerSocketEvent: u32(1),
 		PerConnectionBufferLimitBytes:        u32(bufferLimitBytes),
@@ -124,7 +124,7 @@ func (t Translator) buildTLSListener(el *envoyListener) *listenerv3.Listener {
 	for _, c := range el.chains {
 		fc := &listenerv3.FilterChain{
 			Name:            c.l.Name,
-			Filters:         []*listenerv3.Filter{hcmFilterOf(c.rc.Name, t.Naming.StatPrefix(c.l), c.l.GRPC, c.filters.filters())},
+			Filters:         []*listenerv3.Filter{hcmFilterOf(c.rc.Name, t.Naming.StatPrefix(c.l), c.l.GRPC, c.filters.filters(), c.l)},
 			TransportSocket: downstreamTLS(c.l.TLS),
 		}
 		if h := c.l.Hostnames[0]; h != "*" {
@@ -157,8 +157,9 @@ func buildTLSSecret(c ir.TLSCertificate) *tlsv3.Secret {
 }
 
 // hcmFilterOf is the connection manager of a route configuration: the policy filters its
-// routes use, the gRPC filters, and the router, in EG's order.
-func hcmFilterOf(routeConfig, statPrefix string, grpc bool, policyFilters []*hcmv3.HttpFilter) *listenerv3.Filter {
+// routes use, the gRPC filters, and the router, in EG's order; l is the IR listener whose
+// ClientTrafficPolicy applies to the connection manager.
+func hcmFilterOf(routeConfig, statPrefix string, grpc bool, policyFilters []*hcmv3.HttpFilter, l *ir.HTTPListener) *listenerv3.Filter {
 	filters := append(append(policyFilters, grpcFilters(grpc)...), &hcmv3.HttpFilter{
 		Name:       routerFilter,
 		ConfigType: &hcmv3.HttpFilter_TypedConfig{TypedConfig: mustAny(&routerv3.Router{SuppressEnvoyHeaders: true})},
@@ -186,6 +187,7 @@ func hcmFilterOf(routeConfig, statPrefix string, grpc bool, policyFilters []*hcm
 		ServerHeaderTransformation:   hcmv3.HttpConnectionManager_PASS_THROUGH,
 		UseRemoteAddress:             boolValue(true),
 	}
+	applyClientTraffic(hcm, l)
 	return &listenerv3.Filter{Name: hcmFilter, ConfigType: &listenerv3.Filter_TypedConfig{TypedConfig: mustAny(hcm)}}
 }
 

@@ -106,6 +106,7 @@ func (t Translator) Translate(x *ir.XDS) (result.XDS, error) {
 					continue
 				}
 				clusters[c.cluster.Name] = true
+				applyBackendTrafficCluster(c.cluster, r)
 				out.Clusters = append(out.Clusters, c.cluster)
 				if c.dns {
 					t.toDNSCluster(c.cluster, c.cla)
