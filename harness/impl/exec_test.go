@@ -111,6 +111,30 @@ func TestExecFailures(t *testing.T) {
 	}
 }
 
+// An implementation that prints without end is stopped at the output limit, with the flag
+// that raises it, well before its timeout.
+func TestExecOutputLimit(t *testing.T) {
+	req := request(t)
+	start := time.Now()
+	_, err := Exec{Command: "cat >/dev/null; yes", Limits: resource.Limits{MaxFileSize: 64 << 10}}.Translate(context.Background(), req)
+	want := "exec:cat >/dev/null; yes: its standard output: it printed more than the file size limit of 64 KiB (raise it with --max-file-size)"
+	if err == nil || err.Error() != want {
+		t.Fatalf("error %v\nwant %s", err, want)
+	}
+	if d := time.Since(start); d > 30*time.Second {
+		t.Errorf("stopping took %s", d)
+	}
+	// Under the limit, the same output size is fine.
+	res, err := translator.Translate(translator.Input{Objects: req.Objects, Profile: req.Profile})
+	if err != nil {
+		t.Fatal(err)
+	}
+	js, _ := json.Marshal(res)
+	if _, err := (Exec{Command: "cat >/dev/null; echo '" + string(js) + "'", Limits: resource.Limits{MaxFileSize: int64(len(js) + 1)}}).Translate(context.Background(), req); err != nil {
+		t.Errorf("an output within the limit was refused: %v", err)
+	}
+}
+
 func TestGet(t *testing.T) {
 	for name, want := range map[string]string{"": "reference", "reference": "reference", "exec:./adapter --x": "exec:./adapter --x"} {
 		im, err := Get(name)
