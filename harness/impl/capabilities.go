@@ -1,6 +1,9 @@
 package impl
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+)
 
 // Capabilities is what an implementation says about the part of a result it produces.
 // Implementations that do not declare any produce the whole result (as the reference and
@@ -29,7 +32,7 @@ func CapabilitiesOf(im Implementation) Capabilities {
 	return Capabilities{}
 }
 
-// Omits reports whether the implementation never produces part.
+// OmitsPart reports whether the implementation never produces part.
 func (c Capabilities) OmitsPart(part string) bool {
 	for _, p := range c.Omits {
 		if p == part {
@@ -53,4 +56,23 @@ func Skipped(err error) string {
 		return s.Reason
 	}
 	return ""
+}
+
+// ParseCapabilities reads a comma-separated list as --impl-capabilities takes it:
+// no-admission, no-secrets, no-warnings.
+func ParseCapabilities(list []string) (Capabilities, error) {
+	var c Capabilities
+	for _, x := range list {
+		switch x {
+		case "no-admission":
+			c.NoAdmission = true
+		case "no-secrets":
+			c.Omits = append(c.Omits, "secrets")
+		case "no-warnings":
+			c.Omits = append(c.Omits, "warnings")
+		default:
+			return Capabilities{}, fmt.Errorf("capability %q: want no-admission, no-secrets or no-warnings", x)
+		}
+	}
+	return c, nil
 }

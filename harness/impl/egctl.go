@@ -86,6 +86,20 @@ func (e *NotInstalledError) Error() string {
 // OpenEgctl returns the egctl adapter for version (v1.8.0, v1.9.1), installed under
 // o.PeersDir.
 func OpenEgctl(version string, o Options) (*Egctl, error) {
+	e, err := NewEgctl(EgctlBinary(o.PeersDir, version), version)
+	if err != nil {
+		return nil, err
+	}
+	if info, err := os.Stat(e.Binary); err != nil || info.IsDir() || info.Mode()&0o111 == 0 {
+		return nil, &NotInstalledError{Impl: e.Name(), Binary: e.Binary, Install: EgctlInstallCommand(o.PeersDir, version)}
+	}
+	e.Limits = o.Limits
+	return e, nil
+}
+
+// NewEgctl returns the adapter for the egctl binary of release version, which reproduces
+// the profile of its minor version (v1.9.1: v1.9).
+func NewEgctl(binary, version string) (*Egctl, error) {
 	m := releaseRE.FindStringSubmatch(version)
 	if m == nil {
 		return nil, fmt.Errorf("egctl@%s: want a release such as egctl@v1.9.1", version)
@@ -98,11 +112,7 @@ func OpenEgctl(version string, o Options) (*Egctl, error) {
 		slices.Sort(known)
 		return nil, fmt.Errorf("egctl@%s: not a release the harness installs (%s)", version, strings.Join(known, ", "))
 	}
-	bin := EgctlBinary(o.PeersDir, version)
-	if info, err := os.Stat(bin); err != nil || info.IsDir() || info.Mode()&0o111 == 0 {
-		return nil, &NotInstalledError{Impl: "egctl@" + version, Binary: bin, Install: EgctlInstallCommand(o.PeersDir, version)}
-	}
-	return &Egctl{Version: version, Binary: bin, Profile: "v" + m[1] + "." + m[2], Limits: o.Limits}, nil
+	return &Egctl{Version: version, Binary: binary, Profile: "v" + m[1] + "." + m[2]}, nil
 }
 
 // Name implements Implementation.

@@ -19,12 +19,18 @@ import (
 	"github.com/egharness/egharness/translator/result"
 )
 
+// ExitCannotExpress is the exit status by which an external implementation says it cannot
+// express a scenario (a setting it has no way to take); the last line of its stderr is the
+// reason, and the scenario is skipped rather than failed.
+const ExitCannotExpress = 3
+
 // Exec runs an external implementation once per translation. The protocol:
 //   - stdin: the scenario's objects as multi-document YAML, preceded by an EnvoyGateway
 //     document when the scenario sets extensionApis or runtimeFlags;
 //   - environment: EGHARNESS_PROFILE (v1.8, v1.9, v1.10-preview) and EGHARNESS_SCENARIO;
 //   - stdout: one JSON object in the `egharness translate -o json` shape;
-//   - exit status 0; anything else is that scenario's failure, with the end of stderr.
+//   - exit status 0; 3 (ExitCannotExpress) skips the scenario with the last line of stderr
+//     as the reason; anything else is that scenario's failure, with the end of stderr.
 //
 // The command runs through `sh -c`, so it may carry arguments and environment settings.
 type Exec struct {
@@ -32,7 +38,12 @@ type Exec struct {
 	Timeout time.Duration // per translation; 0 means one minute
 	// Limits bound what is read back: the output may not pass MaxFileSize (--max-file-size).
 	Limits resource.Limits
+	// Caps is what the command declares it does not produce (--impl-capabilities).
+	Caps Capabilities
 }
+
+// Capabilities implements Capable.
+func (e Exec) Capabilities() Capabilities { return e.Caps }
 
 // Name implements Implementation.
 func (e Exec) Name() string { return "exec:" + e.Command }
@@ -91,6 +102,17 @@ func runCommand(ctx context.Context, name string, argv []string, stdin []byte, e
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):
 		return nil, fmt.Errorf("%s: no answer within %s", name, timeout)
 	case err != nil:
+		var ee *exec.ExitError
+		if errors.As(err, &ee) && ee.ExitCode() == ExitCannotExpress {
+			reason := strings.TrimSpace(stderr.buf.String())
+			if i := strings.LastIndexByte(reason, '\n'); i >= 0 {
+				reason = reason[i+1:]
+			}
+			if reason == "" {
+				reason = name + " cannot express this scenario (exit status 3, no reason given)"
+			}
+			return nil, &SkipError{Reason: reason}
+		}
 		return nil, fmt.Errorf("%s: %v%s", name, err, tail(stderr.buf.String()))
 	}
 	return stdout.buf.Bytes(), nil

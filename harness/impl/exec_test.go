@@ -148,3 +148,23 @@ func TestGet(t *testing.T) {
 		}
 	}
 }
+
+// Exit status 3 says the command cannot express the scenario: a skip with its reason.
+func TestExecCannotExpress(t *testing.T) {
+	req := request(t)
+	_, err := Exec{Command: "cat >/dev/null; echo 'some log' >&2; echo 'no runtime flags here' >&2; exit 3"}.Translate(context.Background(), req)
+	if why := Skipped(err); why != "no runtime flags here" {
+		t.Errorf("skip reason %q (error %v)", why, err)
+	}
+	caps, err := ParseCapabilities([]string{"no-admission", "no-secrets"})
+	if err != nil || !caps.NoAdmission || !caps.OmitsPart("secrets") || caps.OmitsPart("warnings") {
+		t.Errorf("ParseCapabilities: %+v, %v", caps, err)
+	}
+	if _, err := ParseCapabilities([]string{"no-xds"}); err == nil {
+		t.Errorf("an unknown capability was accepted")
+	}
+	im, _ := Open("exec:x", Options{Caps: caps})
+	if !CapabilitiesOf(im).NoAdmission {
+		t.Errorf("exec: does not carry its capabilities")
+	}
+}

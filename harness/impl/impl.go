@@ -51,6 +51,8 @@ func Get(name string) (Implementation, error) { return Open(name, Options{}) }
 type Options struct {
 	// Limits bound what is read back from an external implementation (its output size).
 	Limits resource.Limits
+	// Caps applies to exec: implementations (what the command does not produce).
+	Caps Capabilities
 	// PeersDir holds installed peers (egctl-v1.9.1/egctl...); "" means $EGHARNESS_PEERS,
 	// else peers/ (where `make peers` installs them).
 	PeersDir string
@@ -64,7 +66,7 @@ func Open(name string, o Options) (Implementation, error) {
 	case name == "" || name == "reference":
 		return Reference{}, nil
 	case strings.HasPrefix(name, "exec:") && strings.TrimSpace(strings.TrimPrefix(name, "exec:")) != "":
-		return Exec{Command: strings.TrimPrefix(name, "exec:"), Limits: o.Limits}, nil
+		return Exec{Command: strings.TrimPrefix(name, "exec:"), Limits: o.Limits, Caps: o.Caps}, nil
 	case strings.HasPrefix(name, "egctl@"):
 		return OpenEgctl(strings.TrimPrefix(name, "egctl@"), o)
 	}

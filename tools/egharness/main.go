@@ -60,6 +60,6 @@ Exit codes: 0 all good, 1 a scenario or check failed, 2 bad usage or bad input.`
 		SilenceErrors: true,
 	}
 	root.AddCommand(newRunCmd(), newTranslateCmd(), newGoldenCmd(), newCoverageCmd())
-	root.AddCommand(newReportCmd())
+	root.AddCommand(newReportCmd(), newAdaptEgctlCmd())
 	return root
 }

@@ -30,7 +30,7 @@ const (
 func newReportCmd() *cobra.Command {
 	var opts struct {
 		format, impl, peersDir, output, into, date string
-		profiles, labels, focus                    []string
+		profiles, labels, focus, caps              []string
 		parallel                                   int
 		meta                                       report.Implementation
 		limits                                     *resource.Limits
@@ -62,7 +62,11 @@ Exit codes as for run: 1 when a scenario failed (the report is still written).`,
 			if opts.into != "" && opts.format != "agreement" {
 				return badInput("--into applies to --format agreement")
 			}
-			im, err := impl.Open(opts.impl, impl.Options{Limits: *opts.limits, PeersDir: opts.peersDir})
+			caps, err := impl.ParseCapabilities(opts.caps)
+			if err != nil {
+				return badInput("--impl-capabilities: %v", err)
+			}
+			im, err := impl.Open(opts.impl, impl.Options{Limits: *opts.limits, PeersDir: opts.peersDir, Caps: caps})
 			if err != nil {
 				return badInput("%v", err)
 			}
@@ -127,6 +131,7 @@ Exit codes as for run: 1 when a scenario failed (the report is still written).`,
 	f := cmd.Flags()
 	f.StringVar(&opts.format, "format", "", "conformance, junit or agreement (required)")
 	f.StringVar(&opts.impl, "impl", "reference", "implementation to test: reference, exec:COMMAND, egctl@VERSION")
+	f.StringSliceVar(&opts.caps, "impl-capabilities", nil, "what an exec: implementation does not produce: no-admission, no-secrets, no-warnings")
 	f.StringVar(&opts.peersDir, "peers-dir", "", "where `make peers` installed egctl (default $EGHARNESS_PEERS, else peers/)")
 	f.StringVarP(&opts.output, "output", "o", "", "write the report to this file (default: standard output)")
 	f.StringVar(&opts.into, "into", "", "agreement: replace the table between the agreement markers of this Markdown file")

@@ -26,6 +26,7 @@ func newRunCmd() *cobra.Command {
 		verbose  bool
 		noGolden bool
 		peersDir string
+		caps     []string
 		limits   *resource.Limits
 	}
 	cmd := &cobra.Command{
@@ -43,7 +44,11 @@ named as a path. The --max-* flags bound every file read.`,
   egharness run scenarios/routing --profile v1.9
   egharness run --focus RT-09 --label routing`,
 		RunE: func(cmd *cobra.Command, paths []string) error {
-			im, err := impl.Open(opts.impl, impl.Options{Limits: *opts.limits, PeersDir: opts.peersDir})
+			caps, err := impl.ParseCapabilities(opts.caps)
+			if err != nil {
+				return badInput("--impl-capabilities: %v", err)
+			}
+			im, err := impl.Open(opts.impl, impl.Options{Limits: *opts.limits, PeersDir: opts.peersDir, Caps: caps})
 			if err != nil {
 				return badInput("%v", err)
 			}
@@ -98,6 +103,7 @@ named as a path. The --max-* flags bound every file read.`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&opts.impl, "impl", "reference", "implementation to test: reference, exec:COMMAND, egctl@VERSION")
+	f.StringSliceVar(&opts.caps, "impl-capabilities", nil, "what an exec: implementation does not produce: no-admission, no-secrets, no-warnings")
 	f.StringVar(&opts.peersDir, "peers-dir", "", "where `make peers` installed egctl (default $EGHARNESS_PEERS, else peers/)")
 	f.StringSliceVar(&opts.profiles, "profile", nil, "only these profiles ("+strings.Join(profile.Names(), ", ")+")")
 	f.StringSliceVar(&opts.labels, "label", nil, "only scenarios with one of these labels or areas")
