@@ -95,7 +95,7 @@ func TestExecFailures(t *testing.T) {
 		name, cmd, want string
 		timeout         time.Duration
 	}{
-		{"non-zero exit with stderr", "cat >/dev/null; echo 'cannot translate HTTPRoute x' >&2; exit 3", "exit status 3\ncannot translate HTTPRoute x", 0},
+		{"non-zero exit with stderr", "cat >/dev/null; echo 'cannot translate HTTPRoute x' >&2; exit 4", "exit status 4\ncannot translate HTTPRoute x", 0},
 		{"not JSON", "cat >/dev/null; echo hello", "its output is not the translate -o json shape", 0},
 		{"unknown field", `cat >/dev/null; echo '{"listeners": []}'`, `unknown field "listeners"`, 0},
 		{"bad xDS", `cat >/dev/null; echo '{"xds": {"listeners": [{"@type": "type.googleapis.com/nope.Nothing"}]}}'`, "xds.listeners[0]", 0},
