@@ -35,7 +35,8 @@ FUZZ_TARGETS := \
 	./translator/resource:FuzzDecode \
 	./internal/yamlpos:FuzzYAML \
 	./translator:FuzzTranslate \
-	./harness/routecheck:FuzzRouteCheck
+	./harness/routecheck:FuzzRouteCheck \
+	./translator/patch:FuzzApplyPatch
 
 fuzz: ## run every fuzz target for FUZZTIME each (default 30s)
 	@set -e; for t in $(FUZZ_TARGETS); do \
@@ -66,3 +67,13 @@ peer-check: ## every scenario against real egctl v1.9.1 (suites/peer); skips whe
 
 agreement: build ## refresh the README's table of agreement with egctl v1.9.1
 	EGHARNESS_PEERS=$(PEERS) $(BIN) report --format agreement --impl egctl@v1.9.1 --into README.md
+# The kind suite (suites/e2e, ginkgo label kind): a kind cluster with a real Envoy fed by the
+# harness's xDS server, every scenario's traffic replayed and compared with the route
+# checker. Needs a container runtime whose engine runs (docker, podman or nerdctl) and the
+# Envoy and echo images (pulled when missing); without a runtime it skips in one line.
+# E2E_ARGS passes suite flags: -keep-cluster, -envoy-image=…, -kubeconfig=FILE (EG mode)…
+# Dumps and per-spec timings land in _artifacts/e2e/.
+E2E_ARGS ?=
+.PHONY: e2e
+e2e: ## replay scenario traffic through real Envoy in kind (README: Live traffic)
+	$(GO) test -v -count=1 -timeout 60m ./suites/e2e -args -ginkgo.label-filter=kind $(E2E_ARGS)

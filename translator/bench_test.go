@@ -2,8 +2,11 @@ package translator_test
 
 import (
 	"fmt"
+	"runtime"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -17,7 +20,11 @@ import (
 // routesInput is one GatewayClass, one Gateway with an HTTP listener on port 80, one Service
 // and n HTTPRoutes, each with its own hostname (r<i>.example.com) and path (/p<i>), built as
 // typed objects (no YAML decoding in the measurement).
-func routesInput(tb testing.TB, n int) translator.Input {
+func routesInput(tb testing.TB, n int) translator.Input { return routesInputShape(tb, n, false) }
+
+// routesInputShape builds routesInput; with overlap every route has the same hostname and
+// path, so each is in one RouteRulesOverlap bucket with all the others (RT-11's worst case).
+func routesInputShape(tb testing.TB, n int, overlap bool) translator.Input {
 	tb.Helper()
 	gwAPI := gwapiv1.GroupVersion.String()
 	objs := make([]resource.Object, 0, n+3)
@@ -48,13 +55,16 @@ func routesInput(tb testing.TB, n int) translator.Input {
 	prefix := gwapiv1.PathMatchPathPrefix
 	port := gwapiv1.PortNumber(8080)
 	for i := 0; i < n; i++ {
-		path := fmt.Sprintf("/p%d", i)
+		path, host := fmt.Sprintf("/p%d", i), fmt.Sprintf("r%d.example.com", i)
+		if overlap {
+			path, host = "/shared", "shared.example.com"
+		}
 		add(gwAPI, "HTTPRoute", &gwapiv1.HTTPRoute{
 			TypeMeta:   metav1.TypeMeta{APIVersion: gwAPI, Kind: "HTTPRoute"},
 			ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: fmt.Sprintf("r%d", i)},
 			Spec: gwapiv1.HTTPRouteSpec{
 				CommonRouteSpec: gwapiv1.CommonRouteSpec{ParentRefs: []gwapiv1.ParentReference{{Name: "eg"}}},
-				Hostnames:       []gwapiv1.Hostname{gwapiv1.Hostname(fmt.Sprintf("r%d.example.com", i))},
+				Hostnames:       []gwapiv1.Hostname{gwapiv1.Hostname(host)},
 				Rules: []gwapiv1.HTTPRouteRule{{
 					Matches: []gwapiv1.HTTPRouteMatch{{Path: &gwapiv1.HTTPPathMatch{Type: &prefix, Value: &path}}},
 					BackendRefs: []gwapiv1.HTTPBackendRef{{BackendRef: gwapiv1.BackendRef{
@@ -119,3 +129,52 @@ func benchmarkTranslate(b *testing.B, n int) {
 func BenchmarkTranslate100HTTPRoutes(b *testing.B)   { benchmarkTranslate(b, 100) }
 func BenchmarkTranslate1000HTTPRoutes(b *testing.B)  { benchmarkTranslate(b, 1000) }
 func BenchmarkTranslate10000HTTPRoutes(b *testing.B) { benchmarkTranslate(b, 10000) }
+
+// Every route overlapping every other: the statuses' messages grow with n², the work
+// around them must not (the messages of 1000 routes are 1000 × 999 names).
+func BenchmarkTranslate1000OverlappingRoutes(b *testing.B) {
+	in := routesInputShape(b, 1000, true)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := translator.Translate(in); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkScaling checks that ten times the routes costs at most twelve times the work
+// (issue: scale and speed). Work is the process's CPU time (user + system, the garbage
+// collector included), the best of a few runs per size: unlike wall time it does not grow
+// when other processes share the cores. The ratio is reported as a metric.
+func BenchmarkScaling(b *testing.B) {
+	small, large := routesInput(b, 1000), routesInput(b, 10000)
+	best := func(in translator.Input, runs int) time.Duration {
+		var min time.Duration
+		for range runs {
+			runtime.GC()
+			start := cpuTime(b)
+			if _, err := translator.Translate(in); err != nil {
+				b.Fatal(err)
+			}
+			if d := cpuTime(b) - start; min == 0 || d < min {
+				min = d
+			}
+		}
+		return min
+	}
+	for b.Loop() {
+		ratio := float64(best(large, 3)) / float64(best(small, 10))
+		b.ReportMetric(ratio, "10x-ratio")
+		if ratio > 12 {
+			b.Errorf("10x the routes took %.1fx the CPU time (at most 12x)", ratio)
+		}
+	}
+}
+
+func cpuTime(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}

@@ -1,6 +1,6 @@
 // Package translator is the reference translator: Kubernetes objects in, EG v1.9's
 // admission verdicts, statuses and xDS out. It runs the stages in order
-// (admission → gatewayapi → ir → xds); each stage is a package of its own.
+// (admission → gatewayapi → ir → xds → patch); each stage is a package of its own.
 package translator
 
 import (
@@ -12,6 +12,7 @@ import (
 	"github.com/egharness/egharness/translator/admission"
 	"github.com/egharness/egharness/translator/config"
 	"github.com/egharness/egharness/translator/gatewayapi"
+	"github.com/egharness/egharness/translator/patch"
 	"github.com/egharness/egharness/translator/profile"
 	"github.com/egharness/egharness/translator/resource"
 	"github.com/egharness/egharness/translator/result"
@@ -39,6 +40,7 @@ func Translate(in Input) (res *result.Result, err error) {
 
 	gw := gatewayapi.Translator{Profile: in.Profile, Config: in.Config}.Translate(admitted)
 	res.Statuses = gw.Statuses
+	res.IR = &gw.IR // for serve's /snapshots; later stages fill it in place
 	res.Warnings = append(res.Warnings, gw.Warnings...)
 
 	naming := xds.Naming{V2: in.Profile.FlagOn(egv1a1.XDSNameSchemeV2, in.Config.RuntimeFlags)}
@@ -46,6 +48,14 @@ func Translate(in Input) (res *result.Result, err error) {
 	if err != nil {
 		return nil, err
 	}
+	// patch: EnvoyPatchPolicies last, on the finished xDS (EPP-03).
+	patched := patch.Stage{
+		Enabled:       in.Config.ExtensionAPIs != nil && in.Config.ExtensionAPIs.EnableEnvoyPatchPolicy,
+		MergeGateways: in.Config.MergeGateways,
+		NameSchemeV2:  naming.V2,
+	}.Apply(admitted, res.Statuses, &res.XDS)
+	res.Statuses = append(res.Statuses, patched.Statuses...)
+	res.Patches = patched.Patches
 	res.Normalize()
 	return res, nil
 }

@@ -14,7 +14,7 @@ import (
 
 // Failure is one expectation that did not hold.
 type Failure struct {
-	Check string // admission, statuses, xds, traffic, warnings, golden
+	Check string // admission, statuses, xds, traffic, warnings, patches, golden
 	Where string // the expectation's path in the scenario file, e.g. expect.statuses[2]
 	Line  int
 	Msg   string
@@ -55,6 +55,7 @@ func Run(s *scenario.Scenario, p string, res *result.Result) []Failure {
 	c.xds(e.XDS, res, sectionOf(s, p, "xds"))
 	c.traffic(e.Traffic, res, sectionOf(s, p, "traffic"))
 	c.warnings(e.Warnings, res, sectionOf(s, p, "warnings"))
+	c.patches(e.Patches, res, sectionOf(s, p, "patches"))
 	return c.failures
 }
 
@@ -79,6 +80,10 @@ func sectionOf(s *scenario.Scenario, p, field string) string {
 			}
 		case "warnings":
 			if o.Warnings != nil {
+				return "expectByProfile." + p
+			}
+		case "patches":
+			if o.Patches != nil {
 				return "expectByProfile." + p
 			}
 		}

@@ -31,6 +31,10 @@ func (c *collector) xds(exp []scenario.XDSExpect, res *result.Result, section st
 			if got := clusterType(&res.XDS, x.Name); got != x.ClusterType {
 				c.failf("xds", where, "%s: cluster type is %s, expected %s", what, got, x.ClusterType)
 			}
+		case found && x.Kind == scenario.KindSecret:
+			c.secretPEM(where, what, findSecret(&res.XDS, x.Name), x)
+		case found && x.Kind == scenario.KindFilterChain:
+			c.filterChainTLS(where, what, findFilterChain(&res.XDS, x.In, x.Name), x)
 		case found && x.Kind == scenario.KindVirtualHost:
 			vh := findVirtualHost(&res.XDS, x.In, x.Name)
 			if len(x.Routes) > 0 {
@@ -86,6 +90,15 @@ func lookup(x scenario.XDSExpect, xds *result.XDS) (bool, string) {
 					continue
 				}
 				names = append(names, routeNames(vh)...)
+			}
+		}
+	case scenario.KindFilterChain:
+		for _, l := range xds.Listeners {
+			if x.In != "" && l.GetName() != x.In {
+				continue
+			}
+			for _, fc := range l.GetFilterChains() {
+				names = append(names, fc.GetName())
 			}
 		}
 	case scenario.KindHTTPFilter:

@@ -19,7 +19,6 @@ import (
 	"github.com/egharness/egharness/translator/resource"
 )
 
-
 func outcome(name, area, kind string, covers []string) *runner.Outcome {
 	s := &scenario.Scenario{Name: name, Area: area, Covers: covers, File: "scenarios/" + area + "/" + name + ".yaml"}
 	s.Objects = []resource.Object{{Kind: "Gateway"}, {Kind: kind}}

@@ -161,6 +161,9 @@ func (l Loader) validate(s *Scenario, addf func(int, string, ...any)) {
 		}
 		known[p] = true
 	}
+	if u := s.Upgrade; u != nil {
+		l.validateUpgrade(s, u, addf)
+	}
 	for p := range s.ExpectByProfile {
 		if !contains(s.ProfilesOrDefault(), p) {
 			addf(s.Line("expectByProfile."+p), "expectByProfile.%s: the scenario does not run under %s (profiles: %s)", p, p, strings.Join(s.ProfilesOrDefault(), ", "))
@@ -307,6 +310,11 @@ func (l Loader) validateRefs(s *Scenario, addf func(int, string, ...any)) {
 			addf(s.Line(path), "%s: %s is not among the scenario's objects", path, ref)
 		}
 	}
+	if s.Upgrade != nil {
+		for i, f := range s.Upgrade.Findings {
+			check(fmt.Sprintf("upgrade.findings[%d].object", i), f.Object, true)
+		}
+	}
 	sections := map[string]Expect{"expect": s.Expect}
 	for p, e := range s.ExpectByProfile {
 		sections["expectByProfile."+p] = e
@@ -352,6 +360,28 @@ func (l Loader) validateRefs(s *Scenario, addf func(int, string, ...any)) {
 			if x.ClusterType != "" && x.Kind != KindCluster {
 				addf(s.Line(p), "%s: clusterType belongs to a Cluster", p)
 			}
+			if (len(x.ChainBlocks) > 0 || len(x.KeyBlocks) > 0) && x.Kind != KindSecret {
+				addf(s.Line(p), "%s: chainBlocks and keyBlocks belong to a Secret", p)
+			}
+			if (len(x.ALPN) > 0 || len(x.Certificates) > 0) && x.Kind != KindFilterChain {
+				addf(s.Line(p), "%s: alpn and certificates belong to a FilterChain", p)
+			}
+		}
+		for i, pe := range e.Patches {
+			p := fmt.Sprintf("%s.patches[%d]", k, i)
+			check(p+".policy", pe.Policy, true)
+			if r, err := resource.ParseRef(pe.Policy); err == nil && r.Kind != "EnvoyPatchPolicy" {
+				addf(s.Line(p+".policy"), "%s.policy: %s is not an EnvoyPatchPolicy", p, pe.Policy)
+			}
+			if pe.Operation < 0 {
+				addf(s.Line(p+".operation"), "%s.operation: %d is not an index", p, pe.Operation)
+			}
+			if pe.Outcome != OutcomeHit && pe.Outcome != OutcomeMiss {
+				addf(s.Line(p+".outcome"), "%s.outcome: %q is not %s or %s", p, pe.Outcome, OutcomeHit, OutcomeMiss)
+			}
+			if pe.Outcome == OutcomeHit && pe.Reason != "" {
+				addf(s.Line(p+".reason"), "%s.reason: a hit has no reason", p)
+			}
 		}
 		for i, t := range e.Traffic {
 			p := fmt.Sprintf("%s.traffic[%d]", k, i)
@@ -374,7 +404,8 @@ type ParentParsed struct {
 	Port                               int32
 }
 
-// ParseParent reads Kind/namespace/name[/sectionName][:port].
+// ParseParent reads Kind/namespace/name[/sectionName][:port], or Kind/name for a
+// cluster-scoped kind.
 func ParseParent(s string) (ParentParsed, error) {
 	var port int32
 	if head, p, ok := strings.Cut(s, ":"); ok {
@@ -385,6 +416,11 @@ func ParseParent(s string) (ParentParsed, error) {
 		s, port = head, int32(n)
 	}
 	parts := strings.Split(s, "/")
+	// A cluster-scoped ancestor (a GatewayClass, e.g. of an EnvoyPatchPolicy under
+	// mergeGateways) has no namespace: Kind/name.
+	if len(parts) == 2 && resource.ClusterScoped(parts[0]) && parts[1] != "" && port == 0 {
+		return ParentParsed{Kind: parts[0], Name: parts[1]}, nil
+	}
 	if len(parts) < 3 || len(parts) > 4 {
 		return ParentParsed{}, fmt.Errorf("parent %q: want Kind/namespace/name or Kind/namespace/name/sectionName", s)
 	}

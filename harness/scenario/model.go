@@ -33,6 +33,9 @@ type Scenario struct {
 	// Divergences are known, explained disagreements of another implementation with the
 	// reference on this scenario (see Divergence).
 	Divergences []Divergence `json:"divergences,omitempty"`
+	// Upgrade is what `egharness upgrade-check` must find between two of the scenario's
+	// profiles (suites/upgrade).
+	Upgrade *UpgradeExpect `json:"upgrade,omitempty"`
 
 	// Set by the loader.
 	File     string            `json:"-"`
@@ -79,6 +82,27 @@ type Expect struct {
 	Traffic   []TrafficExpect   `json:"traffic,omitempty"`
 	// Warnings each must be contained in one of the translation's warnings.
 	Warnings []string `json:"warnings,omitempty"`
+	// Patches checks what EnvoyPatchPolicy operations did.
+	Patches []PatchExpect `json:"patches,omitempty"`
+}
+
+// Patch outcomes a PatchExpect can name.
+const (
+	OutcomeHit  = "hit"
+	OutcomeMiss = "miss"
+)
+
+// PatchExpect checks one operation of an EnvoyPatchPolicy: whether it hit (changed the xDS)
+// or missed, and why.
+type PatchExpect struct {
+	// Policy is EnvoyPatchPolicy/namespace/name.
+	Policy string `json:"policy"`
+	// Operation is the index in the policy's jsonPatches.
+	Operation int `json:"operation"`
+	// Outcome is hit or miss.
+	Outcome string `json:"outcome"`
+	// Reason must be contained in a miss's reason (e.g. "no such resource", "test failed").
+	Reason string `json:"reason,omitempty"`
 }
 
 // AdmissionExpect names an object the API server refuses (or, with allowed: true, admits).
@@ -123,10 +147,11 @@ const (
 	KindLoadAssign  = "ClusterLoadAssignment"
 	KindSecret      = "Secret"
 	KindHTTPFilter  = "HTTPFilter"
+	KindFilterChain = "FilterChain"
 )
 
 // XDSKinds lists the kinds an xds expectation may name.
-var XDSKinds = []string{KindListener, KindRouteConfig, KindVirtualHost, KindRoute, KindCluster, KindLoadAssign, KindSecret, KindHTTPFilter}
+var XDSKinds = []string{KindListener, KindRouteConfig, KindVirtualHost, KindRoute, KindCluster, KindLoadAssign, KindSecret, KindHTTPFilter, KindFilterChain}
 
 // XDSExpect checks that a named xDS resource (or part) is present or absent.
 type XDSExpect struct {
@@ -143,6 +168,18 @@ type XDSExpect struct {
 	// ClusterType, for a Cluster: its discovery type (EDS, STATIC, STRICT_DNS...) or the
 	// name of its cluster extension (envoy.cluster.dns).
 	ClusterType string `json:"clusterType,omitempty"`
+	// ChainBlocks and KeyBlocks, for a Secret: the PEM block types of its certificate chain
+	// and private key, in order; the bytes must be exactly those blocks in canonical PEM
+	// (no text around them, LF line breaks, 64 columns).
+	ChainBlocks []string `json:"chainBlocks,omitempty"`
+	KeyBlocks   []string `json:"keyBlocks,omitempty"`
+	// ALPN, for a FilterChain (In: its listener): the protocols its TLS context offers,
+	// exactly ([] for none is not expressible; use http/1.1 or h2,http/1.1).
+	ALPN []string `json:"alpn,omitempty"`
+	// Certificates, for a FilterChain: its TLS certificate SDS configs in order, each
+	// <secret name> when served by EG over ADS or <secret name>@<cluster> when fetched from
+	// an external SDS server through that cluster.
+	Certificates []string `json:"certificates,omitempty"`
 }
 
 // TrafficExpect sends one request through the generated config.
@@ -231,6 +268,9 @@ func (s *Scenario) ExpectFor(p string) Expect {
 	if o.Warnings != nil {
 		e.Warnings = o.Warnings
 	}
+	if o.Patches != nil {
+		e.Patches = o.Patches
+	}
 	return e
 }
 
@@ -241,4 +281,29 @@ func (s *Scenario) Line(path string) int {
 		return 0
 	}
 	return s.lines(path)
+}
+
+// UpgradeExpect is the findings of an upgrade check between two profiles. Every breaking or
+// warning finding must be listed; info findings are checked when listed.
+type UpgradeExpect struct {
+	From     string          `json:"from"`
+	To       string          `json:"to"`
+	Findings []FindingExpect `json:"findings"`
+}
+
+// FindingExpect is one expected finding (it matches every finding with the same ID, object
+// and severity). Absent: no such finding.
+type FindingExpect struct {
+	ID       string `json:"id"`
+	Object   string `json:"object"`
+	Severity string `json:"severity"`
+	// Summary must be contained in the finding's summary, when set.
+	Summary string `json:"summary,omitempty"`
+	Absent  bool   `json:"absent,omitempty"`
+}
+
+// IsUpgrade reports whether the scenario is an upgrade scenario: it has an upgrade block, or
+// lives in scenarios/upgrade and runs under two or more profiles.
+func (s *Scenario) IsUpgrade() bool {
+	return s.Upgrade != nil || (s.Area == "upgrade" && len(s.ProfilesOrDefault()) >= 2)
 }

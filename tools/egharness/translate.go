@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"fmt"
 	"io"
 
 	"github.com/spf13/cobra"
@@ -82,7 +81,9 @@ alias expansion); bad input exits 2 with the file and line.`,
 			}
 			switch output {
 			case "json":
-				_, err = fmt.Fprintln(cmd.OutOrStdout(), string(js))
+				if _, err = cmd.OutOrStdout().Write(js); err == nil {
+					_, err = io.WriteString(cmd.OutOrStdout(), "\n")
+				}
 			case "yaml":
 				var y []byte
 				if y, err = yaml.JSONToYAML(js); err == nil {

@@ -112,6 +112,7 @@ type ruleFilters struct {
 
 // filterInput is what filter processing needs to know about where the filters are.
 type filterInput struct {
+	routeKind string // HTTPRoute or GRPCRoute: whose ReferenceGrants apply
 	routeNS   string
 	routeName string
 	ruleIdx   int
@@ -123,7 +124,10 @@ type filterInput struct {
 // type ResolvedRefs join rc.errors ahead of the rule's backend errors, as EG lists them;
 // the others are kept on rc for the route's conditions.
 func (rt *routeTranslator) ruleFilters(rc *ruleCtx, dest *ir.Destination, r *gwapiv1.HTTPRoute, ruleIdx int, rule gwapiv1.HTTPRouteRule) *ruleFilters {
-	in := filterInput{routeNS: r.Namespace, routeName: r.Name, ruleIdx: ruleIdx, cluster: dest.Name}
+	in := filterInput{routeKind: r.Kind, routeNS: r.Namespace, routeName: r.Name, ruleIdx: ruleIdx, cluster: dest.Name}
+	if in.routeKind == "" {
+		in.routeKind = "HTTPRoute"
+	}
 	ff, errs := rt.processFilters(in, rule.Filters)
 	ff.timeout, ff.retry = ruleTimeouts(rule)
 	rt.backendFilters(rc, dest, in, rule.BackendRefs)
@@ -441,7 +445,7 @@ func (rt *routeTranslator) requestMirror(ff *ruleFilters, in filterInput, idx in
 	}
 	name := fmt.Sprintf("%s-mirror-%d", in.cluster, idx)
 	br := gwapiv1.BackendRef{BackendObjectReference: m.BackendRef, Weight: ptr(int32(1))}
-	b, err := rt.resolveBackend("HTTPRoute", in.routeNS, br, name, -1)
+	b, err := rt.resolveBackend(in.routeKind, in.routeNS, br, name, -1)
 	if err != nil {
 		if err.reason == "UnsupportedValue" {
 			// An ExternalName Service passes EG's reference checks and fails later, unwrapped.
@@ -453,7 +457,8 @@ func (rt *routeTranslator) requestMirror(ff *ruleFilters, in filterInput, idx in
 		return &filterErr{typ: errBackendsAvailable, reason: "EndpointsNotFound",
 			msg: fmt.Sprintf("failed to validate the RequestMirror filter: no ready endpoints for the related Service %s/%s", b.Namespace, b.ServiceName)}
 	}
-	mirror := &ir.Mirror{Destination: &ir.Destination{Name: name, Settings: []*ir.Backend{b}}}
+	// a GRPCRoute's mirror speaks HTTP/2 upstream, like the rule's own cluster
+	mirror := &ir.Mirror{Destination: &ir.Destination{Name: name, Settings: []*ir.Backend{b}, HTTP2: in.routeKind == "GRPCRoute"}}
 	switch {
 	case m.Fraction != nil:
 		den := int32(100)
@@ -741,19 +746,22 @@ func filterConditions(ps *result.ParentStatus, rules []*ruleCtx) {
 	var accepted, available refErrors
 	var dropped []int
 	for i, rc := range rules {
-		if rc.filters == nil {
-			continue
-		}
-		if rc.filters.dropped {
-			dropped = append(dropped, i)
-		}
-		for _, e := range rc.filters.errs {
-			switch e.typ {
-			case errAccepted:
-				accepted.add(e.reason, e.msg)
-			case errBackendsAvailable:
-				available.add(e.reason, e.msg)
+		if rc.filters != nil {
+			if rc.filters.dropped {
+				dropped = append(dropped, i)
 			}
+			for _, e := range rc.filters.errs {
+				switch e.typ {
+				case errAccepted:
+					accepted.add(e.reason, e.msg)
+				case errBackendsAvailable:
+					available.add(e.reason, e.msg)
+				}
+			}
+		}
+		// EG processes a rule's filters before its backendRefs
+		for _, e := range rc.noEndpoints {
+			available.add(e.reason, e.msg)
 		}
 	}
 	if !accepted.empty() {
@@ -809,4 +817,30 @@ func (rt *routeTranslator) filterMatches(ns string, refs []*gwapiv1.LocalObjectR
 		}
 	}
 	return out
+}
+
+// grpcRuleAsHTTP gives a GRPCRoute rule's filters and backendRefs the shape of an HTTPRoute
+// rule, so that both go through one filter processing (EG shares it too). The filter types
+// a GRPCRoute allows (header modifiers, mirror, extensionRef) have the same fields.
+func grpcRuleAsHTTP(r *gwapiv1.GRPCRoute, rule gwapiv1.GRPCRouteRule) (*gwapiv1.HTTPRoute, gwapiv1.HTTPRouteRule) {
+	conv := func(fs []gwapiv1.GRPCRouteFilter) []gwapiv1.HTTPRouteFilter {
+		out := make([]gwapiv1.HTTPRouteFilter, 0, len(fs))
+		for _, f := range fs {
+			out = append(out, gwapiv1.HTTPRouteFilter{
+				Type:                   gwapiv1.HTTPRouteFilterType(f.Type),
+				RequestHeaderModifier:  f.RequestHeaderModifier,
+				ResponseHeaderModifier: f.ResponseHeaderModifier,
+				RequestMirror:          f.RequestMirror,
+				ExtensionRef:           f.ExtensionRef,
+			})
+		}
+		return out
+	}
+	hr := &gwapiv1.HTTPRoute{TypeMeta: r.TypeMeta, ObjectMeta: r.ObjectMeta}
+	hr.Kind = "GRPCRoute"
+	hrule := gwapiv1.HTTPRouteRule{Name: rule.Name, Filters: conv(rule.Filters)}
+	for _, br := range rule.BackendRefs {
+		hrule.BackendRefs = append(hrule.BackendRefs, gwapiv1.HTTPBackendRef{BackendRef: br.BackendRef, Filters: conv(br.Filters)})
+	}
+	return hr, hrule
 }

@@ -38,6 +38,7 @@ type listenerCtx struct {
 	certs        []ir.TLSCertificate
 	certDNSNames []string
 	http11Only   bool
+	hasSDS       bool // a certificate comes from an SDS server: its names are unknown
 }
 
 func (l *listenerCtx) hostname() string {

@@ -63,69 +63,116 @@ func matchSetKey(ms []*ir.StringMatch, foldName bool) string {
 
 // markOverlaps sets RouteRulesOverlap on each parent entry of routes that share a match with
 // another route on the same listener. Duplicates inside one route do not count.
+//
+// A bucket (the routes sharing one key on one listener) is stored once and shared by its
+// members, so the work is linear in the number of routes plus the length of the messages:
+// expanding buckets into per-route sets of pairs costs gigabytes when thousands of routes
+// share one match.
 func (rt *routeTranslator) markOverlaps() {
-	// per listener: route → the other routes it overlaps with
-	conflicts := map[*listenerCtx]map[resource.Ref]map[resource.Ref]bool{}
+	// per listener: route → the buckets (sorted display names, itself included) it is in
+	overlaps := map[*listenerCtx]map[resource.Ref][]*overlapBucket{}
 	for _, g := range rt.gateways {
 		for _, l := range g.listeners {
 			if l.ir == nil {
 				continue
 			}
-			buckets := map[overlapKey]map[resource.Ref]bool{}
+			buckets := map[overlapKey]*overlapBucket{}
+			var order []overlapKey
 			for _, r := range l.ir.Routes {
 				k := keyOf(r)
-				if buckets[k] == nil {
-					buckets[k] = map[resource.Ref]bool{}
+				b := buckets[k]
+				if b == nil {
+					b = &overlapBucket{members: map[resource.Ref]bool{}}
+					buckets[k] = b
+					order = append(order, k)
 				}
-				buckets[k][resource.Ref{Kind: r.Source.Kind, Namespace: r.Source.Namespace, Name: r.Source.Name}] = true
+				b.members[resource.Ref{Kind: r.Source.Kind, Namespace: r.Source.Namespace, Name: r.Source.Name}] = true
 			}
-			for _, members := range buckets {
-				if len(members) < 2 {
+			for _, k := range order {
+				b := buckets[k]
+				if len(b.members) < 2 {
 					continue
 				}
-				if conflicts[l] == nil {
-					conflicts[l] = map[resource.Ref]map[resource.Ref]bool{}
+				b.sortNames()
+				if overlaps[l] == nil {
+					overlaps[l] = map[resource.Ref][]*overlapBucket{}
 				}
-				for m := range members {
-					if conflicts[l][m] == nil {
-						conflicts[l][m] = map[resource.Ref]bool{}
-					}
-					for o := range members {
-						if o != m {
-							conflicts[l][m][o] = true
-						}
-					}
+				for m := range b.members {
+					overlaps[l][m] = append(overlaps[l][m], b)
 				}
 			}
 		}
+	}
+	if len(overlaps) == 0 {
+		return
 	}
 	type parentKey struct {
 		route  resource.Ref
 		parent result.ParentRef
 	}
-	perParent := map[parentKey]map[resource.Ref]bool{}
+	perParent := map[parentKey][]*overlapBucket{}
 	var order []parentKey
 	for _, a := range rt.attachments {
-		others := conflicts[a.listener][a.route]
-		if len(others) == 0 {
+		bs := overlaps[a.listener][a.route]
+		if len(bs) == 0 {
 			continue
 		}
 		pk := parentKey{a.route, a.parent}
-		if perParent[pk] == nil {
-			perParent[pk] = map[resource.Ref]bool{}
+		if _, seen := perParent[pk]; !seen {
 			order = append(order, pk)
 		}
-		for o := range others {
-			perParent[pk][o] = true
-		}
+		perParent[pk] = append(perParent[pk], bs...)
 	}
 	for _, pk := range order {
-		names := make([]string, 0, len(perParent[pk]))
-		for o := range perParent[pk] {
-			names = append(names, o.Kind+" "+o.Namespace+"/"+o.Name)
-		}
-		sort.Strings(names)
+		names := conflictNames(pk.route, perParent[pk])
 		ps := rt.st.parent(pk.route, pk.parent)
 		ps.Conditions = setCondition(ps.Conditions, cond("RouteRulesOverlap", "True", "RouteRulesOverlap", msgOverlapPrefix+strings.Join(names, ", ")))
 	}
+}
+
+// overlapBucket is the routes that share one overlap key on one listener.
+type overlapBucket struct {
+	members map[resource.Ref]bool
+	names   []string // "Kind namespace/name" of every member, sorted
+	refs    []resource.Ref
+}
+
+func (b *overlapBucket) sortNames() {
+	b.refs = make([]resource.Ref, 0, len(b.members))
+	for m := range b.members {
+		b.refs = append(b.refs, m)
+	}
+	sort.Slice(b.refs, func(i, j int) bool { return displayName(b.refs[i]) < displayName(b.refs[j]) })
+	b.names = make([]string, len(b.refs))
+	for i, r := range b.refs {
+		b.names[i] = displayName(r)
+	}
+}
+
+func displayName(r resource.Ref) string { return r.Kind + " " + r.Namespace + "/" + r.Name }
+
+// conflictNames is the sorted names of the routes that share a bucket with route, itself
+// left out. One bucket (the common case) needs no set: its names are sorted already.
+func conflictNames(route resource.Ref, bs []*overlapBucket) []string {
+	if len(bs) == 1 {
+		out := make([]string, 0, len(bs[0].names)-1)
+		for i, n := range bs[0].names {
+			if bs[0].refs[i] != route {
+				out = append(out, n)
+			}
+		}
+		return out
+	}
+	seen := map[resource.Ref]bool{route: true}
+	var out []string
+	for _, b := range bs {
+		for i, r := range b.refs {
+			if !seen[r] {
+				seen[r] = true
+				out = append(out, b.names[i])
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
 }

@@ -301,6 +301,12 @@ func wildcardCovers(pattern, host string) bool {
 type ruleCtx struct {
 	routes []*ir.HTTPRoute
 	errors []refError
+	// noEndpoints are the backendRefs to Services whose EndpointSlices list no ready
+	// endpoint: valid references (BackendsAvailable, not ResolvedRefs), carrying weight
+	// noEndpointWeight that serves nothing.
+	noEndpoints      []refError
+	noEndpointWeight uint32
+	backendErrors    bool
 	// filters is what the rule's filters, timeouts and retry decided (filters.go).
 	filters *ruleFilters
 }
@@ -365,6 +371,8 @@ func (rt *routeTranslator) resolveGRPCRules(r *gwapiv1.GRPCRoute) []*ruleCtx {
 		}
 		rc, dest := rt.resolveDestination("GRPCRoute", r.Namespace, refs, fmt.Sprintf("%s%d", prefix, i), i)
 		dest.HTTP2 = true
+		hr, hrule := grpcRuleAsHTTP(r, rule)
+		ff := rt.ruleFilters(rc, dest, hr, i, hrule)
 		var refs2 []*gwapiv1.LocalObjectReference
 		for _, f := range rule.Filters {
 			refs2 = append(refs2, f.ExtensionRef)
@@ -375,6 +383,7 @@ func (rt *routeTranslator) resolveGRPCRules(r *gwapiv1.GRPCRoute) []*ruleCtx {
 			route.Source.RuleName = ruleName(rule.Name)
 			route.PathMatch = &ir.StringMatch{Prefix: ptr("/")}
 			rc.finish(route, dest, len(rule.BackendRefs))
+			ff.apply(route)
 		}
 		matches := rule.Matches
 		if len(matches) == 0 {
@@ -387,6 +396,7 @@ func (rt *routeTranslator) resolveGRPCRules(r *gwapiv1.GRPCRoute) []*ruleCtx {
 				applyGRPCMatch(route, matches[c.match])
 				route.Cookies = c.cookies
 				rc.finish(route, dest, len(rule.BackendRefs))
+				ff.apply(route)
 			}
 		}
 		rc.dropOnBadRegex(i)
@@ -479,6 +489,16 @@ func (rt *routeTranslator) resolveDestination(kind, ns string, refs []gwapiv1.Ba
 		b, err := rt.resolveBackend(kind, ns, br, clusterName, k)
 		if err != nil {
 			rc.errors = append(rc.errors, refError{reason: err.reason, msg: fmt.Sprintf("failed to process route rule %d backendRef %d: %s", ruleIdx, k, err.msg)})
+			rc.backendErrors = true
+		}
+		if err == nil && b.Kind == "Service" && len(b.Endpoints) == 0 {
+			// EndpointSlices that list no ready endpoint (a scaled-down Deployment): the
+			// reference is fine, the backend serves nothing.
+			rc.noEndpoints = append(rc.noEndpoints, refError{reason: "EndpointsNotFound",
+				msg: fmt.Sprintf("failed to find endpoints: no ready endpoints for the related Service %s/%s", b.Namespace, b.ServiceName)})
+			if b.Weight != 0 {
+				rc.noEndpointWeight += b.Weight
+			}
 		}
 		if b.Weight == 0 {
 			continue // a zero weight takes no traffic and makes no cluster
@@ -489,12 +509,16 @@ func (rt *routeTranslator) resolveDestination(kind, ns string, refs []gwapiv1.Ba
 }
 
 // finish sets the route's action: the destination, or a 500 when the rule has no backend or
-// no valid one (RT-12).
+// no valid one (RT-12), or a 503 when its only valid backends have no ready endpoint.
 func (rc *ruleCtx) finish(route *ir.HTTPRoute, dest *ir.Destination, backendRefs int) {
 	valid, _ := dest.ValidWeight()
-	if backendRefs == 0 || valid == 0 {
+	serving := valid - rc.noEndpointWeight
+	switch {
+	case backendRefs == 0 || serving == 0 && (rc.backendErrors || rc.noEndpointWeight == 0):
 		route.DirectResponse = &ir.DirectResponse{Status: 500}
-	} else {
+	case serving == 0:
+		route.DirectResponse = &ir.DirectResponse{Status: 503}
+	default:
 		route.Destination = dest
 	}
 	rc.routes = append(rc.routes, route)

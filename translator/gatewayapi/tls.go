@@ -1,10 +1,6 @@
 package gatewayapi
 
 import (
-	"crypto/tls"
-	"crypto/x509"
-	"encoding/pem"
-	"errors"
 	"fmt"
 	"strings"
 
@@ -12,7 +8,9 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
 
+	"github.com/egharness/egharness/translator/certs"
 	"github.com/egharness/egharness/translator/ir"
+	"github.com/egharness/egharness/translator/result"
 )
 
 // checkTLS validates an HTTPS listener's TLS block and resolves its certificates. Problems
@@ -35,8 +33,18 @@ func (l *listenerCtx) checkTLS(ix *index, permitted func(fromKind, fromNS, toGro
 	if l.listenerSet != nil {
 		ownerKind, ownerNS = "ListenerSet", l.listenerSet.Namespace
 	}
+	if len(t.CertificateRefs) == 0 {
+		l.conditions = setCondition(l.conditions, cond("Programmed", "False", "Invalid", "Listener must have at least 1 TLS certificate ref"))
+		return
+	}
+	// First the references: each error names the ref's index. Serving certificates are
+	// then validated together (TLS-04), their errors naming the Secret.
 	var errs []string
 	allNotPermitted := true
+	var inline []*corev1.Secret
+	var ordered []*corev1.Secret // the usable Secrets in ref order, inline and SDS
+	sdsSeen := map[types.NamespacedName]bool{}
+	sdsRefs := map[*corev1.Secret]certs.SDSRef{}
 	for i, ref := range t.CertificateRefs {
 		fail := func(reason, format string, args ...any) {
 			errs = append(errs, fmt.Sprintf("certificate refs %d: ", i)+fmt.Sprintf(format, args...))
@@ -60,10 +68,29 @@ func (l *listenerCtx) checkTLS(ix *index, permitted func(fromKind, fromNS, toGro
 			fail("RefNotPermitted", "Certificate ref to secret %s/%s not permitted by any ReferenceGrant.", ns, ref.Name)
 			continue
 		}
-		sec := ix.secrets[types.NamespacedName{Namespace: ns, Name: string(ref.Name)}]
+		key := types.NamespacedName{Namespace: ns, Name: string(ref.Name)}
+		sec := ix.secrets[key]
 		switch {
 		case sec == nil:
 			fail("InvalidCertificateRef", "Secret %s/%s does not exist.", ns, ref.Name)
+			continue
+		case sec.Type == certs.SDSSecretType && ix.listenerSDS:
+			// TLS-08: the certificate lives on an external SDS server.
+			if !ix.sdsSecretRefs {
+				fail("InvalidCertificateRef", "SDS Secret %s/%s cannot be used because SDS Secret references are not enabled in EnvoyGateway configuration.", ns, ref.Name)
+				continue
+			}
+			sds, err := certs.ReadSDSRef(sec)
+			if err != nil {
+				fail("InvalidCertificateRef", "Secret %s/%s is not a valid SDS reference secret: %v.", ns, ref.Name, err)
+				continue
+			}
+			if sdsSeen[key] {
+				continue // named twice: one SDS config is enough
+			}
+			sdsSeen[key] = true
+			sdsRefs[sec] = sds
+			ordered = append(ordered, sec)
 			continue
 		case sec.Type != corev1.SecretTypeTLS:
 			fail("InvalidCertificateRef", "Secret %s/%s must be of type %s.", ns, ref.Name, corev1.SecretTypeTLS)
@@ -72,16 +99,10 @@ func (l *listenerCtx) checkTLS(ix *index, permitted func(fromKind, fromNS, toGro
 			fail("InvalidCertificateRef", "Secret %s/%s must contain %s and %s.", ns, ref.Name, corev1.TLSCertKey, corev1.TLSPrivateKeyKey)
 			continue
 		}
-		certPEM, keyPEM := secretData(sec, corev1.TLSCertKey), secretData(sec, corev1.TLSPrivateKeyKey)
-		names, err := certificateDNSNames(certPEM, keyPEM)
-		if err != nil {
-			fail("InvalidCertificateRef", "Secret %s/%s: %v.", ns, ref.Name, err)
-			continue
-		}
-		l.certDNSNames = append(l.certDNSNames, names...)
-		l.certs = append(l.certs, ir.TLSCertificate{Name: ns + "/" + string(ref.Name), Certificate: certPEM, PrivateKey: keyPEM})
+		inline = append(inline, sec)
+		ordered = append(ordered, sec)
 	}
-	if len(l.certs) == 0 {
+	if len(ordered) == 0 {
 		reason := "InvalidCertificateRef"
 		if allNotPermitted && len(errs) > 0 {
 			reason = "RefNotPermitted"
@@ -89,8 +110,30 @@ func (l *listenerCtx) checkTLS(ix *index, permitted func(fromKind, fromNS, toGro
 		l.conditions = setCondition(l.conditions, cond("ResolvedRefs", "False", reason, "No valid secrets exist: "+strings.Join(errs, "\n")))
 		return
 	}
+	served, certErrs := servingCertificates(inline, ix.now)
+	if len(certErrs) > 0 {
+		joined := strings.Join(certErrs, "\n")
+		if len(served) == 0 && len(sdsRefs) == 0 {
+			// Nothing left to serve: only the certificate errors are reported.
+			l.conditions = setCondition(l.conditions, cond("ResolvedRefs", "False", "InvalidCertificateRef", "No valid secrets exist: "+joined+"."))
+			return
+		}
+		errs = append(errs, joined)
+	}
 	if len(errs) > 0 {
 		l.conditions = setCondition(l.conditions, cond("ResolvedRefs", "False", "PartiallyInvalidCertificateRef", "Some secrets are invalid: "+strings.Join(errs, "\n")))
+	}
+	for _, sec := range ordered {
+		name := sec.Namespace + "/" + sec.Name
+		if sds, ok := sdsRefs[sec]; ok {
+			l.hasSDS = true
+			l.certs = append(l.certs, ir.TLSCertificate{Name: name, SDS: &ir.SDSSource{SecretName: sds.SecretName, URL: sds.URL}})
+			continue
+		}
+		if c, ok := served[sec]; ok {
+			l.certDNSNames = append(l.certDNSNames, c.dnsNames...)
+			l.certs = append(l.certs, ir.TLSCertificate{Name: name, Certificate: c.chain, PrivateKey: c.key})
+		}
 	}
 }
 
@@ -100,23 +143,6 @@ func secretData(s *corev1.Secret, key string) []byte {
 		return []byte(v)
 	}
 	return s.Data[key]
-}
-
-// certificateDNSNames checks that the PEM holds a certificate and a matching key, and
-// returns the leaf's DNS SANs (what the overlap check compares).
-func certificateDNSNames(certPEM, keyPEM []byte) ([]string, error) {
-	block, _ := pem.Decode(certPEM)
-	if block == nil || block.Type != "CERTIFICATE" {
-		return nil, errors.New("tls.crt holds no PEM certificate")
-	}
-	leaf, err := x509.ParseCertificate(block.Bytes)
-	if err != nil {
-		return nil, fmt.Errorf("unable to parse the certificate: %v", err)
-	}
-	if _, err := tls.X509KeyPair(certPEM, keyPEM); err != nil {
-		return nil, fmt.Errorf("the private key does not match the certificate: %v", err)
-	}
-	return leaf.DNSNames, nil
 }
 
 // checkOverlappingTLS sets OverlappingTLSConfig on HTTPS listeners of one Gateway that share
@@ -136,11 +162,11 @@ func (g *gatewayCtx) checkOverlappingTLS() {
 	mark := func(overlap func(a, b *listenerCtx) (string, string, bool)) []*pair {
 		found := make([]*pair, len(https))
 		for i := range https {
-			if found[i] != nil || hasFailure(https[i].conditions) {
+			if found[i] != nil || tlsCheckSkips(https[i].conditions) {
 				continue
 			}
 			for j := i + 1; j < len(https); j++ {
-				if found[j] != nil || hasFailure(https[j].conditions) || https[i].spec.Port != https[j].spec.Port {
+				if found[j] != nil || tlsCheckSkips(https[j].conditions) || https[i].spec.Port != https[j].spec.Port {
 					continue
 				}
 				// Every later overlapping listener is marked; i keeps the last one it met.
@@ -161,6 +187,7 @@ func (g *gatewayCtx) checkOverlappingTLS() {
 				fmt.Sprintf("The hostname %s overlaps with the hostname %s in listener %s.", p.mine, p.theirs, p.other.spec.Name)))
 		}
 	}
+	checkSDSOpaque(https)
 	byCert := mark(func(a, b *listenerCtx) (string, string, bool) {
 		for _, x := range a.certDNSNames {
 			for _, y := range b.certDNSNames {
@@ -196,4 +223,66 @@ func wildcardOneLabel(name, pattern string) bool {
 		return strings.HasSuffix(name, suffix) && !strings.Contains(strings.TrimSuffix(name, suffix), ".")
 	}
 	return name == pattern
+}
+
+// checkSDSOpaque: EG cannot read the names of a certificate an SDS server holds (TLS-09), so
+// when several valid HTTPS listeners share a port it turns HTTP/2 off where connections
+// might coalesce: on the SDS listeners themselves, on every listener of the port when an
+// SDS listener has no hostname, and on listeners whose certificate names overlap an SDS
+// listener's hostname. A lone listener on its port keeps HTTP/2. The affected listeners
+// say so with OverlappingTLSConfig, reason SDSCertificateOpaque (what EG v1.9.1 writes; its
+// release notes announce the condition as gateway.envoyproxy.io/TLSCertificateNamesUnknown).
+func checkSDSOpaque(https []*listenerCtx) {
+	valid := map[gwapiv1.PortNumber]int{}
+	sds := map[gwapiv1.PortNumber][]*listenerCtx{}
+	for _, l := range https {
+		if tlsCheckSkips(l.conditions) {
+			continue
+		}
+		valid[l.spec.Port]++
+		if l.hasSDS {
+			sds[l.spec.Port] = append(sds[l.spec.Port], l)
+		}
+	}
+	for _, l := range https {
+		if tlsCheckSkips(l.conditions) || valid[l.spec.Port] < 2 {
+			continue
+		}
+		if !sdsAffects(l, sds[l.spec.Port]) {
+			continue
+		}
+		l.http11Only = true
+		l.conditions = setCondition(l.conditions, cond("OverlappingTLSConfig", "True", "SDSCertificateOpaque", msgSDSCertificateOpaque))
+	}
+}
+
+const msgSDSCertificateOpaque = "HTTP/2 is disabled by default because one or more HTTPS listeners on this port use an SDS-backed certificate whose DNS names cannot be inspected. Configure ALPN explicitly with ClientTrafficPolicy to override this default."
+
+func sdsAffects(l *listenerCtx, sdsListeners []*listenerCtx) bool {
+	for _, s := range sdsListeners {
+		if s == l || s.spec.Hostname == nil {
+			return true
+		}
+		for _, n := range l.certDNSNames {
+			h := gwapiv1.Hostname(n)
+			if hostnamesOverlap(s.spec.Hostname, &h) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// tlsCheckSkips: the overlap checks leave out listeners that failed, but not those that
+// serve with part of their certificates (PartiallyInvalidCertificateRef).
+func tlsCheckSkips(cs []result.Condition) bool {
+	for _, c := range cs {
+		if c.Type == "ResolvedRefs" && c.Reason == "PartiallyInvalidCertificateRef" {
+			continue
+		}
+		if (c.Type == "Conflicted" && c.Status == "True") || (c.Type != "Conflicted" && c.Status == "False") {
+			return true
+		}
+	}
+	return false
 }

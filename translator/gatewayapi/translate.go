@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
+	"time"
 
 	egv1a1 "github.com/envoyproxy/gateway/api/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
@@ -33,6 +34,16 @@ type Output struct {
 type Translator struct {
 	Profile profile.Profile
 	Config  config.Config
+	// Now is the clock certificates are checked against (time.Now when nil), as EG checks
+	// them when it translates.
+	Now func() time.Time
+}
+
+func (t Translator) now() time.Time {
+	if t.Now != nil {
+		return t.Now()
+	}
+	return time.Now()
 }
 
 // index holds the objects by kind, in EG's processing order.
@@ -55,6 +66,12 @@ type index struct {
 	backends         map[types.NamespacedName]*egv1a1.Backend
 	backendList      []*egv1a1.Backend
 	configMaps       map[types.NamespacedName]*corev1.ConfigMap
+	// sdsSecretRefs: extensionApis.enableSDSSecretRef lets certificateRefs name SDS Secrets.
+	sdsSecretRefs bool
+	// listenerSDS: the profile's EG reads SDS reference Secrets in listener certificateRefs.
+	listenerSDS bool
+	// now is the instant certificates are judged valid or expired at.
+	now time.Time
 }
 
 func buildIndex(objs []resource.Object) *index {
@@ -151,6 +168,9 @@ func (t Translator) Translate(objs []resource.Object) Output {
 	var out Output
 	objs, out.Warnings = t.l4RouteVersions(objs)
 	ix := buildIndex(objs)
+	ix.sdsSecretRefs = t.Config.ExtensionAPIs != nil && t.Config.ExtensionAPIs.EnableSDSSecretRef
+	ix.listenerSDS = t.Profile.ListenerSDSSecrets
+	ix.now = t.now()
 	st := newStatusBook()
 
 	ours := map[string]bool{}
@@ -223,7 +243,7 @@ func notYetTranslated(objs []resource.Object) []string {
 		}
 		switch o.Kind {
 		case "SecurityPolicy", "BackendTrafficPolicy", "ClientTrafficPolicy", "EnvoyExtensionPolicy",
-			"EnvoyPatchPolicy", "EnvoyProxy", "BackendTLSPolicy":
+			"EnvoyProxy", "BackendTLSPolicy":
 			out = append(out, fmt.Sprintf("%s %s/%s: %s is not translated by the reference translator yet; it has no effect on this output",
 				o.Kind, o.Obj.GetNamespace(), o.Obj.GetName(), o.Kind))
 		}

@@ -90,6 +90,8 @@ type TLSCertificate struct {
 	Name        string `json:"name"`
 	Certificate []byte `json:"-"`
 	PrivateKey  []byte `json:"-"`
+	// SDS is set instead of the PEM when the certificate comes from an SDS server.
+	SDS *SDSSource `json:"sds,omitempty"`
 }
 
 // Source names the route object, rule and match an IR route comes from.

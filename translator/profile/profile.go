@@ -23,6 +23,9 @@ type Profile struct {
 	L4RouteVersion string
 	// DNSClusterExtension (UPG-01): DNS clusters use the envoy.cluster.dns extension.
 	DNSClusterExtension bool
+	// ListenerSDSSecrets (TLS-08): listener certificateRefs may name SDS reference Secrets
+	// (v1.9+, with extensionApis.enableSDSSecretRef); v1.8 takes only kubernetes.io/tls.
+	ListenerSDSSecrets bool
 }
 
 // API versions of TCPRoute and UDPRoute (UPG-02).
@@ -36,13 +39,14 @@ const Default = "v1.9"
 
 var profiles = map[string]Profile{
 	"v1.8": {Name: "v1.8", L4RouteVersion: GatewayV1Alpha2},
-	"v1.9": {Name: "v1.9", RouteRulesOverlap: true, L4RouteVersion: GatewayV1, DNSClusterExtension: true},
+	"v1.9": {Name: "v1.9", RouteRulesOverlap: true, L4RouteVersion: GatewayV1, DNSClusterExtension: true, ListenerSDSSecrets: true},
 	"v1.10-preview": {
 		Name:                "v1.10-preview",
 		RouteRulesOverlap:   true,
 		DefaultOnFlags:      []egv1a1.RuntimeFlag{egv1a1.XDSNameSchemeV2},
 		L4RouteVersion:      GatewayV1,
 		DNSClusterExtension: true,
+		ListenerSDSSecrets:  true,
 	},
 }
 

@@ -6,10 +6,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	goruntime "runtime"
 	"slices"
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	egv1a1 "github.com/envoyproxy/gateway/api/v1alpha1"
@@ -24,6 +26,7 @@ import (
 	gwapiv1b1 "sigs.k8s.io/gateway-api/apis/v1beta1"
 
 	"github.com/egharness/egharness/internal/yamlpos"
+	"go.yaml.in/yaml/v3"
 )
 
 // coreKinds are the core/discovery kinds the translator reads; other core kinds (Pods,
@@ -117,7 +120,46 @@ func Decode(file string, data []byte, opts Options) (Decoded, error) {
 	seen := map[Ref]int{}
 	var aliasBytes int64
 	count := 0
-	for _, doc := range splitDocuments(data) {
+	add := func(line int, text, js []byte, tm typeMeta, pre *prefetched) {
+		if tm.Kind == egv1a1.KindEnvoyGateway && tm.APIVersion == egv1a1.GroupVersion.String() {
+			cfg, err := decodeEnvoyGateway(file, line, text, js)
+			switch {
+			case err != nil:
+				errs = append(errs, err)
+			case out.EnvoyGateway != nil:
+				errs = append(errs, fmt.Errorf("%s:%d: EnvoyGateway: a second EnvoyGateway configuration document", file, line))
+			default:
+				out.EnvoyGateway = cfg
+			}
+			return
+		}
+		var obj Object
+		var skipped string
+		var err error
+		if pre != nil && pre.decoded {
+			obj, skipped, err = pre.obj, pre.skipped, pre.decodeErr
+		} else {
+			obj, skipped, err = decodeOne(file, line, text, js, tm, opts)
+		}
+		if err != nil {
+			errs = append(errs, err)
+			return
+		}
+		if skipped != "" {
+			out.Notes = append(out.Notes, skipped)
+			return
+		}
+		ref := obj.Ref()
+		if first, dup := seen[ref]; dup {
+			errs = append(errs, fmt.Errorf("%s:%d: %s: duplicate object (first defined at line %d)", file, line, ref, first))
+			return
+		}
+		seen[ref] = line
+		out.Objects = append(out.Objects, obj)
+	}
+	docs := splitDocuments(data)
+	pre := prefetch(file, docs, opts, lim)
+	for i, doc := range docs {
 		line := doc.line + opts.LineOffset
 		if isBlank(doc.text) {
 			continue
@@ -130,7 +172,14 @@ func Decode(file string, data []byte, opts Options) (Decoded, error) {
 			errs = append(errs, fmt.Errorf("%s:%d: stopped reading after %d errors", file, line, maxErrors))
 			break
 		}
-		js, tm, err := identify(file, line, doc.text, lim, &aliasBytes)
+		var js []byte
+		var tm typeMeta
+		var err error
+		if pre[i] != nil {
+			js, tm, err = pre[i].js, pre[i].tm, pre[i].err
+		} else {
+			js, tm, err = identify(file, line, doc.text, lim, &aliasBytes)
+		}
 		if err != nil {
 			errs = append(errs, err)
 			var le *LimitError
@@ -139,36 +188,141 @@ func Decode(file string, data []byte, opts Options) (Decoded, error) {
 			}
 			continue
 		}
-		if tm.Kind == egv1a1.KindEnvoyGateway && tm.APIVersion == egv1a1.GroupVersion.String() {
-			cfg, err := decodeEnvoyGateway(file, line, doc.text, js)
-			switch {
-			case err != nil:
+		if isList(tm) {
+			count-- // the List itself is not an object; its items are
+			items, err := listItems(file, line, doc.text, js)
+			if err != nil {
 				errs = append(errs, err)
-			case out.EnvoyGateway != nil:
-				errs = append(errs, fmt.Errorf("%s:%d: EnvoyGateway: a second EnvoyGateway configuration document", file, line))
-			default:
-				out.EnvoyGateway = cfg
+				continue
+			}
+			for _, it := range items {
+				if count++; lim.MaxObjects >= 0 && count > lim.MaxObjects {
+					errs = append(errs, objectsError(file, it.line, lim.MaxObjects))
+					break
+				}
+				var itm typeMeta
+				if err := json.Unmarshal(it.js, &itm); err != nil {
+					errs = append(errs, fmt.Errorf("%s:%d: %s item %d: not a Kubernetes object: %v", file, it.line, tm.Kind, it.index, jsonProblem(err)))
+					continue
+				}
+				add(it.line, it.text, it.js, itm, nil)
 			}
 			continue
 		}
-		obj, skipped, err := decodeOne(file, line, doc.text, js, tm, opts)
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		if skipped != "" {
-			out.Notes = append(out.Notes, skipped)
-			continue
-		}
-		ref := obj.Ref()
-		if first, dup := seen[ref]; dup {
-			errs = append(errs, fmt.Errorf("%s:%d: %s: duplicate object (first defined at line %d)", file, line, ref, first))
-			continue
-		}
-		seen[ref] = line
-		out.Objects = append(out.Objects, obj)
+		add(line, doc.text, js, tm, pre[i])
 	}
 	return out, errors.Join(errs...)
+}
+
+// isList reports a `kind: List` document (what `kubectl get -o yaml` prints for several
+// objects) or a typed list such as HTTPRouteList: cluster dumps are made of them.
+func isList(tm typeMeta) bool {
+	return tm.Kind == "List" && tm.APIVersion == "v1" || strings.HasSuffix(tm.Kind, "List") && tm.hasItems
+}
+
+// listItem is one object of a List document: its line in the file, its YAML text (for
+// error lines) and its JSON.
+type listItem struct {
+	index int
+	line  int
+	text  []byte
+	js    []byte
+}
+
+// listItems splits a List document into its items.
+func listItems(file string, line int, text, js []byte) ([]listItem, error) {
+	var list struct {
+		Kind  string            `json:"kind"`
+		Items []json.RawMessage `json:"items"`
+	}
+	if err := json.Unmarshal(js, &list); err != nil {
+		return nil, fmt.Errorf("%s:%d: %s: items must be a list of objects: %v", file, line, list.Kind, jsonProblem(err))
+	}
+	root, err := yamlpos.Parse(text)
+	if err != nil {
+		return nil, syntaxErr(file, line, err)
+	}
+	var nodes []*yaml.Node
+	for i := 0; i+1 < len(root.Content); i += 2 {
+		if root.Content[i].Value == "items" && root.Content[i+1].Kind == yaml.SequenceNode {
+			nodes = root.Content[i+1].Content
+		}
+	}
+	out := make([]listItem, 0, len(list.Items))
+	for i, item := range list.Items {
+		it := listItem{index: i, line: line, js: item, text: item}
+		if i < len(nodes) {
+			it.line = line + nodes[i].Line - 1
+			if y, err := yaml.Marshal(nodes[i]); err == nil {
+				it.text = y
+			}
+		}
+		out = append(out, it)
+	}
+	return out, nil
+}
+
+// prefetched is the part of a document's decoding that depends on nothing but the document:
+// its JSON form, identity and typed decode. Decode computes it for many documents at once
+// and then assembles the results in file order, so the output is the same as one by one.
+type prefetched struct {
+	js  []byte
+	tm  typeMeta
+	err error
+
+	decoded   bool // obj, skipped and decodeErr are set
+	obj       Object
+	skipped   string
+	decodeErr error
+}
+
+// prefetchMin is the number of documents from which decoding runs on every core.
+const prefetchMin = 64
+
+// prefetch decodes the documents of a large file on every core. Documents that may hold
+// aliases are left to the sequential pass (their expansion counts against a budget shared
+// with the documents before them), as are those past the object limit.
+func prefetch(file string, docs []document, opts Options, lim Limits) []*prefetched {
+	out := make([]*prefetched, len(docs))
+	workers := goruntime.GOMAXPROCS(0)
+	if len(docs) < prefetchMin || workers < 2 {
+		return out
+	}
+	var todo []int
+	for i, d := range docs {
+		if lim.MaxObjects >= 0 && len(todo) > lim.MaxObjects {
+			break
+		}
+		if !isBlank(d.text) && !yamlpos.MayHaveAliases(d.text) {
+			todo = append(todo, i)
+		}
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				k := int(next.Add(1)) - 1
+				if k >= len(todo) {
+					return
+				}
+				i := todo[k]
+				line := docs[i].line + opts.LineOffset
+				var none int64
+				p := &prefetched{}
+				p.js, p.tm, p.err = identify(file, line, docs[i].text, lim, &none)
+				if p.err == nil && !isList(p.tm) && !(p.tm.Kind == egv1a1.KindEnvoyGateway && p.tm.APIVersion == egv1a1.GroupVersion.String()) {
+					p.decoded = true
+					p.obj, p.skipped, p.decodeErr = decodeOne(file, line, docs[i].text, p.js, p.tm, opts)
+				}
+				out[i] = p
+			}
+		}()
+	}
+	wg.Wait()
+	return out
 }
 
 // typeMeta is what identifies a document before its strict decode.
@@ -179,7 +333,29 @@ type typeMeta struct {
 		Name      string `json:"name"`
 		Namespace string `json:"namespace"`
 	} `json:"metadata"`
+	hasItems bool // the document has an `items` field (a typed list such as HTTPRouteList)
 }
+
+// UnmarshalJSON reads the identifying fields and notes whether `items` is there, without
+// keeping a copy of the items.
+func (tm *typeMeta) UnmarshalJSON(b []byte) error {
+	type plain typeMeta
+	var v struct {
+		plain
+		Items present `json:"items"`
+	}
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	*tm = typeMeta(v.plain)
+	tm.hasItems = bool(v.Items)
+	return nil
+}
+
+// present records that a JSON field was there, whatever its value.
+type present bool
+
+func (p *present) UnmarshalJSON([]byte) error { *p = true; return nil }
 
 // identify converts a document to JSON (its only YAML parse on the happy path) and reads
 // its apiVersion, kind and name. Aliases are measured before the conversion expands them

@@ -2,6 +2,8 @@ package resource_test
 
 import (
 	"fmt"
+	"reflect"
+	"runtime"
 	"sort"
 	"strings"
 	"testing"
@@ -353,6 +355,90 @@ func TestKnownKind(t *testing.T) {
 	for _, tt := range tests {
 		if got := resource.KnownKind(tt.apiVersion, tt.kind); got != tt.want {
 			t.Errorf("KnownKind(%q, %q) = %t, want %t", tt.apiVersion, tt.kind, got, tt.want)
+		}
+	}
+}
+
+// A cluster dump from `kubectl get -o yaml` is a List: its items are objects with their own
+// lines, counted against the object limit; unknown kinds among them are skipped as notes.
+func TestDecodeList(t *testing.T) {
+	text := `apiVersion: v1
+kind: List
+items:
+- apiVersion: v1
+  kind: Service
+  metadata: {name: a, namespace: default}
+- apiVersion: apps/v1
+  kind: Deployment
+  metadata: {name: d}
+- apiVersion: v1
+  kind: Service
+  metadata: {name: b, namespace: default}
+  spec:
+    portz: []
+`
+	dec, errs := decode(t, text, resource.Options{SkipUnknownKinds: true})
+	if len(dec.Objects) != 1 || dec.Objects[0].Ref().Name != "a" || dec.Objects[0].Line != 4 {
+		t.Errorf("objects %+v", dec.Objects)
+	}
+	if len(dec.Notes) != 1 || !strings.HasPrefix(dec.Notes[0], "in.yaml:7: skipped Deployment") {
+		t.Errorf("notes %q", dec.Notes)
+	}
+	if msg := oneError(t, errs); msg != `in.yaml:14: Service default/b: unknown field "spec.portz"` {
+		t.Errorf("error %q", msg)
+	}
+
+	_, errs = decode(t, text, resource.Options{SkipUnknownKinds: true, Limits: resource.Limits{MaxObjects: 2}})
+	if msg := oneError(t, errs); !strings.HasPrefix(msg, "in.yaml:10: ") {
+		t.Errorf("object limit: %q", msg)
+	}
+	_, errs = decode(t, "apiVersion: v1\nkind: List\nitems: {a: 1}\n", resource.Options{})
+	if msg := oneError(t, errs); !strings.Contains(msg, "items must be a list") {
+		t.Errorf("bad items: %q", msg)
+	}
+}
+
+// Large files are decoded on every core; the result (objects, notes, errors and their
+// order) must be what one core gives.
+func TestDecodeParallelSameAsSequential(t *testing.T) {
+	var b strings.Builder
+	for i := 0; i < 150; i++ {
+		switch i % 7 {
+		case 0:
+			fmt.Fprintf(&b, "apiVersion: v1\nkind: Service\nmetadata: {name: s%d, namespace: default}\nspec: {portz: []}\n---\n", i)
+		case 1:
+			fmt.Fprintf(&b, "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d%d}\n---\n", i)
+		case 2:
+			b.WriteString("apiVersion: v1\nkind: Service\nmetadata: {name: dup, namespace: default}\n---\n")
+		case 3:
+			fmt.Fprintf(&b, "apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: Service\n  metadata: {name: l%d, namespace: default}\n---\n", i)
+		case 4:
+			fmt.Fprintf(&b, "base: &b {name: a%d, namespace: default}\napiVersion: v1\nkind: Service\nmetadata: *b\n---\n", i)
+		default:
+			fmt.Fprintf(&b, "apiVersion: v1\nkind: Service\nmetadata: {name: s%d}\nspec: {ports: [{port: %d}]}\n---\n", i, 80+i)
+		}
+	}
+	opts := resource.Options{SkipUnknownKinds: true}
+	par, parErrs := decode(t, b.String(), opts)
+	prev := runtime.GOMAXPROCS(1)
+	seq, seqErrs := decode(t, b.String(), opts)
+	runtime.GOMAXPROCS(prev)
+	if prev < 2 {
+		t.Skip("one CPU: the parallel path is not taken")
+	}
+	if !reflect.DeepEqual(parErrs, seqErrs) {
+		t.Errorf("errors differ:\nparallel   %q\nsequential %q", parErrs, seqErrs)
+	}
+	if !reflect.DeepEqual(par.Notes, seq.Notes) {
+		t.Errorf("notes differ")
+	}
+	if len(par.Objects) != len(seq.Objects) || len(par.Objects) < 50 {
+		t.Fatalf("%d objects in parallel, %d sequentially", len(par.Objects), len(seq.Objects))
+	}
+	for i := range par.Objects {
+		if par.Objects[i].Ref() != seq.Objects[i].Ref() || par.Objects[i].Line != seq.Objects[i].Line ||
+			!reflect.DeepEqual(par.Objects[i].Obj, seq.Objects[i].Obj) {
+			t.Errorf("object %d: %v line %d, sequentially %v line %d", i, par.Objects[i].Ref(), par.Objects[i].Line, seq.Objects[i].Ref(), seq.Objects[i].Line)
 		}
 	}
 }

@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"runtime"
+	"sync"
+	"sync/atomic"
 
 	clusterv3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
 	endpointv3 "github.com/envoyproxy/go-control-plane/envoy/config/endpoint/v3"
@@ -84,32 +87,64 @@ func (x *XDS) UnmarshalJSON(data []byte) error {
 	return err
 }
 
-// MarshalResource prints one resource as compact protojson with `@type`. protojson varies
-// its whitespace on purpose, so the bytes are re-compacted to be stable.
+// MarshalResource prints one resource as compact protojson with `@type`, as protojson
+// prints it inside an Any. The message is printed directly and the type spliced in front:
+// going through anypb.New would encode to binary and decode again first, which was most of
+// the time of printing large outputs. protojson varies its whitespace on purpose, so the
+// bytes are re-compacted to be stable.
 func MarshalResource(m proto.Message) (json.RawMessage, error) {
-	a, err := anypb.New(m)
+	b, err := protojson.MarshalOptions{UseProtoNames: false}.Marshal(m)
 	if err != nil {
 		return nil, err
 	}
-	b, err := protojson.MarshalOptions{UseProtoNames: false}.Marshal(a)
+	typ, err := json.Marshal(typeURLPrefix + string(m.ProtoReflect().Descriptor().FullName()))
 	if err != nil {
 		return nil, err
 	}
-	var buf bytes.Buffer
-	if err := json.Compact(&buf, b); err != nil {
+	var body bytes.Buffer
+	if err := json.Compact(&body, b); err != nil {
 		return nil, err
 	}
-	return buf.Bytes(), nil
+	c := body.Bytes()
+	if len(c) < 2 || c[0] != '{' {
+		return nil, fmt.Errorf("protojson printed %q for a %T", b, m)
+	}
+	out := make([]byte, 0, len(c)+len(typ)+11)
+	out = append(out, `{"@type":`...)
+	out = append(out, typ...)
+	if len(c) > 2 { // members follow
+		out = append(out, ',')
+	}
+	return append(out, c[1:]...), nil
 }
 
+const typeURLPrefix = "type.googleapis.com/"
+
+// marshalAll prints the resources on every core; each keeps its place in the list.
 func marshalAll[T proto.Message](list []T) ([]json.RawMessage, error) {
-	out := make([]json.RawMessage, 0, len(list))
-	for _, m := range list {
-		b, err := MarshalResource(m)
+	out := make([]json.RawMessage, len(list))
+	errs := make([]error, len(list))
+	workers := min(runtime.GOMAXPROCS(0), len(list))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= len(list) {
+					return
+				}
+				out[i], errs[i] = MarshalResource(list[i])
+			}
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, b)
 	}
 	return out, nil
 }

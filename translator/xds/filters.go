@@ -267,7 +267,7 @@ func routeClusters(r *ir.HTTPRoute) []clusterPair {
 		if d == nil {
 			continue
 		}
-		c := buildCluster(d.Name, resourceRef{}, false)
+		c := buildCluster(d.Name, resourceRef{}, d.HTTP2)
 		c.Metadata = nil
 		out = append(out, clusterPair{cluster: c, cla: buildCLA(d.Name, d.Settings)})
 	}

@@ -93,8 +93,7 @@ func terminatingTLS(cfg *ir.TLSConfig, alpn []string) *corev3.TransportSocket {
 		},
 	}
 	for _, c := range cfg.Certificates {
-		ctx.CommonTlsContext.TlsCertificateSdsSecretConfigs = append(ctx.CommonTlsContext.TlsCertificateSdsSecretConfigs,
-			&tlsv3.SdsSecretConfig{Name: c.Name, SdsConfig: adsSource()})
+		ctx.CommonTlsContext.TlsCertificateSdsSecretConfigs = append(ctx.CommonTlsContext.TlsCertificateSdsSecretConfigs, certificateSDS(c))
 	}
 	return &corev3.TransportSocket{
 		Name:       tlsTransportSocket,

@@ -104,15 +104,22 @@ func (t Translator) buildListener(l *ir.HTTPListener, routeConfig string, grpc b
 // TLS with its certificates from SDS and routing with its own route configuration.
 func (t Translator) buildTLSListener(el *envoyListener) *listenerv3.Listener {
 	lis := &listenerv3.Listener{
-		Name:      t.Naming.Listener(el.first),
-		Address:   socketAddress(el.first.Address, el.first.Port),
-		AccessLog: []*accesslogv3.AccessLog{accessLog(noRouteFilter())},
-		ListenerFilters: []*listenerv3.ListenerFilter{{
-			Name:       tlsInspector,
-			ConfigType: &listenerv3.ListenerFilter_TypedConfig{TypedConfig: mustAny(&tlsinspectorv3.TlsInspector{})},
-		}},
+		Name:                                 t.Naming.Listener(el.first),
+		Address:                              socketAddress(el.first.Address, el.first.Port),
+		AccessLog:                            []*accesslogv3.AccessLog{accessLog(noRouteFilter())},
 		MaxConnectionsToAcceptPerSocketEvent: u32(1),
 		PerConnectionBufferLimitBytes:        u32(bufferLimitBytes),
+	}
+	// Like EG, the TLS inspector only where a chain matches server names: a port whose
+	// listeners all lack a hostname needs no SNI.
+	for _, c := range el.chains {
+		if c.l.Hostnames[0] != "*" {
+			lis.ListenerFilters = []*listenerv3.ListenerFilter{{
+				Name:       tlsInspector,
+				ConfigType: &listenerv3.ListenerFilter_TypedConfig{TypedConfig: mustAny(&tlsinspectorv3.TlsInspector{})},
+			}}
+			break
+		}
 	}
 	for _, c := range el.chains {
 		fc := &listenerv3.FilterChain{

@@ -139,6 +139,7 @@ func (t Translator) Translate(x *ir.XDS) (result.XDS, error) {
 		out.Listeners = append(out.Listeners, lis)
 		out.Routes = append(out.Routes, el.rc)
 	}
+	out.Clusters = append(out.Clusters, sdsClusters(x)...)
 	out.Sort()
 	return out, nil
 }
@@ -149,6 +150,9 @@ func addSecrets(out *result.XDS, seen map[string]bool, cfg *ir.TLSConfig) {
 		return
 	}
 	for _, c := range cfg.Certificates {
+		if c.SDS != nil {
+			continue // Envoy fetches it from the SDS server; we hold no bytes
+		}
 		if !seen[c.Name] {
 			seen[c.Name] = true
 			out.Secrets = append(out.Secrets, buildTLSSecret(c))

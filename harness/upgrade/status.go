@@ -1,0 +1,416 @@
+package upgrade
+
+import (
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/egharness/egharness/harness/catalog"
+	"github.com/egharness/egharness/translator/resource"
+	"github.com/egharness/egharness/translator/result"
+)
+
+// differ holds both results, what is known about the input objects, and the findings so far.
+type differ struct {
+	cat           *catalog.Catalog
+	before, after *result.Result
+	objects       map[resource.Ref]resource.Object
+	// byNsName finds objects by namespace/name whatever their kind (xDS names carry no kind).
+	byKindLower map[string]string // "httproute" → "HTTPRoute"
+	// targets: policies by the object they target.
+	targets map[resource.Ref][]resource.Ref
+	// refused: objects refused by admission on either side (their statuses are not compared).
+	refused  map[resource.Ref]bool
+	findings []Finding
+	// renames: the old name (or key) of everything renamed or moved in xDS, with the ID of
+	// that finding, for the patches that address it.
+	renames map[string]string
+	// movedKeys: per xDS resource name, the keys (rate_limits...) of things that moved
+	// away from it, with the ID of that finding.
+	movedKeys map[string][]keyID
+	// resRenamed: type and old name of a top-level xDS resource → its new name.
+	resRenamed map[string]string
+}
+
+type keyID struct{ key, id string }
+
+func newDiffer(cat *catalog.Catalog, before, after *result.Result, objects []resource.Object) *differ {
+	d := &differ{cat: cat, before: before, after: after, objects: map[resource.Ref]resource.Object{},
+		byKindLower: map[string]string{}, targets: map[resource.Ref][]resource.Ref{},
+		refused: map[resource.Ref]bool{}, renames: map[string]string{}, movedKeys: map[string][]keyID{}, resRenamed: map[string]string{}}
+	for _, o := range objects {
+		d.objects[o.Ref()] = o
+		d.byKindLower[strings.ToLower(o.Kind)] = o.Kind
+		for _, t := range policyTargets(o) {
+			d.targets[t] = append(d.targets[t], o.Ref())
+		}
+	}
+	return d
+}
+
+// add classifies and records a finding.
+func (d *differ) add(change Change, obj resource.Ref, subjects []string, text, summary, before, after string, x *XDSRef, also ...string) {
+	id, sev := classify(d.cat, change, subjects, text, also...)
+	d.findings = append(d.findings, Finding{ID: id, Object: obj, Severity: sev, Summary: summary,
+		Before: before, After: after, XDS: x, Change: change})
+}
+
+// policyTargets reads spec.targetRef and spec.targetRefs of any EG policy (all kinds share
+// the shape), so a route's consequences can be traced to the policy that caused them.
+func policyTargets(o resource.Object) []resource.Ref {
+	if !strings.HasSuffix(o.Kind, "Policy") {
+		return nil
+	}
+	b, err := json.Marshal(o.Obj)
+	if err != nil {
+		return nil
+	}
+	type ref struct {
+		Kind string `json:"kind"`
+		Name string `json:"name"`
+	}
+	var doc struct {
+		Spec struct {
+			TargetRef  *ref  `json:"targetRef"`
+			TargetRefs []ref `json:"targetRefs"`
+		} `json:"spec"`
+	}
+	if json.Unmarshal(b, &doc) != nil {
+		return nil
+	}
+	refs := doc.Spec.TargetRefs
+	if doc.Spec.TargetRef != nil {
+		refs = append(refs, *doc.Spec.TargetRef)
+	}
+	var out []resource.Ref
+	for _, r := range refs {
+		out = append(out, resource.Ref{Kind: r.Kind, Namespace: o.Obj.GetNamespace(), Name: r.Name})
+	}
+	return out
+}
+
+func (d *differ) admission() {
+	b := map[resource.Ref]result.Admission{}
+	for _, a := range d.before.Admission {
+		b[a.Object] = a
+	}
+	for _, a := range d.after.Admission {
+		p, ok := b[a.Object]
+		if !a.Allowed || (ok && !p.Allowed) {
+			d.refused[a.Object] = true
+		}
+		if !ok || p.Allowed == a.Allowed {
+			continue
+		}
+		kind := []string{a.Object.Kind}
+		if p.Allowed {
+			d.add(AdmissionRefused, a.Object, kind, a.Message, "the API server refuses the object on create and update", "admitted", "refused: "+a.Message, nil)
+		} else {
+			d.add(AdmissionAllowed, a.Object, kind, p.Message, "the API server now admits the object", "refused: "+p.Message, "admitted", nil)
+		}
+	}
+	for _, a := range d.before.Admission {
+		if !a.Allowed {
+			d.refused[a.Object] = true
+		}
+	}
+}
+
+func (d *differ) statuses() {
+	after := map[resource.Ref]*result.ObjectStatus{}
+	for i := range d.after.Statuses {
+		after[d.after.Statuses[i].Object] = &d.after.Statuses[i]
+	}
+	before := map[resource.Ref]*result.ObjectStatus{}
+	for i := range d.before.Statuses {
+		before[d.before.Statuses[i].Object] = &d.before.Statuses[i]
+	}
+	for _, sb := range d.before.Statuses {
+		ref := sb.Object
+		if d.refused[ref] {
+			continue
+		}
+		sa := after[ref]
+		if sa == nil {
+			d.add(ObjectUnseen, ref, []string{ref.Kind}, "", "no longer processed: the object gets no status and has no effect",
+				summarizeStatus(&sb), "no status", nil, d.warningsAbout(ref)...)
+			continue
+		}
+		d.conditions(ref, "", sb.Conditions, sa.Conditions)
+		d.listeners(ref, sb.Listeners, sa.Listeners)
+		d.parents(ref, sb.Parents, sa.Parents)
+	}
+	for _, sa := range d.after.Statuses {
+		if before[sa.Object] == nil && !d.refused[sa.Object] {
+			d.add(ObjectSeen, sa.Object, []string{sa.Object.Kind}, "", "newly processed: the object now gets a status and takes effect",
+				"no status", summarizeStatus(&sa), nil, d.warningsAbout(sa.Object)...)
+		}
+	}
+}
+
+// warningsAbout is every warning, on either side, that names ref ("Kind ns/name: ...").
+func (d *differ) warningsAbout(ref resource.Ref) []string {
+	var out []string
+	for _, r := range []*result.Result{d.before, d.after} {
+		for _, w := range r.Warnings {
+			if wr, ok := warningObject(w); ok && wr == ref {
+				out = append(out, w)
+			}
+		}
+	}
+	return out
+}
+
+// warningObject reads the object a warning starts with: "Kind namespace/name: ..." or
+// "Kind name: ...".
+func warningObject(w string) (resource.Ref, bool) {
+	head, _, ok := strings.Cut(w, ": ")
+	if !ok {
+		return resource.Ref{}, false
+	}
+	kind, nsName, ok := strings.Cut(head, " ")
+	if !ok || kind == "" || strings.ContainsAny(nsName, " \t") || kind[0] < 'A' || kind[0] > 'Z' {
+		return resource.Ref{}, false
+	}
+	if ns, name, ok := strings.Cut(nsName, "/"); ok {
+		return resource.Ref{Kind: kind, Namespace: ns, Name: name}, true
+	}
+	return resource.Ref{Kind: kind, Name: nsName}, true
+}
+
+func summarizeStatus(s *result.ObjectStatus) string {
+	var parts []string
+	for _, c := range s.Conditions {
+		parts = append(parts, c.Type+"="+c.Status)
+	}
+	for _, p := range s.Parents {
+		for _, c := range p.Conditions {
+			if c.Type == "Accepted" {
+				parts = append(parts, p.Ref.String()+": Accepted="+c.Status)
+			}
+		}
+	}
+	if len(s.Listeners) > 0 {
+		parts = append(parts, fmt.Sprintf("%d listeners", len(s.Listeners)))
+	}
+	if len(parts) == 0 {
+		return "status present"
+	}
+	return strings.Join(parts, ", ")
+}
+
+// condKinds are the condition types whose False is a failure.
+var condKinds = map[string]bool{"Accepted": true, "ResolvedRefs": true, "Programmed": true}
+
+func condText(c *result.Condition) string {
+	if c == nil {
+		return "absent"
+	}
+	s := c.Type + "=" + c.Status
+	if c.Reason != "" {
+		s += " (" + c.Reason + ")"
+	}
+	if c.Message != "" {
+		s += ": " + c.Message
+	}
+	return s
+}
+
+// conditions compares one condition list (of the object, of a parent, of a listener); where
+// says which ("", "on Gateway/default/eg", "listener http").
+func (d *differ) conditions(ref resource.Ref, where string, before, after []result.Condition) {
+	b := map[string]*result.Condition{}
+	var types []string
+	for i := range before {
+		b[before[i].Type] = &before[i]
+		types = append(types, before[i].Type)
+	}
+	a := map[string]*result.Condition{}
+	for i := range after {
+		a[after[i].Type] = &after[i]
+		if b[after[i].Type] == nil {
+			types = append(types, after[i].Type)
+		}
+	}
+	sort.Strings(types)
+	at := ""
+	if where != "" {
+		at = " " + where
+	}
+	for _, t := range types {
+		cb, ca := b[t], a[t]
+		subjects := []string{ref.Kind, t}
+		switch {
+		case cb == nil:
+			d.add(ConditionAdded, ref, subjects, ca.Message, fmt.Sprintf("new condition %s=%s%s", t, ca.Status, at), "absent", condText(ca), nil)
+		case ca == nil:
+			d.add(ConditionRemoved, ref, subjects, cb.Message, fmt.Sprintf("condition %s is no longer set%s", t, at), condText(cb), "absent", nil)
+		case cb.Status != ca.Status:
+			change := ConditionChanged
+			summary := fmt.Sprintf("%s turns from %s to %s%s", t, cb.Status, ca.Status, at)
+			if condKinds[t] && cb.Status == "True" && ca.Status == "False" {
+				change = ConditionLost
+				summary = fmt.Sprintf("%s turns False%s: %s", t, at, inertWhat(ref, t))
+			} else if condKinds[t] && cb.Status == "False" && ca.Status == "True" {
+				change = ConditionGained
+			}
+			d.add(change, ref, subjects, ca.Message+" "+ca.Reason, summary, condText(cb), condText(ca), nil, cb.Message)
+		case cb.Reason != ca.Reason || cb.Message != ca.Message:
+			d.add(ConditionReworded, ref, subjects, ca.Message, fmt.Sprintf("condition %s keeps status %s with another reason or message%s", t, ca.Status, at), condText(cb), condText(ca), nil)
+		}
+	}
+}
+
+// inertWhat words what a lost condition means for the object.
+func inertWhat(ref resource.Ref, t string) string {
+	switch {
+	case t == "Accepted" && strings.HasSuffix(ref.Kind, "Policy"):
+		return "the policy is no longer in force"
+	case t == "Accepted":
+		return "no longer accepted"
+	case t == "ResolvedRefs":
+		return "some references no longer resolve"
+	}
+	return "no longer programmed"
+}
+
+func (d *differ) listeners(ref resource.Ref, before, after []result.ListenerStatus) {
+	a := map[string]*result.ListenerStatus{}
+	for i := range after {
+		a[after[i].Name] = &after[i]
+	}
+	for _, lb := range before {
+		la := a[lb.Name]
+		if la == nil {
+			continue
+		}
+		d.conditions(ref, "on listener "+lb.Name, lb.Conditions, la.Conditions)
+		if lb.AttachedRoutes != la.AttachedRoutes {
+			d.add(AttachedRoutes, ref, []string{ref.Kind}, "", fmt.Sprintf("listener %s: attached routes change from %d to %d", lb.Name, lb.AttachedRoutes, la.AttachedRoutes),
+				fmt.Sprint(lb.AttachedRoutes), fmt.Sprint(la.AttachedRoutes), nil)
+		}
+	}
+}
+
+func (d *differ) parents(ref resource.Ref, before, after []result.ParentStatus) {
+	a := map[string]*result.ParentStatus{}
+	for i := range after {
+		a[after[i].Ref.String()] = &after[i]
+	}
+	b := map[string]bool{}
+	for _, pb := range before {
+		key := pb.Ref.String()
+		b[key] = true
+		pa := a[key]
+		if pa == nil {
+			d.add(ParentLost, ref, []string{ref.Kind}, "", "no longer attached to "+key, key+": "+condsText(pb.Conditions), "absent", nil, d.warningsAbout(ref)...)
+			continue
+		}
+		d.conditions(ref, "on "+key, pb.Conditions, pa.Conditions)
+	}
+	for _, pa := range after {
+		if key := pa.Ref.String(); !b[key] {
+			d.add(ParentGained, ref, []string{ref.Kind}, "", "newly attached to "+key, "absent", key+": "+condsText(pa.Conditions), nil, d.warningsAbout(ref)...)
+		}
+	}
+}
+
+func condsText(cs []result.Condition) string {
+	var parts []string
+	for i := range cs {
+		parts = append(parts, cs[i].Type+"="+cs[i].Status)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// egVersion is a version named in a warning ("EG v1.9 reads..."): a warning that differs
+// only by the version is the same warning on both sides.
+var egVersion = regexp.MustCompile(`EG v[0-9][0-9A-Za-z.-]*`)
+
+// warnings reports warnings only the new side prints. Warnings about an object are
+// attributed to it; the others to the configuration.
+func (d *differ) warnings() {
+	seen := map[string]bool{}
+	for _, w := range d.before.Warnings {
+		seen[egVersion.ReplaceAllString(w, "EG <version>")] = true
+	}
+	for _, w := range d.after.Warnings {
+		norm := egVersion.ReplaceAllString(w, "EG <version>")
+		if seen[norm] {
+			continue
+		}
+		seen[norm] = true
+		ref, ok := warningObject(w)
+		if !ok {
+			ref = resource.Ref{Kind: "EnvoyGateway", Name: "configuration"}
+		}
+		d.add(WarningAdded, ref, []string{ref.Kind}, w, "new warning: "+w, "", w, nil)
+	}
+}
+
+// inherit gives findings that are consequences (xDS removed or fail-closed, a parent lost,
+// a warning) the behavior ID of their cause when the rules left them unmapped: the object's
+// own mapped finding, or that of a policy targeting the object. A Gateway listener whose
+// attached routes change takes the ID of the route that came or went. A new warning that
+// only repeats another finding of its object is dropped.
+func (d *differ) inherit() {
+	attach := map[Change]bool{ObjectUnseen: true, ObjectSeen: true, ParentLost: true, ParentGained: true}
+	for i := range d.findings {
+		f := &d.findings[i]
+		if f.ID != Unmapped || f.Change != AttachedRoutes {
+			continue
+		}
+		listener := strings.TrimPrefix(strings.SplitN(f.Summary, ":", 2)[0], "listener ")
+		at := f.Object.String() + "/" + listener
+		for _, g := range d.findings {
+			if attach[g.Change] && g.ID != Unmapped && (strings.Contains(g.Before, at) || strings.Contains(g.After, at)) {
+				f.ID = g.ID
+				break
+			}
+		}
+	}
+	cause := map[resource.Ref]Finding{}
+	for _, f := range d.findings {
+		if f.ID == Unmapped || f.Change == WarningAdded {
+			continue
+		}
+		if c, ok := cause[f.Object]; !ok || f.Severity.rank() < c.Severity.rank() {
+			cause[f.Object] = f
+		}
+	}
+	consequence := map[Change]bool{Removed: true, Added: true, FailClosed: true, ParentLost: true, ParentGained: true,
+		WarningAdded: true, ConditionLost: true, ShapeChanged: true}
+	for i := range d.findings {
+		f := &d.findings[i]
+		if f.ID != Unmapped || !consequence[f.Change] {
+			continue
+		}
+		if c, ok := cause[f.Object]; ok {
+			f.ID = c.ID
+			continue
+		}
+		for _, p := range d.targets[f.Object] {
+			if c, ok := cause[p]; ok {
+				f.ID = c.ID
+				break
+			}
+		}
+	}
+	// Drop warnings that repeat a finding of their object.
+	has := map[string]bool{}
+	for _, f := range d.findings {
+		if f.Change != WarningAdded {
+			has[f.Object.String()+"\x00"+f.ID] = true
+		}
+	}
+	out := d.findings[:0]
+	for _, f := range d.findings {
+		if f.Change == WarningAdded && has[f.Object.String()+"\x00"+f.ID] {
+			continue
+		}
+		out = append(out, f)
+	}
+	d.findings = out
+}

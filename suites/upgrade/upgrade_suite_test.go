@@ -1,0 +1,116 @@
+// Package upgrade runs every upgrade scenario through the upgrade-check machinery: a
+// scenario with an `upgrade:` block, or one under scenarios/upgrade that runs under two or
+// more profiles, is translated under both profiles of its pair and the findings are checked
+// against the block. Specs are labelled with the scenario's area, behavior IDs and the pair.
+package upgrade
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/egharness/egharness/harness/catalog"
+	"github.com/egharness/egharness/harness/scenario"
+	"github.com/egharness/egharness/harness/upgrade"
+)
+
+const scenarioRoot = "../../scenarios"
+
+func TestUpgrade(t *testing.T) {
+	RegisterFailHandler(Fail)
+	RunSpecs(t, "Upgrade")
+}
+
+var _ = Describe("Upgrade scenarios", func() {
+	cat, err := catalog.Load()
+	if err != nil {
+		It("loads the behavior catalog", func() { Fail(err.Error()) })
+		return
+	}
+	set, err := scenario.Loader{Catalog: cat, Root: scenarioRoot}.LoadPaths(scenarioRoot)
+	if err != nil {
+		It("finds the scenarios", func() { Fail(err.Error()) })
+		return
+	}
+	var ups []*scenario.Scenario
+	for _, s := range set.Scenarios {
+		if s.IsUpgrade() {
+			ups = append(ups, s)
+		}
+	}
+	It("has upgrade scenarios", func() { Expect(ups).NotTo(BeEmpty()) })
+
+	for _, s := range ups {
+		from, to := upgrade.ScenarioPair(s)
+		labels := append([]string{s.Area, "upgrade", from + "->" + to}, s.Covers...)
+		name := fmt.Sprintf("%s/%s [%s → %s]", s.Area, s.Name, from, to)
+
+		It(name, Label(labels...), func(ctx context.Context) {
+			Expect(s.Upgrade).NotTo(BeNil(), "%s: an upgrade scenario needs an upgrade: block with the findings upgrade-check must report", s.File)
+			rep, err := upgrade.CheckScenario(ctx, s, nil, from, to)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(upgrade.Unmet(rep, s.Upgrade)).To(BeEmpty(), "%s (%s)", name, s.File)
+			for _, f := range rep.Findings {
+				Expect(f.ID).NotTo(Equal(upgrade.Unmapped), "every difference in an upgrade scenario is explained by a rule: %s on %s", f.Summary, f.Object)
+				Expect(cat.Get(f.ID)).NotTo(BeNil(), "finding ID %s is a behavior ID", f.ID)
+			}
+			// Each covered upgrade behavior shows up as a finding, not only as a profile
+			// difference in the expectations.
+			for _, id := range s.Covers {
+				if b := cat.Get(id); b != nil && b.Upgrade {
+					Expect(rep.Findings).To(ContainElement(HaveField("ID", id)), "%s covers %s: upgrade-check must report it", s.Name, id)
+				}
+			}
+		})
+
+		It(name+" renders every format deterministically", Label(labels...), func(ctx context.Context) {
+			var first map[string]string
+			for run := 0; run < 2; run++ {
+				rep, err := upgrade.CheckScenario(ctx, s, nil, from, to)
+				Expect(err).NotTo(HaveOccurred())
+				out := map[string]string{}
+				for _, format := range upgrade.Formats {
+					var buf bytes.Buffer
+					Expect(rep.Write(&buf, format)).To(Succeed())
+					out[format] = buf.String()
+				}
+				if first == nil {
+					first = out
+					continue
+				}
+				Expect(out).To(Equal(first))
+			}
+			var doc struct {
+				From     string `json:"from"`
+				To       string `json:"to"`
+				Findings []struct {
+					ID     string `json:"id"`
+					Object struct {
+						Kind, Namespace, Name string
+					} `json:"object"`
+					Severity, Summary, Before, After string
+				} `json:"findings"`
+			}
+			dec := json.NewDecoder(strings.NewReader(first["json"]))
+			dec.DisallowUnknownFields()
+			Expect(dec.Decode(&doc)).To(Succeed())
+			Expect(doc.From).To(Equal(from))
+			Expect(doc.To).To(Equal(to))
+			Expect(first["html"]).NotTo(MatchRegexp(`(?i)<script|<link|src=|https?://`), "the page is self-contained")
+		})
+
+		It(name+" finds nothing between a profile and itself", Label(labels...), func(ctx context.Context) {
+			for _, p := range []string{from, to} {
+				rep, err := upgrade.CheckScenario(ctx, s, nil, p, p)
+				Expect(err).NotTo(HaveOccurred())
+				Expect(rep.Findings).To(BeEmpty(), "%s → %s", p, p)
+			}
+		})
+	}
+})

@@ -1,0 +1,66 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+)
+
+// routesFile writes the routegen file of n HTTPRoutes (tools/routegen, the README's
+// performance input) into a temporary folder.
+func routesFile(b *testing.B, n int) string {
+	b.Helper()
+	out, err := exec.Command("go", "run", "../routegen", "-n", fmt.Sprint(n)).Output()
+	if err != nil {
+		b.Fatalf("routegen: %v", err)
+	}
+	file := filepath.Join(b.TempDir(), "routes.yaml")
+	if err := os.WriteFile(file, out, 0o644); err != nil {
+		b.Fatal(err)
+	}
+	return file
+}
+
+// benchmarkTranslateCommand measures what `egharness translate -f FILE -o json` does in
+// one process: read, strict decoding, translation and printing.
+func benchmarkTranslateCommand(b *testing.B, n int) {
+	file := routesFile(b, n)
+	b.ReportAllocs()
+	for b.Loop() {
+		root := newRoot()
+		var stdout bytes.Buffer
+		root.SetOut(&stdout)
+		root.SetErr(io.Discard)
+		root.SetArgs([]string{"translate", "-f", file, "-o", "json"})
+		if err := root.Execute(); err != nil {
+			b.Fatal(err)
+		}
+		if stdout.Len() == 0 {
+			b.Fatal("no output")
+		}
+	}
+}
+
+func BenchmarkTranslateCommand1000Routes(b *testing.B)  { benchmarkTranslateCommand(b, 1000) }
+func BenchmarkTranslateCommand10000Routes(b *testing.B) { benchmarkTranslateCommand(b, 10000) }
+
+// BenchmarkRunAllScenarios is one `egharness run` of the whole scenario set against the
+// reference translator, goldens and traffic checks included (what `make run` does).
+func BenchmarkRunAllScenarios(b *testing.B) {
+	b.Chdir("../..") // scenarios/ and golden/ are found from the repository root
+	b.ReportAllocs()
+	for b.Loop() {
+		root := newRoot()
+		var stdout bytes.Buffer
+		root.SetOut(&stdout)
+		root.SetErr(io.Discard)
+		root.SetArgs([]string{"run"})
+		if err := root.Execute(); err != nil {
+			b.Fatalf("%v\n%s", err, stdout.String())
+		}
+	}
+}

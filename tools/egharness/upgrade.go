@@ -1,0 +1,181 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/egharness/egharness/harness/upgrade"
+	"github.com/egharness/egharness/translator/config"
+	"github.com/egharness/egharness/translator/profile"
+	"github.com/egharness/egharness/translator/resource"
+)
+
+// EG's Helm chart keeps its configuration in this ConfigMap; a cluster dump holds it rather
+// than a bare EnvoyGateway document.
+const (
+	egConfigMapName = "envoy-gateway-config"
+	egConfigMapKey  = "envoy-gateway.yaml"
+)
+
+func newUpgradeCheckCmd() *cobra.Command {
+	var from, to, fromImpl, toImpl, file, cfgFile, output, namespace string
+	var limits *resource.Limits
+	cmd := &cobra.Command{
+		Use:   "upgrade-check --from P --to P -f FILE [--config EGCFG] [-o text|json|markdown|html]",
+		Short: "What an Envoy Gateway upgrade changes for your own objects: refusals, inert policies, renamed xDS, missed patches",
+		Long: `upgrade-check reads your objects (a cluster dump: multi-document YAML, kind: List documents,
+status and managedFields included), translates them as the version you run (--from) and as the
+version you upgrade to (--to), and reports every difference as a finding:
+
+  - objects the API server admitted before and refuses after (and the reverse), with its message;
+  - objects no longer processed, policies that become inert or fail closed (Accepted flips);
+  - status changes on routes, policies and Gateway listeners (e.g. a new RouteRulesOverlap);
+  - xDS resources and keys renamed or moved, matched by what they are rather than by name
+    (listeners by address:port, route configurations by the listener that uses them,
+    clusters by their backends, SDS clusters by socket path, HTTP filters by type and config,
+    JWT providers by config, Lua scripts by source, rate limits by descriptor, secrets by content);
+  - every EnvoyPatchPolicy operation that hits before and misses after, with its path.
+
+Each finding names a behavior ID (see README "Upgrade check"), the object, a severity
+(breaking, warning, info), a one-line summary and the before/after values.
+
+A side is a version profile (` + strings.Join(profile.Names(), ", ") + `), translated by the reference
+translator, or by another implementation with --from-impl/--to-impl (e.g. exec:COMMAND, see
+"run --impl"); NAME@VERSION (egctl@v1.9.1) selects a registered adapter for that release.
+
+The EG configuration (extensionApis, runtimeFlags) comes from an EnvoyGateway document in the
+file, else from the ConfigMap envoy-gateway-system/envoy-gateway-config it holds, else from
+--config. Kinds egharness does not translate (Deployments, CRDs, Pods...) are skipped with a note.
+
+Output (-o): text (default), json ({"from","to","findings":[{"id","object","severity",
+"summary","before","after"}]}), markdown (for a pull-request comment), html (one
+self-contained page: findings grouped by object, side-by-side diffs of the affected xDS).
+
+Exit codes: 0 no breaking finding, 1 at least one breaking finding, 2 bad usage or bad input.`,
+		Example: `  egharness upgrade-check --from v1.8 --to v1.9 -f cluster-dump.yaml
+  kubectl get gateways,httproutes,securitypolicies,envoypatchpolicies -A -o yaml > dump.yaml
+  egharness upgrade-check --from v1.9 --to v1.10-preview -f dump.yaml -o html > upgrade.html
+  egharness upgrade-check --from v1.8 --to v1.9 -f dump.yaml -o markdown >> $GITHUB_STEP_SUMMARY`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if file == "" {
+				return badInput("upgrade-check needs -f FILE (or -f - for standard input)")
+			}
+			if from == "" || to == "" {
+				return badInput("upgrade-check needs --from and --to (profiles: %s)", strings.Join(profile.Names(), ", "))
+			}
+			if !validFormat(output) {
+				return badInput("-o must be one of %s, not %q", strings.Join(upgrade.Formats, ", "), output)
+			}
+			fromSide, err := upgrade.ParseSide(from, fromImpl)
+			if err != nil {
+				return badInput("--from: %v", err)
+			}
+			toSide, err := upgrade.ParseSide(to, toImpl)
+			if err != nil {
+				return badInput("--to: %v", err)
+			}
+			name := file
+			if file == "-" {
+				name = "<stdin>"
+			}
+			data, err := readInput(file, cmd.InOrStdin(), *limits)
+			if err != nil {
+				return badInput("%v", err)
+			}
+			dec, err := resource.Decode(name, data, resource.Options{DefaultNamespace: namespace, SkipUnknownKinds: true, Limits: *limits})
+			if err != nil {
+				return badInput("%v", err)
+			}
+			if len(dec.Objects) == 0 {
+				return badInput("%s: no objects egharness translates in the input (Gateways, routes, policies...)", name)
+			}
+			cfg, notes, err := dumpConfig(name, dec, cfgFile, *limits)
+			if err != nil {
+				return badInput("%v", err)
+			}
+			rep, err := upgrade.Check(cmd.Context(), upgrade.Request{Objects: dec.Objects, Config: cfg, From: fromSide, To: toSide, Name: name})
+			if err != nil {
+				return &exitError{code: exitFail, err: err}
+			}
+			rep.Notes = append(notes, dec.Notes...)
+			if err := rep.Write(cmd.OutOrStdout(), output); err != nil {
+				return &exitError{code: exitFail, err: err}
+			}
+			if rep.Breaking() {
+				// The report says it all; exit 1 without another message.
+				return &exitError{code: exitFail, err: errors.New("")}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&from, "from", "", "the side you run: a profile ("+strings.Join(profile.Names(), ", ")+") or NAME@VERSION")
+	cmd.Flags().StringVar(&to, "to", "", "the side you upgrade to")
+	cmd.Flags().StringVar(&fromImpl, "from-impl", "", "implementation of the --from side (default: the reference translator; exec:COMMAND)")
+	cmd.Flags().StringVar(&toImpl, "to-impl", "", "implementation of the --to side")
+	cmd.Flags().StringVarP(&file, "file", "f", "", "your objects: multi-document YAML or kubectl's kind: List (- for stdin)")
+	cmd.Flags().StringVar(&cfgFile, "config", "", "a file with the EnvoyGateway configuration document")
+	cmd.Flags().StringVarP(&output, "output", "o", "text", "output format: "+strings.Join(upgrade.Formats, ", "))
+	cmd.Flags().StringVarP(&namespace, "namespace", "n", "default", "namespace of objects that name none")
+	limits = addLimitFlags(cmd.Flags())
+	return cmd
+}
+
+func validFormat(f string) bool {
+	for _, x := range upgrade.Formats {
+		if f == x {
+			return true
+		}
+	}
+	return false
+}
+
+// dumpConfig finds the EG configuration of a dump: an EnvoyGateway document, else EG's
+// ConfigMap, combined with --config (which may not repeat what the dump says).
+func dumpConfig(name string, dec resource.Decoded, cfgFile string, limits resource.Limits) (config.Config, []string, error) {
+	var notes []string
+	eg := dec.EnvoyGateway
+	if eg == nil {
+		for _, o := range dec.Objects {
+			cm, ok := o.Obj.(*corev1.ConfigMap)
+			if !ok || cm.Name != egConfigMapName || cm.Data[egConfigMapKey] == "" {
+				continue
+			}
+			cdec, err := resource.Decode(fmt.Sprintf("%s: ConfigMap %s/%s key %s", o.Where(), cm.Namespace, cm.Name, egConfigMapKey),
+				[]byte(cm.Data[egConfigMapKey]), resource.Options{Limits: limits})
+			if err != nil {
+				return config.Config{}, nil, err
+			}
+			if cdec.EnvoyGateway == nil {
+				return config.Config{}, nil, fmt.Errorf("%s: ConfigMap %s/%s: key %s holds no EnvoyGateway document", o.Where(), cm.Namespace, cm.Name, egConfigMapKey)
+			}
+			eg = cdec.EnvoyGateway
+			notes = append(notes, fmt.Sprintf("%s: EG configuration read from ConfigMap %s/%s", o.Where(), cm.Namespace, cm.Name))
+			break
+		}
+	}
+	cfg := config.FromEnvoyGateway(eg)
+	if cfgFile == "" {
+		return cfg, notes, nil
+	}
+	cdata, err := resource.ReadFile(cfgFile, limits)
+	if err != nil {
+		return config.Config{}, nil, err
+	}
+	cdec, err := resource.Decode(cfgFile, cdata, resource.Options{Limits: limits})
+	if err != nil {
+		return config.Config{}, nil, err
+	}
+	if cdec.EnvoyGateway == nil {
+		return config.Config{}, nil, fmt.Errorf("%s: no EnvoyGateway document", cfgFile)
+	}
+	out, err := config.Combine(config.FromEnvoyGateway(cdec.EnvoyGateway), cfg)
+	if err != nil {
+		return config.Config{}, nil, fmt.Errorf("%s and %s: %v", cfgFile, name, err)
+	}
+	return out, notes, nil
+}

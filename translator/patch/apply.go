@@ -1,0 +1,319 @@
+package patch
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	clusterv3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
+	endpointv3 "github.com/envoyproxy/go-control-plane/envoy/config/endpoint/v3"
+	listenerv3 "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
+	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
+	tlsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
+	egv1a1 "github.com/envoyproxy/gateway/api/v1alpha1"
+	jsonpatch "github.com/evanphx/json-patch/v5"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/egharness/egharness/translator/result"
+)
+
+// Why an operation missed: each record's reason starts with one of these, then the detail.
+const (
+	// ReasonNotApplied: the policy itself is not in force (gate off, wrong or unknown target).
+	ReasonNotApplied = "not applied"
+	// ReasonNoResource: no generated resource of that type has that name.
+	ReasonNoResource = "no such resource"
+	// ReasonNoPath: the JSON pointer (or what the jsonPath selects) is not in the resource.
+	ReasonNoPath = "no such path"
+	// ReasonTestFailed: a test operation found another value.
+	ReasonTestFailed = "test failed"
+	// ReasonInvalidResult: the patched JSON is not a valid resource of its type; the
+	// resource is left as it was.
+	ReasonInvalidResult = "invalid result"
+	// ReasonInvalidOperation: the operation itself is malformed (missing value or from,
+	// unparseable jsonPath, unsupported type).
+	ReasonInvalidOperation = "invalid operation"
+	// ReasonRefused: EG refuses the patch (the system_ca_certificates secret).
+	ReasonRefused = "refused"
+)
+
+// SystemTrustStoreSecret is the shared SDS secret EG v1.9 generates for backends that trust
+// the system's CA certificates; patches may neither change it nor take its name.
+const SystemTrustStoreSecret = "system_ca_certificates"
+
+// snapshot is the xDS under patch. Resources are found by scanning, first match wins, as
+// in EG: a patch may rename a resource and the next one then finds it by its new name.
+type snapshot struct {
+	x  *result.XDS
+	v2 bool
+}
+
+func newSnapshot(x *result.XDS, v2 bool) *snapshot { return &snapshot{x: x, v2: v2} }
+
+// finish restores the snapshot's order after additions.
+func (s *snapshot) finish() { s.x.Sort() }
+
+// outcome is what one operation contributes to its policy's Programmed condition: the
+// type/name of a resource not found, or an error in EG's wording.
+type outcome struct {
+	notFound string
+	err      string
+}
+
+// The patched document is protojson with the proto field names (snake_case), as EG
+// writes it: patch paths use /virtual_hosts/0/routes, not /virtualHosts.
+var marshalOpts = protojson.MarshalOptions{UseProtoNames: true}
+
+// newOf returns an empty resource of the type URL, or nil for a type EG does not patch.
+func newOf(typeURL egv1a1.EnvoyResourceType) proto.Message {
+	switch typeURL {
+	case egv1a1.ListenerEnvoyResourceType:
+		return &listenerv3.Listener{}
+	case egv1a1.RouteConfigurationEnvoyResourceType:
+		return &routev3.RouteConfiguration{}
+	case egv1a1.ClusterEnvoyResourceType:
+		return &clusterv3.Cluster{}
+	case egv1a1.ClusterLoadAssignmentEnvoyResourceType:
+		return &endpointv3.ClusterLoadAssignment{}
+	case egv1a1.SecretEnvoyResourceType:
+		return &tlsv3.Secret{}
+	}
+	return nil
+}
+
+// names lists the resources of a type by name, in snapshot order.
+func (s *snapshot) names(typeURL egv1a1.EnvoyResourceType) []string {
+	var out []string
+	switch typeURL {
+	case egv1a1.ListenerEnvoyResourceType:
+		for _, r := range s.x.Listeners {
+			out = append(out, r.GetName())
+		}
+	case egv1a1.RouteConfigurationEnvoyResourceType:
+		for _, r := range s.x.Routes {
+			out = append(out, r.GetName())
+		}
+	case egv1a1.ClusterEnvoyResourceType:
+		for _, r := range s.x.Clusters {
+			out = append(out, r.GetName())
+		}
+	case egv1a1.ClusterLoadAssignmentEnvoyResourceType:
+		for _, r := range s.x.Endpoints {
+			out = append(out, r.GetClusterName())
+		}
+	case egv1a1.SecretEnvoyResourceType:
+		for _, r := range s.x.Secrets {
+			out = append(out, r.GetName())
+		}
+	}
+	return out
+}
+
+// find returns the first resource of the type with the name, or nil.
+func (s *snapshot) find(typeURL egv1a1.EnvoyResourceType, name string) proto.Message {
+	switch typeURL {
+	case egv1a1.ListenerEnvoyResourceType:
+		return first(s.x.Listeners, name, (*listenerv3.Listener).GetName)
+	case egv1a1.RouteConfigurationEnvoyResourceType:
+		return first(s.x.Routes, name, (*routev3.RouteConfiguration).GetName)
+	case egv1a1.ClusterEnvoyResourceType:
+		return first(s.x.Clusters, name, (*clusterv3.Cluster).GetName)
+	case egv1a1.ClusterLoadAssignmentEnvoyResourceType:
+		return first(s.x.Endpoints, name, (*endpointv3.ClusterLoadAssignment).GetClusterName)
+	case egv1a1.SecretEnvoyResourceType:
+		return first(s.x.Secrets, name, (*tlsv3.Secret).GetName)
+	}
+	return nil
+}
+
+func first[T proto.Message](list []T, name string, nameOf func(T) string) proto.Message {
+	for _, r := range list {
+		if nameOf(r) == name {
+			return r
+		}
+	}
+	return nil
+}
+
+// add appends a whole new resource (EG does not check that the name is free).
+func (s *snapshot) add(m proto.Message) {
+	switch r := m.(type) {
+	case *listenerv3.Listener:
+		s.x.Listeners = append(s.x.Listeners, r)
+	case *routev3.RouteConfiguration:
+		s.x.Routes = append(s.x.Routes, r)
+	case *clusterv3.Cluster:
+		s.x.Clusters = append(s.x.Clusters, r)
+	case *endpointv3.ClusterLoadAssignment:
+		s.x.Endpoints = append(s.x.Endpoints, r)
+	case *tlsv3.Secret:
+		s.x.Secrets = append(s.x.Secrets, r)
+	}
+}
+
+// apply runs one operation of an accepted policy. It never changes the snapshot unless the
+// whole operation succeeds and its result is a valid resource.
+func (s *snapshot) apply(p egv1a1.EnvoyJSONPatchConfig) (result.PatchOutcome, outcome) {
+	op := p.Operation
+	kind := shortType(p.Type)
+	if err := validate(op); err != nil {
+		return missRec(ReasonInvalidOperation, err.Error()), outcome{err: err.Error()}
+	}
+	if op.Op == "add" && empty(op.Path) && empty(op.JSONPath) {
+		return s.addWhole(p)
+	}
+	if newOf(p.Type) == nil {
+		msg := fmt.Sprintf("unsupported patch type %s", p.Type)
+		return missRec(ReasonInvalidOperation, msg), outcome{err: msg}
+	}
+	dest := s.find(p.Type, p.Name)
+	if dest == nil {
+		return missRec(ReasonNoResource, s.notFoundDetail(p)), outcome{notFound: string(p.Type) + "/" + p.Name}
+	}
+	if p.Type == egv1a1.SecretEnvoyResourceType && p.Name == SystemTrustStoreSecret {
+		msg := fmt.Sprintf("secret name %q is reserved for the system trust store and cannot be modified by patches", SystemTrustStoreSecret)
+		return missRec(ReasonRefused, msg), outcome{err: msg}
+	}
+	doc, err := marshalOpts.Marshal(dest)
+	if err != nil {
+		msg := fmt.Sprintf("unable to marshal xds resource %s, err: %v", p.Type, err)
+		return missRec(ReasonInvalidResult, msg), outcome{err: msg}
+	}
+	patched, reason, errs := applyOperation(doc, op)
+	if len(errs) > 0 {
+		msg := strings.Join(errs, "\n")
+		return missRec(reason, fmt.Sprintf("%s %q: %s", kind, p.Name, msg)), outcome{err: msg}
+	}
+	next := newOf(p.Type)
+	if err := protojson.Unmarshal(patched, next); err != nil {
+		detail := plainSpaces(err.Error())
+		msg := fmt.Sprintf("unable to unmarshal xds resource %s, err:%s", patched, detail)
+		return missRec(ReasonInvalidResult, fmt.Sprintf("%s %q is no longer a %s: %s", kind, p.Name, kind, detail)), outcome{err: msg}
+	}
+	if sec, ok := next.(*tlsv3.Secret); ok && sec.GetName() == SystemTrustStoreSecret {
+		msg := fmt.Sprintf("secret name %q is reserved for the system trust store and cannot be used by other resources", SystemTrustStoreSecret)
+		return missRec(ReasonRefused, msg), outcome{err: msg}
+	}
+	if v, ok := next.(interface{ Validate() error }); ok {
+		if err := v.Validate(); err != nil {
+			msg := fmt.Sprintf("validation failed for xds resource %s, err:%s", p.Type, err.Error())
+			return missRec(ReasonInvalidResult, fmt.Sprintf("%s %q fails Envoy's validation: %v", kind, p.Name, err)), outcome{err: msg}
+		}
+	}
+	proto.Reset(dest)
+	proto.Merge(dest, next)
+	return result.PatchOutcome{Hit: true}, outcome{}
+}
+
+// addWhole adds the operation's value as a new resource: EG's `add` with an empty path.
+func (s *snapshot) addWhole(p egv1a1.EnvoyJSONPatchConfig) (result.PatchOutcome, outcome) {
+	raw := p.Operation.Value.Raw
+	if len(raw) == 0 {
+		msg := "empty value for add operation with empty path"
+		return missRec(ReasonInvalidOperation, msg), outcome{err: msg}
+	}
+	m := newOf(p.Type)
+	if m == nil {
+		msg := fmt.Sprintf("unsupported patch type %s", p.Type)
+		return missRec(ReasonInvalidOperation, msg), outcome{err: msg}
+	}
+	kind := shortType(p.Type)
+	if err := protojson.Unmarshal(raw, m); err != nil {
+		detail := plainSpaces(err.Error())
+		msg := fmt.Sprintf("unable to unmarshal xds resource %s, err:%s", raw, detail)
+		return missRec(ReasonInvalidResult, fmt.Sprintf("the value is not a %s: %s", kind, detail)), outcome{err: msg}
+	}
+	if sec, ok := m.(*tlsv3.Secret); ok && sec.GetName() == SystemTrustStoreSecret {
+		msg := fmt.Sprintf("secret name %q is reserved for the system trust store and cannot be used by other resources", SystemTrustStoreSecret)
+		return missRec(ReasonRefused, msg), outcome{err: msg}
+	}
+	if v, ok := m.(interface{ Validate() error }); ok {
+		if err := v.Validate(); err != nil {
+			msg := fmt.Sprintf("validation failed for xds resource %s, err:%s", p.Type, err.Error())
+			return missRec(ReasonInvalidResult, fmt.Sprintf("the new %s fails Envoy's validation: %v", kind, err)), outcome{err: msg}
+		}
+	}
+	s.add(m)
+	return result.PatchOutcome{Hit: true}, outcome{}
+}
+
+// notFoundDetail names the missing resource and what the snapshot holds of its type, with
+// the name scheme in force: a patch written for the other scheme shows at a glance (EPP-05).
+func (s *snapshot) notFoundDetail(p egv1a1.EnvoyJSONPatchConfig) string {
+	kind := shortType(p.Type)
+	scheme := "default xDS name scheme"
+	if s.v2 {
+		scheme = "xDS name scheme V2 (XDSNameSchemeV2)"
+	}
+	names := s.names(p.Type)
+	const show = 6
+	list := strings.Join(names, ", ")
+	if len(names) > show {
+		list = strings.Join(names[:show], ", ") + fmt.Sprintf(", and %d more", len(names)-show)
+	}
+	if len(names) == 0 {
+		list = "none"
+	}
+	return fmt.Sprintf("%s %q (%s names here: %s; %s)", kind, p.Name, kind, list, scheme)
+}
+
+func missRec(reason, detail string) result.PatchOutcome {
+	return result.PatchOutcome{Reason: reason + ": " + detail}
+}
+
+func empty(s *string) bool { return s == nil || *s == "" }
+
+// shortType is the message name of a type URL (Listener, RouteConfiguration...).
+func shortType(t egv1a1.EnvoyResourceType) string {
+	s := string(t)
+	if i := strings.LastIndex(s, "."); i >= 0 {
+		return s[i+1:]
+	}
+	return s
+}
+
+// validate checks the fields an operation needs, with EG's messages.
+func validate(op egv1a1.JSONPatchOperation) error {
+	if op.Path == nil && op.JSONPath == nil {
+		return errors.New("a patch operation must specify a path or jsonPath")
+	}
+	switch op.Op {
+	case "add", "replace", "test":
+		if op.Value == nil {
+			return fmt.Errorf("the %s operation requires a value", op.Op)
+		}
+		if op.From != nil {
+			return fmt.Errorf("the %s operation doesn't support a from attribute", op.Op)
+		}
+	case "remove":
+		if op.From != nil || op.Value != nil {
+			return errors.New("value and from can't be specified with the remove operation")
+		}
+	case "move", "copy":
+		if op.From == nil {
+			return fmt.Errorf("the %s operation requires a valid from attribute", op.Op)
+		}
+		if op.Value != nil {
+			return fmt.Errorf("the %s operation doesn't support a value attribute", op.Op)
+		}
+	default:
+		return errors.New("unsupported JSONPatch operation")
+	}
+	return nil
+}
+
+// plainSpaces replaces the non-breaking spaces protobuf-go puts at random into its error
+// messages (so that nobody matches them), which would otherwise make output vary by build.
+func plainSpaces(s string) string { return strings.ReplaceAll(s, "\u00a0", " ") }
+
+// reasonOf classifies a JSON-patch library error.
+func reasonOf(err error) string {
+	switch {
+	case errors.Is(err, jsonpatch.ErrTestFailed):
+		return ReasonTestFailed
+	case errors.Is(err, jsonpatch.ErrMissing), errors.Is(err, jsonpatch.ErrInvalidIndex):
+		return ReasonNoPath
+	}
+	return ReasonInvalidOperation
+}
