@@ -29,6 +29,9 @@ type Set map[string]string
 type Options struct {
 	NoAdmission bool // no admission facts
 	NoSecrets   bool // no xDS secrets
+	// NoPatchStatus: no Programmed condition on EnvoyPatchPolicies (EG sets it once the
+	// patches are applied to the xDS; egctl prints statuses from before that).
+	NoPatchStatus bool
 }
 
 // Of extracts the facts of a result.
@@ -50,7 +53,16 @@ func Of(res *result.Result, o Options) Set {
 			f["status "+obj+" listener "+l.Name] = fmt.Sprintf("attachedRoutes=%d %s", l.AttachedRoutes, conds(l.Conditions))
 		}
 		for _, p := range s.Parents {
-			f["status "+obj+" parent "+p.Ref.String()] = conds(p.Conditions)
+			cs := p.Conditions
+			if o.NoPatchStatus && s.Object.Kind == "EnvoyPatchPolicy" {
+				cs = nil
+				for _, c := range p.Conditions {
+					if c.Type != "Programmed" {
+						cs = append(cs, c)
+					}
+				}
+			}
+			f["status "+obj+" parent "+p.Ref.String()] = conds(cs)
 		}
 	}
 	x := res.XDS

@@ -15,7 +15,9 @@ type Capabilities struct {
 	// checked nor compared.
 	NoAdmission bool
 	// Omits names parts of a result the implementation never produces; checks and facts
-	// about them are left out: "secrets" (xDS secrets), "warnings".
+	// about them are left out: "secrets" (xDS secrets), "warnings", "patches" (the record
+	// of each EnvoyPatchPolicy operation), "patch-status" (the Programmed condition of
+	// EnvoyPatchPolicies).
 	Omits []string
 }
 
@@ -59,7 +61,8 @@ func Skipped(err error) string {
 }
 
 // ParseCapabilities reads a comma-separated list as --impl-capabilities takes it:
-// no-admission, no-secrets, no-warnings.
+// no-admission, no-secrets, no-warnings, no-patches (no operation records, no Programmed
+// condition on EnvoyPatchPolicies).
 func ParseCapabilities(list []string) (Capabilities, error) {
 	var c Capabilities
 	for _, x := range list {
@@ -70,8 +73,10 @@ func ParseCapabilities(list []string) (Capabilities, error) {
 			c.Omits = append(c.Omits, "secrets")
 		case "no-warnings":
 			c.Omits = append(c.Omits, "warnings")
+		case "no-patches":
+			c.Omits = append(c.Omits, "patches", "patch-status")
 		default:
-			return Capabilities{}, fmt.Errorf("capability %q: want no-admission, no-secrets or no-warnings", x)
+			return Capabilities{}, fmt.Errorf("capability %q: want no-admission, no-secrets, no-warnings or no-patches", x)
 		}
 	}
 	return c, nil

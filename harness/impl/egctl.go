@@ -121,10 +121,12 @@ func (e *Egctl) Name() string { return "egctl@" + e.Version }
 // Golden implements Implementation.
 func (*Egctl) Golden() bool { return false }
 
-// Capabilities implements Capable: egctl does no admission, prints no secrets and no
-// warnings of ours.
+// Capabilities implements Capable: egctl does no admission, prints no secrets, no warnings
+// of ours, no record of each EnvoyPatchPolicy operation, and the statuses from before the
+// xDS translation (so no Programmed condition on EnvoyPatchPolicies; the patched xDS itself
+// is compared).
 func (*Egctl) Capabilities() Capabilities {
-	return Capabilities{NoAdmission: true, Omits: []string{"secrets", "warnings"}}
+	return Capabilities{NoAdmission: true, Omits: []string{"secrets", "warnings", "patches", "patch-status"}}
 }
 
 // Translate implements Implementation.

@@ -48,7 +48,7 @@ func comparePeer(ctx context.Context, o *Outcome, p profile.Profile, im impl.Imp
 		items = append(items, item{key: "error"})
 	} else {
 		o.Result = res
-		fo := facts.Options{NoAdmission: caps.NoAdmission, NoSecrets: caps.OmitsPart("secrets")}
+		fo := facts.Options{NoAdmission: caps.NoAdmission, NoSecrets: caps.OmitsPart("secrets"), NoPatchStatus: caps.OmitsPart("patch-status")}
 		for _, d := range facts.Compare(facts.Of(ref, fo), facts.Of(res, fo)) {
 			items = append(items, item{key: d.Key, failure: check.Failure{Check: "facts", Msg: d.String()}})
 		}
@@ -120,7 +120,10 @@ func admitted(objs []resource.Object, ref *result.Result) []resource.Object {
 	return out
 }
 
-var xdsIndexRE = regexp.MustCompile(`\.xds\[(\d+)\]$`)
+var (
+	xdsIndexRE   = regexp.MustCompile(`\.xds\[(\d+)\]$`)
+	statusCondRE = regexp.MustCompile(`\.statuses\[(\d+)\]\.conditions\[(\d+)\]$`)
+)
 
 // cannotProduce reports whether f checks a part of the result the implementation declares
 // it never produces.
@@ -130,6 +133,17 @@ func cannotProduce(s *scenario.Scenario, p string, f check.Failure, caps impl.Ca
 		return caps.NoAdmission
 	case "warnings":
 		return caps.OmitsPart("warnings")
+	case "patches":
+		return caps.OmitsPart("patches")
+	case "statuses":
+		// The Programmed condition of an EnvoyPatchPolicy, set once its patches are applied.
+		if m := statusCondRE.FindStringSubmatch(f.Where); m != nil && caps.OmitsPart("patch-status") {
+			i, _ := strconv.Atoi(m[1])
+			j, _ := strconv.Atoi(m[2])
+			if st := s.ExpectFor(p).Statuses; i < len(st) && j < len(st[i].Conditions) {
+				return strings.HasPrefix(st[i].Object, "EnvoyPatchPolicy/") && st[i].Conditions[j].Type == "Programmed"
+			}
+		}
 	case "xds":
 		if m := xdsIndexRE.FindStringSubmatch(f.Where); m != nil && caps.OmitsPart("secrets") {
 			i, _ := strconv.Atoi(m[1])
