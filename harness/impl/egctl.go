@@ -193,6 +193,9 @@ func (e *Egctl) cannotExpress(req Request) string {
 	if c.MergeGateways {
 		return "egctl reads no EnvoyGateway settings, and the scenario sets mergeGateways"
 	}
+	if ext := c.ExtensionAPIs; ext != nil && ext.EnableSDSSecretRef {
+		return "egctl leaves SDS Secret references off, and the scenario sets extensionApis.enableSDSSecretRef"
+	}
 	// egctl always enables these extension APIs; a scenario that turns one off and holds
 	// objects of its kind would see them take effect under egctl.
 	ext := c.ExtensionAPIs

@@ -160,6 +160,9 @@ spec: {endpoints: [{fqdn: {hostname: partner.example.com, port: 443}}]}
 			r.Config.RuntimeFlags = &egv1a1.RuntimeFlags{Enabled: []egv1a1.RuntimeFlag{"XDSNameSchemeV2"}}
 		}, "no runtime flags"},
 		"merge gateways": {func(r *Request) { r.Config.MergeGateways = true }, "mergeGateways"},
+		"sds secret refs": {func(r *Request) {
+			r.Config = config.Config{ExtensionAPIs: &egv1a1.ExtensionAPISettings{EnableSDSSecretRef: true}}
+		}, "enableSDSSecretRef"},
 		"backend off": {func(r *Request) {
 			r.Config = config.Config{}
 			r.Objects = append(r.Objects, dec.Objects...)
