@@ -45,6 +45,28 @@ fuzz: ## run every fuzz target for FUZZTIME each (default 30s)
 		$(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZETIME) $$pkg; \
 	done
 
+# Real peers: released egctl binaries built with go install into $(PEERS) (git-ignored).
+# v1.8.0's dependencies build only with the tags below. Builds run one after another
+# (each takes minutes of both cores); an installed release is not rebuilt.
+PEERS ?= $(CURDIR)/peers
+EGCTL_RELEASES := v1.9.1 v1.8.0
+EGCTL_TAGS_v1.8.0 := -tags exclude_graphdriver_btrfs,exclude_graphdriver_devicemapper,containers_image_openpgp
+
+.PHONY: peers peer-check agreement
+
+peers: ## install egctl of EG v1.8.0 and v1.9.1 into $(PEERS)
+	@set -e; for v in $(EGCTL_RELEASES); do \
+		if [ -x "$(PEERS)/egctl-$$v/egctl" ]; then echo "egctl $$v: $(PEERS)/egctl-$$v/egctl"; continue; fi; \
+		echo "installing egctl $$v into $(PEERS)/egctl-$$v (several minutes)"; \
+		tags=""; [ "$$v" = v1.8.0 ] && tags="$(EGCTL_TAGS_v1.8.0)"; \
+		GOBIN="$(PEERS)/egctl-$$v" $(GO) install $$tags github.com/envoyproxy/gateway/cmd/egctl@$$v; \
+	done
+
+peer-check: ## every scenario against real egctl v1.9.1 (suites/peer); skips when it is not installed
+	EGHARNESS_PEERS=$(PEERS) $(GO) test -count=1 -v ./suites/peer -args -ginkgo.label-filter=peer -ginkgo.no-color
+
+agreement: build ## refresh the README's table of agreement with egctl v1.9.1
+	EGHARNESS_PEERS=$(PEERS) $(BIN) report --format agreement --impl egctl@v1.9.1 --into README.md
 # The kind suite (suites/e2e, ginkgo label kind): a kind cluster with a real Envoy fed by the
 # harness's xDS server, every scenario's traffic replayed and compared with the route
 # checker. Needs a container runtime whose engine runs (docker, podman or nerdctl) and the

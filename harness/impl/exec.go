@@ -15,21 +15,35 @@ import (
 	egv1a1 "github.com/envoyproxy/gateway/api/v1alpha1"
 	"sigs.k8s.io/yaml"
 
+	"github.com/egharness/egharness/translator/resource"
 	"github.com/egharness/egharness/translator/result"
 )
+
+// ExitCannotExpress is the exit status by which an external implementation says it cannot
+// express a scenario (a setting it has no way to take); the last line of its stderr is the
+// reason, and the scenario is skipped rather than failed.
+const ExitCannotExpress = 3
 
 // Exec runs an external implementation once per translation. The protocol:
 //   - stdin: the scenario's objects as multi-document YAML, preceded by an EnvoyGateway
 //     document when the scenario sets extensionApis or runtimeFlags;
 //   - environment: EGHARNESS_PROFILE (v1.8, v1.9, v1.10-preview) and EGHARNESS_SCENARIO;
 //   - stdout: one JSON object in the `egharness translate -o json` shape;
-//   - exit status 0; anything else is that scenario's failure, with the end of stderr.
+//   - exit status 0; 3 (ExitCannotExpress) skips the scenario with the last line of stderr
+//     as the reason; anything else is that scenario's failure, with the end of stderr.
 //
 // The command runs through `sh -c`, so it may carry arguments and environment settings.
 type Exec struct {
 	Command string
 	Timeout time.Duration // per translation; 0 means one minute
+	// Limits bound what is read back: the output may not pass MaxFileSize (--max-file-size).
+	Limits resource.Limits
+	// Caps is what the command declares it does not produce (--impl-capabilities).
+	Caps Capabilities
 }
+
+// Capabilities implements Capable.
+func (e Exec) Capabilities() Capabilities { return e.Caps }
 
 // Name implements Implementation.
 func (e Exec) Name() string { return "exec:" + e.Command }
@@ -43,31 +57,13 @@ func (e Exec) Translate(ctx context.Context, req Request) (*result.Result, error
 	if err != nil {
 		return nil, err
 	}
-	timeout := e.Timeout
-	if timeout <= 0 {
-		timeout = time.Minute
-	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "sh", "-c", e.Command)
-	// On timeout the whole process group goes, so a child that keeps the pipes open cannot
-	// hold the run.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = time.Second
-	cmd.Stdin = bytes.NewReader(in)
-	cmd.Env = append(os.Environ(), "EGHARNESS_PROFILE="+req.Profile.Name, "EGHARNESS_SCENARIO="+req.Scenario)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err = cmd.Run()
-	switch {
-	case errors.Is(ctx.Err(), context.DeadlineExceeded):
-		return nil, fmt.Errorf("%s: no answer within %s", e.Name(), timeout)
-	case err != nil:
-		return nil, fmt.Errorf("%s: %v%s", e.Name(), err, tail(stderr.String()))
+	env := []string{"EGHARNESS_PROFILE=" + req.Profile.Name, "EGHARNESS_SCENARIO=" + req.Scenario}
+	out, err := runCommand(ctx, e.Name(), []string{"sh", "-c", e.Command}, in, env, e.Timeout, e.Limits)
+	if err != nil {
+		return nil, err
 	}
 	var res result.Result
-	dec := json.NewDecoder(&stdout)
+	dec := json.NewDecoder(bytes.NewReader(out))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&res); err != nil {
 		return nil, fmt.Errorf("%s: its output is not the translate -o json shape: %v", e.Name(), err)
@@ -75,6 +71,80 @@ func (e Exec) Translate(ctx context.Context, req Request) (*result.Result, error
 	res.Normalize()
 	return &res, nil
 }
+
+// runCommand runs argv with stdin and extra environment, and returns its standard output.
+// A timeout (default one minute), a non-zero exit (with the end of stderr) and an output
+// over the file size limit of l are errors that name the implementation.
+func runCommand(ctx context.Context, name string, argv []string, stdin []byte, env []string, timeout time.Duration, l resource.Limits) ([]byte, error) {
+	if timeout <= 0 {
+		timeout = time.Minute
+	}
+	l = l.Resolved()
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	// On timeout the whole process group goes, so a child that keeps the pipes open cannot
+	// hold the run.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = time.Second
+	cmd.Stdin = bytes.NewReader(stdin)
+	cmd.Env = append(os.Environ(), env...)
+	stdout := &capped{max: l.MaxFileSize, over: cancel}
+	var stderr capped
+	stderr.max = 1 << 20 // only its end is shown
+	cmd.Stdout, cmd.Stderr = stdout, &stderr
+	err := cmd.Run()
+	switch {
+	case stdout.overflow:
+		return nil, fmt.Errorf("%s: %w", name, &resource.LimitError{File: "its standard output", Limit: "file size",
+			Max: resource.FormatSize(l.MaxFileSize), What: "it printed more than", Flag: "--max-file-size", Field: "MaxFileSize"})
+	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+		return nil, fmt.Errorf("%s: no answer within %s", name, timeout)
+	case err != nil:
+		var ee *exec.ExitError
+		if errors.As(err, &ee) && ee.ExitCode() == ExitCannotExpress {
+			reason := strings.TrimSpace(stderr.buf.String())
+			if i := strings.LastIndexByte(reason, '\n'); i >= 0 {
+				reason = reason[i+1:]
+			}
+			if reason == "" {
+				reason = name + " cannot express this scenario (exit status 3, no reason given)"
+			}
+			return nil, &SkipError{Reason: reason}
+		}
+		return nil, fmt.Errorf("%s: %v%s", name, err, tail(stderr.buf.String()))
+	}
+	return stdout.buf.Bytes(), nil
+}
+
+// capped keeps at most max bytes (max < 0: no limit). Past the limit it calls over (which
+// stops the command) and fails the write, so a runaway implementation cannot fill memory;
+// without over (stderr) it keeps the last max bytes instead.
+type capped struct {
+	buf      bytes.Buffer // a field, not embedded: Buffer's ReadFrom would bypass Write
+	max      int64
+	overflow bool
+	over     func()
+}
+
+func (c *capped) Write(p []byte) (int, error) {
+	if c.max >= 0 && int64(c.buf.Len())+int64(len(p)) > c.max {
+		if c.over == nil { // stderr: only its end is shown, so keep the last max bytes
+			c.buf.Write(p)
+			keep := append([]byte(nil), c.buf.Bytes()[int64(c.buf.Len())-c.max:]...)
+			c.buf.Reset()
+			c.buf.Write(keep)
+			return len(p), nil
+		}
+		c.overflow = true
+		c.over()
+		return 0, errOutputLimit
+	}
+	return c.buf.Write(p)
+}
+
+var errOutputLimit = errors.New("output over the limit")
 
 // Input renders a request as the YAML an external implementation reads.
 func Input(req Request) ([]byte, error) {
@@ -106,6 +176,14 @@ func tail(s string) string {
 	s = strings.TrimSpace(s)
 	if s == "" {
 		return ""
+	}
+	// A Go panic says what went wrong in its first line; its stack follows.
+	if i := strings.Index(s, "panic: "); i >= 0 {
+		s = s[i:]
+		if len(s) > 2000 {
+			s = s[:2000] + "…"
+		}
+		return "\n" + s
 	}
 	if len(s) > 2000 {
 		s = "…" + s[len(s)-2000:]

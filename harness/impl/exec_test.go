@@ -95,7 +95,7 @@ func TestExecFailures(t *testing.T) {
 		name, cmd, want string
 		timeout         time.Duration
 	}{
-		{"non-zero exit with stderr", "cat >/dev/null; echo 'cannot translate HTTPRoute x' >&2; exit 3", "exit status 3\ncannot translate HTTPRoute x", 0},
+		{"non-zero exit with stderr", "cat >/dev/null; echo 'cannot translate HTTPRoute x' >&2; exit 4", "exit status 4\ncannot translate HTTPRoute x", 0},
 		{"not JSON", "cat >/dev/null; echo hello", "its output is not the translate -o json shape", 0},
 		{"unknown field", `cat >/dev/null; echo '{"listeners": []}'`, `unknown field "listeners"`, 0},
 		{"bad xDS", `cat >/dev/null; echo '{"xds": {"listeners": [{"@type": "type.googleapis.com/nope.Nothing"}]}}'`, "xds.listeners[0]", 0},
@@ -111,6 +111,30 @@ func TestExecFailures(t *testing.T) {
 	}
 }
 
+// An implementation that prints without end is stopped at the output limit, with the flag
+// that raises it, well before its timeout.
+func TestExecOutputLimit(t *testing.T) {
+	req := request(t)
+	start := time.Now()
+	_, err := Exec{Command: "cat >/dev/null; yes", Limits: resource.Limits{MaxFileSize: 64 << 10}}.Translate(context.Background(), req)
+	want := "exec:cat >/dev/null; yes: its standard output: it printed more than the file size limit of 64 KiB (raise it with --max-file-size)"
+	if err == nil || err.Error() != want {
+		t.Fatalf("error %v\nwant %s", err, want)
+	}
+	if d := time.Since(start); d > 30*time.Second {
+		t.Errorf("stopping took %s", d)
+	}
+	// Under the limit, the same output size is fine.
+	res, err := translator.Translate(translator.Input{Objects: req.Objects, Profile: req.Profile})
+	if err != nil {
+		t.Fatal(err)
+	}
+	js, _ := json.Marshal(res)
+	if _, err := (Exec{Command: "cat >/dev/null; echo '" + string(js) + "'", Limits: resource.Limits{MaxFileSize: int64(len(js) + 1)}}).Translate(context.Background(), req); err != nil {
+		t.Errorf("an output within the limit was refused: %v", err)
+	}
+}
+
 func TestGet(t *testing.T) {
 	for name, want := range map[string]string{"": "reference", "reference": "reference", "exec:./adapter --x": "exec:./adapter --x"} {
 		im, err := Get(name)
@@ -122,5 +146,25 @@ func TestGet(t *testing.T) {
 		if _, err := Get(bad); err == nil {
 			t.Errorf("Get(%q) accepted", bad)
 		}
+	}
+}
+
+// Exit status 3 says the command cannot express the scenario: a skip with its reason.
+func TestExecCannotExpress(t *testing.T) {
+	req := request(t)
+	_, err := Exec{Command: "cat >/dev/null; echo 'some log' >&2; echo 'no runtime flags here' >&2; exit 3"}.Translate(context.Background(), req)
+	if why := Skipped(err); why != "no runtime flags here" {
+		t.Errorf("skip reason %q (error %v)", why, err)
+	}
+	caps, err := ParseCapabilities([]string{"no-admission", "no-secrets"})
+	if err != nil || !caps.NoAdmission || !caps.OmitsPart("secrets") || caps.OmitsPart("warnings") {
+		t.Errorf("ParseCapabilities: %+v, %v", caps, err)
+	}
+	if _, err := ParseCapabilities([]string{"no-xds"}); err == nil {
+		t.Errorf("an unknown capability was accepted")
+	}
+	im, _ := Open("exec:x", Options{Caps: caps})
+	if !CapabilitiesOf(im).NoAdmission {
+		t.Errorf("exec: does not carry its capabilities")
 	}
 }

@@ -44,14 +44,31 @@ func (Reference) Translate(_ context.Context, req Request) (*result.Result, erro
 	return translator.Translate(translator.Input{Objects: req.Objects, Config: req.Config, Profile: req.Profile})
 }
 
-// Get returns the implementation named by --impl: "reference", or "exec:COMMAND" for any
-// command speaking the exec protocol (see Exec).
-func Get(name string) (Implementation, error) {
+// Get returns the implementation named by --impl with default options (see Open).
+func Get(name string) (Implementation, error) { return Open(name, Options{}) }
+
+// Options tune the implementations Open returns.
+type Options struct {
+	// Limits bound what is read back from an external implementation (its output size).
+	Limits resource.Limits
+	// Caps applies to exec: implementations (what the command does not produce).
+	Caps Capabilities
+	// PeersDir holds installed peers (egctl-v1.9.1/egctl...); "" means $EGHARNESS_PEERS,
+	// else peers/ (where `make peers` installs them).
+	PeersDir string
+}
+
+// Open returns the implementation named by --impl: "reference", "exec:COMMAND" for any
+// command speaking the exec protocol (see Exec), or "egctl@VERSION" for a released
+// egctl (see Egctl).
+func Open(name string, o Options) (Implementation, error) {
 	switch {
 	case name == "" || name == "reference":
 		return Reference{}, nil
 	case strings.HasPrefix(name, "exec:") && strings.TrimSpace(strings.TrimPrefix(name, "exec:")) != "":
-		return Exec{Command: strings.TrimPrefix(name, "exec:")}, nil
+		return Exec{Command: strings.TrimPrefix(name, "exec:"), Limits: o.Limits, Caps: o.Caps}, nil
+	case strings.HasPrefix(name, "egctl@"):
+		return OpenEgctl(strings.TrimPrefix(name, "egctl@"), o)
 	}
 	return nil, &UnknownError{Name: name}
 }
@@ -60,5 +77,5 @@ func Get(name string) (Implementation, error) {
 type UnknownError struct{ Name string }
 
 func (e *UnknownError) Error() string {
-	return "unknown implementation " + e.Name + " (known: reference, exec:COMMAND)"
+	return "unknown implementation " + e.Name + " (known: reference, exec:COMMAND, egctl@VERSION)"
 }

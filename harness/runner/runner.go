@@ -45,10 +45,29 @@ type Outcome struct {
 	// Err is a translation that did not complete (a panic, an adapter failure).
 	Err      error
 	Duration time.Duration
+	// Skipped is why the implementation could not run the scenario (see impl.SkipError);
+	// a skipped outcome neither passes nor fails.
+	Skipped string
+	// Compared is set for another implementation than the reference: its facts were
+	// compared with the reference's (see package facts).
+	Compared bool
+	// Explained lists the recorded divergences that explain differences of this outcome.
+	Explained []Explained
 }
 
-// Passed reports whether the outcome is clean.
+// Explained is a recorded divergence and the differences it explains.
+type Explained struct {
+	Divergence scenario.Divergence
+	Items      []string
+}
+
+// Passed reports whether the outcome is clean (differences explained by a recorded
+// divergence do not fail it).
 func (o *Outcome) Passed() bool { return o.Err == nil && len(o.Failures) == 0 }
+
+// Agrees reports whether the implementation agreed with the reference on every fact and
+// expectation, without a divergence to explain.
+func (o *Outcome) Agrees() bool { return o.Skipped == "" && o.Passed() && len(o.Explained) == 0 }
 
 // Job is one scenario and profile to run.
 type Job struct {
@@ -138,6 +157,10 @@ func RunOne(ctx context.Context, job Job, opts Options) (o *Outcome) {
 		return o
 	}
 	s := job.Scenario
+	if !opts.Impl.Golden() {
+		comparePeer(ctx, o, p, opts.Impl)
+		return o
+	}
 	res, err := opts.Impl.Translate(ctx, impl.Request{Scenario: s.Name, Objects: s.Objects, Config: s.Settings, Profile: p})
 	if err != nil {
 		o.Err = err

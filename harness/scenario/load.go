@@ -172,6 +172,22 @@ func (l Loader) validate(s *Scenario, addf func(int, string, ...any)) {
 	if (s.Resources == "") == (s.ResourcesFile == "") {
 		addf(s.Line(""), "set exactly one of resources (inline YAML) and resourcesFile")
 	}
+	for i, d := range s.Divergences {
+		at := fmt.Sprintf("divergences[%d]", i)
+		switch {
+		case d.Impl == "" || d.Impl == "reference":
+			addf(s.Line(at), "%s: impl names the implementation that diverges (egctl@v1.9.1, exec:...), not the reference", at)
+		case strings.TrimSpace(d.Reason) == "":
+			addf(s.Line(at), "%s: reason is required: say what %s does differently and why", at, d.Impl)
+		case len(d.Facts) == 0:
+			addf(s.Line(at), "%s: facts is required: the fact keys or expectation paths it explains", at)
+		}
+		for j, p := range d.Profiles {
+			if !contains(s.ProfilesOrDefault(), p) {
+				addf(s.Line(fmt.Sprintf("%s.profiles[%d]", at, j)), "%s: the scenario does not run under %s", at, p)
+			}
+		}
+	}
 }
 
 func (l Loader) loadResources(s *Scenario, root *yaml.Node, e *Error, addf func(int, string, ...any)) {

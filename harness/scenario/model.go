@@ -5,6 +5,7 @@ package scenario
 
 import (
 	"reflect"
+	"slices"
 
 	"github.com/egharness/egharness/translator/config"
 	"github.com/egharness/egharness/translator/resource"
@@ -29,6 +30,9 @@ type Scenario struct {
 	Expect  Expect   `json:"expect"`
 	// ExpectByProfile replaces, for one profile, each section of Expect it sets.
 	ExpectByProfile map[string]Expect `json:"expectByProfile,omitempty"`
+	// Divergences are known, explained disagreements of another implementation with the
+	// reference on this scenario (see Divergence).
+	Divergences []Divergence `json:"divergences,omitempty"`
 	// Upgrade is what `egharness upgrade-check` must find between two of the scenario's
 	// profiles (suites/upgrade).
 	Upgrade *UpgradeExpect `json:"upgrade,omitempty"`
@@ -39,6 +43,34 @@ type Scenario struct {
 	Objects  []resource.Object `json:"-"`
 	Settings config.Config     `json:"-"` // Config combined with an EnvoyGateway document
 	lines    func(path string) int
+}
+
+// Divergence records that an implementation (egctl@v1.9.1, exec:..., as --impl names it)
+// disagrees with the reference on this scenario, and why. The differences it lists are
+// reported as explained instead of failing; a divergence that no longer matches any
+// difference fails, so the record stays true.
+type Divergence struct {
+	Impl string `json:"impl"`
+	// Profiles it applies to; every profile when empty.
+	Profiles []string `json:"profiles,omitempty"`
+	// Reason says what the implementation does differently and why the reference is right
+	// (or why the two cannot agree).
+	Reason string `json:"reason"`
+	// Facts are the differences explained: fact keys as the run prints them ("routes
+	// default/eg/http/default/eg/http/app_example_com"), expectation paths
+	// ("expect.traffic[2]"), or "error" for a translation that fails; '*' matches any text.
+	Facts []string `json:"facts"`
+}
+
+// DivergencesFor returns the divergences recorded for implementation impl under profile p.
+func (s *Scenario) DivergencesFor(impl, p string) []Divergence {
+	var out []Divergence
+	for _, d := range s.Divergences {
+		if d.Impl == impl && (len(d.Profiles) == 0 || slices.Contains(d.Profiles, p)) {
+			out = append(out, d)
+		}
+	}
+	return out
 }
 
 // Expect is what a translation must produce. Objects are named Kind/namespace/name (or

@@ -25,6 +25,8 @@ func newRunCmd() *cobra.Command {
 		parallel int
 		verbose  bool
 		noGolden bool
+		peersDir string
+		caps     []string
 		limits   *resource.Limits
 	}
 	cmd := &cobra.Command{
@@ -42,7 +44,11 @@ named as a path. The --max-* flags bound every file read.`,
   egharness run scenarios/routing --profile v1.9
   egharness run --focus RT-09 --label routing`,
 		RunE: func(cmd *cobra.Command, paths []string) error {
-			im, err := impl.Get(opts.impl)
+			caps, err := impl.ParseCapabilities(opts.caps)
+			if err != nil {
+				return badInput("--impl-capabilities: %v", err)
+			}
+			im, err := impl.Open(opts.impl, impl.Options{Limits: *opts.limits, PeersDir: opts.peersDir, Caps: caps})
 			if err != nil {
 				return badInput("%v", err)
 			}
@@ -75,7 +81,17 @@ named as a path. The --max-* flags bound every file read.`,
 			failed := printOutcomes(w, outcomes)
 			printLoadErrors(w, set)
 			printCoverageSummary(w, cat, runner.CoverageOf(cat, set.Scenarios))
-			fmt.Fprintf(w, "\n%d passed, %d failed\n", len(outcomes)-failed, failed+len(set.Errors))
+			skipped := 0
+			for _, o := range outcomes {
+				if o.Skipped != "" {
+					skipped++
+				}
+			}
+			if skipped > 0 {
+				fmt.Fprintf(w, "\n%d passed, %d failed, %d skipped\n", len(outcomes)-failed-skipped, failed+len(set.Errors), skipped)
+			} else {
+				fmt.Fprintf(w, "\n%d passed, %d failed\n", len(outcomes)-failed, failed+len(set.Errors))
+			}
 			switch {
 			case len(set.Errors) > 0:
 				return &exitError{code: exitBad, err: fmt.Errorf("%d scenario file(s) could not be loaded", len(set.Errors))}
@@ -86,7 +102,9 @@ named as a path. The --max-* flags bound every file read.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&opts.impl, "impl", "reference", "implementation to test")
+	f.StringVar(&opts.impl, "impl", "reference", "implementation to test: reference, exec:COMMAND, egctl@VERSION")
+	f.StringSliceVar(&opts.caps, "impl-capabilities", nil, "what an exec: implementation does not produce: no-admission, no-secrets, no-warnings")
+	f.StringVar(&opts.peersDir, "peers-dir", "", "where `make peers` installed egctl (default $EGHARNESS_PEERS, else peers/)")
 	f.StringSliceVar(&opts.profiles, "profile", nil, "only these profiles ("+strings.Join(profile.Names(), ", ")+")")
 	f.StringSliceVar(&opts.labels, "label", nil, "only scenarios with one of these labels or areas")
 	f.StringSliceVar(&opts.focus, "focus", nil, "only scenarios covering one of these behavior IDs")
@@ -99,10 +117,14 @@ named as a path. The --max-* flags bound every file read.`,
 
 func verdict(o *runner.Outcome) string {
 	switch {
+	case o.Skipped != "":
+		return "skip"
 	case o.Err != nil:
 		return "ERROR"
 	case len(o.Failures) > 0:
 		return "FAIL"
+	case len(o.Explained) > 0:
+		return "diverges"
 	}
 	return "pass"
 }
@@ -119,6 +141,7 @@ func printOutcomes(w io.Writer, outcomes []*runner.Outcome) int {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", o.Scenario.Name, o.Scenario.Area, o.Profile, verdict(o), strings.Join(o.Scenario.Covers, ","))
 	}
 	tw.Flush()
+	printSkipsAndDivergences(w, outcomes)
 	if failed == 0 {
 		return 0
 	}
@@ -136,6 +159,35 @@ func printOutcomes(w io.Writer, outcomes []*runner.Outcome) int {
 		}
 	}
 	return failed
+}
+
+// printSkipsAndDivergences says why each skipped scenario was skipped and which recorded
+// divergences explained differences, so no disagreement is silent.
+func printSkipsAndDivergences(w io.Writer, outcomes []*runner.Outcome) {
+	var skipped, diverged []*runner.Outcome
+	for _, o := range outcomes {
+		if o.Skipped != "" {
+			skipped = append(skipped, o)
+		}
+		if len(o.Explained) > 0 {
+			diverged = append(diverged, o)
+		}
+	}
+	if len(skipped) > 0 {
+		fmt.Fprintf(w, "\nSkipped (%d):\n", len(skipped))
+		for _, o := range skipped {
+			fmt.Fprintf(w, "  %s [%s]: %s\n", o.Scenario.Name, o.Profile, o.Skipped)
+		}
+	}
+	if len(diverged) > 0 {
+		fmt.Fprintf(w, "\nKnown divergences (%d):\n", len(diverged))
+		for _, o := range diverged {
+			for _, e := range o.Explained {
+				fmt.Fprintf(w, "  %s [%s]: %s\n", o.Scenario.Name, o.Profile, indent(strings.TrimSpace(e.Divergence.Reason)))
+				fmt.Fprintf(w, "    explains %d difference(s): %s\n", len(e.Items), indent(strings.Join(e.Items, "; ")))
+			}
+		}
+	}
 }
 
 func indent(s string) string { return strings.ReplaceAll(s, "\n", "\n    ") }
