@@ -22,18 +22,24 @@ type Applied[T any] struct {
 	MergedWith []PolicyRef `json:"mergedWith,omitempty"`
 	// Spec is the effective spec: the policy's own, or the merge result when it has mergeType.
 	Spec *T `json:"spec"`
-	// FieldNamespace says, after a merge, which policy's namespace each top-level spec field
-	// (by its JSON name) came from, so that Secret and backend references resolve there
-	// (MRG-05). Without a merge every field is the policy's own namespace.
-	FieldNamespace map[string]string `json:"fieldNamespace,omitempty"`
+	// FieldOwner says, after a merge, which parent policy each inherited top-level spec
+	// field (by its JSON name) came from: Secret and backend references resolve in its
+	// namespace (MRG-05), and EG names per-policy filters after it, even when parent and
+	// child share a namespace. Fields not listed are the policy's own.
+	FieldOwner map[string]PolicyRef `json:"fieldOwner,omitempty"`
+}
+
+// OwnerOf is the policy that declared the named top-level field.
+func (a *Applied[T]) OwnerOf(field string) PolicyRef {
+	if p, ok := a.FieldOwner[field]; ok {
+		return p
+	}
+	return a.Policy
 }
 
 // NamespaceOf is the namespace references in the named top-level field resolve in.
 func (a *Applied[T]) NamespaceOf(field string) string {
-	if ns, ok := a.FieldNamespace[field]; ok {
-		return ns
-	}
-	return a.Policy.Namespace
+	return a.OwnerOf(field).Namespace
 }
 
 // RoutePolicies are the policies in force on one HTTP, gRPC, TCP, TLS or UDP route.

@@ -54,7 +54,7 @@ func TestLuaOffFailsClosed(t *testing.T) {
 
 func TestLuaConfigMapInFieldNamespace(t *testing.T) {
 	p := luaPolicy(egv1a1.Lua{Type: egv1a1.LuaValueTypeValueRef, ValueRef: &gwapiv1.LocalObjectReference{Name: "scripts"}})
-	p.Extension.FieldNamespace = map[string]string{"lua": "platform"} // merged from a parent (MRG-05)
+	p.Extension.FieldOwner = map[string]ir.PolicyRef{"lua": {Kind: "EnvoyExtensionPolicy", Namespace: "platform", Name: "lua"}} // merged from a parent (MRG-05)
 	x, r := routesWith(p)
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "platform", Name: "scripts"}, Data: map[string]string{"b": "-- b", "a": "-- a"}}
 	if errs := ResolveFeatures(x, objects(cm), true); len(errs) != 0 {

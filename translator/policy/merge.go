@@ -15,7 +15,7 @@ import (
 // mergeType (MRG-03): StrategicMerge is Kubernetes strategic merge patch over the spec's
 // Go type (lists merge by key where the type declares one), JSONMerge is RFC 7396 (objects
 // merge, arrays are replaced). The child's values win (MRG-04). Each top-level field
-// remembers which policy's namespace it came from, so references resolve there (MRG-05).
+// remembers which policy declared it: references resolve in its namespace (MRG-05).
 func mergePolicies[T any](parent, child *pol[T]) (*ir.Applied[T], error) {
 	base, err := json.Marshal(parent.spec)
 	if err != nil {
@@ -54,10 +54,10 @@ func mergePolicies[T any](parent, child *pol[T]) (*ir.Applied[T], error) {
 		if _, mine := childFields[f]; mine || isTargeting(f) {
 			continue
 		}
-		if a.FieldNamespace == nil {
-			a.FieldNamespace = map[string]string{}
+		if a.FieldOwner == nil {
+			a.FieldOwner = map[string]ir.PolicyRef{}
 		}
-		a.FieldNamespace[f] = parent.ref.Namespace
+		a.FieldOwner[f] = parent.ref
 	}
 	return a, nil
 }

@@ -18,19 +18,10 @@ const (
 )
 
 // fieldOwner is the policy a top-level spec field came from: the policy itself, or after
-// a merge the parent whose namespace the field resolves in (MRG-05). EG names per-policy
-// filters after that owner.
+// a merge the parent that declared it (MRG-05). EG names per-policy filters after that
+// owner, also when parent and child are in the same namespace.
 func fieldOwner[T any](a *ir.Applied[T], field string) ir.PolicyRef {
-	ns := a.NamespaceOf(field)
-	if ns == a.Policy.Namespace {
-		return a.Policy
-	}
-	for _, p := range a.MergedWith {
-		if p.Namespace == ns {
-			return p
-		}
-	}
-	return a.Policy
+	return a.OwnerOf(field)
 }
 
 // addBasicAuth adds one basic_auth filter per owning policy, disabled on the listener, and
