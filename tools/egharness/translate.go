@@ -75,6 +75,8 @@ alias expansion); bad input exits 2 with the file and line.`,
 			// Kinds the translator does not read (Deployments, ServiceAccounts...) are part
 			// of real manifests: they are skipped and said so, as egctl skips them.
 			res.Warnings = append(res.Warnings, dec.Notes...)
+			// The IR is not printed: let it go before the output is built (10k routes).
+			res.IR = nil
 			js, err := json.Marshal(res)
 			if err != nil {
 				return &exitError{code: exitFail, err: err}
