@@ -76,7 +76,7 @@ func (rt *routeTranslator) markOverlaps() {
 			if l.ir == nil {
 				continue
 			}
-			buckets := map[overlapKey]*overlapBucket{}
+			buckets := make(map[overlapKey]*overlapBucket, len(l.ir.Routes))
 			var order []overlapKey
 			for _, r := range l.ir.Routes {
 				k := keyOf(r)

@@ -11,8 +11,10 @@ type statusBook struct {
 	byRef map[resource.Ref]*result.ObjectStatus
 }
 
-func newStatusBook() *statusBook {
-	return &statusBook{byRef: map[resource.Ref]*result.ObjectStatus{}}
+// newStatusBook is sized for n objects: growing a map of 10k statuses step by step costs
+// more than the statuses.
+func newStatusBook(n int) *statusBook {
+	return &statusBook{byRef: make(map[resource.Ref]*result.ObjectStatus, n), order: make([]resource.Ref, 0, n)}
 }
 
 func (b *statusBook) object(ref resource.Ref) *result.ObjectStatus {

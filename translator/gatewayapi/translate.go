@@ -204,7 +204,7 @@ func (t Translator) Translate(objs []resource.Object) Output {
 	ix.sdsSecretRefs = t.Config.ExtensionAPIs != nil && t.Config.ExtensionAPIs.EnableSDSSecretRef
 	ix.listenerSDS = t.Profile.ListenerSDSSecrets
 	ix.now = t.now()
-	st := newStatusBook()
+	st := newStatusBook(len(objs))
 	resolveBackendLB(ix, st)
 
 	ours := map[string]bool{}
