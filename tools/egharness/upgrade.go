@@ -55,7 +55,8 @@ Output (-o): text (default), json ({"from","to","findings":[{"id","object","seve
 "summary","before","after"}]}), markdown (for a pull-request comment), html (one
 self-contained page: findings grouped by object, side-by-side diffs of the affected xDS).
 
-Exit codes: 0 no breaking finding, 1 at least one breaking finding, 2 bad usage or bad input.`,
+Exit codes: 0 no breaking finding, 1 at least one breaking finding, 2 bad usage, bad input,
+or a side that cannot translate the input (e.g. egctl with enableLua off).`,
 		Example: `  egharness upgrade-check --from v1.8 --to v1.9 -f cluster-dump.yaml
   kubectl get gateways,httproutes,securitypolicies,envoypatchpolicies -A -o yaml > dump.yaml
   egharness upgrade-check --from v1.9 --to v1.10-preview -f dump.yaml -o html > upgrade.html
@@ -100,7 +101,9 @@ Exit codes: 0 no breaking finding, 1 at least one breaking finding, 2 bad usage 
 			}
 			rep, err := upgrade.Check(cmd.Context(), upgrade.Request{Objects: dec.Objects, Config: cfg, From: fromSide, To: toSide, Name: name})
 			if err != nil {
-				return &exitError{code: exitFail, err: err}
+				// No comparison was made (a side cannot translate or express the input):
+				// that is not a breaking finding, so not exit 1.
+				return &exitError{code: exitBad, err: err}
 			}
 			rep.Notes = append(notes, dec.Notes...)
 			if err := rep.Write(cmd.OutOrStdout(), output); err != nil {
