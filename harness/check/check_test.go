@@ -77,6 +77,7 @@ expect:
   - {object: GatewayClass/eg, conditions: [{type: Accepted, status: "True", message: Valid GatewayClass}]}
   - {object: HTTPRoute/default/bad, absent: true}
   - {object: HTTPRoute/default/app, parent: Gateway/default/eg/http, absent: true}
+  - {object: HTTPRoute/default/bad, parent: Gateway/default/eg, absent: true}
   xds:
   - {kind: Listener, name: default/eg/http}
   - {kind: RouteConfiguration, name: default/eg/http}
@@ -227,6 +228,13 @@ func TestWrongExpectationsFail(t *testing.T) {
 			new:   "parent: Gateway/default/eg, absent: true}",
 			check: "statuses", where: "expect.statuses[4]", marker: "parent: Gateway/default/eg, absent: true",
 			msg: "expected no entry, got Accepted=True",
+		},
+		{
+			name:  "parent expected on an object without status",
+			old:   "- {object: HTTPRoute/default/bad, parent: Gateway/default/eg, absent: true}",
+			new:   "- {object: HTTPRoute/default/bad, parent: Gateway/default/eg, conditions: [{type: Accepted}]}",
+			check: "statuses", where: "expect.statuses[5]", marker: "- {object: HTTPRoute/default/bad, parent: Gateway/default/eg, conditions",
+			msg: "HTTPRoute/default/bad: no status in the result",
 		},
 		{
 			name:  "listener attachedRoutes",
