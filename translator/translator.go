@@ -57,7 +57,7 @@ func Translate(in Input) (res *result.Result, err error) {
 	res.Warnings = append(res.Warnings, pol.Warnings...)
 
 	naming := xds.Naming{V2: in.Profile.FlagOn(egv1a1.XDSNameSchemeV2, in.Config.RuntimeFlags)}
-	res.XDS, err = xds.Translator{Naming: naming, DNSClusterExtension: in.Profile.DNSClusterExtension, Features: xds.Features{
+	res.XDS, err = xds.Translator{Naming: naming, DNSClusterExtension: in.Profile.DNSClusterExtension, MergeGateways: in.Config.MergeGateways, Features: xds.Features{
 		JWTStableNames:   in.Profile.JWTStableNames,
 		LuaPolicyFilters: in.Profile.LuaPolicyFilters,
 	}}.Translate(&gw.IR)

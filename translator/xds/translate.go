@@ -26,10 +26,16 @@ type Translator struct {
 	DNSClusterExtension bool
 	// Features are the version differences of the policy filters (SP-06, EEP-03).
 	Features Features
+	// MergeGateways: every Gateway runs on one proxy, so listeners of different Gateways on
+	// one port share an Envoy listener (TLS-07). Without it each Gateway has a proxy of its
+	// own, and its listeners never fold with another Gateway's.
+	MergeGateways bool
 }
 
-// portKey identifies an Envoy listener: Gateway listeners on one address and port share it.
+// portKey identifies an Envoy listener: Gateway listeners of one proxy on one address and
+// port share it.
 type portKey struct {
+	proxy   string // the Gateway (namespace/name); empty when Gateways are merged
 	address string
 	port    uint32
 }
@@ -63,7 +69,10 @@ func (t Translator) Translate(x *ir.XDS) (result.XDS, error) {
 	clusters := map[string]bool{}
 	secrets := map[string]bool{}
 	for _, l := range x.HTTP {
-		k := portKey{l.Address, l.Port}
+		k := portKey{address: l.Address, port: l.Port}
+		if !t.MergeGateways {
+			k.proxy = l.Gateway
+		}
 		el := byPort[k]
 		if el == nil {
 			el = &envoyListener{first: l, vhost: map[string]*routev3.VirtualHost{}, filters: newHTTPFilterSet(t.Features)}
