@@ -74,7 +74,10 @@ func TestPortConflicts(t *testing.T) {
 			t.Fatal(err)
 		}
 		if c := xdsserver.PortConflicts(&l.Result.XDS); len(c) != 0 {
-			t.Logf("%s: %v", sc.Name, c) // served one Gateway at a time is future work
+			// Gateways of their own on one port (no mergeGateways) are one proxy each in EG;
+			// one Envoy cannot serve them at once (serving one Gateway at a time is future work).
+			t.Logf("%s: %v", sc.Name, c)
+			continue
 		}
 		if len(l.Result.XDS.Listeners) == 0 {
 			continue
