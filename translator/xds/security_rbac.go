@@ -48,6 +48,18 @@ func rbacAction(name string, action rbacconfigv3.RBAC_Action) *anypb.Any {
 }
 
 func rbacPerRoute(a *ir.Applied[egv1a1.SecurityPolicySpec]) (*rbacv3.RBACPerRoute, error) {
+	m, err := authorizationMatcher(a, rulePredicate)
+	if err != nil {
+		return nil, err
+	}
+	return &rbacv3.RBACPerRoute{Rbac: &rbacv3.RBAC{Matcher: m}}, nil
+}
+
+// authorizationMatcher is the matcher of a policy's authorization block, for the HTTP RBAC
+// filter (SP-05) and the network one (SP-02) alike: the rules in order, each named as EG
+// names it and matching on what predicateOf makes of it, first match decides;
+// defaultAction (Deny unless set) when none matches.
+func authorizationMatcher(a *ir.Applied[egv1a1.SecurityPolicySpec], predicateOf func(egv1a1.AuthorizationRule) (*predicate, error)) (*cncfmatcherv3.Matcher, error) {
 	auth := a.Spec.Authorization
 	allow, deny := rbacAction("ALLOW", rbacconfigv3.RBAC_ALLOW), rbacAction("DENY", rbacconfigv3.RBAC_DENY)
 	owner := fieldOwner(a, "authorization")
@@ -57,7 +69,7 @@ func rbacPerRoute(a *ir.Applied[egv1a1.SecurityPolicySpec]) (*rbacv3.RBACPerRout
 		if rule.Name != nil && *rule.Name != "" {
 			name = *rule.Name
 		}
-		pred, err := rulePredicate(rule)
+		pred, err := predicateOf(rule)
 		if err != nil {
 			return nil, fmt.Errorf("rule %s: %w", name, err)
 		}
@@ -65,24 +77,24 @@ func rbacPerRoute(a *ir.Applied[egv1a1.SecurityPolicySpec]) (*rbacv3.RBACPerRout
 		if rule.Action == egv1a1.AuthorizationActionDeny {
 			action = deny
 		}
-		matchers = append(matchers, &cncfmatcherv3.Matcher_MatcherList_FieldMatcher{
-			Predicate: pred,
-			OnMatch: &cncfmatcherv3.Matcher_OnMatch{OnMatch: &cncfmatcherv3.Matcher_OnMatch_Action{
-				Action: &cncfv3.TypedExtensionConfig{Name: name, TypedConfig: action},
-			}},
-		})
+		matchers = append(matchers, &cncfmatcherv3.Matcher_MatcherList_FieldMatcher{Predicate: pred, OnMatch: decision(name, action)})
 	}
 	def := deny
 	if auth.DefaultAction != nil && *auth.DefaultAction == egv1a1.AuthorizationActionAllow {
 		def = allow
 	}
-	m := &cncfmatcherv3.Matcher{OnNoMatch: &cncfmatcherv3.Matcher_OnMatch{OnMatch: &cncfmatcherv3.Matcher_OnMatch_Action{
-		Action: &cncfv3.TypedExtensionConfig{Name: "default", TypedConfig: def},
-	}}}
+	m := &cncfmatcherv3.Matcher{OnNoMatch: decision("default", def)}
 	if len(matchers) > 0 {
 		m.MatcherType = &cncfmatcherv3.Matcher_MatcherList_{MatcherList: &cncfmatcherv3.Matcher_MatcherList{Matchers: matchers}}
 	}
-	return &rbacv3.RBACPerRoute{Rbac: &rbacv3.RBAC{Matcher: m}}, nil
+	return m, nil
+}
+
+// decision is a matcher outcome: the named RBAC action.
+func decision(name string, action *anypb.Any) *cncfmatcherv3.Matcher_OnMatch {
+	return &cncfmatcherv3.Matcher_OnMatch{OnMatch: &cncfmatcherv3.Matcher_OnMatch_Action{
+		Action: &cncfv3.TypedExtensionConfig{Name: name, TypedConfig: action},
+	}}
 }
 
 type predicate = cncfmatcherv3.Matcher_MatcherList_Predicate

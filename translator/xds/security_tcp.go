@@ -1,9 +1,6 @@
 package xds
 
 import (
-	"fmt"
-
-	cncfv3 "github.com/cncf/xds/go/xds/core/v3"
 	cncfmatcherv3 "github.com/cncf/xds/go/xds/type/matcher/v3"
 	egv1a1 "github.com/envoyproxy/gateway/api/v1alpha1"
 	listenerv3 "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
@@ -24,45 +21,15 @@ func tcpAuthorizationFilter(statPrefix string, a *ir.Applied[egv1a1.SecurityPoli
 	if a == nil || a.Spec == nil || a.Spec.Authorization == nil {
 		return nil
 	}
-	auth := a.Spec.Authorization
-	allow, deny := rbacAction("ALLOW", rbacconfigv3.RBAC_ALLOW), rbacAction("DENY", rbacconfigv3.RBAC_DENY)
-	owner := fieldOwner(a, "authorization")
-	var matchers []*cncfmatcherv3.Matcher_MatcherList_FieldMatcher
-	for i, rule := range auth.Rules {
-		name := fmt.Sprintf("securitypolicy/%s/%s/authorization/rule/%d", owner.Namespace, owner.Name, i)
-		if rule.Name != nil && *rule.Name != "" {
-			name = *rule.Name
+	m, err := authorizationMatcher(a, func(rule egv1a1.AuthorizationRule) (*predicate, error) {
+		if rule.Principal == nil || len(rule.Principal.ClientCIDRs) == 0 {
+			return nil, nil // a rule without CIDRs matches every connection
 		}
-		var pred *predicate
-		if rule.Principal != nil && len(rule.Principal.ClientCIDRs) > 0 {
-			p, err := ipPredicate(rule.Principal.ClientCIDRs)
-			if err != nil {
-				return networkRBAC(statPrefix, &cncfmatcherv3.Matcher{OnNoMatch: &cncfmatcherv3.Matcher_OnMatch{OnMatch: &cncfmatcherv3.Matcher_OnMatch_Action{
-					Action: &cncfv3.TypedExtensionConfig{Name: "default", TypedConfig: deny},
-				}}})
-			}
-			pred = p
-		}
-		action := allow
-		if rule.Action == egv1a1.AuthorizationActionDeny {
-			action = deny
-		}
-		matchers = append(matchers, &cncfmatcherv3.Matcher_MatcherList_FieldMatcher{
-			Predicate: pred,
-			OnMatch: &cncfmatcherv3.Matcher_OnMatch{OnMatch: &cncfmatcherv3.Matcher_OnMatch_Action{
-				Action: &cncfv3.TypedExtensionConfig{Name: name, TypedConfig: action},
-			}},
-		})
-	}
-	def := deny
-	if auth.DefaultAction != nil && *auth.DefaultAction == egv1a1.AuthorizationActionAllow {
-		def = allow
-	}
-	m := &cncfmatcherv3.Matcher{OnNoMatch: &cncfmatcherv3.Matcher_OnMatch{OnMatch: &cncfmatcherv3.Matcher_OnMatch_Action{
-		Action: &cncfv3.TypedExtensionConfig{Name: "default", TypedConfig: def},
-	}}}
-	if len(matchers) > 0 {
-		m.MatcherType = &cncfmatcherv3.Matcher_MatcherList_{MatcherList: &cncfmatcherv3.Matcher_MatcherList{Matchers: matchers}}
+		return ipPredicate(rule.Principal.ClientCIDRs)
+	})
+	if err != nil {
+		deny := rbacAction("DENY", rbacconfigv3.RBAC_DENY)
+		m = &cncfmatcherv3.Matcher{OnNoMatch: decision("default", deny)}
 	}
 	return networkRBAC(statPrefix, m)
 }
