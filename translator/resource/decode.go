@@ -11,7 +11,6 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/egharness/egharness/translator/apis/backendlb"
@@ -27,6 +26,7 @@ import (
 	gwapiv1a3 "sigs.k8s.io/gateway-api/apis/v1alpha3"
 	gwapiv1b1 "sigs.k8s.io/gateway-api/apis/v1beta1"
 
+	"github.com/egharness/egharness/internal/parallel"
 	"github.com/egharness/egharness/internal/yamlpos"
 	"go.yaml.in/yaml/v3"
 )
@@ -126,7 +126,7 @@ func Decode(file string, data []byte, opts Options) (Decoded, error) {
 	var aliasBytes int64
 	count := 0
 	add := func(line int, text, js []byte, tm typeMeta, pre *prefetched) {
-		if tm.Kind == egv1a1.KindEnvoyGateway && tm.APIVersion == egv1a1.GroupVersion.String() {
+		if tm.isEnvoyGateway() {
 			cfg, err := decodeEnvoyGateway(file, line, text, js)
 			switch {
 			case err != nil:
@@ -302,31 +302,18 @@ func prefetch(file string, docs []document, opts Options, lim Limits) []*prefetc
 			todo = append(todo, i)
 		}
 	}
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				k := int(next.Add(1)) - 1
-				if k >= len(todo) {
-					return
-				}
-				i := todo[k]
-				line := docs[i].line + opts.LineOffset
-				var none int64
-				p := &prefetched{}
-				p.js, p.tm, p.err = identify(file, line, docs[i].text, lim, &none)
-				if p.err == nil && !isList(p.tm) && !(p.tm.Kind == egv1a1.KindEnvoyGateway && p.tm.APIVersion == egv1a1.GroupVersion.String()) {
-					p.decoded = true
-					p.obj, p.skipped, p.decodeErr = decodeOne(file, line, docs[i].text, p.js, p.tm, opts)
-				}
-				out[i] = p
-			}
-		}()
-	}
-	wg.Wait()
+	parallel.Each(len(todo), func(k int) {
+		i := todo[k]
+		line := docs[i].line + opts.LineOffset
+		var none int64
+		p := &prefetched{}
+		p.js, p.tm, p.err = identify(file, line, docs[i].text, lim, &none)
+		if p.err == nil && !isList(p.tm) && !p.tm.isEnvoyGateway() {
+			p.decoded = true
+			p.obj, p.skipped, p.decodeErr = decodeOne(file, line, docs[i].text, p.js, p.tm, opts)
+		}
+		out[i] = p
+	})
 	return out
 }
 
@@ -355,6 +342,11 @@ func (tm *typeMeta) UnmarshalJSON(b []byte) error {
 	*tm = typeMeta(v.plain)
 	tm.hasItems = bool(v.Items)
 	return nil
+}
+
+// isEnvoyGateway reports EG's configuration document, which is read apart from the objects.
+func (tm typeMeta) isEnvoyGateway() bool {
+	return tm.Kind == egv1a1.KindEnvoyGateway && tm.APIVersion == egv1a1.GroupVersion.String()
 }
 
 // present records that a JSON field was there, whatever its value.

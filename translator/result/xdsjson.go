@@ -4,9 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"runtime"
-	"sync"
-	"sync/atomic"
 
 	clusterv3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
 	endpointv3 "github.com/envoyproxy/go-control-plane/envoy/config/endpoint/v3"
@@ -16,6 +13,8 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/anypb"
+
+	"github.com/egharness/egharness/internal/parallel"
 
 	// The extension types that may appear inside Any fields must be linked in for protojson
 	// to print and parse them.
@@ -124,23 +123,7 @@ const typeURLPrefix = "type.googleapis.com/"
 func marshalAll[T proto.Message](list []T) ([]json.RawMessage, error) {
 	out := make([]json.RawMessage, len(list))
 	errs := make([]error, len(list))
-	workers := min(runtime.GOMAXPROCS(0), len(list))
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				i := int(next.Add(1)) - 1
-				if i >= len(list) {
-					return
-				}
-				out[i], errs[i] = MarshalResource(list[i])
-			}
-		}()
-	}
-	wg.Wait()
+	parallel.Each(len(list), func(i int) { out[i], errs[i] = MarshalResource(list[i]) })
 	for _, err := range errs {
 		if err != nil {
 			return nil, err
