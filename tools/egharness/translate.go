@@ -36,15 +36,7 @@ alias expansion); bad input exits 2 with the file and line.`,
 			if err != nil {
 				return badInput("%v", err)
 			}
-			name := file
-			if file == "-" {
-				name = "<stdin>"
-			}
-			data, err := readInput(file, cmd.InOrStdin(), *limits)
-			if err != nil {
-				return badInput("%v", err)
-			}
-			dec, err := resource.Decode(name, data, resource.Options{DefaultNamespace: namespace, SkipUnknownKinds: true, Limits: *limits})
+			name, dec, err := decodeInput(file, cmd.InOrStdin(), namespace, *limits)
 			if err != nil {
 				return badInput("%v", err)
 			}
@@ -104,6 +96,22 @@ alias expansion); bad input exits 2 with the file and line.`,
 	cmd.Flags().StringVarP(&namespace, "namespace", "n", "envoy-gateway-system", "namespace of objects that name none (egctl x translate's default)")
 	limits = addLimitFlags(cmd.Flags())
 	return cmd
+}
+
+// decodeInput reads and decodes a user's objects (file "-": stdin, named <stdin>) the way
+// every command that takes -f does: namespace for objects that name none, unknown kinds
+// skipped with a note, the input limits applied.
+func decodeInput(file string, stdin io.Reader, namespace string, limits resource.Limits) (string, resource.Decoded, error) {
+	name := file
+	if file == "-" {
+		name = "<stdin>"
+	}
+	data, err := readInput(file, stdin, limits)
+	if err != nil {
+		return name, resource.Decoded{}, err
+	}
+	dec, err := resource.Decode(name, data, resource.Options{DefaultNamespace: namespace, SkipUnknownKinds: true, Limits: limits})
+	return name, dec, err
 }
 
 // readInput reads file ("-": stdin) up to the file size limit.

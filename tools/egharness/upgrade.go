@@ -80,15 +80,7 @@ or a side that cannot translate the input (e.g. egctl with enableLua off).`,
 			if err != nil {
 				return badInput("--to: %v", err)
 			}
-			name := file
-			if file == "-" {
-				name = "<stdin>"
-			}
-			data, err := readInput(file, cmd.InOrStdin(), *limits)
-			if err != nil {
-				return badInput("%v", err)
-			}
-			dec, err := resource.Decode(name, data, resource.Options{DefaultNamespace: namespace, SkipUnknownKinds: true, Limits: *limits})
+			name, dec, err := decodeInput(file, cmd.InOrStdin(), namespace, *limits)
 			if err != nil {
 				return badInput("%v", err)
 			}
