@@ -283,8 +283,12 @@ func notYetTranslated(objs []resource.Object) []string {
 				o.Obj.GetNamespace(), o.Obj.GetName(), profile.GatewayV1))
 			continue
 		}
+		if ep, ok := o.Obj.(*egv1a1.EnvoyProxy); ok && ep.Spec.MergeType != nil {
+			out = append(out, fmt.Sprintf("EnvoyProxy %s/%s: spec.mergeType %s is not applied by the reference translator: a Gateway's own EnvoyProxy replaces its class's",
+				ep.Namespace, ep.Name, *ep.Spec.MergeType))
+		}
 		if o.Kind == "EnvoyProxy" {
-			out = append(out, fmt.Sprintf("EnvoyProxy %s/%s: the reference translator reads only spec.backendTLS (versions, ciphers and ALPN toward BackendTLSPolicy backends); its other settings have no effect on this output",
+			out = append(out, fmt.Sprintf("EnvoyProxy %s/%s: the reference translator validates it as EG does but reads only spec.backendTLS (versions, ciphers and ALPN toward BackendTLSPolicy backends); its other settings have no effect on this output",
 				o.Obj.GetNamespace(), o.Obj.GetName()))
 			continue
 		}
