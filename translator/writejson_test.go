@@ -6,8 +6,6 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/egharness/egharness/harness/catalog"
-	"github.com/egharness/egharness/harness/scenario"
 	"github.com/egharness/egharness/translator"
 	"github.com/egharness/egharness/translator/profile"
 )
@@ -15,20 +13,12 @@ import (
 // Result.WriteJSON prints `translate -o json`: for every scenario it must be the same JSON
 // value json.Marshal gives (the JSON contract external implementations also print).
 func TestWriteJSONSameAsMarshal(t *testing.T) {
-	cat, err := catalog.Load()
-	if err != nil {
-		t.Fatal(err)
-	}
-	set, err := scenario.Loader{Catalog: cat, Root: "../scenarios"}.LoadPaths("../scenarios")
-	if err != nil {
-		t.Fatal(err)
-	}
 	p, err := profile.Get(profile.Default)
 	if err != nil {
 		t.Fatal(err)
 	}
 	n := 0
-	for _, s := range set.Scenarios {
+	for _, s := range allScenarios(t) {
 		res, err := translator.Translate(translator.Input{Objects: s.Objects, Config: s.Settings, Profile: p})
 		if err != nil {
 			t.Fatalf("%s: %v", s.Name, err)
