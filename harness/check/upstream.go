@@ -7,6 +7,7 @@ import (
 	clusterv3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
 	endpointv3 "github.com/envoyproxy/go-control-plane/envoy/config/endpoint/v3"
 	tlsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
+	httpv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/upstreams/http/v3"
 
 	"github.com/egharness/egharness/harness/scenario"
 	"github.com/egharness/egharness/translator/result"
@@ -23,10 +24,17 @@ type UpstreamTLS struct {
 	SubjectAltNames []string
 	MinVersion      string
 	MaxVersion      string
+	// Insecure: no validation context, the backend's certificate is not checked.
+	Insecure bool
+	// ClientCertificate is the SDS secret Envoy presents, "none" without one.
+	ClientCertificate string
+	ALPN              []string
 }
 
-// upstreamTLSOf finds the context for a cluster's locality (backend).
-func upstreamTLSOf(x *result.XDS, cluster, locality string) UpstreamTLS {
+// upstreamTLSOf finds the context for a cluster's locality (backend); host is the request's
+// host as forwarded, what Envoy sends as SNI when the cluster has auto SNI and the context
+// no SNI of its own.
+func upstreamTLSOf(x *result.XDS, cluster, locality, host string) UpstreamTLS {
 	var c *clusterv3.Cluster
 	for _, cl := range x.Clusters {
 		if cl.GetName() == cluster {
@@ -67,7 +75,16 @@ func upstreamTLSOf(x *result.XDS, cluster, locality string) UpstreamTLS {
 		return UpstreamTLS{Plaintext: true}
 	}
 	out := UpstreamTLS{SNI: ctx.GetSni()}
+	if out.SNI == "" && autoSNI(c) {
+		out.SNI = host // the cluster's auto SNI: the request's host, as forwarded
+	}
 	common := ctx.GetCommonTlsContext()
+	out.Insecure = common.GetValidationContextType() == nil
+	out.ClientCertificate = "none"
+	if certs := common.GetTlsCertificateSdsSecretConfigs(); len(certs) > 0 {
+		out.ClientCertificate = certs[0].GetName()
+	}
+	out.ALPN = common.GetAlpnProtocols()
 	out.MinVersion = common.GetTlsParams().GetTlsMinimumProtocolVersion().String()
 	out.MaxVersion = common.GetTlsParams().GetTlsMaximumProtocolVersion().String()
 	cvc := common.GetCombinedValidationContext()
@@ -103,7 +120,7 @@ func upstreamTLSDiffs(want *scenario.UpstreamTLSExpect, x *result.XDS, a Answer)
 	if a.Cluster == "" {
 		return []string{"upstream TLS expected, but the request reaches no cluster"}
 	}
-	got := upstreamTLSOf(x, a.Cluster, a.Backend)
+	got := upstreamTLSOf(x, a.Cluster, a.Backend, a.RequestHeaders[":authority"])
 	var diffs []string
 	if want.Plaintext != got.Plaintext {
 		if got.Plaintext {
@@ -124,5 +141,29 @@ func upstreamTLSDiffs(want *scenario.UpstreamTLSExpect, x *result.XDS, a Answer)
 	if len(want.SubjectAltNames) > 0 && !slices.Equal(want.SubjectAltNames, got.SubjectAltNames) {
 		diffs = append(diffs, fmt.Sprintf("upstream TLS subject alt names %v, expected %v", got.SubjectAltNames, want.SubjectAltNames))
 	}
+	if want.InsecureSkipVerify && !got.Insecure {
+		diffs = append(diffs, "upstream TLS verifies the backend's certificate, expected insecureSkipVerify")
+	}
+	cmp("client certificate", want.ClientCertificate, got.ClientCertificate)
+	gotALPN := got.ALPN
+	if len(gotALPN) == 0 {
+		gotALPN = []string{"none"}
+	}
+	if len(want.ALPN) > 0 && !slices.Equal(want.ALPN, gotALPN) {
+		diffs = append(diffs, fmt.Sprintf("upstream TLS ALPN %v, expected %v", gotALPN, want.ALPN))
+	}
 	return diffs
+}
+
+// autoSNI: the cluster's HTTP protocol options make Envoy send the request's host as SNI.
+func autoSNI(c *clusterv3.Cluster) bool {
+	a := c.GetTypedExtensionProtocolOptions()["envoy.extensions.upstreams.http.v3.HttpProtocolOptions"]
+	if a == nil {
+		return false
+	}
+	var opts httpv3.HttpProtocolOptions
+	if a.UnmarshalTo(&opts) != nil {
+		return false
+	}
+	return opts.GetUpstreamHttpProtocolOptions().GetAutoSni()
 }

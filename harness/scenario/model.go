@@ -285,6 +285,14 @@ type UpstreamTLSExpect struct {
 	// MinVersion and MaxVersion are Envoy's TLS protocol names (TLSv1_2, TLSv1_3).
 	MinVersion string `json:"minVersion,omitempty"`
 	MaxVersion string `json:"maxVersion,omitempty"`
+	// InsecureSkipVerify: Envoy does not verify the backend's certificate (no validation
+	// context at all).
+	InsecureSkipVerify bool `json:"insecureSkipVerify,omitempty"`
+	// ClientCertificate is the SDS secret of the certificate Envoy presents to the backend
+	// (e.g. <namespace>/<secret>), or "none".
+	ClientCertificate string `json:"clientCertificate,omitempty"`
+	// ALPN is the protocol list Envoy offers, exactly; ["none"] for no ALPN.
+	ALPN []string `json:"alpn,omitempty"`
 }
 
 // IsZero reports whether the result checks nothing.

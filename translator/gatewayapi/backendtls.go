@@ -38,19 +38,26 @@ type btlsState struct {
 	order []*gwapiv1.BackendTLSPolicy
 }
 
-// backendTLSPolicy finds the policy for a Service port: a policy naming the port (by its
-// name, the Service port's sectionName) wins over one naming the whole Service (BTLS-02),
-// then the oldest. Policies only target Services in their own namespace.
-func (ix *index) backendTLSPolicy(ns, service, portName string) *gwapiv1.BackendTLSPolicy {
+// btlsTarget is what a BackendTLSPolicy targetRef must name to apply to a backendRef: the
+// Service (group "") or EG Backend (gateway.envoyproxy.io), and the section: a Service
+// port's name, or for a Backend the backendRef's port number (BTLS-02).
+type btlsTarget struct {
+	group, kind, name, section string
+}
+
+// backendTLSPolicy finds the policy for a backend: a policy naming the section wins over one
+// naming the whole object (BTLS-02), then the oldest. Policies only target objects in their
+// own namespace.
+func (ix *index) backendTLSPolicy(ns string, target btlsTarget) *gwapiv1.BackendTLSPolicy {
 	match := func(p *gwapiv1.BackendTLSPolicy, section bool) bool {
 		if p.Namespace != ns {
 			return false
 		}
 		for _, t := range p.Spec.TargetRefs {
-			if t.Group != "" || t.Kind != "Service" || string(t.Name) != service {
+			if string(t.Group) != target.group || string(t.Kind) != target.kind || string(t.Name) != target.name {
 				continue
 			}
-			if section && t.SectionName != nil && portName != "" && string(*t.SectionName) == portName {
+			if section && t.SectionName != nil && target.section != "" && string(*t.SectionName) == target.section {
 				return true
 			}
 			if !section && t.SectionName == nil {
@@ -72,16 +79,11 @@ func (ix *index) backendTLSPolicy(ns, service, portName string) *gwapiv1.Backend
 	return nil
 }
 
-// applyBackendTLS resolves the policy of a Service backend into the backend's upstream TLS.
-// The route's parents become the policy's ancestors. A policy whose CA cannot be resolved
-// makes the backend invalid (reason InvalidBackendTLS on the route).
+// applyBackendTLS resolves the upstream TLS of a Service backend (only a BackendTLSPolicy
+// can ask for it). A policy whose CA cannot be resolved makes the backend invalid (reason
+// InvalidBackendTLS on the route).
 func (rt *routeTranslator) applyBackendTLS(b *ir.Backend, ns string, sp *corev1.ServicePort) *refError {
-	p := rt.ix.backendTLSPolicy(ns, b.ServiceName, sp.Name)
-	if p == nil {
-		return nil
-	}
-	tls, err := rt.backendTLSBundle(p)
-	rt.recordBTLS(p, err)
+	tls, err := rt.upstreamTLS(ns, nil, btlsTarget{kind: "Service", name: b.ServiceName, section: sp.Name})
 	if err != nil {
 		return &refError{reason: "InvalidBackendTLS", msg: err.Error()}
 	}
@@ -108,8 +110,8 @@ func (rt *routeTranslator) recordBTLS(p *gwapiv1.BackendTLSPolicy, err error) {
 	}
 }
 
-// backendTLSBundle is what a policy says: SNI, trust (CA refs xor the system store, BTLS-01),
-// the identities to check, and the TLS versions (BTLS-03).
+// backendTLSBundle is what a policy says: SNI, trust (CA refs xor the system store, BTLS-01)
+// and the identities to check.
 func (rt *routeTranslator) backendTLSBundle(p *gwapiv1.BackendTLSPolicy) (*ir.UpstreamTLS, error) {
 	v := p.Spec.Validation
 	tls := &ir.UpstreamTLS{Policy: p.Namespace + "/" + p.Name, SNI: string(v.Hostname)}
@@ -134,8 +136,6 @@ func (rt *routeTranslator) backendTLSBundle(p *gwapiv1.BackendTLSPolicy) (*ir.Up
 		}
 		tls.CA, tls.CASource, tls.CAName, tls.CASDS = ca, sources, perResource, sds
 	}
-	tls.MinVersion, tls.MaxVersion = "1.2", rt.t.Profile.UpstreamTLSMax
-	rt.proxyBackendTLS(tls)
 	return tls, nil
 }
 

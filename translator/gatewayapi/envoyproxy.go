@@ -8,7 +8,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
 
-	"github.com/egharness/egharness/translator/ir"
 	"github.com/egharness/egharness/translator/resource"
 	"github.com/egharness/egharness/translator/result"
 )
@@ -124,35 +123,4 @@ func (pc *proxyCheck) gateway(gw *gwapiv1.Gateway) bool {
 	s.Conditions = []result.Condition{cond("Accepted", "False", reasonInvalidParameters,
 		fmt.Sprintf("Invalid parametersRef:: %v", err))}
 	return false
-}
-
-// proxyBackendTLS applies the EnvoyProxy's backendTLS settings of the route's first Gateway
-// parent to an upstream context (BTLS-03): versions, ciphers and ALPN replace the defaults.
-func (rt *routeTranslator) proxyBackendTLS(tls *ir.UpstreamTLS) {
-	if len(rt.curAncestors) == 0 {
-		return
-	}
-	a := rt.curAncestors[0]
-	g := rt.findGateway(a.Namespace, a.Name)
-	if g == nil {
-		return
-	}
-	ep, _ := rt.ix.envoyProxyOf(g.gw)
-	if ep == nil || ep.Spec.BackendTLS == nil {
-		return
-	}
-	s := ep.Spec.BackendTLS.TLSSettings
-	if s.MinVersion != nil {
-		tls.MinVersion = string(*s.MinVersion)
-	}
-	if s.MaxVersion != nil {
-		tls.MaxVersion = string(*s.MaxVersion)
-	}
-	tls.Ciphers = s.Ciphers
-	if s.ALPNProtocols != nil {
-		tls.ALPN = []string{}
-		for _, p := range s.ALPNProtocols {
-			tls.ALPN = append(tls.ALPN, string(p))
-		}
-	}
 }

@@ -292,7 +292,7 @@ func notYetTranslated(objs []resource.Object) []string {
 				ep.Namespace, ep.Name, *ep.Spec.MergeType))
 		}
 		if o.Kind == "EnvoyProxy" {
-			out = append(out, fmt.Sprintf("EnvoyProxy %s/%s: the reference translator validates it as EG does but reads only spec.backendTLS (versions, ciphers and ALPN toward BackendTLSPolicy backends); its other settings have no effect on this output",
+			out = append(out, fmt.Sprintf("EnvoyProxy %s/%s: the reference translator validates it as EG does but reads only spec.backendTLS (the client certificate, versions, ciphers and ALPN of upstream TLS); its other settings have no effect on this output",
 				o.Obj.GetNamespace(), o.Obj.GetName()))
 			continue
 		}

@@ -79,6 +79,13 @@ func extraSDSURLs(x *ir.XDS) []string {
 			if s.TLS != nil && s.TLS.CASDS != nil {
 				out = append(out, s.TLS.CASDS.URL)
 			}
+			if s.TLS != nil {
+				for _, c := range s.TLS.ClientCertificates {
+					if c.SDS != nil {
+						out = append(out, c.SDS.URL) // an upstream client certificate
+					}
+				}
+			}
 		}
 	}
 	for _, l := range x.HTTP {

@@ -166,7 +166,7 @@ func (t Translator) Translate(x *ir.XDS) (result.XDS, error) {
 		out.Routes = append(out.Routes, el.rc)
 	}
 	out.Clusters = append(out.Clusters, sdsClusters(x)...)
-	addCASecrets(&out, x)
+	addUpstreamTLSSecrets(&out, x)
 	addSessionFilters(out.Listeners, out.Routes)
 	out.Sort()
 	return out, nil
@@ -311,7 +311,7 @@ func buildCLA(name string, settings []*ir.Backend) *endpointv3.ClusterLoadAssign
 		}
 		if !s.Invalid {
 			section := ""
-			if s.Port != 0 { // an EG Backend is referenced without a port
+			if s.Port != 0 && s.Kind != "Backend" { // EG names no section for an EG Backend, port or not
 				section = fmt.Sprint(s.Port)
 			}
 			loc.Metadata = resourceMetadata(resourceRef{Kind: s.Kind, Name: s.ServiceName, Namespace: s.Namespace, SectionName: section})

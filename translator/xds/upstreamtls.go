@@ -27,19 +27,30 @@ const transportSocketMatchKey = "envoy.transport_socket_match"
 // match per such backend (named <cluster>/tls/<index>), selected by that name on its
 // endpoints. When every backend of an HTTP cluster speaks TLS, the cluster negotiates the
 // HTTP version by ALPN (auto config), which needs a default transport socket: EG puts a
-// placeholder there.
+// placeholder there. If then none of them sends an SNI of its own (an EG Backend without
+// sni), Envoy sends the request's host as SNI (auto SNI) and checks the certificate
+// against it.
 func withUpstreamTLS(c *clusterv3.Cluster, cla *endpointv3.ClusterLoadAssignment, settings []*ir.Backend, http, http2 bool) {
 	all := len(settings) > 0
-	for i, s := range settings {
+	literalSNI, hostSNI := false, false
+	for _, s := range settings {
 		if s.TLS == nil {
 			all = false
+			continue
+		}
+		literalSNI = literalSNI || s.TLS.SNI != ""
+		hostSNI = hostSNI || (s.TLS.SNI == "" && s.TLS.AutoHostSNI)
+	}
+	autoSNI := all && http && !literalSNI && !hostSNI
+	for i, s := range settings {
+		if s.TLS == nil {
 			continue
 		}
 		name := fmt.Sprintf("%s/tls/%d", c.Name, i)
 		c.TransportSocketMatches = append(c.TransportSocketMatches, &clusterv3.Cluster_TransportSocketMatch{
 			Name:            name,
 			Match:           &structpb.Struct{Fields: map[string]*structpb.Value{"name": structpb.NewStringValue(name)}},
-			TransportSocket: upstreamTLSSocket(s.TLS),
+			TransportSocket: upstreamTLSSocket(s.TLS, autoSNI),
 		})
 		if i < len(cla.Endpoints) {
 			for _, e := range cla.Endpoints[i].LbEndpoints {
@@ -50,23 +61,46 @@ func withUpstreamTLS(c *clusterv3.Cluster, cla *endpointv3.ClusterLoadAssignment
 		}
 	}
 	if !all || !http || http2 {
+		if autoSNI {
+			withAutoSNI(c)
+		}
 		return
 	}
 	c.TransportSocket = &corev3.TransportSocket{
 		Name:       "dummy.transport_socket",
 		ConfigType: &corev3.TransportSocket_TypedConfig{TypedConfig: mustAny(&tlsv3.UpstreamTlsContext{CommonTlsContext: &tlsv3.CommonTlsContext{}})},
 	}
-	c.TypedExtensionProtocolOptions = map[string]*anypb.Any{
-		"envoy.extensions.upstreams.http.v3.HttpProtocolOptions": mustAny(&httpv3.HttpProtocolOptions{
-			UpstreamProtocolOptions: &httpv3.HttpProtocolOptions_AutoConfig{AutoConfig: &httpv3.HttpProtocolOptions_AutoHttpConfig{
-				HttpProtocolOptions: &corev3.Http1ProtocolOptions{},
-				Http2ProtocolOptions: &corev3.Http2ProtocolOptions{
-					InitialConnectionWindowSize: u32(1048576),
-					InitialStreamWindowSize:     u32(65536),
-				},
-			}},
-		}),
+	opts := &httpv3.HttpProtocolOptions{
+		UpstreamProtocolOptions: &httpv3.HttpProtocolOptions_AutoConfig{AutoConfig: &httpv3.HttpProtocolOptions_AutoHttpConfig{
+			HttpProtocolOptions: &corev3.Http1ProtocolOptions{},
+			Http2ProtocolOptions: &corev3.Http2ProtocolOptions{
+				InitialConnectionWindowSize: u32(1048576),
+				InitialStreamWindowSize:     u32(65536),
+			},
+		}},
 	}
+	if autoSNI {
+		opts.UpstreamHttpProtocolOptions = &corev3.UpstreamHttpProtocolOptions{AutoSni: true}
+	}
+	c.TypedExtensionProtocolOptions = map[string]*anypb.Any{httpProtocolOptionsKey: mustAny(opts)}
+}
+
+const httpProtocolOptionsKey = "envoy.extensions.upstreams.http.v3.HttpProtocolOptions"
+
+// withAutoSNI turns on auto SNI in the HTTP protocol options a cluster already has (an
+// HTTP/2 cluster's explicit ones).
+func withAutoSNI(c *clusterv3.Cluster) {
+	opts := &httpv3.HttpProtocolOptions{}
+	if a := c.TypedExtensionProtocolOptions[httpProtocolOptionsKey]; a != nil {
+		if err := a.UnmarshalTo(opts); err != nil {
+			return
+		}
+	}
+	opts.UpstreamHttpProtocolOptions = &corev3.UpstreamHttpProtocolOptions{AutoSni: true}
+	if c.TypedExtensionProtocolOptions == nil {
+		c.TypedExtensionProtocolOptions = map[string]*anypb.Any{}
+	}
+	c.TypedExtensionProtocolOptions[httpProtocolOptionsKey] = mustAny(opts)
 }
 
 // tlsVersions maps EG's versions to Envoy's; "Auto" (and anything else) is TLS_AUTO.
@@ -76,9 +110,10 @@ var tlsVersions = map[string]tlsv3.TlsParameters_TlsProtocol{
 }
 
 // upstreamTLSSocket is the UpstreamTlsContext of one backend: SNI, the trust anchors over
-// SDS, the identities to accept (the SNI as a DNS SAN when the policy names none), and the
-// TLS versions.
-func upstreamTLSSocket(t *ir.UpstreamTLS) *corev3.TransportSocket {
+// SDS, the identities to accept (the SNI as a DNS SAN when the policy names none; without
+// either, the SNI Envoy sends, auto or the endpoint's hostname), the TLS parameters, ALPN
+// and the client certificates.
+func upstreamTLSSocket(t *ir.UpstreamTLS, autoSNI bool) *corev3.TransportSocket {
 	vc := &tlsv3.CertificateValidationContext{}
 	sans := t.SubjectAltNames
 	if len(sans) == 0 && t.SNI != "" {
@@ -100,11 +135,18 @@ func upstreamTLSSocket(t *ir.UpstreamTLS) *corev3.TransportSocket {
 				TlsMinimumProtocolVersion: tlsVersions[t.MinVersion],
 				TlsMaximumProtocolVersion: tlsVersions[t.MaxVersion],
 				CipherSuites:              t.Ciphers,
+				EcdhCurves:                t.ECDHCurves,
+				SignatureAlgorithms:       t.SignatureAlgorithms,
 			},
 			AlpnProtocols: t.ALPN,
 		},
+		AutoHostSni: t.AutoHostSNI,
+	}
+	for _, cert := range t.ClientCertificates {
+		ctx.CommonTlsContext.TlsCertificateSdsSecretConfigs = append(ctx.CommonTlsContext.TlsCertificateSdsSecretConfigs, certificateSDS(cert))
 	}
 	if !t.Insecure {
+		ctx.AutoSniSanValidation = len(sans) == 0 && (autoSNI || t.AutoHostSNI)
 		ctx.CommonTlsContext.ValidationContextType = &tlsv3.CommonTlsContext_CombinedValidationContext{
 			CombinedValidationContext: &tlsv3.CommonTlsContext_CombinedCertificateValidationContext{
 				DefaultValidationContext:         vc,
@@ -127,16 +169,26 @@ func caSDS(t *ir.UpstreamTLS) *tlsv3.SdsSecretConfig {
 	return &tlsv3.SdsSecretConfig{Name: t.CAName, SdsConfig: adsSource()}
 }
 
-// addCASecrets adds the trust-anchor secrets the backends name, once each, sorted by name:
-// the CA refs' PEM, or the proxy's system store by file.
-func addCASecrets(out *result.XDS, x *ir.XDS) {
+// addUpstreamTLSSecrets adds the secrets the backends' TLS contexts name, once each, sorted
+// by name: the trust anchors (the CA refs' PEM, or the proxy's system store by file; none
+// when verification is skipped) and the client certificates Envoy presents.
+func addUpstreamTLSSecrets(out *result.XDS, x *ir.XDS) {
 	seen := map[string]*ir.UpstreamTLS{}
+	clientCerts := map[string]ir.TLSCertificate{}
 	add := func(d *ir.Destination) {
 		if d == nil {
 			return
 		}
 		for _, s := range d.Settings {
-			if s.TLS != nil && s.TLS.CASDS == nil && !s.TLS.Insecure {
+			if s.TLS == nil {
+				continue
+			}
+			for _, c := range s.TLS.ClientCertificates {
+				if _, ok := clientCerts[c.Name]; c.SDS == nil && !ok {
+					clientCerts[c.Name] = c
+				}
+			}
+			if s.TLS.CASDS == nil && !s.TLS.Insecure {
 				if _, ok := seen[s.TLS.CAName]; !ok {
 					seen[s.TLS.CAName] = s.TLS
 				}
@@ -176,5 +228,20 @@ func addCASecrets(out *result.XDS, x *ir.XDS) {
 			Name: n,
 			Type: &tlsv3.Secret_ValidationContext{ValidationContext: &tlsv3.CertificateValidationContext{TrustedCa: src}},
 		})
+	}
+	certNames := make([]string, 0, len(clientCerts))
+	for n := range clientCerts {
+		certNames = append(certNames, n)
+	}
+	sort.Strings(certNames)
+	have := map[string]bool{}
+	for _, sec := range out.Secrets {
+		have[sec.GetName()] = true // a listener may serve the same Secret
+	}
+	for _, n := range certNames {
+		if have[n] {
+			continue
+		}
+		out.Secrets = append(out.Secrets, buildTLSSecret(clientCerts[n]))
 	}
 }
