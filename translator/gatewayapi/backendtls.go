@@ -3,7 +3,6 @@ package gatewayapi
 import (
 	"errors"
 	"fmt"
-	"sort"
 	"strings"
 
 	egv1a1 "github.com/envoyproxy/gateway/api/v1alpha1"
@@ -220,22 +219,20 @@ func (rt *routeTranslator) caBundle(ns string, refs []gwapiv1.LocalObjectReferen
 	return []byte(strings.Join(ca, "\n")), strings.Join(sources, ","), nil, nil
 }
 
-// firstCAKey reads ca.crt, else tls.crt, else the first key in name order.
+// firstCAKey reads ca.crt, else tls.crt, else the only key there is; with several other
+// keys there is no CA (EG does not guess among them).
 func firstCAKey(data map[string]string) (string, bool) {
 	for _, k := range []string{"ca.crt", "tls.crt"} {
 		if v, ok := data[k]; ok {
 			return v, true
 		}
 	}
-	keys := make([]string, 0, len(data))
-	for k := range data {
-		keys = append(keys, k)
+	if len(data) == 1 {
+		for _, v := range data {
+			return v, true
+		}
 	}
-	sort.Strings(keys)
-	if len(keys) == 0 {
-		return "", false
-	}
-	return data[keys[0]], true
+	return "", false
 }
 
 // backendTLSStatuses writes each policy's ancestors: Accepted and ResolvedRefs, or why not;

@@ -27,7 +27,8 @@ const transportSocketMatchKey = "envoy.transport_socket_match"
 // match per such backend (named <cluster>/tls/<index>), selected by that name on its
 // endpoints. When every backend of an HTTP cluster speaks TLS, the cluster negotiates the
 // HTTP version by ALPN (auto config), which needs a default transport socket: EG puts a
-// placeholder there. If then none of them sends an SNI of its own (an EG Backend without
+// placeholder there (an HTTP/2 cluster keeps its explicit HTTP/2 options but gets the
+// placeholder too). If then none of them sends an SNI of its own (an EG Backend without
 // sni), Envoy sends the request's host as SNI (auto SNI) and checks the certificate
 // against it.
 func withUpstreamTLS(c *clusterv3.Cluster, cla *endpointv3.ClusterLoadAssignment, settings []*ir.Backend, http, http2 bool) {
@@ -60,15 +61,18 @@ func withUpstreamTLS(c *clusterv3.Cluster, cla *endpointv3.ClusterLoadAssignment
 			}
 		}
 	}
-	if !all || !http || http2 {
-		if autoSNI {
-			withAutoSNI(c)
-		}
+	if !all || !http {
 		return
 	}
 	c.TransportSocket = &corev3.TransportSocket{
 		Name:       "dummy.transport_socket",
 		ConfigType: &corev3.TransportSocket_TypedConfig{TypedConfig: mustAny(&tlsv3.UpstreamTlsContext{CommonTlsContext: &tlsv3.CommonTlsContext{}})},
+	}
+	if http2 { // gRPC keeps its explicit HTTP/2 options, the placeholder socket all the same
+		if autoSNI {
+			withAutoSNI(c)
+		}
+		return
 	}
 	opts := &httpv3.HttpProtocolOptions{
 		UpstreamProtocolOptions: &httpv3.HttpProtocolOptions_AutoConfig{AutoConfig: &httpv3.HttpProtocolOptions_AutoHttpConfig{
