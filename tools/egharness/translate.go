@@ -5,8 +5,8 @@ import (
 	"io"
 
 	"github.com/spf13/cobra"
-	"sigs.k8s.io/yaml"
 
+	"github.com/egharness/egharness/internal/yamlout"
 	"github.com/egharness/egharness/translator"
 	"github.com/egharness/egharness/translator/config"
 	"github.com/egharness/egharness/translator/profile"
@@ -80,7 +80,7 @@ alias expansion); bad input exits 2 with the file and line.`,
 				}
 			case "yaml":
 				var y []byte
-				if y, err = yaml.JSONToYAML(js); err == nil {
+				if y, err = yamlout.FromJSON(js); err == nil {
 					_, err = cmd.OutOrStdout().Write(y)
 				}
 			default:
