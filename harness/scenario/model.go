@@ -267,6 +267,9 @@ type TrafficResult struct {
 	JWT string `json:"jwt,omitempty"`
 	// CSRF is how the CSRF filter treats it: enforced, shadowed or partial.
 	CSRF string `json:"csrf,omitempty"`
+	// RateLimitDomains are the rate limit service domains the request is counted in (one
+	// per ratelimit filter whose rate limits select it), exactly, in any order.
+	RateLimitDomains []string `json:"rateLimitDomains,omitempty"`
 }
 
 // UpstreamTLSExpect checks the upstream TLS context of the backend a request reaches; empty
