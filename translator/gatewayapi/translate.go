@@ -283,6 +283,10 @@ func notYetTranslated(objs []resource.Object) []string {
 				o.Obj.GetNamespace(), o.Obj.GetName(), profile.GatewayV1))
 			continue
 		}
+		if ep, ok := o.Obj.(*egv1a1.EnvoyProxy); ok && ep.Spec.Bootstrap != nil {
+			out = append(out, fmt.Sprintf("EnvoyProxy %s/%s: spec.bootstrap is not checked by the reference translator (EG refuses one that changes the parts of its bootstrap it relies on, such as dynamic_resources, and then refuses the Gateways using this EnvoyProxy)",
+				ep.Namespace, ep.Name))
+		}
 		if ep, ok := o.Obj.(*egv1a1.EnvoyProxy); ok && ep.Spec.MergeType != nil {
 			out = append(out, fmt.Sprintf("EnvoyProxy %s/%s: spec.mergeType %s is not applied by the reference translator: a Gateway's own EnvoyProxy replaces its class's",
 				ep.Namespace, ep.Name, *ep.Spec.MergeType))
