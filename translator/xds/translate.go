@@ -140,7 +140,7 @@ func (t Translator) Translate(x *ir.XDS) (result.XDS, error) {
 		}
 		addSecrets(&out, secrets, l.TLS)
 		for _, r := range l.Routes {
-			addL4Cluster(&out, clusters, r.Source, r.Destination)
+			t.addL4Cluster(&out, clusters, r.Source, r.Destination)
 		}
 	}
 	for _, l := range x.UDP {
@@ -148,7 +148,7 @@ func (t Translator) Translate(x *ir.XDS) (result.XDS, error) {
 			continue
 		}
 		out.Listeners = append(out.Listeners, t.buildUDPListener(l))
-		addL4Cluster(&out, clusters, l.Route.Source, l.Route.Destination)
+		t.addL4Cluster(&out, clusters, l.Route.Source, l.Route.Destination)
 	}
 	for _, k := range order {
 		el := byPort[k]
@@ -217,8 +217,9 @@ func addSecrets(out *result.XDS, seen map[string]bool, cfg *ir.TLSConfig) {
 	}
 }
 
-// addL4Cluster adds a layer-4 route's cluster once: its valid backends as localities.
-func addL4Cluster(out *result.XDS, seen map[string]bool, src ir.Source, d *ir.Destination) {
+// addL4Cluster adds a layer-4 route's cluster once: its valid backends as localities; with
+// hostnames among them (an EG Backend's FQDN endpoints), a cluster Envoy resolves by DNS.
+func (t Translator) addL4Cluster(out *result.XDS, seen map[string]bool, src ir.Source, d *ir.Destination) {
 	if seen[d.Name] {
 		return
 	}
@@ -227,6 +228,10 @@ func addL4Cluster(out *result.XDS, seen map[string]bool, src ir.Source, d *ir.De
 	c, cla := buildCluster(d.Name, owner, false), buildCLA(d.Name, d.Settings)
 	withUpstreamTLS(c, cla, d.Settings, false, false)
 	out.Clusters = append(out.Clusters, c)
+	if anyDNS(d.Settings) {
+		t.toDNSCluster(c, cla)
+		return
+	}
 	out.Endpoints = append(out.Endpoints, cla)
 }
 
