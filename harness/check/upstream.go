@@ -33,7 +33,7 @@ type UpstreamTLS struct {
 
 // upstreamTLSOf finds the context for a cluster's locality (backend); host is the request's
 // host as forwarded, what Envoy sends as SNI when the cluster has auto SNI and the context
-// no SNI of its own.
+// no SNI of its own (with auto_host_sni, the endpoint's hostname instead).
 func upstreamTLSOf(x *result.XDS, cluster, locality, host string) UpstreamTLS {
 	var c *clusterv3.Cluster
 	for _, cl := range x.Clusters {
@@ -44,7 +44,7 @@ func upstreamTLSOf(x *result.XDS, cluster, locality, host string) UpstreamTLS {
 	if c == nil {
 		return UpstreamTLS{Plaintext: true}
 	}
-	match := ""
+	match, endpointHost := "", ""
 	assignments := append([]*endpointv3.ClusterLoadAssignment{}, x.Endpoints...)
 	if c.GetLoadAssignment() != nil {
 		assignments = append(assignments, c.GetLoadAssignment()) // DNS clusters carry theirs inline
@@ -58,8 +58,14 @@ func upstreamTLSOf(x *result.XDS, cluster, locality, host string) UpstreamTLS {
 			if (locality != "" && l.GetLocality().GetRegion() != locality) || len(l.GetLbEndpoints()) == 0 || match != "" {
 				continue
 			}
-			f := l.GetLbEndpoints()[0].GetMetadata().GetFilterMetadata()["envoy.transport_socket_match"]
+			lb := l.GetLbEndpoints()[0]
+			f := lb.GetMetadata().GetFilterMetadata()["envoy.transport_socket_match"]
 			match = f.GetFields()["name"].GetStringValue()
+			// The host's name: the endpoint's hostname, or for a DNS cluster the name resolved.
+			endpointHost = lb.GetEndpoint().GetHostname()
+			if endpointHost == "" && c.GetLoadAssignment() != nil {
+				endpointHost = lb.GetEndpoint().GetAddress().GetSocketAddress().GetAddress()
+			}
 		}
 	}
 	ts := c.GetTransportSocket()
@@ -75,7 +81,11 @@ func upstreamTLSOf(x *result.XDS, cluster, locality, host string) UpstreamTLS {
 		return UpstreamTLS{Plaintext: true}
 	}
 	out := UpstreamTLS{SNI: ctx.GetSni()}
-	if out.SNI == "" && autoSNI(c) {
+	switch {
+	case out.SNI != "":
+	case ctx.GetAutoHostSni():
+		out.SNI = endpointHost // the endpoint's hostname (autoSNIFromEndpointHostname)
+	case autoSNI(c):
 		out.SNI = host // the cluster's auto SNI: the request's host, as forwarded
 	}
 	common := ctx.GetCommonTlsContext()
