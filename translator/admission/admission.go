@@ -73,6 +73,8 @@ func check(o resource.Object) []problem {
 	case *gwapiv1a3.BackendTLSPolicy:
 		p := gwapiv1.BackendTLSPolicy(*v)
 		out = append(out, backendTLSPolicyProblems(&p)...)
+	case *egv1a1.Backend:
+		out = append(out, backendProblems(v)...)
 	case *gwapiv1.TCPRoute:
 		out = append(out, maxItems("spec.rules", len(v.Spec.Rules), 1)...)
 	case *gwapiv1.UDPRoute:

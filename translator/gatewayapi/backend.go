@@ -1,11 +1,15 @@
 package gatewayapi
 
 import (
+	"errors"
 	"fmt"
+	"net/netip"
 	"strconv"
+	"strings"
 
 	egv1a1 "github.com/envoyproxy/gateway/api/v1alpha1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation"
 	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/egharness/egharness/translator/ir"
@@ -29,8 +33,8 @@ func (rt *routeTranslator) resolveEGBackend(b *ir.Backend, routeKind, routeNS, n
 	if be == nil {
 		return fail("BackendNotFound", fmt.Sprintf("Backend %s/%s not found", ns, br.Name))
 	}
-	if err := rt.ix.validateBackendTLS(be); err != nil {
-		return fail("InvalidBackendRef", err.Error())
+	if reason, err := rt.ix.validateBackend(be); err != nil {
+		return fail(reason, err.Error())
 	}
 	for _, ep := range be.Spec.Endpoints {
 		switch {
@@ -52,17 +56,75 @@ func (rt *routeTranslator) resolveEGBackend(b *ir.Backend, routeKind, routeNS, n
 		return fail("InvalidBackendTLS", err.Error())
 	}
 	b.TLS = tls
+	fqdn, ip := false, false
+	for _, ep := range be.Spec.Endpoints {
+		fqdn, ip = fqdn || ep.FQDN != nil, ip || ep.IP != nil
+	}
+	if fqdn && ip { // checked after the TLS, as EG does: a policy's status is written first
+		return fail("UnsupportedAddressType", "mixed FQDN and IP or Unix address type for the same backendRef is not supported")
+	}
 	return b, nil
 }
 
-// backendStatuses accepts every Backend whose spec.tls is valid. EG writes a refused one's
-// condition with type Invalid and reason Accepted (the two swapped), which is kept.
-func backendStatuses(ix *index, st *statusBook) {
+// backendStatuses accepts every Backend EG's validation lets through (validateBackend), and
+// none when Backend is disabled. EG writes a refused one's condition with type Invalid and
+// reason Accepted (the two swapped), which is kept.
+func backendStatuses(ix *index, st *statusBook, enabled bool) {
 	for _, be := range ix.backendList {
 		c := cond("Accepted", "True", "Accepted", "The Backend was accepted")
-		if err := ix.validateBackendTLS(be); err != nil {
+		if !enabled {
+			c = cond("Invalid", "False", "Accepted", "The Backend was not accepted since Backend is not enabled in Envoy Gateway Config")
+		} else if _, err := ix.validateBackend(be); err != nil {
 			c = cond("Invalid", "False", "Accepted", "The Backend was not accepted: "+err.Error())
 		}
 		st.object(resource.Ref{Kind: egv1a1.KindBackend, Namespace: be.Namespace, Name: be.Name}).Conditions = []result.Condition{c}
 	}
+}
+
+// validateBackend is EG's check of a Backend on its own, with the route reason its failure
+// gives: a DynamicResolver takes no endpoints; spec.tls must get trust (validateBackendTLS);
+// hostnames must be DNS names of two labels or more, not IPs; IPs must parse and not be
+// loopback (which EG allows only on its Host infrastructure, not modelled here).
+func (ix *index) validateBackend(be *egv1a1.Backend) (string, error) {
+	if be.Spec.Type != nil && *be.Spec.Type == egv1a1.BackendTypeDynamicResolver && len(be.Spec.Endpoints) > 0 {
+		return "InvalidBackendRef", errors.New("DynamicResolver type cannot have endpoints specified")
+	}
+	if err := ix.validateBackendTLS(be); err != nil {
+		return "InvalidBackendRef", err
+	}
+	for _, ep := range be.Spec.Endpoints {
+		if ep.Hostname != nil {
+			if err := validBackendHostname(*ep.Hostname, "hostname"); err != nil {
+				return "InvalidAddress", err
+			}
+		}
+		switch {
+		case ep.FQDN != nil:
+			if err := validBackendHostname(ep.FQDN.Hostname, "FQDN"); err != nil {
+				return "InvalidAddress", err
+			}
+		case ep.IP != nil:
+			ip, err := netip.ParseAddr(ep.IP.Address)
+			if err != nil {
+				return "InvalidAddress", fmt.Errorf("IP address %s is invalid", ep.IP.Address)
+			}
+			if ip.IsLoopback() {
+				return "InvalidAddress", fmt.Errorf("IP address %s in the loopback range is only supported when using the Host infrastructure", ep.IP.Address)
+			}
+		}
+	}
+	return "", nil
+}
+
+func validBackendHostname(hostname, what string) error {
+	if errs := validation.IsDNS1123Subdomain(strings.TrimSuffix(hostname, ".")); errs != nil {
+		return fmt.Errorf("hostname %s is not a valid %s", hostname, what)
+	}
+	if len(strings.Split(hostname, ".")) < 2 {
+		return fmt.Errorf("hostname %s should be a domain with at least two segments separated by dots", hostname)
+	}
+	if _, err := netip.ParseAddr(hostname); err == nil {
+		return fmt.Errorf("hostname %s is an IP address", hostname)
+	}
+	return nil
 }

@@ -267,7 +267,7 @@ func (t Translator) Translate(objs []resource.Object) Output {
 	rt.backendTLSStatuses()
 	out.Warnings = append(out.Warnings, rt.filterWarnings...)
 	out.Topology = rt.topology()
-	backendStatuses(ix, st)
+	backendStatuses(ix, st, t.Config.ExtensionAPIs != nil && t.Config.ExtensionAPIs.EnableBackend)
 	out.Statuses = st.list()
 	out.Warnings = append(out.Warnings, notYetTranslated(objs)...)
 	return out
