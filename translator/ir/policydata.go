@@ -17,10 +17,21 @@ type PolicyData struct {
 	APIKeys []APIKey `json:"-"`
 	// OIDCClientSecret is the client secret of the oidc provider.
 	OIDCClientSecret []byte `json:"-"`
+	// ExtAuth is the SecurityPolicy's extAuth service (in its owner's namespace, MRG-05).
+	ExtAuth *ExtService `json:"extAuth,omitempty"`
+	// ExtProc are the EnvoyExtensionPolicy's extProc services, in spec order.
+	ExtProc []*ExtService `json:"extProc,omitempty"`
 }
 
 // APIKey is one client's API key.
 type APIKey struct {
 	Client string
 	Key    string
+}
+
+// ExtService is an external service a policy feature calls (ext_authz, ext_proc): the
+// cluster its backendRefs resolved to, and the authority EG sends it.
+type ExtService struct {
+	Destination *Destination `json:"destination"`
+	Authority   string       `json:"authority"`
 }

@@ -18,6 +18,8 @@ type RefObjects struct {
 	configMaps map[nsName]*corev1.ConfigMap
 	grants     []gwapiv1.ReferenceGrantSpec
 	grantNS    []string
+	// backends resolves policy backendRefs (ext_services.go); nil when not given.
+	backends BackendResolver
 }
 
 type nsName struct{ ns, name string }

@@ -116,6 +116,7 @@ func (t Translator) Translate(x *ir.XDS) (result.XDS, error) {
 				}
 				clusters[c.cluster.Name] = true
 				applyBackendTrafficCluster(c.cluster, r)
+				applyHealthCheck(c.cluster, r)
 				out.Clusters = append(out.Clusters, c.cluster)
 				if c.dns {
 					t.toDNSCluster(c.cluster, c.cla)
@@ -180,8 +181,12 @@ func (t Translator) addFilterClusters(out *result.XDS, seen map[string]bool, fs 
 		}
 		seen[c.cluster.Name] = true
 		out.Clusters = append(out.Clusters, c.cluster)
-		if c.dns {
+		switch {
+		case c.dns:
 			t.toDNSCluster(c.cluster, c.cla)
+		case !c.static:
+			// An EDS cluster (a policy's external service): its assignment goes out too.
+			out.Endpoints = append(out.Endpoints, c.cla)
 		}
 	}
 }
