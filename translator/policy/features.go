@@ -58,6 +58,7 @@ func ResolveFeatures(x *ir.XDS, objs *RefObjects, luaOn bool) FeatureErrors {
 					data.BasicAuthUsers = res.data.BasicAuthUsers
 					data.APIKeys = res.data.APIKeys
 					data.ExtAuth = res.data.ExtAuth
+					data.OIDC, data.OIDCClientSecret = res.data.OIDC, res.data.OIDCClientSecret
 				}
 			}
 			if a := r.Policies.Extension; a != nil && a.Spec != nil {
@@ -88,7 +89,7 @@ func ResolveFeatures(x *ir.XDS, objs *RefObjects, luaOn bool) FeatureErrors {
 				continue
 			}
 			if data.LocalJWKS != nil || data.BasicAuthUsers != nil || data.APIKeys != nil || data.Lua != nil ||
-				data.ExtAuth != nil || data.ExtProc != nil {
+				data.ExtAuth != nil || data.ExtProc != nil || data.OIDC != nil {
 				d := data
 				r.PolicyData = &d
 			}
@@ -146,6 +147,13 @@ func resolveSecurity(a *ir.Applied[egv1a1.SecurityPolicySpec], objs *RefObjects)
 			errs = append(errs, fmt.Errorf("APIKeyAuth: %w", err))
 		}
 		res.data.APIKeys = keys
+	}
+	if spec.OIDC != nil {
+		d, secret, err := resolveOIDC(a, objs)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("OIDC: %w", err))
+		}
+		res.data.OIDC, res.data.OIDCClientSecret = d, secret
 	}
 	if spec.ExtAuth != nil {
 		svc, err := resolveExtAuth(a, objs)

@@ -149,8 +149,10 @@ func (t Translator) Translate(x *ir.XDS) (result.XDS, error) {
 	for _, k := range order {
 		el := byPort[k]
 		t.addFilterClusters(&out, clusters, el.filters)
+		addFilterSecrets(&out, secrets, el.filters)
 		for _, c := range el.chains {
 			t.addFilterClusters(&out, clusters, c.filters)
+			addFilterSecrets(&out, secrets, c.filters)
 		}
 		if len(el.chains) > 0 {
 			out.Listeners = append(out.Listeners, t.buildTLSListener(el))
@@ -187,6 +189,16 @@ func (t Translator) addFilterClusters(out *result.XDS, seen map[string]bool, fs 
 		case !c.static:
 			// An EDS cluster (a policy's external service): its assignment goes out too.
 			out.Endpoints = append(out.Endpoints, c.cla)
+		}
+	}
+}
+
+// addFilterSecrets adds the secrets policy filters read (OAuth2), once each.
+func addFilterSecrets(out *result.XDS, seen map[string]bool, fs *httpFilterSet) {
+	for _, s := range fs.secrets {
+		if !seen[s.GetName()] {
+			seen[s.GetName()] = true
+			out.Secrets = append(out.Secrets, s)
 		}
 	}
 }
