@@ -36,6 +36,9 @@ type APIKey struct {
 type ExtService struct {
 	Destination *Destination `json:"destination"`
 	Authority   string       `json:"authority"`
+	// ContextExtensions are ext_authz's extra check-request values, by name (given inline
+	// or read from a ConfigMap or Secret).
+	ContextExtensions map[string]string `json:"-"`
 }
 
 // OIDCData is a SecurityPolicy's oidc as the policy stage resolved it: the client, the

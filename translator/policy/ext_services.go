@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"strings"
@@ -52,7 +53,69 @@ func resolveExtAuth(a *ir.Applied[egv1a1.SecurityPolicySpec], objs *RefObjects) 
 		return nil, errors.New("no backendRefs found for external service")
 	}
 	owner := a.OwnerOf("extAuth")
-	return resolveExtService(objs, owner, refs, "extauth", 0, grpc)
+	svc, err := resolveExtService(objs, owner, refs, "extauth", 0, grpc)
+	if err != nil {
+		return nil, err
+	}
+	if svc.ContextExtensions, err = contextExtensions(ea.ContextExtensions, owner.Namespace, objs); err != nil {
+		return nil, err
+	}
+	return svc, nil
+}
+
+// contextExtensions are extAuth's context extensions by name: a value, or the key of a
+// ConfigMap or Secret in the namespace of the policy that declared extAuth. EG decodes a
+// Secret's value as base64 once more, so the Secret holds the value base64-encoded twice.
+func contextExtensions(exts []*egv1a1.ContextExtension, ns string, objs *RefObjects) (map[string]string, error) {
+	var out map[string]string
+	for _, e := range exts {
+		if e == nil {
+			continue
+		}
+		var v string
+		switch {
+		case e.Type == egv1a1.ContextExtensionValueTypeValueRef && e.ValueRef != nil:
+			ref := e.ValueRef
+			name, key := string(ref.Name), ref.Key
+			switch string(ref.Kind) {
+			case "ConfigMap":
+				cm := objs.configMaps[nsName{ns, name}]
+				if cm == nil {
+					return nil, fmt.Errorf("can't find the referenced configmap %q in namespace %q", name, ns)
+				}
+				s, ok := cm.Data[key]
+				if !ok {
+					return nil, fmt.Errorf("can't find the key %q in the referenced configmap %q", key, name)
+				}
+				v = s
+			case "Secret":
+				sec := objs.secrets[nsName{ns, name}]
+				if sec == nil {
+					return nil, fmt.Errorf("can't find the referenced secret %q in namespace %q", name, ns)
+				}
+				b, ok := sec.Data[key]
+				if !ok {
+					return nil, fmt.Errorf("can't find the key %q in the referenced secret %q", key, name)
+				}
+				dec, err := base64.StdEncoding.DecodeString(string(b))
+				if err != nil {
+					return nil, fmt.Errorf("error decoding the base64 value of the key %q in the referenced secret %q: %w", key, name, err)
+				}
+				v = string(dec)
+			default:
+				return nil, fmt.Errorf("unexpected reference to kind %q", ref.Kind)
+			}
+		case e.Type == egv1a1.ContextExtensionValueTypeValueRef:
+			return nil, errors.New("unexpected nil reference")
+		case e.Value != nil:
+			v = *e.Value
+		}
+		if out == nil {
+			out = map[string]string{}
+		}
+		out[e.Name] = v
+	}
+	return out, nil
 }
 
 // resolveExtProcs resolves each extProc service of an EnvoyExtensionPolicy, in spec

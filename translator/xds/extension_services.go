@@ -52,24 +52,8 @@ func (s *httpFilterSet) addExtAuth(out *routev3.Route, r *ir.HTTPRoute, a *ir.Ap
 		s.addCluster(extServiceCluster(svc.Destination, a.OwnerOf("extAuth")))
 	}
 	return setPerRoute(out, name, &extauthzv3.ExtAuthzPerRoute{Override: &extauthzv3.ExtAuthzPerRoute_CheckSettings{
-		CheckSettings: &extauthzv3.CheckSettings{ContextExtensions: inlineContextExtensions(a.Spec.ExtAuth.ContextExtensions)},
+		CheckSettings: &extauthzv3.CheckSettings{ContextExtensions: svc.ContextExtensions},
 	}})
-}
-
-// inlineContextExtensions are the context extensions given by value. Those read from a
-// ConfigMap or Secret are not translated by the reference translator.
-func inlineContextExtensions(exts []*egv1a1.ContextExtension) map[string]string {
-	var out map[string]string
-	for _, e := range exts {
-		if e == nil || e.Type != egv1a1.ContextExtensionValueTypeValue || e.Value == nil {
-			continue
-		}
-		if out == nil {
-			out = map[string]string{}
-		}
-		out[e.Name] = *e.Value
-	}
-	return out
 }
 
 func extAuthzConfig(ea *egv1a1.ExtAuth, svc *ir.ExtService) (*extauthzv3.ExtAuthz, error) {

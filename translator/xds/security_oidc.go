@@ -150,6 +150,9 @@ func oauth2Config(o *egv1a1.OIDC, d *ir.OIDCData, name, cluster, clientSecret, h
 		}
 		*ttl.dst = durationpb.New(dur)
 	}
+	if o.DenyRedirect != nil {
+		cfg.DenyRedirectMatcher = denyRedirectMatchers(o.DenyRedirect.Headers)
+	}
 	if d.EndSessionEndpoint != nil {
 		cfg.EndSessionEndpoint = *d.EndSessionEndpoint
 	}
@@ -192,4 +195,25 @@ func oauth2CookieConfigs(o *egv1a1.OIDC, redirectPath string) *oauth2v3.CookieCo
 	cc.OauthNonceCookieConfig.SameSite = ss
 	cc.CodeVerifierCookieConfig.SameSite = ss
 	return cc
+}
+
+// denyRedirectMatchers are the request headers for which the filter answers 401 instead
+// of redirecting to the provider (API clients); a header without a type matches exactly.
+func denyRedirectMatchers(hs []egv1a1.OIDCDenyRedirectHeader) []*routev3.HeaderMatcher {
+	out := make([]*routev3.HeaderMatcher, 0, len(hs))
+	for _, h := range hs {
+		m := &matcherv3.StringMatcher{MatchPattern: &matcherv3.StringMatcher_Exact{Exact: h.Value}}
+		if h.Type != nil {
+			switch *h.Type {
+			case egv1a1.StringMatchPrefix:
+				m.MatchPattern = &matcherv3.StringMatcher_Prefix{Prefix: h.Value}
+			case egv1a1.StringMatchSuffix:
+				m.MatchPattern = &matcherv3.StringMatcher_Suffix{Suffix: h.Value}
+			case egv1a1.StringMatchRegularExpression:
+				m.MatchPattern = &matcherv3.StringMatcher_SafeRegex{SafeRegex: &matcherv3.RegexMatcher{Regex: h.Value}}
+			}
+		}
+		out = append(out, &routev3.HeaderMatcher{Name: h.Name, HeaderMatchSpecifier: &routev3.HeaderMatcher_StringMatch{StringMatch: m}})
+	}
+	return out
 }
