@@ -3,6 +3,8 @@ package xds
 import (
 	"fmt"
 	"net/url"
+	"slices"
+	"strings"
 	"time"
 
 	egv1a1 "github.com/envoyproxy/gateway/api/v1alpha1"
@@ -84,7 +86,7 @@ func extAuthzConfig(ea *egv1a1.ExtAuth, svc *ir.ExtService) (*extauthzv3.ExtAuth
 		cfg.StatusOnError = &typev3.HttpStatus{Code: typev3.StatusCode(*ea.StatusOnError)}
 	}
 	if h := ea.HTTP; h != nil {
-		hs := &extauthzv3.HttpService{}
+		hs := &extauthzv3.HttpService{RetryPolicy: extServiceRetry(h.BackendSettings)}
 		if h.Path != nil {
 			hs.PathPrefix = *h.Path
 		}
@@ -109,12 +111,17 @@ func extAuthzConfig(ea *egv1a1.ExtAuth, svc *ir.ExtService) (*extauthzv3.ExtAuth
 		cfg.Services = &extauthzv3.ExtAuthz_HttpService{HttpService: hs}
 		return cfg, nil
 	}
+	var settings *egv1a1.ClusterSettings
+	if ea.GRPC != nil {
+		settings = ea.GRPC.BackendSettings
+	}
 	cfg.Services = &extauthzv3.ExtAuthz_GrpcService{GrpcService: &corev3.GrpcService{
 		TargetSpecifier: &corev3.GrpcService_EnvoyGrpc_{EnvoyGrpc: &corev3.GrpcService_EnvoyGrpc{
 			ClusterName: svc.Destination.Name,
 			Authority:   svc.Authority,
 		}},
-		Timeout: durationpb.New(timeout),
+		Timeout:     durationpb.New(timeout),
+		RetryPolicy: extServiceRetry(settings),
 	}}
 	return cfg, nil
 }
@@ -161,7 +168,8 @@ func extProcConfig(ep *egv1a1.ExtProc, svc *ir.ExtService) *extprocv3.ExternalPr
 				ClusterName: svc.Destination.Name,
 				Authority:   svc.Authority,
 			}},
-			Timeout: durationpb.New(extServiceTimeout),
+			Timeout:     durationpb.New(extServiceTimeout),
+			RetryPolicy: extServiceRetry(ep.BackendSettings),
 		},
 		ProcessingMode: processingMode(ep.ProcessingMode),
 	}
@@ -258,4 +266,38 @@ func extServiceCluster(d *ir.Destination, owner ir.PolicyRef) clusterPair {
 	cla := buildCLA(d.Name, d.Settings)
 	withUpstreamTLS(c, cla, d.Settings, true, d.HTTP2)
 	return clusterPair{cluster: c, cla: cla, dns: anyDNS(d.Settings)}
+}
+
+// extServiceRetryOn is what EG retries a call to an external service on unless the
+// policy's backendSettings name triggers.
+const extServiceRetryOn = "connect-failure,refused-stream,unavailable,cancelled,retriable-status-codes"
+
+// extServiceRetry is the retry policy of a call to an external service, from its
+// backendSettings.retry: EG's triggers unless others are named, the number of retries and
+// the back-off when given.
+func extServiceRetry(cs *egv1a1.ClusterSettings) *corev3.RetryPolicy {
+	if cs == nil || cs.Retry == nil {
+		return nil
+	}
+	r := cs.Retry
+	rp := &corev3.RetryPolicy{RetryOn: extServiceRetryOn}
+	if r.NumRetries != nil {
+		rp.NumRetries = u32(uint32(*r.NumRetries))
+	}
+	if r.RetryOn != nil && len(r.RetryOn.Triggers) > 0 {
+		// EG keeps the triggers as a set: sorted, each once.
+		ts := make([]string, 0, len(r.RetryOn.Triggers))
+		for _, t := range r.RetryOn.Triggers {
+			ts = append(ts, string(t))
+		}
+		slices.Sort(ts)
+		rp.RetryOn = strings.Join(slices.Compact(ts), ",")
+	}
+	if pr := r.PerRetry; pr != nil && pr.BackOff != nil {
+		base, max := duration(pr.BackOff.BaseInterval), duration(pr.BackOff.MaxInterval)
+		if base != nil && max != nil {
+			rp.RetryBackOff = &corev3.BackoffStrategy{BaseInterval: durationpb.New(*base), MaxInterval: durationpb.New(*max)}
+		}
+	}
+	return rp
 }
