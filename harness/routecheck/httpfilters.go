@@ -32,7 +32,9 @@ import (
 //   - rbac: Mode is the name of the rule (or "default") that decided; Outcome "allowed"
 //     or "denied" (403). CEL runs on request attributes; response attributes never match.
 //   - basic_auth, api_key_auth: Outcome "missing", "valid" or "invalid" (401 unless valid).
-//   - others (lua, ext_authz, oauth2...): present, not evaluated.
+//   - others (lua, ext_authz, ext_proc, wasm, oauth2...): present, not evaluated (their
+//     decision is made by a service or module the checker does not run). oauth2 counts
+//     only on routes that configure it: EG's listener filter holds no configuration.
 type FilterEffect struct {
 	Name    string
 	Kind    string

@@ -9,6 +9,7 @@ import (
 	egv1a1 "github.com/envoyproxy/gateway/api/v1alpha1"
 	clusterv3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
+	endpointv3 "github.com/envoyproxy/go-control-plane/envoy/config/endpoint/v3"
 	typev3 "github.com/envoyproxy/go-control-plane/envoy/type/v3"
 	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/wrapperspb"
@@ -40,7 +41,8 @@ const (
 // applyHealthCheck puts the route's policy health checks on its backend cluster. The HTTP
 // check's Host is the policy's hostname, else the hostname of the route the cluster was
 // built for.
-func applyHealthCheck(c *clusterv3.Cluster, r *ir.HTTPRoute) {
+// overrides.port sends the active checks to another port of every endpoint.
+func applyHealthCheck(c *clusterv3.Cluster, cla *endpointv3.ClusterLoadAssignment, r *ir.HTTPRoute) {
 	bt := r.Policies.BackendTraffic
 	if bt == nil || bt.Spec == nil || bt.Spec.HealthCheck == nil {
 		return
@@ -49,6 +51,15 @@ func applyHealthCheck(c *clusterv3.Cluster, r *ir.HTTPRoute) {
 	if hc.Active != nil {
 		if h := activeHealthCheck(hc.Active, r.Hostname); h != nil {
 			c.HealthChecks = []*corev3.HealthCheck{h}
+		}
+		if o := hc.Active.Overrides; o != nil && cla != nil {
+			for _, loc := range cla.Endpoints {
+				for _, e := range loc.LbEndpoints {
+					if ep := e.GetEndpoint(); ep != nil {
+						ep.HealthCheckConfig = &endpointv3.Endpoint_HealthCheckConfig{PortValue: uint32(o.Port)}
+					}
+				}
+			}
 		}
 	}
 	if hc.Passive != nil {

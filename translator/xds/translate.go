@@ -116,7 +116,7 @@ func (t Translator) Translate(x *ir.XDS) (result.XDS, error) {
 				}
 				clusters[c.cluster.Name] = true
 				applyBackendTrafficCluster(c.cluster, r)
-				applyHealthCheck(c.cluster, r)
+				applyHealthCheck(c.cluster, c.cla, r)
 				out.Clusters = append(out.Clusters, c.cluster)
 				if c.dns {
 					t.toDNSCluster(c.cluster, c.cla)
