@@ -36,6 +36,9 @@ type APIKey struct {
 type ExtService struct {
 	Destination *Destination `json:"destination"`
 	Authority   string       `json:"authority"`
+	// Owner is the policy whose backendRefs these are (after a merge, possibly the
+	// parent): the cluster's metadata names it.
+	Owner PolicyRef `json:"owner"`
 	// ContextExtensions are ext_authz's extra check-request values, by name (given inline
 	// or read from a ConfigMap or Secret).
 	ContextExtensions map[string]string `json:"-"`

@@ -38,13 +38,15 @@ func resolveExtAuth(a *ir.Applied[egv1a1.SecurityPolicySpec], objs *RefObjects) 
 	ea := a.Spec.ExtAuth
 	var refs []egv1a1.BackendRef
 	grpc := false
+	service := ""
 	switch {
 	case ea.GRPC != nil && ea.HTTP != nil:
 		return nil, errors.New("only one of grpc or http can be specified")
 	case ea.GRPC != nil:
-		grpc = true
+		grpc, service = true, "grpc"
 		refs = backendRefsOf(ea.GRPC.BackendRefs, ea.GRPC.BackendRef)
 	case ea.HTTP != nil:
+		service = "http"
 		refs = backendRefsOf(ea.HTTP.BackendRefs, ea.HTTP.BackendRef)
 	default:
 		return nil, errors.New("one of grpc or http must be specified")
@@ -52,11 +54,19 @@ func resolveExtAuth(a *ir.Applied[egv1a1.SecurityPolicySpec], objs *RefObjects) 
 	if len(refs) == 0 {
 		return nil, errors.New("no backendRefs found for external service")
 	}
-	owner := a.OwnerOf("extAuth")
-	svc, err := resolveExtService(objs, owner, refs, "extauth", 0, grpc)
+	// After a merge the backendRefs may come from the parent while the child declares
+	// other extAuth settings: the cluster is then named after, and its Services resolve
+	// in the namespace of, the parent (EG's owner of extAuth backendRefs).
+	// Either spelling declared by the child makes the references the child's.
+	refsOwner := a.OwnerOfPath("extAuth." + service + ".backendRefs")
+	if a.OwnerOfPath("extAuth."+service+".backendRef") == a.Policy {
+		refsOwner = a.Policy
+	}
+	svc, err := resolveExtService(objs, refsOwner, refs, "extauth", 0, grpc)
 	if err != nil {
 		return nil, err
 	}
+	owner := a.OwnerOf("extAuth")
 	if svc.ContextExtensions, err = contextExtensions(ea.ContextExtensions, owner.Namespace, objs); err != nil {
 		return nil, err
 	}
@@ -163,7 +173,7 @@ func resolveExtService(objs *RefObjects, owner ir.PolicyRef, refs []egv1a1.Backe
 	if err != nil {
 		return nil, err
 	}
-	return &ir.ExtService{Destination: dest, Authority: objs.backends.PolicyBackendAuthority(owner.Namespace, refs[0].BackendObjectReference)}, nil
+	return &ir.ExtService{Destination: dest, Owner: owner, Authority: objs.backends.PolicyBackendAuthority(owner.Namespace, refs[0].BackendObjectReference)}, nil
 }
 
 // backendRefsOf is a service's backendRefs, or its deprecated single backendRef.

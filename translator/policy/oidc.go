@@ -35,14 +35,14 @@ func resolveOIDC(a *ir.Applied[egv1a1.SecurityPolicySpec], objs *RefObjects) (*i
 	owner := a.OwnerOf("oidc")
 	ns := owner.Namespace
 	d := &ir.OIDCData{RedirectURL: oidcDefaultRedirectURL, RedirectPath: oidcDefaultRedirectPath, LogoutPath: oidcDefaultLogoutPath}
-	if err := resolveOIDCProvider(o.Provider, owner, objs, d); err != nil {
+	if err := resolveOIDCProvider(o.Provider, a.OwnerOfPath("oidc.provider.backendRefs"), objs, d); err != nil {
 		return nil, nil, err
 	}
 	switch {
 	case o.ClientID != nil:
 		d.ClientID = *o.ClientID
 	case o.ClientIDRef != nil:
-		s, err := objs.secretRef("SecurityPolicy", ns, *o.ClientIDRef)
+		s, err := objs.secretRef("SecurityPolicy", a.OwnerOfPath("oidc.clientIDRef").Namespace, *o.ClientIDRef)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -105,7 +105,7 @@ func resolveOIDCProvider(p egv1a1.OIDCProvider, owner ir.PolicyRef, objs *RefObj
 		if err != nil {
 			return err
 		}
-		d.Provider = &ir.ExtService{Destination: dest}
+		d.Provider = &ir.ExtService{Destination: dest, Owner: owner}
 	}
 	if p.AuthorizationEndpoint == nil || *p.AuthorizationEndpoint == "" || p.TokenEndpoint == nil || *p.TokenEndpoint == "" {
 		return fmt.Errorf("the openid-configuration of issuer %s cannot be fetched: the reference translator does not discover endpoints, set authorizationEndpoint and tokenEndpoint", p.Issuer)

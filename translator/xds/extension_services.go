@@ -51,7 +51,7 @@ func (s *httpFilterSet) addExtAuth(out *routev3.Route, r *ir.HTTPRoute, a *ir.Ap
 		f := typedFilter(name, cfg)
 		f.Disabled = true
 		s.named[name] = f
-		s.addCluster(extServiceCluster(svc.Destination, a.OwnerOf("extAuth")))
+		s.addCluster(extServiceCluster(svc.Destination, svc.Owner))
 	}
 	return setPerRoute(out, name, &extauthzv3.ExtAuthzPerRoute{Override: &extauthzv3.ExtAuthzPerRoute_CheckSettings{
 		CheckSettings: &extauthzv3.CheckSettings{ContextExtensions: svc.ContextExtensions},
@@ -152,7 +152,7 @@ func (s *httpFilterSet) addExtProcs(out *routev3.Route, r *ir.HTTPRoute, a *ir.A
 			f := typedFilter(name, extProcConfig(&ep, svc))
 			f.Disabled = true
 			s.named[name] = f
-			s.addCluster(extServiceCluster(svc.Destination, owner))
+			s.addCluster(extServiceCluster(svc.Destination, svc.Owner))
 		}
 		if err := setPerRoute(out, name, &routev3.FilterConfig{Config: &anypb.Any{}}); err != nil {
 			return err
