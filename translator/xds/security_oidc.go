@@ -56,6 +56,9 @@ func (s *httpFilterSet) addOIDC(out *routev3.Route, r *ir.HTTPRoute, a *ir.Appli
 	s.addSecret(genericSecret(clientSecret, r.PolicyData.OIDCClientSecret))
 	s.addSecret(genericSecret(hmacSecret, d.HMACSecret))
 	cfg, err := oauth2Config(a.Spec.OIDC, d, name, cluster, clientSecret, hmacSecret)
+	if err == nil && a.Spec.OIDC.PassThroughAuthHeader != nil && *a.Spec.OIDC.PassThroughAuthHeader && a.Spec.JWT != nil {
+		cfg.PassThroughMatcher = passThroughMatchers(a.Spec.JWT.Providers)
+	}
 	if err != nil {
 		return err
 	}
@@ -214,6 +217,32 @@ func denyRedirectMatchers(hs []egv1a1.OIDCDenyRedirectHeader) []*routev3.HeaderM
 			}
 		}
 		out = append(out, &routev3.HeaderMatcher{Name: h.Name, HeaderMatchSpecifier: &routev3.HeaderMatcher_StringMatch{StringMatch: m}})
+	}
+	return out
+}
+
+// passThroughMatchers let requests that already carry a token where a JWT provider reads
+// one skip the OAuth2 flow (passThroughAuthHeader): a provider without extractFrom reads
+// "Authorization: Bearer ...", others their headers (with their value prefix).
+func passThroughMatchers(ps []egv1a1.JWTProvider) []*routev3.HeaderMatcher {
+	out := make([]*routev3.HeaderMatcher, 0, len(ps))
+	prefixed := func(name, prefix string) *routev3.HeaderMatcher {
+		return &routev3.HeaderMatcher{Name: name, HeaderMatchSpecifier: &routev3.HeaderMatcher_StringMatch{
+			StringMatch: &matcherv3.StringMatcher{MatchPattern: &matcherv3.StringMatcher_Prefix{Prefix: prefix}},
+		}}
+	}
+	for _, p := range ps {
+		if p.ExtractFrom == nil {
+			out = append(out, prefixed("Authorization", "Bearer "))
+			continue
+		}
+		for _, h := range p.ExtractFrom.Headers {
+			if h.ValuePrefix == nil {
+				out = append(out, &routev3.HeaderMatcher{Name: h.Name})
+				continue
+			}
+			out = append(out, prefixed(h.Name, *h.ValuePrefix))
+		}
 	}
 	return out
 }
