@@ -51,7 +51,7 @@ func Translate(in Input) (res *result.Result, err error) {
 	pol := policy.Translator{Profile: in.Profile, Config: in.Config}.Translate(admitted, &gw.IR, gw.Topology)
 	// The features of the policies in force read their Secrets and ConfigMaps; a policy
 	// whose features cannot be built is Invalid and its routes fail closed (EEP-02...).
-	featureErrs := policy.ResolveFeatures(&gw.IR, policy.NewRefObjects(admitted), in.Config.LuaEnabled(in.Profile.LuaDefaultOn))
+	featureErrs := policy.ResolveFeatures(&gw.IR, policy.NewRefObjects(admitted).WithBackends(gw.PolicyBackends), in.Config.LuaEnabled(in.Profile.LuaDefaultOn))
 	policy.MarkFeatureErrors(pol.Statuses, featureErrs)
 	res.Statuses = append(res.Statuses, pol.Statuses...)
 	res.Warnings = append(res.Warnings, pol.Warnings...)

@@ -31,6 +31,8 @@ func (c *collector) xds(exp []scenario.XDSExpect, res *result.Result, section st
 			if got := clusterType(&res.XDS, x.Name); got != x.ClusterType {
 				c.failf("xds", where, "%s: cluster type is %s, expected %s", what, got, x.ClusterType)
 			}
+		case found && x.Kind == scenario.KindCluster && (len(x.HealthChecks) > 0 || x.OutlierDetection != nil):
+			c.clusterHealth(where, what, &res.XDS, x)
 		case found && x.Kind == scenario.KindHTTPFilter && x.Disabled != nil:
 			if got := httpFilterDisabled(&res.XDS, x.In, x.Name); got != *x.Disabled {
 				c.failf("xds", where, "%s: disabled is %v, expected %v", what, got, *x.Disabled)

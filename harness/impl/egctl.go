@@ -173,12 +173,33 @@ func egctlInput(objs []resource.Object) ([]byte, error) {
 			return nil, fmt.Errorf("%s: %v", o.Ref(), err)
 		}
 		delete(m, "status")
+		dropNulls(m)
 		if b, err = yaml.Marshal(m); err != nil {
 			return nil, fmt.Errorf("%s: %v", o.Ref(), err)
 		}
 		docs = append(docs, string(b))
 	}
 	return []byte(strings.Join(docs, "---\n")), nil
+}
+
+// dropNulls removes the null fields Go types marshal for nil pointers without omitempty
+// (healthCheck.active.timeout...): the API server drops them before it applies the CRD's
+// defaults, while egctl keeps them, skips the defaults and then dereferences nil.
+func dropNulls(v any) {
+	switch t := v.(type) {
+	case map[string]any:
+		for k, e := range t {
+			if e == nil {
+				delete(t, k)
+				continue
+			}
+			dropNulls(e)
+		}
+	case []any:
+		for _, e := range t {
+			dropNulls(e)
+		}
+	}
 }
 
 // cannotExpress says why egctl cannot run req as the reference would, or "".

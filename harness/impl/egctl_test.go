@@ -188,3 +188,22 @@ spec: {endpoints: [{fqdn: {hostname: partner.example.com, port: 443}}]}
 		t.Errorf("skipped with Backend enabled: %v", err)
 	}
 }
+
+// egctl applies no CRD default to a field the input sets to null, so the input it gets
+// carries no nulls: a healthCheck without a timeout reaches it without a timeout key.
+func TestEgctlInputDropsNulls(t *testing.T) {
+	btp := &egv1a1.BackendTrafficPolicy{}
+	btp.APIVersion, btp.Kind = egv1a1.GroupVersion.String(), egv1a1.KindBackendTrafficPolicy
+	btp.Name, btp.Namespace = "hc", "default"
+	btp.Spec.HealthCheck = &egv1a1.HealthCheck{Active: &egv1a1.ActiveHealthCheck{Type: egv1a1.ActiveHealthCheckerTypeTCP}}
+	in, err := egctlInput([]resource.Object{{Obj: btp}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(in), "null") || strings.Contains(string(in), "timeout") {
+		t.Errorf("nulls left in egctl's input:\n%s", in)
+	}
+	if !strings.Contains(string(in), "type: TCP") {
+		t.Errorf("the set fields must stay:\n%s", in)
+	}
+}

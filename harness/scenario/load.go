@@ -360,6 +360,14 @@ func (l Loader) validateRefs(s *Scenario, addf func(int, string, ...any)) {
 			if x.ClusterType != "" && x.Kind != KindCluster {
 				addf(s.Line(p), "%s: clusterType belongs to a Cluster", p)
 			}
+			if (len(x.HealthChecks) > 0 || x.OutlierDetection != nil) && x.Kind != KindCluster {
+				addf(s.Line(p), "%s: healthChecks and outlierDetection belong to a Cluster", p)
+			}
+			for _, h := range x.HealthChecks {
+				if !contains([]string{"HTTP", "TCP", "GRPC", "none"}, h) {
+					addf(s.Line(p+".healthChecks"), "%s.healthChecks: %q is not one of HTTP, TCP, GRPC, none", p, h)
+				}
+			}
 			if (len(x.ChainBlocks) > 0 || len(x.KeyBlocks) > 0) && x.Kind != KindSecret {
 				addf(s.Line(p), "%s: chainBlocks and keyBlocks belong to a Secret", p)
 			}

@@ -190,6 +190,11 @@ type XDSExpect struct {
 	Certificates []string `json:"certificates,omitempty"`
 	// Disabled, for an HTTPFilter: whether the listener has it disabled (enabled per route).
 	Disabled *bool `json:"disabled,omitempty"`
+	// HealthChecks, for a Cluster: the kinds of its active health checks in order (HTTP,
+	// TCP, GRPC), exactly; [] is not expressible (use healthChecks: [none]).
+	HealthChecks []string `json:"healthChecks,omitempty"`
+	// OutlierDetection, for a Cluster: whether it ejects failing endpoints (passive checks).
+	OutlierDetection *bool `json:"outlierDetection,omitempty"`
 }
 
 // TrafficExpect sends one request through the generated config.

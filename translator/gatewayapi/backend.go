@@ -33,7 +33,8 @@ func (rt *routeTranslator) resolveEGBackend(b *ir.Backend, routeKind, routeNS, n
 	if be == nil {
 		return fail("BackendNotFound", fmt.Sprintf("Backend %s/%s not found", ns, br.Name))
 	}
-	if reason, err := rt.ix.validateBackend(be); err != nil {
+	// EG validates the Backend for routes only; a policy's backends (no route kind) skip it.
+	if reason, err := rt.ix.validateBackend(be); err != nil && routeKind != "" {
 		return fail(reason, err.Error())
 	}
 	for _, ep := range be.Spec.Endpoints {
@@ -51,7 +52,8 @@ func (rt *routeTranslator) resolveEGBackend(b *ir.Backend, routeKind, routeNS, n
 	if br.Port != nil {
 		section = strconv.Itoa(int(*br.Port))
 	}
-	tls, err := rt.upstreamTLS(ns, be, btlsTarget{group: egv1a1.GroupName, kind: egv1a1.KindBackend, name: be.Name, section: section})
+	// A policy's backend (no route kind) records no BackendTLSPolicy status.
+	tls, err := rt.mergeUpstreamTLS(ns, be, btlsTarget{group: egv1a1.GroupName, kind: egv1a1.KindBackend, name: be.Name, section: section}, routeKind != "")
 	if err != nil {
 		return fail("InvalidBackendTLS", err.Error())
 	}
@@ -60,7 +62,7 @@ func (rt *routeTranslator) resolveEGBackend(b *ir.Backend, routeKind, routeNS, n
 	for _, ep := range be.Spec.Endpoints {
 		fqdn, ip = fqdn || ep.FQDN != nil, ip || ep.IP != nil
 	}
-	if fqdn && ip { // checked after the TLS, as EG does: a policy's status is written first
+	if fqdn && ip && routeKind != "" { // after the TLS, as EG does: a policy's status is written first
 		return fail("UnsupportedAddressType", "mixed FQDN and IP or Unix address type for the same backendRef is not supported")
 	}
 	return b, nil

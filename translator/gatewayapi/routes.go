@@ -747,13 +747,18 @@ func (rt *routeTranslator) endpoints(svc *corev1.Service, sp *corev1.ServicePort
 // permitted reports whether a ReferenceGrant in the target namespace lets fromKind objects
 // in fromNS refer to the target (RT-06).
 func (rt *routeTranslator) permitted(fromKind, fromNS, toGroup, toKind, toNS, toName string) bool {
+	return rt.permittedFrom(gwapiv1.GroupName, fromKind, fromNS, toGroup, toKind, toNS, toName)
+}
+
+// permittedFrom is permitted for a referrer of any group (an EG policy's backendRefs).
+func (rt *routeTranslator) permittedFrom(fromGroup, fromKind, fromNS, toGroup, toKind, toNS, toName string) bool {
 	for _, g := range rt.ix.grants {
 		if g.Namespace != toNS {
 			continue
 		}
 		fromOK := false
 		for _, f := range g.Spec.From {
-			if string(f.Group) == gwapiv1.GroupName && string(f.Kind) == fromKind && string(f.Namespace) == fromNS {
+			if string(f.Group) == fromGroup && string(f.Kind) == fromKind && string(f.Namespace) == fromNS {
 				fromOK = true
 			}
 		}

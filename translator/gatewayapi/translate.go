@@ -33,6 +33,9 @@ type Output struct {
 	Warnings []string
 	// Topology is where the IR's routes and listeners came from, for the policy stage.
 	Topology *Topology
+	// PolicyBackends resolves policy features' backendRefs (ext_authz, ext_proc) with the
+	// objects this stage read.
+	PolicyBackends *PolicyBackends
 }
 
 // Translator runs the stage under one profile and configuration.
@@ -267,6 +270,7 @@ func (t Translator) Translate(objs []resource.Object) Output {
 	rt.backendTLSStatuses()
 	out.Warnings = append(out.Warnings, rt.filterWarnings...)
 	out.Topology = rt.topology()
+	out.PolicyBackends = &PolicyBackends{rt: &rt}
 	backendStatuses(ix, st, t.Config.ExtensionAPIs != nil && t.Config.ExtensionAPIs.EnableBackend)
 	out.Statuses = st.list()
 	out.Warnings = append(out.Warnings, notYetTranslated(objs)...)

@@ -27,8 +27,16 @@ var errNoCAMerged = errors.New("CACertificate must be specified when InsecureSki
 //     ALPN) over the EnvoyProxy's backendTLS, field by field;
 //   - TLS 1.2 up to the profile's maximum when neither sets a version (BTLS-03).
 //
-// Without a Backend spec.tls or a policy there is no TLS (nil, nil).
+// Without a Backend spec.tls or a policy there is no TLS (nil, nil). The policy's use is
+// recorded for its status on the route's parents.
 func (rt *routeTranslator) upstreamTLS(ns string, be *egv1a1.Backend, target btlsTarget) (*ir.UpstreamTLS, error) {
+	return rt.mergeUpstreamTLS(ns, be, target, true)
+}
+
+// mergeUpstreamTLS is upstreamTLS; record says whether the policy's use is recorded for its
+// status (not for a policy's own backends, whose ancestor EG names as the policy, which the
+// reference does not write).
+func (rt *routeTranslator) mergeUpstreamTLS(ns string, be *egv1a1.Backend, target btlsTarget, record bool) (*ir.UpstreamTLS, error) {
 	var (
 		server       *ir.UpstreamTLS
 		backendOwned *clientTLS
@@ -46,7 +54,9 @@ func (rt *routeTranslator) upstreamTLS(ns string, be *egv1a1.Backend, target btl
 	}
 	if p := rt.ix.backendTLSPolicy(ns, target); p != nil {
 		bundle, err := rt.backendTLSBundle(p)
-		rt.recordBTLS(p, err)
+		if record {
+			rt.recordBTLS(p, err)
+		}
 		if err != nil {
 			return nil, err
 		}

@@ -1,6 +1,8 @@
 package ir
 
 import (
+	"strings"
+
 	egv1a1 "github.com/envoyproxy/gateway/api/v1alpha1"
 )
 
@@ -23,7 +25,8 @@ type Applied[T any] struct {
 	// Spec is the effective spec: the policy's own, or the merge result when it has mergeType.
 	Spec *T `json:"spec"`
 	// FieldOwner says, after a merge, which parent policy each inherited top-level spec
-	// field (by its JSON name) came from: Secret and backend references resolve in its
+	// field (by its JSON name), or nested field only the parent sets (by its dotted JSON
+	// path, see OwnerOfPath), came from: Secret and backend references resolve in its
 	// namespace (MRG-05), and EG names per-policy filters after it, even when parent and
 	// child share a namespace. Fields not listed are the policy's own.
 	FieldOwner map[string]PolicyRef `json:"fieldOwner,omitempty"`
@@ -35,6 +38,22 @@ func (a *Applied[T]) OwnerOf(field string) PolicyRef {
 		return p
 	}
 	return a.Policy
+}
+
+// OwnerOfPath is the policy that declared the field at a dotted JSON path
+// (extAuth.http.backendRefs): the owner recorded for the path or its closest ancestor,
+// else the policy itself.
+func (a *Applied[T]) OwnerOfPath(path string) PolicyRef {
+	for p := path; ; {
+		if o, ok := a.FieldOwner[p]; ok {
+			return o
+		}
+		i := strings.LastIndexByte(p, '.')
+		if i < 0 {
+			return a.Policy
+		}
+		p = p[:i]
+	}
 }
 
 // NamespaceOf is the namespace references in the named top-level field resolve in.

@@ -17,10 +17,49 @@ type PolicyData struct {
 	APIKeys []APIKey `json:"-"`
 	// OIDCClientSecret is the client secret of the oidc provider.
 	OIDCClientSecret []byte `json:"-"`
+	// OIDC is what the SecurityPolicy's oidc reads from Secrets and its provider.
+	OIDC *OIDCData `json:"oidc,omitempty"`
+	// ExtAuth is the SecurityPolicy's extAuth service (in its owner's namespace, MRG-05).
+	ExtAuth *ExtService `json:"extAuth,omitempty"`
+	// ExtProc are the EnvoyExtensionPolicy's extProc services, in spec order.
+	ExtProc []*ExtService `json:"extProc,omitempty"`
 }
 
 // APIKey is one client's API key.
 type APIKey struct {
 	Client string
 	Key    string
+}
+
+// ExtService is an external service a policy feature calls (ext_authz, ext_proc): the
+// cluster its backendRefs resolved to, and the authority EG sends it.
+type ExtService struct {
+	Destination *Destination `json:"destination"`
+	Authority   string       `json:"authority"`
+	// Owner is the policy whose backendRefs these are (after a merge, possibly the
+	// parent): the cluster's metadata names it.
+	Owner PolicyRef `json:"owner"`
+	// ContextExtensions are ext_authz's extra check-request values, by name (given inline
+	// or read from a ConfigMap or Secret).
+	ContextExtensions map[string]string `json:"-"`
+}
+
+// OIDCData is a SecurityPolicy's oidc as the policy stage resolved it: the client, the
+// provider's endpoints, the paths, and the controller's HMAC key. The client secret is
+// PolicyData.OIDCClientSecret.
+type OIDCData struct {
+	ClientID              string  `json:"clientID"`
+	AuthorizationEndpoint string  `json:"authorizationEndpoint"`
+	TokenEndpoint         string  `json:"tokenEndpoint"`
+	EndSessionEndpoint    *string `json:"endSessionEndpoint,omitempty"`
+	RedirectURL           string  `json:"redirectURL"`
+	RedirectPath          string  `json:"redirectPath"`
+	LogoutPath            string  `json:"logoutPath"`
+	// CookieSuffix makes the cookie names of one policy's filter its own (EG: an FNV-32a
+	// digest of the declaring policy's UID).
+	CookieSuffix string `json:"cookieSuffix"`
+	// HMACSecret is the key of the controller's envoy-oidc-hmac Secret.
+	HMACSecret []byte `json:"-"`
+	// Provider is the token endpoint's cluster when the provider names backendRefs.
+	Provider *ExtService `json:"provider,omitempty"`
 }

@@ -57,6 +57,8 @@ func ResolveFeatures(x *ir.XDS, objs *RefObjects, luaOn bool) FeatureErrors {
 					data.LocalJWKS = res.data.LocalJWKS
 					data.BasicAuthUsers = res.data.BasicAuthUsers
 					data.APIKeys = res.data.APIKeys
+					data.ExtAuth = res.data.ExtAuth
+					data.OIDC, data.OIDCClientSecret = res.data.OIDC, res.data.OIDCClientSecret
 				}
 			}
 			if a := r.Policies.Extension; a != nil && a.Spec != nil {
@@ -65,11 +67,18 @@ func ResolveFeatures(x *ir.XDS, objs *RefObjects, luaOn bool) FeatureErrors {
 					res = resolveExtension(a, objs, luaOn)
 					extDone[a] = res
 				}
-				if res.err != nil {
+				switch {
+				case res.err != nil && !res.failOpen:
 					errs[a.Policy] = res.err
 					failed = true
-				} else {
+				case res.err != nil:
+					// Only fail-open services failed: the policy is Invalid, the route
+					// runs with the extensions that could be built.
+					errs[a.Policy] = res.err
+					fallthrough
+				default:
 					data.Lua = res.data.Lua
+					data.ExtProc = res.data.ExtProc
 				}
 			}
 			if failed {
@@ -79,7 +88,8 @@ func ResolveFeatures(x *ir.XDS, objs *RefObjects, luaOn bool) FeatureErrors {
 				r.Policies.Security, r.Policies.Extension = nil, nil
 				continue
 			}
-			if data.LocalJWKS != nil || data.BasicAuthUsers != nil || data.APIKeys != nil || data.Lua != nil {
+			if data.LocalJWKS != nil || data.BasicAuthUsers != nil || data.APIKeys != nil || data.Lua != nil ||
+				data.ExtAuth != nil || data.ExtProc != nil || data.OIDC != nil {
 				d := data
 				r.PolicyData = &d
 			}
@@ -105,6 +115,9 @@ func ResolveFeatures(x *ir.XDS, objs *RefObjects, luaOn bool) FeatureErrors {
 type resolved struct {
 	data ir.PolicyData
 	err  error
+	// failOpen: every feature that failed may fail open (extProc with failOpen), so the
+	// routes keep running without it.
+	failOpen bool
 }
 
 func resolveSecurity(a *ir.Applied[egv1a1.SecurityPolicySpec], objs *RefObjects) *resolved {
@@ -134,6 +147,20 @@ func resolveSecurity(a *ir.Applied[egv1a1.SecurityPolicySpec], objs *RefObjects)
 			errs = append(errs, fmt.Errorf("APIKeyAuth: %w", err))
 		}
 		res.data.APIKeys = keys
+	}
+	if spec.OIDC != nil {
+		d, secret, err := resolveOIDC(a, objs)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("OIDC: %w", err))
+		}
+		res.data.OIDC, res.data.OIDCClientSecret = d, secret
+	}
+	if spec.ExtAuth != nil {
+		svc, err := resolveExtAuth(a, objs)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("ExtAuth: %w", err))
+		}
+		res.data.ExtAuth = svc
 	}
 	res.err = errors.Join(errs...)
 	return res
@@ -254,43 +281,67 @@ func apiKeys(a *ir.Applied[egv1a1.SecurityPolicySpec], objs *RefObjects) ([]ir.A
 	return out, nil
 }
 
-// resolveExtension checks the Lua gate (EEP-02) and reads ConfigMap scripts. Wasm,
-// ext_proc and dynamic modules are not gated (EEP-04).
+// resolveExtension resolves an EnvoyExtensionPolicy's features in EG's order for a route
+// target: Wasm, Lua (gated by enableLua, EEP-02), ext_proc. Wasm and ext_proc are not
+// gated by enableLua (EEP-04). A failing Lua or Wasm fails the routes closed; failing
+// ext_proc services do only when one of them is not failOpen.
 func resolveExtension(a *ir.Applied[egv1a1.EnvoyExtensionPolicySpec], objs *RefObjects, luaOn bool) *resolved {
 	res := &resolved{}
-	if len(a.Spec.Lua) == 0 {
-		return res
+	var errs []error
+	closed := false
+	if err := checkWasm(a.Spec.Wasm); err != nil {
+		errs = append(errs, fmt.Errorf("Wasm: %w", err))
+		closed = true
 	}
+	if len(a.Spec.Lua) > 0 {
+		code, err := resolveLua(a, objs, luaOn)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("Lua: %w", err))
+			closed = true
+		}
+		res.data.Lua = code
+	}
+	if len(a.Spec.ExtProc) > 0 {
+		svcs, err, failOpen := resolveExtProcs(a, objs)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("ExtProc: %w", err))
+			closed = closed || !failOpen
+		}
+		res.data.ExtProc = svcs
+	}
+	res.err = errors.Join(errs...)
+	res.failOpen = res.err != nil && !closed
+	return res
+}
+
+// resolveLua checks the Lua gate and reads ConfigMap scripts.
+func resolveLua(a *ir.Applied[egv1a1.EnvoyExtensionPolicySpec], objs *RefObjects, luaOn bool) ([]string, error) {
 	if !luaOn {
-		res.err = fmt.Errorf("Lua: %w", errLuaDisabled)
-		return res
+		return nil, errLuaDisabled
 	}
 	ns := a.NamespaceOf("lua")
+	var out []string
 	for _, l := range a.Spec.Lua {
 		if l.Type != egv1a1.LuaValueTypeValueRef {
 			if l.Inline == nil {
-				res.err = fmt.Errorf("Lua: inline code is not set")
-				return res
+				return nil, fmt.Errorf("inline code is not set")
 			}
-			res.data.Lua = append(res.data.Lua, *l.Inline)
+			out = append(out, *l.Inline)
 			continue
 		}
 		if l.ValueRef == nil {
-			res.err = fmt.Errorf("Lua: valueRef is not set")
-			return res
+			return nil, fmt.Errorf("valueRef is not set")
 		}
 		v, found, ok := objs.configMapValue(ns, string(l.ValueRef.Name), luaConfigMapKey)
 		switch {
 		case !found:
-			res.err = fmt.Errorf("Lua: can't find the referenced configmap %s in namespace %s", l.ValueRef.Name, ns)
-			return res
+			return nil, fmt.Errorf("can't find the referenced configmap %s in namespace %s", l.ValueRef.Name, ns)
 		case !ok:
-			res.err = fmt.Errorf("Lua: can't find the key %s in the referenced configmap %s", luaConfigMapKey, l.ValueRef.Name)
-			return res
+			return nil, fmt.Errorf("can't find the key %s in the referenced configmap %s", luaConfigMapKey, l.ValueRef.Name)
 		}
-		res.data.Lua = append(res.data.Lua, v)
+		out = append(out, v)
 	}
-	return res
+	return out, nil
 }
 
 // CheckTCPSecurity is EG's rule for a SecurityPolicy that targets a TCPRoute (SP-02): only

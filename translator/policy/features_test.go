@@ -144,24 +144,45 @@ func TestTCPRouteSecurity(t *testing.T) {
 	}
 }
 
+// fakeBackends resolves every backendRef to one address.
+type fakeBackends struct{}
+
+func (fakeBackends) ResolvePolicyBackends(_, ns string, refs []egv1a1.BackendRef, name string, http2 bool) (*ir.Destination, error) {
+	return &ir.Destination{Name: name, HTTP2: http2, Settings: []*ir.Backend{{Name: name + "/backend/0", Weight: 1,
+		Endpoints: []ir.Endpoint{{Host: "10.0.0.1", Port: 9000}}, Kind: "Service", Namespace: ns, ServiceName: string(refs[0].Name)}}}, nil
+}
+
+func (fakeBackends) PolicyBackendAuthority(ns string, ref gwapiv1.BackendObjectReference) string {
+	return string(ref.Name) + "." + ns
+}
+
 func TestOnlyLuaIsGated(t *testing.T) {
 	port := gwapiv1.PortNumber(9000)
 	extProc := []egv1a1.ExtProc{{BackendCluster: egv1a1.BackendCluster{BackendRefs: []egv1a1.BackendRef{{
 		BackendObjectReference: gwapiv1.BackendObjectReference{Name: "proc", Port: &port},
 	}}}}}
-	wasm := []egv1a1.Wasm{{Code: egv1a1.WasmCodeSource{Type: egv1a1.HTTPWasmCodeSourceType}}}
+	ref := ir.PolicyRef{Kind: "EnvoyExtensionPolicy", Namespace: "apps", Name: "ext"}
 	p := ir.RoutePolicies{Extension: &ir.Applied[egv1a1.EnvoyExtensionPolicySpec]{
-		Policy: ir.PolicyRef{Kind: "EnvoyExtensionPolicy", Namespace: "apps", Name: "ext"},
-		Spec:   &egv1a1.EnvoyExtensionPolicySpec{ExtProc: extProc, Wasm: wasm},
+		Policy: ref, Spec: &egv1a1.EnvoyExtensionPolicySpec{ExtProc: extProc},
 	}}
 	x, r := routesWith(p)
-	if errs := ResolveFeatures(x, objects(), false); len(errs) != 0 || r.DirectResponse != nil || r.Policies.Extension == nil {
-		t.Errorf("ext_proc and Wasm are not gated by enableLua (EEP-04): %v %+v", errs, r)
+	if errs := ResolveFeatures(x, objects().WithBackends(fakeBackends{}), false); len(errs) != 0 || r.DirectResponse != nil || r.Policies.Extension == nil {
+		t.Fatalf("ext_proc is not gated by enableLua (EEP-04): %v %+v", errs, r)
 	}
+	if r.PolicyData == nil || len(r.PolicyData.ExtProc) != 1 || r.PolicyData.ExtProc[0].Destination.Name != "envoyextensionpolicy/apps/ext/extproc/0" {
+		t.Errorf("ext_proc service not resolved: %+v", r.PolicyData)
+	}
+	// Wasm is refused for want of a wasm cache, never for the Lua gate.
+	p.Extension.Spec.Wasm = []egv1a1.Wasm{{Code: egv1a1.WasmCodeSource{Type: egv1a1.HTTPWasmCodeSourceType}}}
+	x, _ = routesWith(p)
+	if errs := ResolveFeatures(x, objects().WithBackends(fakeBackends{}), false); errs[ref] == nil || errs[ref].Error() != "Wasm: wasm cache is not initialized" {
+		t.Errorf("Wasm: %v", errs)
+	}
+	p.Extension.Spec.Wasm = nil
 	code := "function envoy_on_request(h) end"
 	p.Extension.Spec.Lua = []egv1a1.Lua{{Type: egv1a1.LuaValueTypeInline, Inline: &code}}
 	x, r = routesWith(p)
-	if errs := ResolveFeatures(x, objects(), false); len(errs) != 1 || r.DirectResponse == nil {
+	if errs := ResolveFeatures(x, objects().WithBackends(fakeBackends{}), false); len(errs) != 1 || r.DirectResponse == nil {
 		t.Errorf("with Lua among them the whole policy is refused: %v", errs)
 	}
 }

@@ -59,7 +59,36 @@ func mergePolicies[T any](parent, child *pol[T]) (*ir.Applied[T], error) {
 		}
 		a.FieldOwner[f] = parent.ref
 	}
+	// Inside a field both declare, the parent still owns what only it sets: EG resolves
+	// such nested references (extAuth's backendRefs, oidc's clientIDRef...) in the
+	// namespace of the policy that wrote them.
+	for f, pv := range parentFields {
+		if cv, both := childFields[f]; both && !isTargeting(f) {
+			nestedOwners(a, f, pv, cv, parent.ref)
+		}
+	}
 	return a, nil
+}
+
+// nestedOwners records parent as the owner of each path under prefix that the parent's
+// object sets and the child's does not, descending into objects both set.
+func nestedOwners[T any](a *ir.Applied[T], prefix string, parentJSON, childJSON json.RawMessage, parent ir.PolicyRef) {
+	var pm, cm map[string]json.RawMessage
+	if json.Unmarshal(parentJSON, &pm) != nil || json.Unmarshal(childJSON, &cm) != nil {
+		return // not both objects: the child's value replaced the parent's
+	}
+	for k, pv := range pm {
+		path := prefix + "." + k
+		cv, both := cm[k]
+		if !both {
+			if a.FieldOwner == nil {
+				a.FieldOwner = map[string]ir.PolicyRef{}
+			}
+			a.FieldOwner[path] = parent
+			continue
+		}
+		nestedOwners(a, path, pv, cv, parent)
+	}
 }
 
 // isTargeting: fields that say where a policy attaches, not what it does.

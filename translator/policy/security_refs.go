@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 
+	egv1a1 "github.com/envoyproxy/gateway/api/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
 	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
 	gwapiv1b1 "sigs.k8s.io/gateway-api/apis/v1beta1"
@@ -18,6 +19,15 @@ type RefObjects struct {
 	configMaps map[nsName]*corev1.ConfigMap
 	grants     []gwapiv1.ReferenceGrantSpec
 	grantNS    []string
+	// backends resolves policy backendRefs (ext_services.go); nil when not given.
+	backends BackendResolver
+	// securityPolicyUIDs are the SecurityPolicies' metadata.uid (OIDC cookie names).
+	securityPolicyUIDs map[nsName]string
+}
+
+// securityPolicyUID is the uid of a SecurityPolicy ("" when it has none, as offline).
+func (r *RefObjects) securityPolicyUID(ns, name string) string {
+	return r.securityPolicyUIDs[nsName{ns, name}]
 }
 
 type nsName struct{ ns, name string }
@@ -31,6 +41,11 @@ func NewRefObjects(objs []resource.Object) *RefObjects {
 			r.secrets[nsName{v.Namespace, v.Name}] = v
 		case *corev1.ConfigMap:
 			r.configMaps[nsName{v.Namespace, v.Name}] = v
+		case *egv1a1.SecurityPolicy:
+			if r.securityPolicyUIDs == nil {
+				r.securityPolicyUIDs = map[nsName]string{}
+			}
+			r.securityPolicyUIDs[nsName{v.Namespace, v.Name}] = string(v.UID)
 		case *gwapiv1.ReferenceGrant:
 			r.grants = append(r.grants, v.Spec)
 			r.grantNS = append(r.grantNS, v.Namespace)

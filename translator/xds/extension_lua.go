@@ -20,10 +20,16 @@ import (
 
 const luaFilterType = string(egv1a1.EnvoyFilterLua)
 
-// addExtension configures the route for the EnvoyExtensionPolicy in force on it. Only Lua
-// is translated here; the policy stage has already withheld Lua when the feature is off
-// (EEP-02) and resolved ConfigMap scripts into PolicyData.
+// addExtension configures the route for the EnvoyExtensionPolicy in force on it: its Lua
+// scripts and its ext_proc services (extension_services.go). The policy stage has already
+// withheld Lua when the feature is off (EEP-02), failed the routes of a policy with Wasm
+// (no wasm cache offline) and resolved scripts and services into PolicyData.
 func (s *httpFilterSet) addExtension(out *routev3.Route, r *ir.HTTPRoute, a *ir.Applied[egv1a1.EnvoyExtensionPolicySpec]) error {
+	if len(a.Spec.ExtProc) > 0 {
+		if err := s.addExtProcs(out, r, a); err != nil {
+			return err
+		}
+	}
 	if len(a.Spec.Lua) == 0 {
 		return nil
 	}

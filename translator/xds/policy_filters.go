@@ -6,6 +6,7 @@ import (
 	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
 	jwtauthnv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/jwt_authn/v3"
 	hcmv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/http_connection_manager/v3"
+	tlsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/anypb"
 
@@ -47,6 +48,18 @@ type httpFilterSet struct {
 	rateLimit *RateLimitService
 	global    *globalRateLimitFilters
 	local     bool
+	// secrets are the SDS secrets the filters read (OAuth2 client and HMAC secrets).
+	secrets []*tlsv3.Secret
+}
+
+// addSecret records a secret a filter reads, once.
+func (s *httpFilterSet) addSecret(sec *tlsv3.Secret) {
+	for _, have := range s.secrets {
+		if have.GetName() == sec.GetName() {
+			return
+		}
+	}
+	s.secrets = append(s.secrets, sec)
 }
 
 func newHTTPFilterSet(f Features) *httpFilterSet {

@@ -39,6 +39,16 @@ func (s *httpFilterSet) addSecurity(out *routev3.Route, r *ir.HTTPRoute, a *ir.A
 			return err
 		}
 	}
+	if spec.OIDC != nil {
+		if err := s.addOIDC(out, r, a); err != nil {
+			return err
+		}
+	}
+	if spec.ExtAuth != nil {
+		if err := s.addExtAuth(out, r, a); err != nil {
+			return err
+		}
+	}
 	if spec.JWT != nil && len(spec.JWT.Providers) > 0 {
 		if err := s.addJWT(out, r, spec.JWT); err != nil {
 			return err

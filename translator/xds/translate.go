@@ -121,6 +121,7 @@ func (t Translator) Translate(x *ir.XDS) (result.XDS, error) {
 				}
 				clusters[c.cluster.Name] = true
 				applyBackendTrafficCluster(c.cluster, r)
+				applyHealthCheck(c.cluster, c.cla, r)
 				out.Clusters = append(out.Clusters, c.cluster)
 				if c.dns {
 					t.toDNSCluster(c.cluster, c.cla)
@@ -153,8 +154,10 @@ func (t Translator) Translate(x *ir.XDS) (result.XDS, error) {
 	for _, k := range order {
 		el := byPort[k]
 		t.addFilterClusters(&out, clusters, el.filters)
+		addFilterSecrets(&out, secrets, el.filters)
 		for _, c := range el.chains {
 			t.addFilterClusters(&out, clusters, c.filters)
+			addFilterSecrets(&out, secrets, c.filters)
 		}
 		if len(el.chains) > 0 {
 			out.Listeners = append(out.Listeners, t.buildTLSListener(el))
@@ -195,8 +198,22 @@ func (t Translator) addFilterClusters(out *result.XDS, seen map[string]bool, fs 
 		}
 		seen[c.cluster.Name] = true
 		out.Clusters = append(out.Clusters, c.cluster)
-		if c.dns {
+		switch {
+		case c.dns:
 			t.toDNSCluster(c.cluster, c.cla)
+		case !c.static:
+			// An EDS cluster (a policy's external service): its assignment goes out too.
+			out.Endpoints = append(out.Endpoints, c.cla)
+		}
+	}
+}
+
+// addFilterSecrets adds the secrets policy filters read (OAuth2), once each.
+func addFilterSecrets(out *result.XDS, seen map[string]bool, fs *httpFilterSet) {
+	for _, s := range fs.secrets {
+		if !seen[s.GetName()] {
+			seen[s.GetName()] = true
+			out.Secrets = append(out.Secrets, s)
 		}
 	}
 }

@@ -1,0 +1,199 @@
+package gatewayapi
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+
+	egv1a1 "github.com/envoyproxy/gateway/api/v1alpha1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/egharness/egharness/translator/ir"
+)
+
+// PolicyBackends resolves the backendRefs of policy features that call a service of their
+// own (SecurityPolicy extAuth, EnvoyExtensionPolicy extProc) with the same Services,
+// EndpointSlices, EG Backends and BackendTLSPolicies the routes were resolved with. The
+// policy stage reaches it through a small interface, so Service resolution lives in one
+// place.
+type PolicyBackends struct {
+	rt *routeTranslator
+}
+
+// ResolvePolicyBackends resolves refs, declared by a policy of kind policyKind in policyNS,
+// into one destination named name (EG's "<kind>/<ns>/<name>/<feature>/<index>"), its
+// backends named <name>/backend/<i>. Unlike a route's backendRef, a bad reference is an
+// error for the whole feature (EG then marks the policy Invalid): it carries EG's message.
+func (p *PolicyBackends) ResolvePolicyBackends(policyKind, policyNS string, refs []egv1a1.BackendRef, name string, http2 bool) (*ir.Destination, error) {
+	if p == nil || p.rt == nil {
+		return nil, errors.New("backend references cannot be resolved")
+	}
+	if len(refs) == 0 {
+		return nil, errors.New("no backendRefs found for external service")
+	}
+	dest := &ir.Destination{Name: name, HTTP2: http2}
+	for i, ref := range refs {
+		if err := p.validate(policyKind, policyNS, ref.BackendObjectReference); err != nil {
+			return nil, err
+		}
+		if ref.Weight != nil && *ref.Weight == 0 {
+			continue
+		}
+		b, err := p.resolve(policyNS, ref.BackendObjectReference, fmt.Sprintf("%s/backend/%d", name, i))
+		if err != nil {
+			return nil, err
+		}
+		b.Weight = 1
+		if ref.Weight != nil {
+			b.Weight = uint32(*ref.Weight)
+		}
+		dest.Settings = append(dest.Settings, b)
+	}
+	dns, ip := false, false
+	for _, b := range dest.Settings {
+		dns, ip = dns || b.DNS, ip || !b.DNS
+	}
+	if dns && ip {
+		return nil, errors.New("external service destinations having multiple endpoint types are not supported")
+	}
+	return dest, nil
+}
+
+// PolicyBackendAuthority is the authority EG sends to a policy's external service: the
+// Service's <name>.<namespace>:<port>, an EG Backend's first FQDN endpoint, or else
+// <name>.<namespace>.
+func (p *PolicyBackends) PolicyBackendAuthority(policyNS string, ref gwapiv1.BackendObjectReference) string {
+	ns := policyNS
+	if ref.Namespace != nil && *ref.Namespace != "" {
+		ns = string(*ref.Namespace)
+	}
+	kind := "Service"
+	if ref.Kind != nil {
+		kind = string(*ref.Kind)
+	}
+	if kind == egv1a1.KindBackend && p != nil && p.rt != nil {
+		if be := p.rt.ix.backends[types.NamespacedName{Namespace: ns, Name: string(ref.Name)}]; be != nil {
+			for _, ep := range be.Spec.Endpoints {
+				if ep.FQDN != nil {
+					return net.JoinHostPort(ep.FQDN.Hostname, strconv.Itoa(int(ep.FQDN.Port)))
+				}
+			}
+		}
+	}
+	if (kind == "Service" || kind == "ServiceImport") && ref.Port != nil {
+		return net.JoinHostPort(string(ref.Name)+"."+ns, strconv.Itoa(int(*ref.Port)))
+	}
+	return string(ref.Name) + "." + ns
+}
+
+// validate checks a policy's backendRef as EG does before resolving it: group and kind, a
+// port for Services, the object and its TCP port, and only then a ReferenceGrant for a
+// reference into another namespace.
+func (p *PolicyBackends) validate(policyKind, policyNS string, ref gwapiv1.BackendObjectReference) error {
+	if ref.Group != nil && *ref.Group != "" && *ref.Group != "multicluster.x-k8s.io" && *ref.Group != egv1a1.GroupName {
+		return fmt.Errorf("group is invalid, only the core API group (specified by omitting the group field or setting it to an empty string), the multicluster.x-k8s.io API group, and the %s API group are supported", egv1a1.GroupName)
+	}
+	kind := "Service"
+	if ref.Kind != nil {
+		kind = string(*ref.Kind)
+	}
+	if kind != "Service" && kind != "ServiceImport" && kind != egv1a1.KindBackend {
+		return errors.New("kind is invalid, only Service (specified by omitting the kind field or setting it to 'Service'), ServiceImport, and Backend are supported")
+	}
+	if ref.Port == nil && kind != egv1a1.KindBackend {
+		return errors.New("a valid port number corresponding to a port on the Service must be specified")
+	}
+	ns := policyNS
+	if ref.Namespace != nil && *ref.Namespace != "" {
+		ns = string(*ref.Namespace)
+	}
+	switch kind {
+	case "Service":
+		svc := p.rt.ix.services[types.NamespacedName{Namespace: ns, Name: string(ref.Name)}]
+		if svc == nil {
+			return fmt.Errorf("service %s/%s not found", ns, ref.Name)
+		}
+		if servicePort(svc, int32(*ref.Port)) == nil {
+			return fmt.Errorf("TCP Port %d not found on service %s/%s", *ref.Port, ns, ref.Name)
+		}
+	case "ServiceImport":
+		// ServiceImport objects are not read, so a reference to one cannot resolve.
+		return fmt.Errorf("serviceimport %s/%s not found", ns, ref.Name)
+	case egv1a1.KindBackend:
+		be := p.rt.ix.backends[types.NamespacedName{Namespace: ns, Name: string(ref.Name)}]
+		if be == nil {
+			return fmt.Errorf("backend %s/%s not found", ns, ref.Name)
+		}
+		if be.Spec.Type != nil && *be.Spec.Type == egv1a1.BackendTypeDynamicResolver {
+			return fmt.Errorf("dynamic resolver backend %s/%s is not supported", ns, ref.Name)
+		}
+	}
+	if ns != policyNS {
+		group := ""
+		if ref.Group != nil {
+			group = string(*ref.Group)
+		}
+		if !p.rt.permittedFrom(egv1a1.GroupName, policyKind, policyNS, group, kind, ns, string(ref.Name)) {
+			return fmt.Errorf("backend ref to %s %s/%s not permitted by any ReferenceGrant", kind, ns, ref.Name)
+		}
+	}
+	return nil
+}
+
+// resolve turns a validated reference into a backend: a Service's endpoints (and its
+// BackendTLSPolicy), or an EG Backend's.
+func (p *PolicyBackends) resolve(policyNS string, ref gwapiv1.BackendObjectReference, name string) (*ir.Backend, error) {
+	rt := p.rt
+	ns := policyNS
+	if ref.Namespace != nil && *ref.Namespace != "" {
+		ns = string(*ref.Namespace)
+	}
+	kind := "Service"
+	if ref.Kind != nil {
+		kind = string(*ref.Kind)
+	}
+	b := &ir.Backend{Name: name, Kind: kind, Namespace: ns, ServiceName: string(ref.Name)}
+	if ref.Port != nil {
+		b.Port = uint32(*ref.Port)
+	}
+	if kind == egv1a1.KindBackend {
+		var failure error
+		fail := func(_, msg string) (*ir.Backend, *refError) {
+			failure = errors.New(msg)
+			return nil, &refError{msg: msg}
+		}
+		if api := rt.t.Config.ExtensionAPIs; api == nil || !api.EnableBackend {
+			return nil, fmt.Errorf("resource %s of type Backend cannot be used since Backend is disabled in Envoy Gateway configuration", ref.Name)
+		}
+		// The grant was checked by validate, with the policy as the referrer.
+		if _, err := rt.resolveEGBackend(b, "", ns, ns, gwapiv1.BackendRef{BackendObjectReference: ref}, fail); err != nil {
+			return nil, failure
+		}
+		return b, nil
+	}
+	svc := rt.ix.services[types.NamespacedName{Namespace: ns, Name: string(ref.Name)}]
+	sp := servicePort(svc, int32(*ref.Port))
+	b.Endpoints = rt.endpoints(svc, sp)
+	// The BackendTLSPolicy of the Service applies to the policy's calls too; its status
+	// is written for the routes, not again here.
+	tls, err := rt.mergeUpstreamTLS(ns, nil, btlsTarget{kind: "Service", name: b.ServiceName, section: sp.Name}, false)
+	if err != nil {
+		return nil, err
+	}
+	b.TLS = tls
+	return b, nil
+}
+
+// servicePort is the Service's TCP port of that number.
+func servicePort(svc *corev1.Service, port int32) *corev1.ServicePort {
+	for i := range svc.Spec.Ports {
+		sp := &svc.Spec.Ports[i]
+		if sp.Port == port && (sp.Protocol == "" || sp.Protocol == corev1.ProtocolTCP) {
+			return sp
+		}
+	}
+	return nil
+}
