@@ -37,8 +37,10 @@ func (c *collector) xds(exp []scenario.XDSExpect, res *result.Result, section st
 			}
 		case found && x.Kind == scenario.KindSecret:
 			c.secretPEM(where, what, findSecret(&res.XDS, x.Name), x)
+			c.secretTrustedCAs(where, what, findSecret(&res.XDS, x.Name), x)
 		case found && x.Kind == scenario.KindFilterChain:
 			c.filterChainTLS(where, what, findFilterChain(&res.XDS, x.In, x.Name), x)
+			c.filterChainClientTLS(where, what, findFilterChain(&res.XDS, x.In, x.Name), x)
 		case found && x.Kind == scenario.KindVirtualHost:
 			vh := findVirtualHost(&res.XDS, x.In, x.Name)
 			if len(x.Routes) > 0 {

@@ -366,6 +366,12 @@ func (l Loader) validateRefs(s *Scenario, addf func(int, string, ...any)) {
 			if (len(x.ALPN) > 0 || len(x.Certificates) > 0) && x.Kind != KindFilterChain {
 				addf(s.Line(p), "%s: alpn and certificates belong to a FilterChain", p)
 			}
+			if len(x.TrustedCAs) > 0 && x.Kind != KindSecret {
+				addf(s.Line(p), "%s: trustedCAs belong to a Secret", p)
+			}
+			if (x.MinTLS != "" || x.MaxTLS != "" || len(x.Ciphers) > 0 || x.ClientCA != "" || x.RequireClientCertificate != nil) && x.Kind != KindFilterChain {
+				addf(s.Line(p), "%s: minTLS, maxTLS, ciphers, clientCA and requireClientCertificate belong to a FilterChain", p)
+			}
 		}
 		for i, pe := range e.Patches {
 			p := fmt.Sprintf("%s.patches[%d]", k, i)

@@ -190,6 +190,19 @@ type XDSExpect struct {
 	Certificates []string `json:"certificates,omitempty"`
 	// Disabled, for an HTTPFilter: whether the listener has it disabled (enabled per route).
 	Disabled *bool `json:"disabled,omitempty"`
+	// TrustedCAs, for a validation-context Secret (a client-validation CA bundle): its CA
+	// certificates in order, each as "<subject CN> until <YYYY-MM-DD>" (the NotAfter day).
+	TrustedCAs []string `json:"trustedCAs,omitempty"`
+	// The downstream TLS a ClientTrafficPolicy sets, for a FilterChain: the TLS protocol
+	// range as Envoy names it (TLSv1_2, TLSv1_3; "auto" for Envoy's default), the cipher
+	// suites exactly, the validation-context SDS secret client certificates are checked
+	// against ("none": client validation without a CA; "off": no client validation), and
+	// whether a client certificate is required.
+	MinTLS                   string   `json:"minTLS,omitempty"`
+	MaxTLS                   string   `json:"maxTLS,omitempty"`
+	Ciphers                  []string `json:"ciphers,omitempty"`
+	ClientCA                 string   `json:"clientCA,omitempty"`
+	RequireClientCertificate *bool    `json:"requireClientCertificate,omitempty"`
 }
 
 // TrafficExpect sends one request through the generated config.

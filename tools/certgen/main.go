@@ -16,7 +16,7 @@
 //	pkcs8           the key as a PKCS8 "PRIVATE KEY" block
 //	ecparams        the key preceded by an "EC PARAMETERS" block, as `openssl ecparam -genkey` writes it
 //	messy           non-canonical PEM: text before and between blocks, CRLF line breaks, 40-column lines
-//	expired         the certificate expired on 2021-01-01
+//	expired         the certificate expired on 2021-01-01 (with ca: the bundle's only CA)
 //	notyet          the certificate becomes valid in 2125
 //	mismatch        tls.key is another key than the certificate's
 //	chain-expired   the valid leaf is followed by an expired intermediate certificate
@@ -118,7 +118,11 @@ func object(name, ns string, dns []string, f map[string]bool) (string, error) {
 			}
 			bundle = append(bundle, old...)
 		}
-		ca, _, err := certificate(dns, start, start.AddDate(100, 0, 0), true, false)
+		from, to := start, start.AddDate(100, 0, 0)
+		if f["expired"] {
+			from, to = longAgo, longAgo.AddDate(1, 0, 0) // a bundle with no valid CA left
+		}
+		ca, _, err := certificate(dns, from, to, true, false)
 		if err != nil {
 			return "", err
 		}

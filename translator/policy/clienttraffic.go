@@ -24,6 +24,8 @@ const wholeGateway = "<gateway>"
 type ctpEngine struct {
 	w    *world
 	pols []*pol[egv1a1.ClientTrafficPolicySpec]
+	// objs are what the policies' TLS settings read (CA references).
+	objs *ctpObjects
 	// claimed scopes (whole Gateway, whole ListenerSet) and sections (listener names,
 	// prefixed ns/name/ for ListenerSet listeners), per Gateway.
 	scopes   map[types.NamespacedName]map[string]bool
@@ -139,7 +141,7 @@ func (e *ctpEngine) forSection(p *pol[egv1a1.ClientTrafficPolicySpec], t target)
 		}
 		if l.Name == *t.section {
 			if err = e.portOverlap(g, l, ""); err == nil {
-				e.apply(p, l)
+				err = e.apply(p, l)
 			}
 			break
 		}
@@ -210,7 +212,9 @@ func (e *ctpEngine) forWhole(p *pol[egv1a1.ClientTrafficPolicySpec], t target) {
 			errs = append(errs, err.Error())
 			continue
 		}
-		e.apply(p, l)
+		if err := e.apply(p, l); err != nil {
+			errs = append(errs, err.Error())
+		}
 		if ls != nil {
 			e.claim(e.sections, gw, key)
 		}
@@ -250,10 +254,37 @@ func (e *ctpEngine) portOverlap(g *gatewayapi.GatewayNode, l *gatewayapi.Listene
 	return fmt.Errorf("ClientTrafficPolicy is being applied to multiple http (non https) listeners (%s) on the same port, which is not allowed", strings.Join(same, ", "))
 }
 
-func (e *ctpEngine) apply(p *pol[egv1a1.ClientTrafficPolicySpec], l *gatewayapi.ListenerNode) {
-	if lp := listenerPolicies(l); lp != nil && lp.ClientTraffic == nil {
-		lp.ClientTraffic = &ir.Applied[egv1a1.ClientTrafficPolicySpec]{Policy: p.ref, Spec: p.spec}
+// apply puts the policy on the listener and resolves the parts that read other objects
+// (TLS). When a part fails, the listener keeps what resolved before it and its routes fail
+// closed: HTTP routes answer 500, TCP routes are dropped (EG's behavior).
+func (e *ctpEngine) apply(p *pol[egv1a1.ClientTrafficPolicySpec], l *gatewayapi.ListenerNode) error {
+	lp := listenerPolicies(l)
+	if lp == nil || lp.ClientTraffic != nil {
+		return nil
 	}
+	lp.ClientTraffic = &ir.Applied[egv1a1.ClientTrafficPolicySpec]{Policy: p.ref, Spec: p.spec}
+	var err error
+	terminates := (l.HTTP != nil && l.HTTP.TLS != nil) || (l.TCP != nil && l.TCP.TLS != nil)
+	if terminates && e.objs != nil {
+		var tlsErr error
+		lp.ClientTLS, tlsErr = e.objs.downstreamTLS(p.ref, p.spec)
+		if tlsErr != nil {
+			err = fmt.Errorf("TLS: %w", tlsErr)
+		}
+	}
+	if err == nil {
+		return nil
+	}
+	lp.ClientTrafficError = err.Error()
+	if l.HTTP != nil {
+		for _, r := range l.HTTP.Routes {
+			r.DirectResponse = &ir.DirectResponse{Status: 500}
+		}
+	}
+	if l.TCP != nil {
+		l.TCP.Routes = nil
+	}
+	return err
 }
 
 func (e *ctpEngine) warnDeprecated(p *pol[egv1a1.ClientTrafficPolicySpec], anc result.ParentRef) {

@@ -68,7 +68,7 @@ func (t Translator) buildTCPListener(l *ir.TCPListener) *listenerv3.Listener {
 			fc.FilterChainMatch = &listenerv3.FilterChainMatch{ServerNames: r.SNIs}
 		}
 		if l.TLS != nil {
-			fc.TransportSocket = terminatingTLS(l.TLS, nil)
+			fc.TransportSocket = terminatingTLS(l.TLS, nil, l.Policies.ClientTLS)
 		}
 		lis.FilterChains = append(lis.FilterChains, fc)
 	}
@@ -86,8 +86,9 @@ func tcpStatPrefix(l *ir.TCPListener) string {
 }
 
 // terminatingTLS is a DownstreamTlsContext serving the certificates over SDS, with the
-// given ALPN (none for raw TCP).
-func terminatingTLS(cfg *ir.TLSConfig, alpn []string) *corev3.TransportSocket {
+// given ALPN (none for raw TCP), changed by the listener's ClientTrafficPolicy when it has
+// one (ctp: protocol versions, ciphers, ALPN, client validation, session resumption).
+func terminatingTLS(cfg *ir.TLSConfig, alpn []string, ctp *ir.DownstreamTLS) *corev3.TransportSocket {
 	ctx := &tlsv3.DownstreamTlsContext{
 		CommonTlsContext:                 &tlsv3.CommonTlsContext{AlpnProtocols: alpn},
 		DisableStatefulSessionResumption: true,
@@ -98,6 +99,7 @@ func terminatingTLS(cfg *ir.TLSConfig, alpn []string) *corev3.TransportSocket {
 	for _, c := range cfg.Certificates {
 		ctx.CommonTlsContext.TlsCertificateSdsSecretConfigs = append(ctx.CommonTlsContext.TlsCertificateSdsSecretConfigs, certificateSDS(c))
 	}
+	applyClientTLS(ctx, ctp)
 	return &corev3.TransportSocket{
 		Name:       tlsTransportSocket,
 		ConfigType: &corev3.TransportSocket_TypedConfig{TypedConfig: mustAny(ctx)},

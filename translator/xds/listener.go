@@ -125,7 +125,7 @@ func (t Translator) buildTLSListener(el *envoyListener) *listenerv3.Listener {
 		fc := &listenerv3.FilterChain{
 			Name:            c.l.Name,
 			Filters:         []*listenerv3.Filter{hcmFilterOf(c.rc.Name, t.Naming.StatPrefix(c.l), c.l.GRPC, c.filters.filters(), c.l)},
-			TransportSocket: downstreamTLS(c.l.TLS),
+			TransportSocket: downstreamTLS(c.l.TLS, c.l.Policies.ClientTLS),
 		}
 		if h := c.l.Hostnames[0]; h != "*" {
 			fc.FilterChainMatch = &listenerv3.FilterChainMatch{ServerNames: []string{h}}
@@ -136,13 +136,13 @@ func (t Translator) buildTLSListener(el *envoyListener) *listenerv3.Listener {
 }
 
 // downstreamTLS terminates TLS for HTTPS: ALPN offers HTTP/2 unless overlapping
-// certificates forbid it.
-func downstreamTLS(cfg *ir.TLSConfig) *corev3.TransportSocket {
+// certificates forbid it (a ClientTrafficPolicy's ALPN overrides both, TLS-09).
+func downstreamTLS(cfg *ir.TLSConfig, ctp *ir.DownstreamTLS) *corev3.TransportSocket {
 	alpn := []string{"h2", "http/1.1"}
 	if cfg.HTTP11Only {
 		alpn = []string{"http/1.1"}
 	}
-	return terminatingTLS(cfg, alpn)
+	return terminatingTLS(cfg, alpn, ctp)
 }
 
 // buildTLSSecret is the SDS secret of a listener certificate (TLS-02).

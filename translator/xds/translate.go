@@ -87,6 +87,7 @@ func (t Translator) Translate(x *ir.XDS) (result.XDS, error) {
 			fs = newHTTPFilterSet(t.Features)
 			el.chains = append(el.chains, &tlsChain{l: l, rc: rc, filters: fs})
 			addSecrets(&out, secrets, l.TLS)
+			addClientCASecrets(&out, secrets, l.Policies.ClientTLS)
 		} else {
 			if el.rc == nil {
 				el.rc = &routev3.RouteConfiguration{Name: t.Naming.RouteConfig(l), IgnorePortInHostMatching: true}
@@ -134,6 +135,7 @@ func (t Translator) Translate(x *ir.XDS) (result.XDS, error) {
 			out.Clusters = append(out.Clusters, &clusterv3.Cluster{Name: emptyCluster, ClusterDiscoveryType: &clusterv3.Cluster_Type{Type: clusterv3.Cluster_STATIC}})
 		}
 		addSecrets(&out, secrets, l.TLS)
+		addClientCASecrets(&out, secrets, l.Policies.ClientTLS)
 		for _, r := range l.Routes {
 			addL4Cluster(&out, clusters, r.Source, r.Destination)
 		}
