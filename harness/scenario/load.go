@@ -389,6 +389,25 @@ func (l Loader) validateRefs(s *Scenario, addf func(int, string, ...any)) {
 				addf(s.Line(p+".reason"), "%s.reason: a hit has no reason", p)
 			}
 		}
+		for i, sn := range e.Snapshot {
+			p := fmt.Sprintf("%s.snapshot[%d]", k, i)
+			if sn.Cluster == "" {
+				addf(s.Line(p), "%s.cluster is required", p)
+			}
+			given := map[string]bool{"loadBalancing": sn.LoadBalancing != nil, "session_persistence": sn.SessionPersistence != nil, "circuitBreaker": sn.CircuitBreaker != nil}
+			for _, a := range sn.Absent {
+				set, known := given[a]
+				switch {
+				case !known:
+					addf(s.Line(p+".absent"), "%s.absent: %q is not loadBalancing, session_persistence or circuitBreaker", p, a)
+				case set:
+					addf(s.Line(p+".absent"), "%s.absent: %s is also given a value", p, a)
+				}
+			}
+			if len(sn.Absent) == 0 && sn.LoadBalancing == nil && sn.SessionPersistence == nil && sn.CircuitBreaker == nil {
+				addf(s.Line(p), "%s checks nothing", p)
+			}
+		}
 		for i, t := range e.Traffic {
 			p := fmt.Sprintf("%s.traffic[%d]", k, i)
 			if t.Request.Port == 0 {

@@ -84,6 +84,24 @@ type Expect struct {
 	Warnings []string `json:"warnings,omitempty"`
 	// Patches checks what EnvoyPatchPolicy operations did.
 	Patches []PatchExpect `json:"patches,omitempty"`
+	// Snapshot checks backend clusters of the data-plane snapshot that `egharness serve`
+	// shows at /snapshots (BLP-08).
+	Snapshot []SnapshotExpect `json:"snapshot,omitempty"`
+}
+
+// SnapshotExpect checks one backend cluster of the data-plane snapshot, as the management
+// API's /snapshots computes it: the resolved BackendLBPolicy fields. Each field given must
+// equal the snapshot's exactly (as JSON); fields listed in Absent must not be there (a
+// field appears only when a policy resolved it for that backend).
+type SnapshotExpect struct {
+	// Cluster is the backend cluster's name (e.g. httproute/default/app/rule/0).
+	Cluster            string         `json:"cluster"`
+	LoadBalancing      map[string]any `json:"loadBalancing,omitempty"`
+	SessionPersistence map[string]any `json:"session_persistence,omitempty"`
+	CircuitBreaker     map[string]any `json:"circuitBreaker,omitempty"`
+	// Absent names fields (loadBalancing, session_persistence, circuitBreaker) the cluster
+	// must not show.
+	Absent []string `json:"absent,omitempty"`
 }
 
 // Patch outcomes a PatchExpect can name.
@@ -342,6 +360,9 @@ func (s *Scenario) ExpectFor(p string) Expect {
 	}
 	if o.Patches != nil {
 		e.Patches = o.Patches
+	}
+	if o.Snapshot != nil {
+		e.Snapshot = o.Snapshot
 	}
 	return e
 }
