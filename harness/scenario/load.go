@@ -366,6 +366,12 @@ func (l Loader) validateRefs(s *Scenario, addf func(int, string, ...any)) {
 			if (len(x.ALPN) > 0 || len(x.Certificates) > 0) && x.Kind != KindFilterChain {
 				addf(s.Line(p), "%s: alpn and certificates belong to a FilterChain", p)
 			}
+			if x.HCM != nil && x.Kind != KindFilterChain {
+				addf(s.Line(p), "%s: hcm belongs to a FilterChain", p)
+			}
+			if x.Fields != nil && x.Kind != KindRoute && x.Kind != KindCluster {
+				addf(s.Line(p), "%s: fields belong to a Route or a Cluster", p)
+			}
 			if len(x.TrustedCAs) > 0 && x.Kind != KindSecret {
 				addf(s.Line(p), "%s: trustedCAs belong to a Secret", p)
 			}

@@ -35,6 +35,7 @@ func (t Translator) buildTCPListener(l *ir.TCPListener) *listenerv3.Listener {
 		MaxConnectionsToAcceptPerSocketEvent: u32(1),
 		PerConnectionBufferLimitBytes:        u32(bufferLimitBytes),
 	}
+	applyListenerConnection(lis, connectionOf(l.Policies.ClientHTTP))
 	if anySNI(l.Routes) {
 		lis.ListenerFilters = []*listenerv3.ListenerFilter{{
 			Name:       tlsInspector,
@@ -60,6 +61,9 @@ func (t Translator) buildTCPListener(l *ir.TCPListener) *listenerv3.Listener {
 					AccessLog:        []*accesslogv3.AccessLog{accessLog(nil)},
 				})},
 			}},
+		}
+		if cl := connectionLimit(connectionOf(l.Policies.ClientHTTP), stat); cl != nil {
+			fc.Filters = append([]*listenerv3.Filter{cl}, fc.Filters...)
 		}
 		if authz := tcpAuthorizationFilter(stat, r.Policies.Security); authz != nil {
 			fc.Filters = append([]*listenerv3.Filter{authz}, fc.Filters...)
@@ -89,6 +93,13 @@ func tcpStatPrefix(l *ir.TCPListener) string {
 // given ALPN (none for raw TCP), changed by the listener's ClientTrafficPolicy when it has
 // one (ctp: protocol versions, ciphers, ALPN, client validation, session resumption).
 func terminatingTLS(cfg *ir.TLSConfig, alpn []string, ctp *ir.DownstreamTLS) *corev3.TransportSocket {
+	return &corev3.TransportSocket{
+		Name:       tlsTransportSocket,
+		ConfigType: &corev3.TransportSocket_TypedConfig{TypedConfig: mustAny(downstreamTLSContext(cfg, alpn, ctp))},
+	}
+}
+
+func downstreamTLSContext(cfg *ir.TLSConfig, alpn []string, ctp *ir.DownstreamTLS) *tlsv3.DownstreamTlsContext {
 	ctx := &tlsv3.DownstreamTlsContext{
 		CommonTlsContext:                 &tlsv3.CommonTlsContext{AlpnProtocols: alpn},
 		DisableStatefulSessionResumption: true,
@@ -100,10 +111,7 @@ func terminatingTLS(cfg *ir.TLSConfig, alpn []string, ctp *ir.DownstreamTLS) *co
 		ctx.CommonTlsContext.TlsCertificateSdsSecretConfigs = append(ctx.CommonTlsContext.TlsCertificateSdsSecretConfigs, certificateSDS(c))
 	}
 	applyClientTLS(ctx, ctp)
-	return &corev3.TransportSocket{
-		Name:       tlsTransportSocket,
-		ConfigType: &corev3.TransportSocket_TypedConfig{TypedConfig: mustAny(ctx)},
-	}
+	return ctx
 }
 
 // buildUDPListener is a UDP Gateway listener: the udp_proxy listener filter sends every

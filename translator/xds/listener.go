@@ -86,17 +86,20 @@ func noRouteFilter() *accesslogv3.AccessLogFilter {
 
 func (t Translator) buildListener(l *ir.HTTPListener, routeConfig string, grpc bool, policyFilters []*hcmv3.HttpFilter) (*listenerv3.Listener, error) {
 	name := t.Naming.Listener(l)
-	return &listenerv3.Listener{
+	conn := connectionOf(clientHTTPOf(l))
+	lis := &listenerv3.Listener{
 		Name:      name,
 		Address:   socketAddress(l.Address, l.Port),
 		AccessLog: []*accesslogv3.AccessLog{accessLog(noRouteFilter())},
 		DefaultFilterChain: &listenerv3.FilterChain{
 			Name:    routeConfig, // the port's one route configuration and its chain share a name
-			Filters: []*listenerv3.Filter{hcmFilterOf(routeConfig, t.Naming.StatPrefix(l), grpc, policyFilters, l)},
+			Filters: withConnectionLimit(conn, t.Naming.StatPrefix(l), hcmFilterOf(routeConfig, t.Naming.StatPrefix(l), grpc, policyFilters, l)),
 		},
 		MaxConnectionsToAcceptPerSocketEvent: u32(1),
 		PerConnectionBufferLimitBytes:        u32(bufferLimitBytes),
-	}, nil
+	}
+	applyListenerConnection(lis, conn)
+	return lis, nil
 }
 
 // buildTLSListener makes the Envoy listener of an HTTPS port: a filter chain per Gateway
@@ -110,6 +113,7 @@ func (t Translator) buildTLSListener(el *envoyListener) *listenerv3.Listener {
 		MaxConnectionsToAcceptPerSocketEvent: u32(1),
 		PerConnectionBufferLimitBytes:        u32(bufferLimitBytes),
 	}
+	applyListenerConnection(lis, connectionOf(clientHTTPOf(el.first)))
 	// Like EG, the TLS inspector only where a chain matches server names: a port whose
 	// listeners all lack a hostname needs no SNI.
 	for _, c := range el.chains {
@@ -124,7 +128,7 @@ func (t Translator) buildTLSListener(el *envoyListener) *listenerv3.Listener {
 	for _, c := range el.chains {
 		fc := &listenerv3.FilterChain{
 			Name:            c.l.Name,
-			Filters:         []*listenerv3.Filter{hcmFilterOf(c.rc.Name, t.Naming.StatPrefix(c.l), c.l.GRPC, c.filters.filters(), c.l)},
+			Filters:         withConnectionLimit(connectionOf(clientHTTPOf(c.l)), t.Naming.StatPrefix(c.l), hcmFilterOf(c.rc.Name, t.Naming.StatPrefix(c.l), c.l.GRPC, c.filters.filters(), c.l)),
 			TransportSocket: downstreamTLS(c.l.TLS, c.l.Policies.ClientTLS),
 		}
 		if h := c.l.Hostnames[0]; h != "*" {
@@ -160,7 +164,18 @@ func buildTLSSecret(c ir.TLSCertificate) *tlsv3.Secret {
 // routes use, the gRPC filters, and the router, in EG's order; l is the IR listener whose
 // ClientTrafficPolicy applies to the connection manager.
 func hcmFilterOf(routeConfig, statPrefix string, grpc bool, policyFilters []*hcmv3.HttpFilter, l *ir.HTTPListener) *listenerv3.Filter {
-	filters := append(append(policyFilters, grpcFilters(grpc)...), &hcmv3.HttpFilter{
+	return wrapHCM(hcmOf(routeConfig, statPrefix, grpc, policyFilters, l))
+}
+
+func wrapHCM(hcm *hcmv3.HttpConnectionManager) *listenerv3.Filter {
+	return &listenerv3.Filter{Name: hcmFilter, ConfigType: &listenerv3.Filter_TypedConfig{TypedConfig: mustAny(hcm)}}
+}
+
+// hcmOf builds the connection manager hcmFilterOf wraps (the QUIC listener of an HTTP/3
+// port takes the same one with the HTTP/3 codec).
+func hcmOf(routeConfig, statPrefix string, grpc bool, policyFilters []*hcmv3.HttpFilter, l *ir.HTTPListener) *hcmv3.HttpConnectionManager {
+	own := append([]*hcmv3.HttpFilter(nil), policyFilters...) // never the caller's backing array
+	filters := append(append(own, grpcFilters(grpc)...), &hcmv3.HttpFilter{
 		Name:       routerFilter,
 		ConfigType: &hcmv3.HttpFilter_TypedConfig{TypedConfig: mustAny(&routerv3.Router{SuppressEnvoyHeaders: true})},
 	})
@@ -188,7 +203,8 @@ func hcmFilterOf(routeConfig, statPrefix string, grpc bool, policyFilters []*hcm
 		UseRemoteAddress:             boolValue(true),
 	}
 	applyClientTraffic(hcm, l)
-	return &listenerv3.Filter{Name: hcmFilter, ConfigType: &listenerv3.Filter_TypedConfig{TypedConfig: mustAny(hcm)}}
+	applyClientHTTP(hcm, clientHTTPOf(l))
+	return hcm
 }
 
 // grpcFilters are the filters EG puts before the router on a port that serves a GRPCRoute:

@@ -51,6 +51,8 @@ type envoyListener struct {
 	vhost  map[string]*routev3.VirtualHost // by IR listener name + hostname
 	// filters are the policy filters of the port's connection manager (plain HTTP).
 	filters *httpFilterSet
+	// http3: a listener of the port turned HTTP/3 on; the port also gets a QUIC listener.
+	http3 bool
 }
 
 type tlsChain struct {
@@ -68,11 +70,21 @@ func (t Translator) Translate(x *ir.XDS) (result.XDS, error) {
 	var order []portKey
 	clusters := map[string]bool{}
 	secrets := map[string]bool{}
-	for _, l := range x.HTTP {
+	key := func(l *ir.HTTPListener) portKey {
 		k := portKey{address: l.Address, port: l.Port}
 		if !t.MergeGateways {
 			k.proxy = l.Gateway
 		}
+		return k
+	}
+	http3Ports := map[portKey]bool{}
+	for _, l := range x.HTTP {
+		if wantsHTTP3(l) {
+			http3Ports[key(l)] = true
+		}
+	}
+	for _, l := range x.HTTP {
+		k := key(l)
 		el := byPort[k]
 		if el == nil {
 			el = &envoyListener{first: l, vhost: map[string]*routev3.VirtualHost{}, filters: newHTTPFilterSet(t.Features)}
@@ -80,6 +92,7 @@ func (t Translator) Translate(x *ir.XDS) (result.XDS, error) {
 			order = append(order, k)
 		}
 		el.grpc = el.grpc || l.GRPC
+		el.http3 = http3Ports[k]
 		var rc *routev3.RouteConfiguration
 		fs := el.filters
 		if l.TLS != nil {
@@ -107,6 +120,9 @@ func (t Translator) Translate(x *ir.XDS) (result.XDS, error) {
 				rc.VirtualHosts = append(rc.VirtualHosts, vh)
 			}
 			route := withRouteLB(buildRoute(r), r)
+			if el.http3 {
+				addAltSvc(route, l.GatewayPort)
+			}
 			if err := fs.addRoute(route, r); err != nil {
 				return result.XDS{}, fmt.Errorf("route %s: %w", r.Name, err)
 			}
@@ -117,6 +133,7 @@ func (t Translator) Translate(x *ir.XDS) (result.XDS, error) {
 				}
 				clusters[c.cluster.Name] = true
 				applyBackendTrafficCluster(c.cluster, r)
+				applyListenerHTTP1Cluster(c.cluster, l)
 				out.Clusters = append(out.Clusters, c.cluster)
 				if c.dns {
 					t.toDNSCluster(c.cluster, c.cla)
@@ -155,6 +172,9 @@ func (t Translator) Translate(x *ir.XDS) (result.XDS, error) {
 		}
 		if len(el.chains) > 0 {
 			out.Listeners = append(out.Listeners, t.buildTLSListener(el))
+			if el.http3 {
+				out.Listeners = append(out.Listeners, t.buildQUICListener(el))
+			}
 			for _, c := range el.chains {
 				out.Routes = append(out.Routes, c.rc)
 			}
