@@ -41,6 +41,15 @@ type ClientValidation struct {
 	SPKIHashes        []string   `json:"spkiHashes,omitempty"`
 	CertificateHashes []string   `json:"certificateHashes,omitempty"`
 	SubjectAltNames   []SANMatch `json:"subjectAltNames,omitempty"`
+	// CRL is the revocation lists checked with the CA (sent in the CA's secret).
+	CRL *CRL `json:"crl,omitempty"`
+}
+
+// CRL is the concatenated revocation lists of the policy's CRL references.
+type CRL struct {
+	PEM []byte `json:"-"`
+	// OnlyVerifyLeaf checks only the client's own certificate against the lists.
+	OnlyVerifyLeaf bool `json:"onlyVerifyLeaf,omitempty"`
 }
 
 // CABundle is a client-validation trust bundle: the valid CAs of every referenced object,

@@ -2,6 +2,7 @@ package policy
 
 import (
 	"crypto/sha256"
+	"crypto/x509"
 	"encoding/pem"
 	"errors"
 	"fmt"
@@ -130,7 +131,7 @@ func (o *ctpObjects) clientValidation(ref ir.PolicyRef, cv *egv1a1.ClientValidat
 	var bundle []byte
 	seen := map[[sha256.Size]byte]bool{}
 	for _, r := range cv.CACertificateRefs {
-		data, err := o.caData(ref.Namespace, r)
+		data, err := o.caData(ref.Namespace, r, "ca.crt")
 		if err != nil {
 			return fmt.Errorf("failed to get certificate from ref: %w", err)
 		}
@@ -166,6 +167,42 @@ func (o *ctpObjects) clientValidation(ref ir.PolicyRef, cv *egv1a1.ClientValidat
 			add(on.Oid, []egv1a1.StringMatch{on.StringMatch})
 		}
 	}
+	if c := cv.Crl; c != nil {
+		var crl []byte
+		for _, r := range c.Refs {
+			data, err := o.caData(ref.Namespace, r, "ca.crl")
+			if err != nil {
+				return fmt.Errorf("failed to get crl from ref: %w", err)
+			}
+			if err := checkCRL(data, o.now); err != nil {
+				return fmt.Errorf("invalid crl in %s: %w", r.Name, err)
+			}
+			crl = append(crl, data...)
+		}
+		if len(crl) > 0 {
+			v.CRL = &ir.CRL{PEM: crl, OnlyVerifyLeaf: c.OnlyVerifyLeafCertificate != nil && *c.OnlyVerifyLeafCertificate}
+		}
+	}
+	return nil
+}
+
+// checkCRL refuses a revocation list that does not parse or is outside its update window
+// at now (the first PEM block is the one checked).
+func checkCRL(data []byte, now time.Time) error {
+	b, _ := pem.Decode(data)
+	if b == nil {
+		return errors.New("unable to decode pem data for CRL")
+	}
+	crl, err := x509.ParseRevocationList(b.Bytes)
+	if err != nil {
+		return fmt.Errorf("failed to parse CRL: %w", err)
+	}
+	if !crl.NextUpdate.IsZero() && now.After(crl.NextUpdate) {
+		return fmt.Errorf("CRL is expired (next update was due at %v)", crl.NextUpdate)
+	}
+	if now.Before(crl.ThisUpdate) {
+		return fmt.Errorf("CRL is not yet valid (this update starts at %v)", crl.ThisUpdate)
+	}
 	return nil
 }
 
@@ -180,9 +217,9 @@ func noValidCA(data []byte, errs []error) error {
 	return errors.New("unable to decode pem data for certificate")
 }
 
-// caData reads a CA reference: a Secret or ConfigMap (key ca.crt, or its only key) in the
+// caData reads a CA (or CRL) reference under key: a Secret or ConfigMap (key ca.crt, or its only key) in the
 // policy's namespace or, with a ReferenceGrant, another; a ClusterTrustBundle by name.
-func (o *ctpObjects) caData(ns string, r gwapiv1.SecretObjectReference) ([]byte, error) {
+func (o *ctpObjects) caData(ns string, r gwapiv1.SecretObjectReference, key string) ([]byte, error) {
 	kind := "Secret"
 	if r.Kind != nil {
 		kind = string(*r.Kind)
@@ -212,9 +249,9 @@ func (o *ctpObjects) caData(ns string, r gwapiv1.SecretObjectReference) ([]byte,
 		if cm == nil {
 			return nil, fmt.Errorf("configmap %s/%s does not exist", target, r.Name)
 		}
-		v, ok := caKey(cm.Data)
+		v, ok := dataKey(cm.Data, key)
 		if !ok || v == "" {
-			return nil, fmt.Errorf("ref configmap [%s] has none of the expected keys [ca.crt] and more than one entry", r.Name)
+			return nil, fmt.Errorf("ref configmap [%s] has none of the expected keys [%s] and more than one entry", r.Name, key)
 		}
 		return []byte(v), nil
 	}
@@ -229,16 +266,16 @@ func (o *ctpObjects) caData(ns string, r gwapiv1.SecretObjectReference) ([]byte,
 	for k, v := range s.StringData { // the API server merges stringData into data
 		data[k] = v
 	}
-	v, ok := caKey(data)
+	v, ok := dataKey(data, key)
 	if !ok || v == "" {
-		return nil, fmt.Errorf("ref secret [%s] has none of the expected keys [ca.crt] and more than one entry", r.Name)
+		return nil, fmt.Errorf("ref secret [%s] has none of the expected keys [%s] and more than one entry", r.Name, key)
 	}
 	return []byte(v), nil
 }
 
-// caKey is the value under ca.crt, or the only value of an object with one key.
-func caKey(data map[string]string) (string, bool) {
-	if v, ok := data["ca.crt"]; ok {
+// dataKey is the value under key, or the only value of an object with one key.
+func dataKey(data map[string]string, key string) (string, bool) {
+	if v, ok := data[key]; ok {
 		return v, true
 	}
 	if len(data) == 1 {

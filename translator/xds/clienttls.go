@@ -98,10 +98,12 @@ func addClientCASecrets(out *result.XDS, seen map[string]bool, t *ir.DownstreamT
 		return
 	}
 	seen[ca.Name] = true
-	out.Secrets = append(out.Secrets, &tlsv3.Secret{
-		Name: ca.Name,
-		Type: &tlsv3.Secret_ValidationContext{ValidationContext: &tlsv3.CertificateValidationContext{
-			TrustedCa: &corev3.DataSource{Specifier: &corev3.DataSource_InlineBytes{InlineBytes: ca.PEM}},
-		}},
-	})
+	vc := &tlsv3.CertificateValidationContext{
+		TrustedCa: &corev3.DataSource{Specifier: &corev3.DataSource_InlineBytes{InlineBytes: ca.PEM}},
+	}
+	if crl := t.ClientValidation.CRL; crl != nil {
+		vc.Crl = &corev3.DataSource{Specifier: &corev3.DataSource_InlineBytes{InlineBytes: crl.PEM}}
+		vc.OnlyVerifyLeafCertCrl = crl.OnlyVerifyLeaf
+	}
+	out.Secrets = append(out.Secrets, &tlsv3.Secret{Name: ca.Name, Type: &tlsv3.Secret_ValidationContext{ValidationContext: vc}})
 }
