@@ -46,6 +46,14 @@ func (c *collector) xds(exp []scenario.XDSExpect, res *result.Result, section st
 			c.routeFields(where, what, &res.XDS, x)
 		case found && x.Kind == scenario.KindCluster && x.Fields != nil:
 			c.clusterFields(where, what, &res.XDS, x)
+		case found && x.Kind == scenario.KindListener && x.Fields != nil:
+			for _, l := range res.XDS.Listeners {
+				if l.GetName() == x.Name {
+					if msg := protoHasFields(l, x.Fields); msg != "" {
+						c.failf("xds", where, "%s: %s", what, msg)
+					}
+				}
+			}
 		case found && x.Kind == scenario.KindSecret && x.Fields != nil:
 			c.secretPEM(where, what, findSecret(&res.XDS, x.Name), x)
 			c.secretTrustedCAs(where, what, findSecret(&res.XDS, x.Name), x)

@@ -369,8 +369,8 @@ func (l Loader) validateRefs(s *Scenario, addf func(int, string, ...any)) {
 			if x.HCM != nil && x.Kind != KindFilterChain {
 				addf(s.Line(p), "%s: hcm belongs to a FilterChain", p)
 			}
-			if x.Fields != nil && x.Kind != KindRoute && x.Kind != KindCluster && x.Kind != KindSecret {
-				addf(s.Line(p), "%s: fields belong to a Route, a Cluster or a Secret", p)
+			if x.Fields != nil && x.Kind != KindRoute && x.Kind != KindCluster && x.Kind != KindSecret && x.Kind != KindListener {
+				addf(s.Line(p), "%s: fields belong to a Listener, a Route, a Cluster or a Secret", p)
 			}
 			if len(x.TrustedCAs) > 0 && x.Kind != KindSecret {
 				addf(s.Line(p), "%s: trustedCAs belong to a Secret", p)

@@ -222,8 +222,8 @@ type XDSExpect struct {
 	ClientCA                 string   `json:"clientCA,omitempty"`
 	RequireClientCertificate *bool    `json:"requireClientCertificate,omitempty"`
 	// HCM, for a FilterChain (a plain HTTP port's default chain included): fields its HTTP
-	// connection manager must have, as protojson (lowerCamelCase); Fields, for a Route, a
-	// Cluster or a Secret: fields it must have. Both match as a subset: every key given must be there with an equal
+	// connection manager must have, as protojson (lowerCamelCase); Fields, for a Listener, a
+	// Route, a Cluster or a Secret: fields it must have. Both match as a subset: every key given must be there with an equal
 	// value (objects recursively, lists element by element with the same length).
 	HCM    map[string]any `json:"hcm,omitempty"`
 	Fields map[string]any `json:"fields,omitempty"`

@@ -6,11 +6,14 @@ import "time"
 // (CTP-02), resolved and range-checked by the policy stage: HTTP/1.1 and HTTP/2 protocol
 // options, HTTP/3, header handling and connection limits. Nil parts leave EG's defaults.
 type ClientHTTP struct {
-	HTTP1      *ClientHTTP1      `json:"http1,omitempty"`
-	HTTP2      *ClientHTTP2      `json:"http2,omitempty"`
-	HTTP3      bool              `json:"http3,omitempty"`
-	Headers    *ClientHeaders    `json:"headers,omitempty"`
-	Connection *ClientConnection `json:"connection,omitempty"`
+	HTTP1 *ClientHTTP1 `json:"http1,omitempty"`
+	HTTP2 *ClientHTTP2 `json:"http2,omitempty"`
+	HTTP3 bool         `json:"http3,omitempty"`
+	// MatchBackendScheme: the :scheme header follows the upstream transport (scheme:
+	// MatchBackend).
+	MatchBackendScheme bool              `json:"matchBackendScheme,omitempty"`
+	Headers            *ClientHeaders    `json:"headers,omitempty"`
+	Connection         *ClientConnection `json:"connection,omitempty"`
 }
 
 // ClientHTTP1 are the HTTP/1.1 options.
@@ -37,6 +40,16 @@ type ClientHTTP2 struct {
 	// ResetStreamOnError: an invalid message resets the stream (true) or closes the
 	// connection (false); nil leaves Envoy's default.
 	ResetStreamOnError *bool `json:"resetStreamOnError,omitempty"`
+	// Keepalive sends HTTP/2 PINGs on idle connections.
+	Keepalive *HTTP2Keepalive `json:"keepalive,omitempty"`
+}
+
+// HTTP2Keepalive is HTTP/2 connection keepalive.
+type HTTP2Keepalive struct {
+	Interval       *time.Duration `json:"interval,omitempty"`
+	Timeout        *time.Duration `json:"timeout,omitempty"`
+	IntervalJitter *uint32        `json:"intervalJitter,omitempty"`
+	IdleInterval   *time.Duration `json:"idleInterval,omitempty"`
 }
 
 // ClientHeaders is the header handling of the connection manager.
@@ -55,8 +68,20 @@ type ClientHeaders struct {
 	StripTrailingHostDot bool `json:"stripTrailingHostDot,omitempty"`
 }
 
-// ClientConnection are the limits on downstream connections.
+// ClientConnection are the limits and socket settings of downstream connections: EG keeps
+// them only when the whole policy applies.
 type ClientConnection struct {
+	// TCPKeepalive turns TCP keepalive on, with probes and seconds of idle time and interval.
+	TCPKeepalive *TCPKeepalive `json:"tcpKeepalive,omitempty"`
+	// ProxyProtocol expects a PROXY protocol header (optional: connections without one
+	// are accepted too).
+	ProxyProtocol         bool `json:"proxyProtocol,omitempty"`
+	ProxyProtocolOptional bool `json:"proxyProtocolOptional,omitempty"`
+	// TCP timeouts: the TLS handshake, the listener filters' inspection, and (TCP proxy)
+	// idle connections.
+	TLSHandshakeTimeout         *time.Duration `json:"tlsHandshakeTimeout,omitempty"`
+	ConnectionInspectionTimeout *time.Duration `json:"connectionInspectionTimeout,omitempty"`
+	TCPIdleTimeout              *time.Duration `json:"tcpIdleTimeout,omitempty"`
 	// MaxConnections caps open connections (the connection_limit network filter), with
 	// CloseDelay before a refused connection is closed.
 	MaxConnections           *uint64        `json:"maxConnections,omitempty"`
@@ -68,4 +93,11 @@ type ClientConnection struct {
 	BufferLimitBytes *uint32 `json:"bufferLimitBytes,omitempty"`
 	// MaxAcceptPerSocketEvent replaces EG's 1; 0 means no limit (the field is left out).
 	MaxAcceptPerSocketEvent *uint32 `json:"maxAcceptPerSocketEvent,omitempty"`
+}
+
+// TCPKeepalive is TCP keepalive on downstream sockets.
+type TCPKeepalive struct {
+	Probes   *uint32 `json:"probes,omitempty"`
+	IdleTime *uint32 `json:"idleTime,omitempty"` // seconds
+	Interval *uint32 `json:"interval,omitempty"` // seconds
 }

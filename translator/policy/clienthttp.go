@@ -9,6 +9,7 @@ import (
 
 	egv1a1 "github.com/envoyproxy/gateway/api/v1alpha1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/egharness/egharness/translator/ir"
 )
@@ -21,6 +22,61 @@ const (
 	minHTTP2Window = 65535
 	maxHTTP2Window = 2147483647
 )
+
+// clientSocket resolves, in EG's order and with its messages, TCP keepalive (errors
+// prefixed "TCP KeepAlive"), spec.connection ("Connection"), the PROXY protocol and the TCP
+// timeouts ("Timeout") into one ClientConnection; the caller keeps it only when the whole
+// policy applies.
+func clientSocket(s *egv1a1.ClientTrafficPolicySpec, fail func(string, error)) *ir.ClientConnection {
+	var keepalive *ir.TCPKeepalive
+	if k := s.TCPKeepalive; k != nil {
+		ka := &ir.TCPKeepalive{Probes: k.Probes}
+		secs := func(field string, v *gwapiv1.Duration) *uint32 {
+			d, err := parseDuration(field, v)
+			if err != nil {
+				fail("TCP KeepAlive", err)
+				return nil
+			}
+			if d == nil {
+				return nil
+			}
+			n := uint32(d.Seconds())
+			return &n
+		}
+		ka.IdleTime = secs("IdleTime", k.IdleTime)
+		ka.Interval = secs("Interval", k.Interval)
+		keepalive = ka
+	}
+	out, err := clientConnection(s.Connection)
+	fail("Connection", err)
+	if out == nil {
+		out = &ir.ClientConnection{}
+	}
+	out.TCPKeepalive = keepalive
+	switch {
+	case s.ProxyProtocol != nil:
+		out.ProxyProtocol = true
+		out.ProxyProtocolOptional = s.ProxyProtocol.Optional != nil && *s.ProxyProtocol.Optional
+	case s.EnableProxyProtocol != nil && *s.EnableProxyProtocol:
+		out.ProxyProtocol = true
+	}
+	if t := s.Timeout; t != nil && t.TCP != nil {
+		var err error
+		if out.TCPIdleTimeout, err = parseDuration("TCP IdleTimeout", t.TCP.IdleTimeout); err != nil {
+			fail("Timeout", err)
+		}
+		if out.TLSHandshakeTimeout, err = parseDuration("TCP TLSHandshakeTimeout", t.TCP.TLSHandshakeTimeout); err != nil {
+			fail("Timeout", err)
+		}
+		if out.ConnectionInspectionTimeout, err = parseDuration("TCP ConnectionInspectionTimeout", t.TCP.ConnectionInspectionTimeout); err != nil {
+			fail("Timeout", err)
+		}
+	}
+	if *out == (ir.ClientConnection{}) {
+		return nil
+	}
+	return out
+}
 
 // clientConnection resolves spec.connection; an error leaves it out whole.
 func clientConnection(c *egv1a1.ClientConnection) (*ir.ClientConnection, error) {
@@ -153,10 +209,35 @@ func clientHTTP2(s *egv1a1.HTTP2Settings) (*ir.ClientHTTP2, error) {
 			out.ResetStreamOnError = &reset
 		}
 	}
+	if k := s.ConnectionKeepalive; k != nil {
+		ka := &ir.HTTP2Keepalive{IntervalJitter: k.IntervalJitter}
+		dur := func(field string, v *gwapiv1.Duration) *time.Duration {
+			d, err := time.ParseDuration(string(ptrOr(v)))
+			if v == nil {
+				return nil
+			}
+			if err != nil {
+				errs = errors.Join(errs, fmt.Errorf("invalid ConnectionKeepalive.%s: %w", field, err))
+				return nil
+			}
+			return &d
+		}
+		ka.Interval = dur("Interval", k.Interval)
+		ka.Timeout = dur("Timeout", k.Timeout)
+		ka.IdleInterval = dur("IdleInterval", k.IdleInterval)
+		out.Keepalive = ka
+	}
 	if errs != nil {
 		return nil, errs
 	}
 	return out, nil
+}
+
+func ptrOr(v *gwapiv1.Duration) gwapiv1.Duration {
+	if v == nil {
+		return ""
+	}
+	return *v
 }
 
 // clientHeaders resolves spec.headers (the header mutations and rate limit headers are

@@ -282,8 +282,8 @@ func (e *ctpEngine) apply(p *pol[egv1a1.ClientTrafficPolicySpec], l *gatewayapi.
 			errs = append(errs, fmt.Errorf("%s: %w", part, err))
 		}
 	}
-	conn, err := clientConnection(s.Connection)
-	fail("Connection", err)
+	conn := clientSocket(s, fail)
+	var err error
 	h := &ir.ClientHTTP{}
 	if l.HTTP != nil {
 		h.Headers = clientHeaders(s.Headers)
@@ -292,6 +292,7 @@ func (e *ctpEngine) apply(p *pol[egv1a1.ClientTrafficPolicySpec], l *gatewayapi.
 		h.HTTP2, err = clientHTTP2(s.HTTP2)
 		fail("HTTP2", err)
 		h.HTTP3 = l.HTTP.TLS != nil && s.HTTP3 != nil && !http3Blocked(s)
+		h.MatchBackendScheme = s.Scheme != nil && *s.Scheme == egv1a1.SchemeHeaderTransformMatchBackend
 	}
 	terminates := (l.HTTP != nil && l.HTTP.TLS != nil) || (l.TCP != nil && l.TCP.TLS != nil)
 	if terminates && e.objs != nil {
@@ -302,7 +303,7 @@ func (e *ctpEngine) apply(p *pol[egv1a1.ClientTrafficPolicySpec], l *gatewayapi.
 	if len(errs) == 0 {
 		h.Connection = conn
 	}
-	if h.HTTP1 != nil || h.HTTP2 != nil || h.HTTP3 || h.Headers != nil || h.Connection != nil {
+	if h.HTTP1 != nil || h.HTTP2 != nil || h.HTTP3 || h.MatchBackendScheme || h.Headers != nil || h.Connection != nil {
 		lp.ClientHTTP = h
 	}
 	if len(errs) == 0 {

@@ -4,11 +4,13 @@ import (
 	clusterv3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	listenerv3 "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
-	preservecasev3 "github.com/envoyproxy/go-control-plane/envoy/extensions/http/header_formatters/preserve_case/v3"
 	routerv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/router/v3"
+	proxyprotocolv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/listener/proxy_protocol/v3"
 	connlimitv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/connection_limit/v3"
 	hcmv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/http_connection_manager/v3"
+	preservecasev3 "github.com/envoyproxy/go-control-plane/envoy/extensions/http/header_formatters/preserve_case/v3"
 	httpv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/upstreams/http/v3"
+	typev3 "github.com/envoyproxy/go-control-plane/envoy/type/v3"
 	"google.golang.org/protobuf/types/known/anypb"
 	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/wrapperspb"
@@ -64,6 +66,25 @@ func applyClientHTTP(hcm *hcmv3.HttpConnectionManager, h *ir.ClientHTTP) {
 		if o.ResetStreamOnError != nil {
 			p.OverrideStreamErrorOnInvalidHttpMessage = wrapperspb.Bool(*o.ResetStreamOnError)
 		}
+		if k := o.Keepalive; k != nil {
+			ka := &corev3.KeepaliveSettings{}
+			if k.Interval != nil {
+				ka.Interval = durationpb.New(*k.Interval)
+			}
+			if k.Timeout != nil {
+				ka.Timeout = durationpb.New(*k.Timeout)
+			}
+			if k.IntervalJitter != nil {
+				ka.IntervalJitter = &typev3.Percent{Value: float64(*k.IntervalJitter)}
+			}
+			if k.IdleInterval != nil {
+				ka.ConnectionIdleInterval = durationpb.New(*k.IdleInterval)
+			}
+			p.ConnectionKeepalive = ka
+		}
+	}
+	if h.MatchBackendScheme {
+		hcm.SchemeHeaderTransformation = &corev3.SchemeHeaderTransformation{MatchUpstream: true}
 	}
 	if hd := h.Headers; hd != nil {
 		applyClientHeaders(hcm, hd)
@@ -161,11 +182,18 @@ func withConnectionLimit(c *ir.ClientConnection, statPrefix string, filters ...*
 	return filters
 }
 
-// applyListenerConnection sets the Envoy listener's buffer and accept limits after the
-// policy of the Gateway listener it was built from (the first on its port).
+// applyListenerConnection sets the Envoy listener's buffer and accept limits, TCP keepalive
+// and inspection timeout after the policy of the Gateway listener it was built from (the
+// first on its port).
 func applyListenerConnection(lis *listenerv3.Listener, c *ir.ClientConnection) {
 	if c == nil {
 		return
+	}
+	if k := c.TCPKeepalive; k != nil {
+		lis.SocketOptions = keepaliveOptions(k)
+	}
+	if c.ConnectionInspectionTimeout != nil {
+		lis.ListenerFiltersTimeout = durationpb.New(*c.ConnectionInspectionTimeout)
 	}
 	if c.BufferLimitBytes != nil {
 		lis.PerConnectionBufferLimitBytes = u32(*c.BufferLimitBytes)
@@ -234,3 +262,53 @@ func applyListenerHTTP1Cluster(c *clusterv3.Cluster, l *ir.HTTPListener) {
 	}
 	c.TypedExtensionProtocolOptions[upstreamHTTPOptions] = mustAny(opts)
 }
+
+// keepaliveOptions are the socket options that turn TCP keepalive on (SOL_SOCKET
+// SO_KEEPALIVE) and set its probe count, idle time and interval (SOL_TCP TCP_KEEPCNT,
+// TCP_KEEPIDLE, TCP_KEEPINTVL), with Linux's numbers and EG's descriptions.
+func keepaliveOptions(k *ir.TCPKeepalive) []*corev3.SocketOption {
+	out := []*corev3.SocketOption{{
+		Description: "socket option to enable tcp keep alive", Level: 1, Name: 9,
+		Value: &corev3.SocketOption_IntValue{IntValue: 1},
+	}}
+	tcp := func(desc string, name int64, v *uint32) {
+		if v != nil {
+			out = append(out, &corev3.SocketOption{
+				Description: desc, Level: 6, Name: name,
+				Value: &corev3.SocketOption_IntValue{IntValue: int64(*v)},
+				State: corev3.SocketOption_STATE_PREBIND,
+			})
+		}
+	}
+	tcp("socket option for keep alive probes", 6, k.Probes)
+	tcp("socket option for keep alive idle time", 4, k.IdleTime)
+	tcp("socket option for keep alive interval", 5, k.Interval)
+	return out
+}
+
+// proxyProtocolFirst puts the PROXY protocol listener filter first on the listener, once,
+// when a Gateway listener of its port asks for it.
+func proxyProtocolFirst(lis *listenerv3.Listener, c *ir.ClientConnection) {
+	if c == nil || !c.ProxyProtocol {
+		return
+	}
+	for _, f := range lis.ListenerFilters {
+		if f.GetName() == proxyProtocolFilter {
+			return
+		}
+	}
+	f := &listenerv3.ListenerFilter{
+		Name:       proxyProtocolFilter,
+		ConfigType: &listenerv3.ListenerFilter_TypedConfig{TypedConfig: mustAny(&proxyprotocolv3.ProxyProtocol{AllowRequestsWithoutProxyProtocol: c.ProxyProtocolOptional})},
+	}
+	lis.ListenerFilters = append([]*listenerv3.ListenerFilter{f}, lis.ListenerFilters...)
+}
+
+// handshakeTimeout bounds the TLS handshake of a filter chain.
+func handshakeTimeout(fc *listenerv3.FilterChain, c *ir.ClientConnection) {
+	if c != nil && c.TLSHandshakeTimeout != nil {
+		fc.TransportSocketConnectTimeout = durationpb.New(*c.TLSHandshakeTimeout)
+	}
+}
+
+const proxyProtocolFilter = "envoy.filters.listener.proxy_protocol"

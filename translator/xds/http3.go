@@ -78,7 +78,10 @@ func (t Translator) buildQUICListener(el *envoyListener) *listenerv3.Listener {
 		if h := c.l.Hostnames[0]; h != "*" {
 			fc.FilterChainMatch = &listenerv3.FilterChainMatch{ServerNames: []string{h}}
 		}
+		handshakeTimeout(fc, connectionOf(clientHTTPOf(c.l)))
 		lis.FilterChains = append(lis.FilterChains, fc)
+		// EG patches the QUIC listener as it does the TCP one.
+		proxyProtocolFirst(lis, connectionOf(clientHTTPOf(c.l)))
 	}
 	return lis
 }

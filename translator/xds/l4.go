@@ -12,6 +12,7 @@ import (
 	tcpproxyv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/tcp_proxy/v3"
 	udpproxyv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/udp/udp_proxy/v3"
 	tlsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
+	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/egharness/egharness/translator/ir"
 )
@@ -36,6 +37,7 @@ func (t Translator) buildTCPListener(l *ir.TCPListener) *listenerv3.Listener {
 		PerConnectionBufferLimitBytes:        u32(bufferLimitBytes),
 	}
 	applyListenerConnection(lis, connectionOf(l.Policies.ClientHTTP))
+	defer proxyProtocolFirst(lis, connectionOf(l.Policies.ClientHTTP)) // before the TLS inspector
 	if anySNI(l.Routes) {
 		lis.ListenerFilters = []*listenerv3.ListenerFilter{{
 			Name:       tlsInspector,
@@ -59,9 +61,11 @@ func (t Translator) buildTCPListener(l *ir.TCPListener) *listenerv3.Listener {
 					StatPrefix:       stat,
 					ClusterSpecifier: &tcpproxyv3.TcpProxy_Cluster{Cluster: r.Destination.Name},
 					AccessLog:        []*accesslogv3.AccessLog{accessLog(nil)},
+					IdleTimeout:      tcpIdleTimeout(l),
 				})},
 			}},
 		}
+		handshakeTimeout(fc, connectionOf(l.Policies.ClientHTTP))
 		if cl := connectionLimit(connectionOf(l.Policies.ClientHTTP), stat); cl != nil {
 			fc.Filters = append([]*listenerv3.Filter{cl}, fc.Filters...)
 		}
@@ -112,6 +116,14 @@ func downstreamTLSContext(cfg *ir.TLSConfig, alpn []string, ctp *ir.DownstreamTL
 	}
 	applyClientTLS(ctx, ctp)
 	return ctx
+}
+
+// tcpIdleTimeout is the ClientTrafficPolicy's TCP idle timeout for the listener's proxies.
+func tcpIdleTimeout(l *ir.TCPListener) *durationpb.Duration {
+	if c := connectionOf(l.Policies.ClientHTTP); c != nil && c.TCPIdleTimeout != nil {
+		return durationpb.New(*c.TCPIdleTimeout)
+	}
+	return nil
 }
 
 // buildUDPListener is a UDP Gateway listener: the udp_proxy listener filter sends every

@@ -99,6 +99,8 @@ func (t Translator) buildListener(l *ir.HTTPListener, routeConfig string, grpc b
 		PerConnectionBufferLimitBytes:        u32(bufferLimitBytes),
 	}
 	applyListenerConnection(lis, conn)
+	handshakeTimeout(lis.DefaultFilterChain, conn)
+	proxyProtocolFirst(lis, conn)
 	return lis, nil
 }
 
@@ -134,7 +136,11 @@ func (t Translator) buildTLSListener(el *envoyListener) *listenerv3.Listener {
 		if h := c.l.Hostnames[0]; h != "*" {
 			fc.FilterChainMatch = &listenerv3.FilterChainMatch{ServerNames: []string{h}}
 		}
+		handshakeTimeout(fc, connectionOf(clientHTTPOf(c.l)))
 		lis.FilterChains = append(lis.FilterChains, fc)
+	}
+	for _, c := range el.chains {
+		proxyProtocolFirst(lis, connectionOf(clientHTTPOf(c.l)))
 	}
 	return lis
 }
