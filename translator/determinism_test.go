@@ -8,11 +8,9 @@ import (
 	"sort"
 	"testing"
 
-	"github.com/egharness/egharness/harness/catalog"
 	"github.com/egharness/egharness/harness/golden"
 	"github.com/egharness/egharness/harness/impl"
 	"github.com/egharness/egharness/harness/runner"
-	"github.com/egharness/egharness/harness/scenario"
 	"github.com/egharness/egharness/translator"
 	"github.com/egharness/egharness/translator/profile"
 )
@@ -20,22 +18,8 @@ import (
 // Translating the same objects must print the same bytes every time: map iteration order,
 // goroutines or mutated inputs must never leak into the output.
 func TestTranslateDeterministic(t *testing.T) {
-	cat, err := catalog.Load()
-	if err != nil {
-		t.Fatal(err)
-	}
-	set, err := scenario.Loader{Catalog: cat, Root: "../scenarios"}.LoadPaths("../scenarios")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range set.Errors {
-		t.Errorf("scenario does not load: %v", e)
-	}
-	if len(set.Scenarios) == 0 {
-		t.Fatal("no scenarios under ../scenarios")
-	}
 	runs := 0
-	for _, s := range set.Scenarios {
+	for _, s := range allScenarios(t) {
 		for _, name := range s.ProfilesOrDefault() {
 			p, err := profile.Get(name)
 			if err != nil {
@@ -82,19 +66,8 @@ func firstDiff(a, b []byte) int {
 // The runner's parallelism must not leak into the output either: every scenario and
 // profile, run by two workers twice (and by one), renders byte-identical goldens.
 func TestRunParallelDeterministic(t *testing.T) {
-	cat, err := catalog.Load()
-	if err != nil {
-		t.Fatal(err)
-	}
-	set, err := scenario.Loader{Catalog: cat, Root: "../scenarios"}.LoadPaths("../scenarios")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range set.Errors {
-		t.Errorf("scenario does not load: %v", e)
-	}
 	opts := runner.Options{Impl: impl.Reference{}}
-	jobs := runner.Select(set.Scenarios, opts)
+	jobs := runner.Select(allScenarios(t), opts)
 	if len(jobs) == 0 {
 		t.Fatal("no jobs")
 	}

@@ -8,11 +8,9 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/egharness/egharness/harness/catalog"
 	"github.com/egharness/egharness/harness/golden"
 	"github.com/egharness/egharness/harness/impl"
 	"github.com/egharness/egharness/harness/routecheck"
-	"github.com/egharness/egharness/harness/scenario"
 	"github.com/egharness/egharness/translator"
 	"github.com/egharness/egharness/translator/config"
 	"github.com/egharness/egharness/translator/profile"
@@ -25,16 +23,8 @@ import (
 // translate without an error or a panic, print the same bytes twice, render goldens, and
 // give the route checker a snapshot it accepts.
 func FuzzTranslate(f *testing.F) {
-	cat, err := catalog.Load()
-	if err != nil {
-		f.Fatal(err)
-	}
-	set, err := scenario.Loader{Catalog: cat, Root: "../scenarios"}.LoadPaths("../scenarios")
-	if err != nil {
-		f.Fatal(err)
-	}
 	names := profile.Names()
-	for _, s := range set.Scenarios {
+	for _, s := range allScenarios(f) {
 		in, err := impl.Input(impl.Request{Objects: s.Objects, Config: s.Settings})
 		if err != nil {
 			f.Fatal(err)

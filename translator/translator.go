@@ -60,7 +60,9 @@ func Translate(in Input) (res *result.Result, err error) {
 	res.XDS, err = xds.Translator{Naming: naming, DNSClusterExtension: in.Profile.DNSClusterExtension, MergeGateways: in.Config.MergeGateways, Features: xds.Features{
 		JWTStableNames:   in.Profile.JWTStableNames,
 		LuaPolicyFilters: in.Profile.LuaPolicyFilters,
-	}}.Translate(&gw.IR)
+		// BTP-03
+		RateLimitPerDomain: in.Profile.RateLimitPerDomain,
+	}, RateLimit: rateLimitService(in.Config)}.Translate(&gw.IR)
 	if err != nil {
 		return nil, err
 	}
@@ -75,4 +77,14 @@ func Translate(in Input) (res *result.Result, err error) {
 	res.Warnings = append(res.Warnings, patched.Warnings...)
 	res.Normalize()
 	return res, nil
+}
+
+// rateLimitService is where Envoy reaches EG's rate limit service, when the configuration
+// runs one (BTP-03).
+func rateLimitService(c config.Config) *xds.RateLimitService {
+	if !c.GlobalRateLimitOn() {
+		return nil
+	}
+	timeout, _ := c.RateLimitTimeout() // Validate refused a bad one
+	return &xds.RateLimitService{Host: config.RateLimitServiceHost, Port: config.RateLimitServicePort, Timeout: timeout, FailClosed: c.RateLimit.FailClosed}
 }

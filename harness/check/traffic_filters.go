@@ -2,6 +2,7 @@ package check
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 
 	"github.com/egharness/egharness/harness/routecheck"
@@ -54,5 +55,19 @@ func filterDiffs(want scenario.TrafficResult, a Answer) []string {
 	}
 	mode("jwt_authn", "jwt", want.JWT)
 	mode("csrf", "csrf", want.CSRF)
+	if want.RateLimitDomains != nil {
+		var got []string
+		for _, f := range a.Filters {
+			if f.Kind == "ratelimit" {
+				got = append(got, f.Mode)
+			}
+		}
+		w := append([]string(nil), want.RateLimitDomains...)
+		sort.Strings(got)
+		sort.Strings(w)
+		if strings.Join(got, ",") != strings.Join(w, ",") {
+			diffs = append(diffs, fmt.Sprintf("counted in rate limit domains %v, expected %v", got, w))
+		}
+	}
 	return diffs
 }

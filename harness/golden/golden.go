@@ -20,8 +20,8 @@ import (
 
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
-	"sigs.k8s.io/yaml"
 
+	"github.com/egharness/egharness/internal/yamlout"
 	"github.com/egharness/egharness/translator/result"
 )
 
@@ -59,7 +59,7 @@ func Render(res *result.Result) (Files, error) {
 	if err != nil {
 		return nil, err
 	}
-	if f["status.yaml"], err = yaml.JSONToYAML(js); err != nil {
+	if f["status.yaml"], err = yamlout.FromJSON(js); err != nil {
 		return nil, err
 	}
 	return f, nil
@@ -90,7 +90,7 @@ func renderProtos(msgs []proto.Message) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return yaml.JSONToYAML(js)
+	return yamlout.FromJSON(js)
 }
 
 // Diff is one golden file that differs from the rendering.

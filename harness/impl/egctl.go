@@ -220,6 +220,15 @@ func (e *Egctl) cannotExpress(req Request) string {
 	if len(kinds) > 0 {
 		return "egctl always enables EnvoyPatchPolicy, Backend and Lua, and the scenario holds " + strings.Join(kinds, ", ")
 	}
+	// egctl always runs as if EG had a rate limit service; global rules the scenario's EG
+	// refuses (no rateLimit setting) would be accepted.
+	if c.RateLimit == nil {
+		for _, o := range req.Objects {
+			if p, ok := o.Obj.(*egv1a1.BackendTrafficPolicy); ok && p.Spec.RateLimit != nil && p.Spec.RateLimit.Global != nil {
+				return fmt.Sprintf("egctl always enables global rate limiting, and the scenario holds %s with global rules (rateLimit is not configured)", o.Ref())
+			}
+		}
+	}
 	return ""
 }
 

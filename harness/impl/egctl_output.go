@@ -128,8 +128,9 @@ func readObjects(key string, raw json.RawMessage, res *result.Result) error {
 			if pr.Kind == "" {
 				pr.Kind = "Gateway" // the API's default
 			}
-			if pr.Namespace == "" {
-				pr.Namespace = o.Metadata.Namespace // a parentRef without one is in the object's
+			if pr.Namespace == "" && pr.Kind != "GatewayClass" {
+				// A parentRef without one is in the object's; a GatewayClass has none.
+				pr.Namespace = o.Metadata.Namespace
 			}
 			os.Parents = append(os.Parents, result.ParentStatus{Ref: pr, Conditions: conditions(p.Conditions)})
 		}

@@ -149,10 +149,11 @@ var errOutputLimit = errors.New("output over the limit")
 // Input renders a request as the YAML an external implementation reads.
 func Input(req Request) ([]byte, error) {
 	var docs []string
-	if req.Config.ExtensionAPIs != nil || req.Config.RuntimeFlags != nil {
+	if req.Config.ExtensionAPIs != nil || req.Config.RuntimeFlags != nil || req.Config.RateLimit != nil {
 		eg := egv1a1.EnvoyGateway{EnvoyGatewaySpec: egv1a1.EnvoyGatewaySpec{
 			ExtensionAPIs: req.Config.ExtensionAPIs,
 			RuntimeFlags:  req.Config.RuntimeFlags,
+			RateLimit:     req.Config.RateLimit,
 		}}
 		eg.APIVersion, eg.Kind = egv1a1.GroupVersion.String(), egv1a1.KindEnvoyGateway
 		b, err := yaml.Marshal(eg)

@@ -110,6 +110,18 @@ func runHTTPFilters(h *hcmConfig, rt *routeTable, rs *requestState, ans Answer) 
 				continue // EG's listener RBAC filter holds no policy
 			}
 			reply, err = evalRBAC(per, rs, &eff)
+		case "ratelimit", "local_ratelimit":
+			// Rate limits count the request (the checker sends one, under any limit):
+			// the filter acts when the route's rate limits select the request.
+			var selected bool
+			if f.kind == "ratelimit" {
+				selected, err = evalRateLimit(f, per, rs, &eff)
+			} else {
+				selected, err = evalLocalRateLimit(per, rs, &eff)
+			}
+			if err == nil && !selected {
+				continue
+			}
 		}
 		if err != nil {
 			return ans, fmt.Errorf("%w: filter %s on route %s: %v", ErrInvalidConfig, f.name, rs.matched.name, err)

@@ -61,6 +61,9 @@ type route struct {
 	err           error // evaluating this route is not supported
 	// perFilter is the route's typed_per_filter_config, by filter name.
 	perFilter map[string]*anypb.Any
+	// rateLimits are the route action's rate limits (read by ratelimit filters that have
+	// no per-route config).
+	rateLimits []*routev3.RateLimit
 }
 
 func compileRouteConfig(rc *routev3.RouteConfiguration) *routeTable {
@@ -141,7 +144,7 @@ func compileVhost(rcName string, v *routev3.VirtualHost) *vhostEntry {
 }
 
 func compileRoute(rcName, vhName string, index int, r *routev3.Route) *route {
-	rr := &route{name: r.GetName(), caseSensitive: true, perFilter: r.GetTypedPerFilterConfig()}
+	rr := &route{name: r.GetName(), caseSensitive: true, perFilter: r.GetTypedPerFilterConfig(), rateLimits: r.GetRoute().GetRateLimits()}
 	where := fmt.Sprintf("route configuration %q virtual host %q route %q (#%d)", rcName, vhName, r.GetName(), index)
 	fail := func(sentinel error, format string, args ...any) *route {
 		rr.err = fmt.Errorf("%w: %s: %s", sentinel, where, fmt.Sprintf(format, args...))

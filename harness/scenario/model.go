@@ -293,7 +293,8 @@ type TrafficResult struct {
 
 	// What the HTTP filters do with the request (policy features). Filters are filters that
 	// must act on it and FiltersAbsent filters that must not, by short name (jwt_authn,
-	// cors, csrf, lua, basic_auth, api_key_auth, ext_authz, oauth2, rbac...).
+	// cors, csrf, lua, basic_auth, api_key_auth, ext_authz, oauth2, rbac...; ratelimit and
+	// local_ratelimit act when one of the route's rate limits selects the request).
 	Filters       []string `json:"filters,omitempty"`
 	FiltersAbsent []string `json:"filtersAbsent,omitempty"`
 	// AnsweredBy is the filter that answers the request itself (jwt_authn for a 401, csrf
@@ -303,6 +304,9 @@ type TrafficResult struct {
 	JWT string `json:"jwt,omitempty"`
 	// CSRF is how the CSRF filter treats it: enforced, shadowed or partial.
 	CSRF string `json:"csrf,omitempty"`
+	// RateLimitDomains are the rate limit service domains the request is counted in (one
+	// per ratelimit filter whose rate limits select it), exactly, in any order.
+	RateLimitDomains []string `json:"rateLimitDomains,omitempty"`
 }
 
 // UpstreamTLSExpect checks the upstream TLS context of the backend a request reaches; empty

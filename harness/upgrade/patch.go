@@ -67,13 +67,31 @@ func (d *differ) patches() {
 	})
 	for _, pb := range before {
 		pa, ok := after[key{pb.Policy, pb.Operation}]
-		if !ok || d.refused[pb.Policy] || pb.Hit == pa.Hit {
+		if !ok || d.refused[pb.Policy] {
 			continue
 		}
 		op, known := d.opOf(pb.Policy, pb.Operation)
 		what := fmt.Sprintf("operation %d", pb.Operation)
 		if known {
 			what = fmt.Sprintf("operation %d (%s)", pb.Operation, op)
+		}
+		if pb.Hit && pa.Hit {
+			// It still applies; it is a trap when what its path addressed moved out of the
+			// resource (BTP-03: a shared rule leaves route.rateLimits): an add then creates
+			// the old place anew and the change reaches nothing it used to.
+			if k, moved := d.movedKey(op); known && moved {
+				id, sev := classify(d.cat, PatchRetargeted, nil, op.name+" "+op.path)
+				if k.id != Unmapped {
+					id = k.id
+				}
+				d.findings = append(d.findings, Finding{ID: id, Object: pb.Policy, Severity: sev, Change: PatchRetargeted,
+					Summary: what + " still applies, but what it addressed under " + k.key + " has moved: it now changes something else",
+					Before:  "hit: " + op.String(), After: "hit, elsewhere: " + op.String(), XDS: d.patchXDS(op)})
+			}
+			continue
+		}
+		if pb.Hit == pa.Hit {
+			continue
 		}
 		if pb.Hit {
 			id, sev := d.patchCause(op, pa.Reason)
@@ -108,12 +126,21 @@ func (d *differ) patchCause(op patchOp, reason string) (string, Severity) {
 			return renameID(d.renames[old]), Breaking
 		}
 	}
-	for _, k := range d.movedKeys[op.name] {
-		if strings.Contains(normKey(op.path), normKey(k.key)) {
-			return renameID(k.id), Breaking
-		}
+	if k, ok := d.movedKey(op); ok {
+		return renameID(k.id), Breaking
 	}
 	return classify(d.cat, PatchMissed, nil, op.name+" "+op.path+" "+reason, reason)
+}
+
+// movedKey is the key (rate_limits...) of a thing that moved out of the resource the
+// operation names, when its path goes through it.
+func (d *differ) movedKey(op patchOp) (keyID, bool) {
+	for _, k := range d.movedKeys[op.name] {
+		if strings.Contains(normKey(op.path), normKey(k.key)) {
+			return k, true
+		}
+	}
+	return keyID{}, false
 }
 
 // renameID is the ID a missed patch gets from the rename it addresses: a name-scheme

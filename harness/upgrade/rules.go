@@ -39,6 +39,9 @@ const (
 	// EnvoyPatchPolicy operations.
 	PatchMissed Change = "patch-missed" // hit before, misses after
 	PatchHits   Change = "patch-hits"   // missed before, hits after
+	// PatchRetargeted: hits on both sides, but what it addressed before moved away, so
+	// after it changes (or creates) something else (an add creates the missing path).
+	PatchRetargeted Change = "patch-retargeted"
 
 	// Warnings the translation prints.
 	WarningAdded Change = "warning-added"
@@ -124,8 +127,14 @@ var Rules = []Rule{
 	{Removed, "HTTPFilter", re(`jwt_authn`), "SP-06", Warning},
 	{Removed, "PerFilterConfig", re(`filters\.http\.lua`), "EEP-03", Warning},
 	{Removed, "UpstreamTLS", nil, "", Breaking}, // the backend is now reached in plain text
+	{Removed, "RateLimit", nil, "BTP-03", Warning},
+	{Removed, "PerFilterConfig", re(`ratelimit`), "BTP-03", Warning},
 	{Removed, "", nil, "", Warning},
 	{Added, "HTTPFilter", re(`jwt_authn`), "SP-06", Info},
+	// v1.9 configures global rate limits per domain in typedPerFilterConfig (BTP-03); a
+	// route-level rate limit that appears is one a patch made where the rule used to be.
+	{Added, "PerFilterConfig", re(`filters\.http\.ratelimit`), "BTP-03", Info},
+	{Added, "RateLimit", nil, "BTP-03", Info},
 	{Added, "", nil, "", Info},
 
 	// EnvoyPatchPolicy operations: the ID of the rename that made the operation miss when
@@ -133,6 +142,7 @@ var Rules = []Rule{
 	{PatchMissed, "", re(`system_ca_certificates`), "SDS-03", Breaking},
 	{PatchMissed, "", nil, "EPP-04", Breaking},
 	{PatchHits, "", nil, "EPP-04", Info},
+	{PatchRetargeted, "", nil, "EPP-04", Breaking},
 
 	// Warnings: the ID the warning names, else unmapped.
 	{WarningAdded, "", re(`(?i)lua.*(disabled|off)`), "EEP-02", Warning},

@@ -363,9 +363,12 @@ func (d *differ) inherit() {
 			continue
 		}
 		listener := strings.TrimPrefix(strings.SplitN(f.Summary, ":", 2)[0], "listener ")
-		at := f.Object.String() + "/" + listener
+		// A route names the listener (Gateway/ns/name/listener) or the whole Gateway
+		// (Gateway/ns/name: conditions, or Gateway/ns/name:port: ...).
+		at, whole := f.Object.String()+"/"+listener, f.Object.String()+":"
+		names := func(s string) bool { return strings.Contains(s, at) || strings.Contains(s, whole) }
 		for _, g := range d.findings {
-			if attach[g.Change] && g.ID != Unmapped && (strings.Contains(g.Before, at) || strings.Contains(g.After, at)) {
+			if attach[g.Change] && g.ID != Unmapped && (names(g.Before) || names(g.After)) {
 				f.ID = g.ID
 				break
 			}

@@ -52,6 +52,9 @@ type entity struct {
 	owner    resource.Ref
 	res      xdsLoc // the top-level resource holding it
 	parent   string // kind and identity of the entity holding it ("" for top-level ones)
+	// parts are fingerprints of a rate limit's actions, in order: a patch that appended
+	// actions to one changes its identity but keeps its first actions.
+	parts []string
 }
 
 type xdsLoc struct{ typ, name string }
@@ -376,7 +379,7 @@ func (c *collector) routeConfig(rc *routev3.RouteConfiguration, refs []string, o
 			at := "route " + rt.GetName()
 			for _, rl := range rt.GetRoute().GetRateLimits() {
 				c.add(&entity{kind: "RateLimit", identity: rid + " " + fp(rl), where: at + ": route.rateLimits", place: rid + " route.rateLimits",
-					text: "rate_limits", owner: rowner, res: loc, parent: rtent.key()})
+					text: "rate_limits", owner: rowner, res: loc, parent: rtent.key(), parts: actionParts(rl)})
 			}
 			keys := make([]string, 0, len(rt.GetTypedPerFilterConfig()))
 			for k := range rt.GetTypedPerFilterConfig() {
@@ -402,7 +405,7 @@ func (c *collector) routeConfig(rc *routev3.RouteConfiguration, refs []string, o
 					for _, rl := range pm.GetRateLimits() {
 						c.add(&entity{kind: "RateLimit", identity: rid + " " + fp(rl),
 							where: at + ": typedPerFilterConfig[" + k + "].rateLimits", place: rid + " typedPerFilterConfig " + tu, text: tu + " " + k,
-							owner: rowner, res: loc, parent: rtent.key()})
+							owner: rowner, res: loc, parent: rtent.key(), parts: actionParts(rl)})
 					}
 				case *luav3.LuaPerRoute:
 					if src := pm.GetSourceCode().GetInlineString(); src != "" {
@@ -548,6 +551,61 @@ func fp(m proto.Message) string {
 	return hashBytes(b)
 }
 
+// actionParts fingerprints a rate limit's actions.
+func actionParts(rl *routev3.RateLimit) []string {
+	out := make([]string, 0, len(rl.GetActions()))
+	for _, a := range rl.GetActions() {
+		out = append(out, fp(a))
+	}
+	return out
+}
+
+// patchedRateLimits pairs a rate limit that is gone with a new one on the same route when
+// one's actions begin with all of the other's: an EnvoyPatchPolicy appended actions on one
+// side (to the rule where it was), so the fingerprints differ though the rule is the same.
+// A pair is matched as one entity (a move, BTP-03); the rest stay gone or born.
+func (d *differ) patchedRateLimits(gone, born []*entity) ([]*entity, []*entity) {
+	used := map[*entity]bool{}
+	var restGone []*entity
+	for _, b := range gone {
+		var pair *entity
+		if b.kind == "RateLimit" {
+			for _, a := range born {
+				if !used[a] && a.kind == "RateLimit" && a.parent == b.parent && (isPrefix(a.parts, b.parts) || isPrefix(b.parts, a.parts)) {
+					pair = a
+					break
+				}
+			}
+		}
+		if pair == nil {
+			restGone = append(restGone, b)
+			continue
+		}
+		used[pair] = true
+		d.matched([]*entity{b}, []*entity{pair})
+	}
+	var restBorn []*entity
+	for _, a := range born {
+		if !used[a] {
+			restBorn = append(restBorn, a)
+		}
+	}
+	return restGone, restBorn
+}
+
+// isPrefix: short is non-empty and long begins with it.
+func isPrefix(short, long []string) bool {
+	if len(short) == 0 || len(short) > len(long) {
+		return false
+	}
+	for i := range short {
+		if short[i] != long[i] {
+			return false
+		}
+	}
+	return true
+}
+
 func fpAny(a *anypb.Any, m proto.Message) string {
 	if m != nil {
 		return fp(m)
@@ -625,6 +683,7 @@ func (d *differ) xds() {
 			d.matched(bs, as)
 		}
 	}
+	gone, born = d.patchedRateLimits(gone, born)
 	// An HTTP filter is identified by its config: one that keeps its name and place but
 	// changes its config is a change, not a removal and an addition.
 	reconfigured := map[string]*entity{}

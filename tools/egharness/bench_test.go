@@ -25,9 +25,9 @@ func routesFile(b *testing.B, n int) string {
 	return file
 }
 
-// benchmarkTranslateCommand measures what `egharness translate -f FILE -o json` does in
+// benchmarkTranslateCommand measures what `egharness translate -f FILE -o FORMAT` does in
 // one process: read, strict decoding, translation and printing.
-func benchmarkTranslateCommand(b *testing.B, n int) {
+func benchmarkTranslateCommand(b *testing.B, n int, format string) {
 	file := routesFile(b, n)
 	b.ReportAllocs()
 	for b.Loop() {
@@ -35,7 +35,7 @@ func benchmarkTranslateCommand(b *testing.B, n int) {
 		var stdout bytes.Buffer
 		root.SetOut(&stdout)
 		root.SetErr(io.Discard)
-		root.SetArgs([]string{"translate", "-f", file, "-o", "json"})
+		root.SetArgs([]string{"translate", "-f", file, "-o", format})
 		if err := root.Execute(); err != nil {
 			b.Fatal(err)
 		}
@@ -45,8 +45,16 @@ func benchmarkTranslateCommand(b *testing.B, n int) {
 	}
 }
 
-func BenchmarkTranslateCommand1000Routes(b *testing.B)  { benchmarkTranslateCommand(b, 1000) }
-func BenchmarkTranslateCommand10000Routes(b *testing.B) { benchmarkTranslateCommand(b, 10000) }
+func BenchmarkTranslateCommand1000Routes(b *testing.B)  { benchmarkTranslateCommand(b, 1000, "json") }
+func BenchmarkTranslateCommand10000Routes(b *testing.B) { benchmarkTranslateCommand(b, 10000, "json") }
+
+// The default output, YAML.
+func BenchmarkTranslateCommand1000RoutesYAML(b *testing.B) {
+	benchmarkTranslateCommand(b, 1000, "yaml")
+}
+func BenchmarkTranslateCommand10000RoutesYAML(b *testing.B) {
+	benchmarkTranslateCommand(b, 10000, "yaml")
+}
 
 // BenchmarkRunAllScenarios is one `egharness run` of the whole scenario set against the
 // reference translator, goldens and traffic checks included (what `make run` does).

@@ -9,11 +9,11 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"sigs.k8s.io/yaml"
 
 	"github.com/egharness/egharness/harness/impl"
 	"github.com/egharness/egharness/harness/report"
 	"github.com/egharness/egharness/harness/runner"
+	"github.com/egharness/egharness/internal/yamlout"
 	"github.com/egharness/egharness/translator/profile"
 	"github.com/egharness/egharness/translator/resource"
 )
@@ -101,7 +101,7 @@ Exit codes as for run: 1 when a scenario failed (the report is still written).`,
 				if err != nil {
 					return err
 				}
-				out, err := yaml.JSONToYAML(js)
+				out, err := yamlout.FromJSON(js)
 				if err != nil {
 					return err
 				}

@@ -1,12 +1,12 @@
 package main
 
 import (
-	"encoding/json"
+	"bytes"
 	"io"
 
 	"github.com/spf13/cobra"
-	"sigs.k8s.io/yaml"
 
+	"github.com/egharness/egharness/internal/yamlout"
 	"github.com/egharness/egharness/translator"
 	"github.com/egharness/egharness/translator/config"
 	"github.com/egharness/egharness/translator/profile"
@@ -31,6 +31,9 @@ alias expansion); bad input exits 2 with the file and line.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if file == "" {
 				return badInput("translate needs -f FILE (or -f - for standard input)")
+			}
+			if output != "yaml" && output != "json" {
+				return badInput("-o must be yaml or json, not %q", output)
 			}
 			p, err := profile.Get(prof)
 			if err != nil {
@@ -69,18 +72,19 @@ alias expansion); bad input exits 2 with the file and line.`,
 			res.Warnings = append(res.Warnings, dec.Notes...)
 			// The IR is not printed: let it go before the output is built (10k routes).
 			res.IR = nil
-			js, err := json.Marshal(res)
-			if err != nil {
-				return &exitError{code: exitFail, err: err}
-			}
 			switch output {
 			case "json":
-				if _, err = cmd.OutOrStdout().Write(js); err == nil {
+				if err = res.WriteJSON(cmd.OutOrStdout()); err == nil {
 					_, err = io.WriteString(cmd.OutOrStdout(), "\n")
 				}
 			case "yaml":
+				var js bytes.Buffer
+				if err = res.WriteJSON(&js); err != nil {
+					return &exitError{code: exitFail, err: err}
+				}
+				res = nil // only its JSON is needed from here on (10k routes)
 				var y []byte
-				if y, err = yaml.JSONToYAML(js); err == nil {
+				if y, err = yamlout.FromJSON(js.Bytes()); err == nil {
 					_, err = cmd.OutOrStdout().Write(y)
 				}
 			default:

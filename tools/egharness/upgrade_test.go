@@ -53,6 +53,9 @@ func TestUpgradeCheckSampleDump(t *testing.T) {
 		"UPG-02": "TCPRoute/shop/postgres",
 		"UPG-01": "HTTPRoute/shop/storefront",
 		"RT-11":  "HTTPRoute/shop/checkout-v2",
+		// The shared rate limit leaves route.rateLimits; the patch that appended an action
+		// there now creates a route-level rate limit of its own.
+		"BTP-03": "EnvoyPatchPolicy/shop/edge-tweaks",
 	}
 	for id, obj := range want {
 		found := false

@@ -15,6 +15,10 @@ type Config struct {
 	// MergeGateways puts every Gateway of a GatewayClass on one proxy (EnvoyProxy's
 	// mergeGateways); carried here so a scenario can say it in one place.
 	MergeGateways bool `json:"mergeGateways,omitempty"`
+	// RateLimit is EG's rate limit service setting (its database backend, timeout and
+	// failClosed). Global rate limits of BackendTrafficPolicies need it (BTP-03); without
+	// it EG refuses them.
+	RateLimit *egv1a1.RateLimit `json:"rateLimit,omitempty"`
 }
 
 // FromEnvoyGateway reads the settings of an EnvoyGateway document.
@@ -22,7 +26,7 @@ func FromEnvoyGateway(eg *egv1a1.EnvoyGateway) Config {
 	if eg == nil {
 		return Config{}
 	}
-	return Config{ExtensionAPIs: eg.ExtensionAPIs, RuntimeFlags: eg.RuntimeFlags}
+	return Config{ExtensionAPIs: eg.ExtensionAPIs, RuntimeFlags: eg.RuntimeFlags, RateLimit: eg.RateLimit}
 }
 
 // Combine puts a document's settings under the scenario's: a scenario may not say the same
@@ -40,6 +44,12 @@ func Combine(scenario, doc Config) (Config, error) {
 			return Config{}, fmt.Errorf("runtimeFlags is set both in config and in an EnvoyGateway document")
 		}
 		out.RuntimeFlags = doc.RuntimeFlags
+	}
+	if doc.RateLimit != nil {
+		if scenario.RateLimit != nil {
+			return Config{}, fmt.Errorf("rateLimit is set both in config and in an EnvoyGateway document")
+		}
+		out.RateLimit = doc.RateLimit
 	}
 	if err := out.Validate(); err != nil {
 		return Config{}, err

@@ -31,6 +31,9 @@ func (c Config) Validate() error {
 	if api := c.ExtensionAPIs; api != nil && api.DisableLua != nil && *api.DisableLua == api.EnableLua {
 		return ErrLuaFlagsEqual
 	}
+	if _, err := c.RateLimitTimeout(); err != nil {
+		return err
+	}
 	return nil
 }
 

@@ -1,36 +1,129 @@
 package gatewayapi
 
 import (
+	"fmt"
+
 	egv1a1 "github.com/envoyproxy/gateway/api/v1alpha1"
+	"github.com/envoyproxy/gateway/api/v1alpha1/validation"
 	"k8s.io/apimachinery/pkg/types"
 	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/egharness/egharness/translator/ir"
+	"github.com/egharness/egharness/translator/resource"
+	"github.com/egharness/egharness/translator/result"
+)
+
+const (
+	msgEnvoyProxyAccepted   = "EnvoyProxy has been accepted."
+	reasonInvalidParameters = "InvalidParameters"
 )
 
 // envoyProxyOf is the EnvoyProxy that configures a Gateway's proxy: the Gateway's own
-// (spec.infrastructure.parametersRef, in its namespace) or else its GatewayClass's
-// (spec.parametersRef); nil when neither names an existing one.
-func (ix *index) envoyProxyOf(gw *gwapiv1.Gateway) *egv1a1.EnvoyProxy {
-	if inf := gw.Spec.Infrastructure; inf != nil && inf.ParametersRef != nil {
+// (spec.infrastructure.parametersRef, in its namespace, ignored when Gateways are merged
+// into one proxy) or else its GatewayClass's (spec.parametersRef); nil when neither names
+// an existing one. own says the Gateway's own reference chose it. A Gateway's own
+// EnvoyProxy replaces the class's rather than merging with it (EG's default without a
+// mergeType on the EnvoyProxy).
+func (ix *index) envoyProxyOf(gw *gwapiv1.Gateway) (ep *egv1a1.EnvoyProxy, own bool) {
+	if inf := gw.Spec.Infrastructure; inf != nil && inf.ParametersRef != nil && !ix.mergeGateways {
 		ref := inf.ParametersRef
 		if string(ref.Group) == egv1a1.GroupName && string(ref.Kind) == egv1a1.KindEnvoyProxy {
 			if ep := ix.envoyProxies[types.NamespacedName{Namespace: gw.Namespace, Name: ref.Name}]; ep != nil {
-				return ep
+				return ep, true
 			}
 		}
 	}
+	if gc := ix.class(string(gw.Spec.GatewayClassName)); gc != nil {
+		return ix.classProxy(gc), false
+	}
+	return nil, false
+}
+
+func (ix *index) class(name string) *gwapiv1.GatewayClass {
 	for _, gc := range ix.classes {
-		if gc.Name != string(gw.Spec.GatewayClassName) || gc.Spec.ParametersRef == nil {
-			continue
+		if gc.Name == name {
+			return gc
 		}
-		ref := gc.Spec.ParametersRef
-		if string(ref.Group) != egv1a1.GroupName || string(ref.Kind) != egv1a1.KindEnvoyProxy || ref.Namespace == nil {
-			continue
-		}
-		return ix.envoyProxies[types.NamespacedName{Namespace: string(*ref.Namespace), Name: ref.Name}]
 	}
 	return nil
+}
+
+// classProxy is the existing EnvoyProxy a GatewayClass's spec.parametersRef names, or nil.
+func (ix *index) classProxy(gc *gwapiv1.GatewayClass) *egv1a1.EnvoyProxy {
+	ref := gc.Spec.ParametersRef
+	if ref == nil || string(ref.Group) != egv1a1.GroupName || string(ref.Kind) != egv1a1.KindEnvoyProxy || ref.Namespace == nil {
+		return nil
+	}
+	return ix.envoyProxies[types.NamespacedName{Namespace: string(*ref.Namespace), Name: ref.Name}]
+}
+
+// proxyCheck validates EnvoyProxy objects once each, with EG's own API validation (the
+// checks beyond the CRD schema that EG runs before it uses an EnvoyProxy), and writes the
+// EnvoyProxy's status for each ancestor that names it: the GatewayClass whose parametersRef
+// does, and each Gateway whose own parametersRef does. A Gateway that only inherits its
+// class's EnvoyProxy is not an ancestor.
+type proxyCheck struct {
+	ix     *index
+	st     *statusBook
+	errors map[*egv1a1.EnvoyProxy]error
+}
+
+func (pc *proxyCheck) validate(ep *egv1a1.EnvoyProxy) error {
+	if err, seen := pc.errors[ep]; seen {
+		return err
+	}
+	if pc.errors == nil {
+		pc.errors = map[*egv1a1.EnvoyProxy]error{}
+	}
+	err := validation.ValidateEnvoyProxy(ep)
+	pc.errors[ep] = err
+	return err
+}
+
+func (pc *proxyCheck) ancestor(ep *egv1a1.EnvoyProxy, parent result.ParentRef, err error) {
+	c := cond("Accepted", "True", "Accepted", msgEnvoyProxyAccepted)
+	if err != nil {
+		c = cond("Accepted", "False", reasonInvalidParameters, err.Error())
+	}
+	ps := pc.st.parent(resource.Ref{Kind: egv1a1.KindEnvoyProxy, Namespace: ep.Namespace, Name: ep.Name}, parent)
+	ps.Conditions = setCondition(ps.Conditions, c)
+}
+
+// class reports the GatewayClass's EnvoyProxy and says whether the class stays accepted: an
+// invalid one turns the class's Accepted to False.
+func (pc *proxyCheck) class(gc *gwapiv1.GatewayClass, classStatus *result.ObjectStatus) {
+	ep := pc.ix.classProxy(gc)
+	if ep == nil {
+		return
+	}
+	err := pc.validate(ep)
+	pc.ancestor(ep, result.ParentRef{Kind: "GatewayClass", Name: gc.Name}, err)
+	if err != nil {
+		classStatus.Conditions = setCondition(classStatus.Conditions, cond("Accepted", "False", reasonInvalidParameters,
+			fmt.Sprintf("Invalid parametersRef: %v", err)))
+	}
+}
+
+// gateway reports the Gateway's own EnvoyProxy and says whether the Gateway may be
+// translated: a Gateway whose EnvoyProxy (own or inherited) is invalid is not accepted, gets
+// no listeners and no xDS, and routes do not see it.
+func (pc *proxyCheck) gateway(gw *gwapiv1.Gateway) bool {
+	ep, own := pc.ix.envoyProxyOf(gw)
+	if ep == nil {
+		return true
+	}
+	err := pc.validate(ep)
+	if own {
+		pc.ancestor(ep, result.ParentRef{Kind: "Gateway", Namespace: gw.Namespace, Name: gw.Name}, err)
+	}
+	if err == nil {
+		return true
+	}
+	s := pc.st.object(resource.Ref{Kind: "Gateway", Namespace: gw.Namespace, Name: gw.Name})
+	// EG's message joins its own prefix (which ends in a colon) with ": ".
+	s.Conditions = []result.Condition{cond("Accepted", "False", reasonInvalidParameters,
+		fmt.Sprintf("Invalid parametersRef:: %v", err))}
+	return false
 }
 
 // proxyBackendTLS applies the EnvoyProxy's backendTLS settings of the route's first Gateway
@@ -44,7 +137,7 @@ func (rt *routeTranslator) proxyBackendTLS(tls *ir.UpstreamTLS) {
 	if g == nil {
 		return
 	}
-	ep := rt.ix.envoyProxyOf(g.gw)
+	ep, _ := rt.ix.envoyProxyOf(g.gw)
 	if ep == nil || ep.Spec.BackendTLS == nil {
 		return
 	}

@@ -86,6 +86,9 @@ type index struct {
 	lbWinners  map[types.NamespacedName]*ir.BackendLB
 	// envoyProxies are the EnvoyProxy objects (read for their backendTLS settings).
 	envoyProxies map[types.NamespacedName]*egv1a1.EnvoyProxy
+	// mergeGateways: one proxy serves every Gateway of the class, so a Gateway's own
+	// EnvoyProxy is ignored.
+	mergeGateways bool
 }
 
 func buildIndex(objs []resource.Object) *index {
@@ -207,19 +210,22 @@ func (t Translator) Translate(objs []resource.Object) Output {
 	st := newStatusBook(len(objs))
 	resolveBackendLB(ix, st)
 
+	ix.mergeGateways = t.Config.MergeGateways
+	proxies := &proxyCheck{ix: ix, st: st}
 	ours := map[string]bool{}
 	for _, gc := range ix.classes {
 		if string(gc.Spec.ControllerName) != ControllerName {
 			continue
 		}
 		ours[gc.Name] = true
-		st.object(resource.Ref{Kind: "GatewayClass", Name: gc.Name}).Conditions =
-			[]result.Condition{cond("Accepted", "True", "Accepted", msgGatewayClassAccepted)}
+		cs := st.object(resource.Ref{Kind: "GatewayClass", Name: gc.Name})
+		cs.Conditions = []result.Condition{cond("Accepted", "True", "Accepted", msgGatewayClassAccepted)}
+		proxies.class(gc, cs)
 	}
 
 	rt := routeTranslator{t: t, ix: ix, st: st}
 	for _, gw := range ix.gateways {
-		if !ours[string(gw.Spec.GatewayClassName)] {
+		if !ours[string(gw.Spec.GatewayClassName)] || !proxies.gateway(gw) {
 			continue
 		}
 		rt.gateways = append(rt.gateways, t.processGateway(gw, ix, rt.permitted, &out))
@@ -277,8 +283,16 @@ func notYetTranslated(objs []resource.Object) []string {
 				o.Obj.GetNamespace(), o.Obj.GetName(), profile.GatewayV1))
 			continue
 		}
+		if ep, ok := o.Obj.(*egv1a1.EnvoyProxy); ok && ep.Spec.Bootstrap != nil {
+			out = append(out, fmt.Sprintf("EnvoyProxy %s/%s: spec.bootstrap is not checked by the reference translator (EG refuses one that changes the parts of its bootstrap it relies on, such as dynamic_resources, and then refuses the Gateways using this EnvoyProxy)",
+				ep.Namespace, ep.Name))
+		}
+		if ep, ok := o.Obj.(*egv1a1.EnvoyProxy); ok && ep.Spec.MergeType != nil {
+			out = append(out, fmt.Sprintf("EnvoyProxy %s/%s: spec.mergeType %s is not applied by the reference translator: a Gateway's own EnvoyProxy replaces its class's",
+				ep.Namespace, ep.Name, *ep.Spec.MergeType))
+		}
 		if o.Kind == "EnvoyProxy" {
-			out = append(out, fmt.Sprintf("EnvoyProxy %s/%s: the reference translator reads only spec.backendTLS (versions, ciphers and ALPN toward BackendTLSPolicy backends); its other settings have no effect on this output",
+			out = append(out, fmt.Sprintf("EnvoyProxy %s/%s: the reference translator validates it as EG does but reads only spec.backendTLS (versions, ciphers and ALPN toward BackendTLSPolicy backends); its other settings have no effect on this output",
 				o.Obj.GetNamespace(), o.Obj.GetName()))
 			continue
 		}

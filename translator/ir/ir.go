@@ -142,6 +142,9 @@ type HTTPRoute struct {
 	Policies RoutePolicies `json:"policies,omitempty"`
 	// PolicyData is what those policies read from Secrets and ConfigMaps (policy stage).
 	PolicyData *PolicyData `json:"policyData,omitempty"`
+	// RateLimit is the BackendTrafficPolicy's rate limiting, rules named after the policy
+	// that declared each (policy stage; BTP-03, MRG-06).
+	RateLimit *RateLimit `json:"rateLimit,omitempty"`
 }
 
 // StringMatch is one matcher; exactly one of Exact, Prefix, Suffix, SafeRegex is set.

@@ -90,7 +90,15 @@ func (t Translator) Translate(objs []resource.Object, x *ir.XDS, topo *gatewayap
 			}
 			return nil
 		},
+		validate: func(s *egv1a1.BackendTrafficPolicySpec, _ string) error {
+			return validateRateLimit(s, t.Config.GlobalRateLimitOn())
+		},
 	}, btps).run()
+	btpByRef := make(map[ir.PolicyRef]*pol[egv1a1.BackendTrafficPolicySpec], len(btps))
+	for _, p := range btps {
+		btpByRef[p.ref] = p
+	}
+	resolveRateLimits(x, btpByRef, t.Config.GlobalRateLimitOn())
 	out.Statuses = append(out.Statuses, statuses(btps, "BackendTrafficPolicy")...)
 
 	sortByAge(sps)

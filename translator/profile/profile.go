@@ -55,6 +55,11 @@ type Profile struct {
 	// system_ca_certificates (v1.9+); v1.8 made one per resource, as the
 	// PerResourceSystemCASecret runtime flag still does.
 	SharedSystemCASecret bool
+	// RateLimitPerDomain (BTP-03): a route's global rate limits go in the ratelimit
+	// filters' typedPerFilterConfig, one RateLimitPerRoute per domain (shared rules in
+	// their policy's domain) (v1.9+); v1.8 put every rule of a route with a shared rule in
+	// the route action's rateLimits.
+	RateLimitPerDomain bool
 }
 
 // API versions of TCPRoute and UDPRoute (UPG-02).
@@ -70,7 +75,8 @@ var profiles = map[string]Profile{
 	"v1.8": {Name: "v1.8", L4RouteVersion: GatewayV1Alpha2, UpstreamTLSMax: "1.2", LuaDefaultOn: true},
 	"v1.9": {Name: "v1.9", RouteRulesOverlap: true, L4RouteVersion: GatewayV1, DNSClusterExtension: true,
 		MergeTypeXRouteOnly: true, ClientIPDetectionExactlyOne: true, APIKeyExtractFromRules: true, PolicyListenerSetTargets: true,
-		JWTStableNames: true, LuaPolicyFilters: true, ListenerSDSSecrets: true, UpstreamTLSMax: "1.3", SharedSystemCASecret: true},
+		JWTStableNames: true, LuaPolicyFilters: true, ListenerSDSSecrets: true, UpstreamTLSMax: "1.3", SharedSystemCASecret: true,
+		RateLimitPerDomain: true},
 	"v1.10-preview": {
 		Name:                "v1.10-preview",
 		RouteRulesOverlap:   true,
@@ -87,6 +93,7 @@ var profiles = map[string]Profile{
 		ListenerSDSSecrets:          true,
 		UpstreamTLSMax:              "1.3",
 		SharedSystemCASecret:        true,
+		RateLimitPerDomain:          true,
 	},
 }
 

@@ -74,9 +74,13 @@ type ParentRef struct {
 	Port int32 `json:"port,omitempty"`
 }
 
-// String is Kind/namespace/name[/sectionName][:port], the form scenarios use.
+// String is Kind/namespace/name[/sectionName][:port], the form scenarios use; Kind/name for
+// a cluster-scoped parent (a GatewayClass).
 func (p ParentRef) String() string {
 	s := p.Kind + "/" + p.Namespace + "/" + p.Name
+	if p.Namespace == "" {
+		s = p.Kind + "/" + p.Name
+	}
 	if p.SectionName != "" {
 		s += "/" + p.SectionName
 	}

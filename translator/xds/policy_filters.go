@@ -20,6 +20,10 @@ type Features struct {
 	// LuaPolicyFilters (EEP-03): one listener filter per policy script (v1.9), not per-index
 	// slot filters with per-route source code (v1.8).
 	LuaPolicyFilters bool
+	// RateLimitPerDomain (BTP-03): a route's global rate limits go in typedPerFilterConfig,
+	// one RateLimitPerRoute per domain (v1.9); v1.8 put all the rules of a route with a
+	// shared rule in the route action's rateLimits.
+	RateLimitPerDomain bool
 }
 
 // httpFilterSet gathers the HTTP filters the policies of one connection manager's routes
@@ -38,6 +42,11 @@ type httpFilterSet struct {
 	named map[string]*hcmv3.HttpFilter
 	// clusters are the clusters the filters call (remote JWKS), in order of first use.
 	clusters []clusterPair
+	// rateLimit is EG's rate limit service (nil: global rate limits are off); global are
+	// the ratelimit filters the routes need, local whether one needs local_ratelimit.
+	rateLimit *RateLimitService
+	global    *globalRateLimitFilters
+	local     bool
 }
 
 func newHTTPFilterSet(f Features) *httpFilterSet {
@@ -58,6 +67,15 @@ func (s *httpFilterSet) addRoute(out *routev3.Route, r *ir.HTTPRoute) error {
 		}
 	}
 	return nil
+}
+
+// addRateLimits configures the route's local and global rate limits (BTP-02, BTP-03) and
+// records the filters they need on its Gateway listener's connection manager.
+func (s *httpFilterSet) addRateLimits(out *routev3.Route, r *ir.HTTPRoute, l *ir.HTTPListener) error {
+	if err := s.addLocalRateLimit(out, r, l); err != nil {
+		return err
+	}
+	return s.addGlobalRateLimits(out, r, l)
 }
 
 // filters are the listener's policy filters, unsorted (the connection manager sorts all).
@@ -81,6 +99,10 @@ func (s *httpFilterSet) filters() []*hcmv3.HttpFilter {
 	for i := 0; i < s.luaSlots; i++ {
 		out = append(out, luaSlotFilter(i))
 	}
+	if s.local {
+		out = append(out, localRateLimitHCMFilter())
+	}
+	out = append(out, s.globalFilters()...)
 	return out
 }
 

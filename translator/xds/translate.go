@@ -30,6 +30,8 @@ type Translator struct {
 	// one port share an Envoy listener (TLS-07). Without it each Gateway has a proxy of its
 	// own, and its listeners never fold with another Gateway's.
 	MergeGateways bool
+	// RateLimit is EG's rate limit service, when its configuration has one (BTP-03).
+	RateLimit *RateLimitService
 }
 
 // portKey identifies an Envoy listener: Gateway listeners of one proxy on one address and
@@ -87,7 +89,7 @@ func (t Translator) Translate(x *ir.XDS) (result.XDS, error) {
 		k := key(l)
 		el := byPort[k]
 		if el == nil {
-			el = &envoyListener{first: l, vhost: map[string]*routev3.VirtualHost{}, filters: newHTTPFilterSet(t.Features)}
+			el = &envoyListener{first: l, vhost: map[string]*routev3.VirtualHost{}, filters: t.newHTTPFilterSet()}
 			byPort[k] = el
 			order = append(order, k)
 		}
@@ -97,7 +99,7 @@ func (t Translator) Translate(x *ir.XDS) (result.XDS, error) {
 		fs := el.filters
 		if l.TLS != nil {
 			rc = &routev3.RouteConfiguration{Name: t.Naming.TLSRouteConfig(l), IgnorePortInHostMatching: true}
-			fs = newHTTPFilterSet(t.Features)
+			fs = t.newHTTPFilterSet()
 			el.chains = append(el.chains, &tlsChain{l: l, rc: rc, filters: fs})
 			addSecrets(&out, secrets, l.TLS)
 			addClientCASecrets(&out, secrets, l.Policies.ClientTLS)
@@ -124,6 +126,9 @@ func (t Translator) Translate(x *ir.XDS) (result.XDS, error) {
 				addAltSvc(route, l.GatewayPort)
 			}
 			if err := fs.addRoute(route, r); err != nil {
+				return result.XDS{}, fmt.Errorf("route %s: %w", r.Name, err)
+			}
+			if err := fs.addRateLimits(route, r, l); err != nil {
 				return result.XDS{}, fmt.Errorf("route %s: %w", r.Name, err)
 			}
 			vh.Routes = append(vh.Routes, route)
@@ -187,11 +192,21 @@ func (t Translator) Translate(x *ir.XDS) (result.XDS, error) {
 		out.Listeners = append(out.Listeners, lis)
 		out.Routes = append(out.Routes, el.rc)
 	}
+	if t.RateLimit != nil && usesGlobalRateLimit(x) && !clusters[rateLimitCluster] {
+		clusters[rateLimitCluster] = true
+		out.Clusters = append(out.Clusters, t.rateLimitServiceCluster(t.RateLimit).cluster)
+	}
 	out.Clusters = append(out.Clusters, sdsClusters(x)...)
 	addCASecrets(&out, x)
 	addSessionFilters(out.Listeners, out.Routes)
 	out.Sort()
 	return out, nil
+}
+
+func (t Translator) newHTTPFilterSet() *httpFilterSet {
+	fs := newHTTPFilterSet(t.Features)
+	fs.rateLimit = t.RateLimit
+	return fs
 }
 
 // addFilterClusters adds the clusters policy filters call (remote JWKS), once each.

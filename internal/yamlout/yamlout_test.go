@@ -1,0 +1,84 @@
+package yamlout
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"sigs.k8s.io/yaml"
+)
+
+// The fast path must print exactly what sigs.k8s.io/yaml prints for the same JSON: goldens
+// and users' diffs of `translate` output depend on those bytes.
+func TestSameBytesAsJSONToYAML(t *testing.T) {
+	docs := []string{
+		`{"b":1,"a":[1,-2,3.5,1e3,18446744073709551615,9223372036854775807,-9223372036854775808,0.1],"c":null,"d":{},"e":[]}`,
+		`{"s":["true","1","","null","a: b","- x","multi\nline\n","  lead","long ` + string(bytes.Repeat([]byte("word "), 40)) + `"]}`,
+		`{"a10":1,"a9":2,"A":3,"_":4,"1":5,"10":6,"2":7}`,
+		`[{"x":{"y":[{"z":[]}]}},"é✓",false,true]`,
+		`"plain"`,
+		`{"yamlout-split-list-0":[{"a":[1,2,{"b":[3,4]}]},{"c":"yamlout-split-list-1"}],"d":[[1,2],[3,[4,5]]]}`,
+		`7`,
+	}
+	// Every golden file is JSON the harness printed as YAML; convert it back and forth.
+	files, _ := filepath.Glob("../../golden/*/*/*/*.yaml")
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		js, err := yaml.YAMLToJSON(data)
+		if err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		docs = append(docs, string(js))
+	}
+	if len(files) == 0 {
+		t.Fatal("no golden files found")
+	}
+	for _, d := range docs {
+		want, err := yaml.JSONToYAML([]byte(d))
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Split every list (0) and none (huge): the bytes must not depend on the pieces.
+		for _, split := range []int{0, 1, 3, splitAbove, 1 << 30} {
+			got, err := fromJSON([]byte(d), split)
+			if err != nil {
+				t.Fatalf("%.80s: %v", d, err)
+			}
+			if !bytes.Equal(got, want) {
+				t.Errorf("split above %d: %.80s:\n got %q\nwant %q", split, d, got, want)
+			}
+		}
+	}
+}
+
+func TestBadJSON(t *testing.T) {
+	for _, d := range []string{`{`, `{"a":1} {"b":2}`, ``} {
+		if _, err := FromJSON([]byte(d)); err == nil {
+			t.Errorf("%q: no error", d)
+		}
+	}
+}
+
+func BenchmarkFromJSON(b *testing.B) {
+	files, _ := filepath.Glob("../../golden/*/*/*/listeners.yaml")
+	var all [][]byte
+	for _, f := range files {
+		data, _ := os.ReadFile(f)
+		js, err := yaml.YAMLToJSON(data)
+		if err == nil {
+			all = append(all, js)
+		}
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		for _, js := range all {
+			if _, err := FromJSON(js); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+}
