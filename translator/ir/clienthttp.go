@@ -11,9 +11,13 @@ type ClientHTTP struct {
 	HTTP3 bool         `json:"http3,omitempty"`
 	// MatchBackendScheme: the :scheme header follows the upstream transport (scheme:
 	// MatchBackend).
-	MatchBackendScheme bool              `json:"matchBackendScheme,omitempty"`
-	Headers            *ClientHeaders    `json:"headers,omitempty"`
-	Connection         *ClientConnection `json:"connection,omitempty"`
+	MatchBackendScheme bool `json:"matchBackendScheme,omitempty"`
+	// GRPCWebSet: the policy has a grpc block, and GRPCWeb (its enableWeb) alone decides the
+	// gRPC-Web filter.
+	GRPCWebSet bool              `json:"grpcWebSet,omitempty"`
+	GRPCWeb    bool              `json:"grpcWeb,omitempty"`
+	Headers    *ClientHeaders    `json:"headers,omitempty"`
+	Connection *ClientConnection `json:"connection,omitempty"`
 }
 
 // ClientHTTP1 are the HTTP/1.1 options.

@@ -293,6 +293,9 @@ func (e *ctpEngine) apply(p *pol[egv1a1.ClientTrafficPolicySpec], l *gatewayapi.
 		fail("HTTP2", err)
 		h.HTTP3 = l.HTTP.TLS != nil && s.HTTP3 != nil && !http3Blocked(s)
 		h.MatchBackendScheme = s.Scheme != nil && *s.Scheme == egv1a1.SchemeHeaderTransformMatchBackend
+		if s.GRPC != nil {
+			h.GRPCWebSet, h.GRPCWeb = true, s.GRPC.EnableWeb != nil && *s.GRPC.EnableWeb
+		}
 	}
 	terminates := (l.HTTP != nil && l.HTTP.TLS != nil) || (l.TCP != nil && l.TCP.TLS != nil)
 	if terminates && e.objs != nil {
@@ -303,7 +306,7 @@ func (e *ctpEngine) apply(p *pol[egv1a1.ClientTrafficPolicySpec], l *gatewayapi.
 	if len(errs) == 0 {
 		h.Connection = conn
 	}
-	if h.HTTP1 != nil || h.HTTP2 != nil || h.HTTP3 || h.MatchBackendScheme || h.Headers != nil || h.Connection != nil {
+	if h.HTTP1 != nil || h.HTTP2 != nil || h.HTTP3 || h.MatchBackendScheme || h.GRPCWebSet || h.Headers != nil || h.Connection != nil {
 		lp.ClientHTTP = h
 	}
 	if len(errs) == 0 {

@@ -181,7 +181,7 @@ func wrapHCM(hcm *hcmv3.HttpConnectionManager) *listenerv3.Filter {
 // port takes the same one with the HTTP/3 codec).
 func hcmOf(routeConfig, statPrefix string, grpc bool, policyFilters []*hcmv3.HttpFilter, l *ir.HTTPListener) *hcmv3.HttpConnectionManager {
 	own := append([]*hcmv3.HttpFilter(nil), policyFilters...) // never the caller's backing array
-	filters := append(append(own, grpcFilters(grpc)...), &hcmv3.HttpFilter{
+	filters := append(append(own, grpcFiltersOf(grpc, clientHTTPOf(l))...), &hcmv3.HttpFilter{
 		Name:       routerFilter,
 		ConfigType: &hcmv3.HttpFilter_TypedConfig{TypedConfig: mustAny(&routerv3.Router{SuppressEnvoyHeaders: true})},
 	})
@@ -215,15 +215,23 @@ func hcmOf(routeConfig, statPrefix string, grpc bool, policyFilters []*hcmv3.Htt
 
 // grpcFilters are the filters EG puts before the router on a port that serves a GRPCRoute:
 // gRPC-Web translation and per-method gRPC stats (GR-04).
-func grpcFilters(on bool) []*hcmv3.HttpFilter {
-	if !on {
-		return nil
+// grpcFiltersOf: a ClientTrafficPolicy's grpc block decides gRPC-Web by itself (on for an
+// HTTPRoute-only listener, off on a GRPCRoute one, and off when enableWeb is unset, as EG
+// does); gRPC stats stay with GRPCRoutes.
+func grpcFiltersOf(grpc bool, h *ir.ClientHTTP) []*hcmv3.HttpFilter {
+	web := grpc
+	if h != nil && h.GRPCWebSet {
+		web = h.GRPCWeb
 	}
-	return []*hcmv3.HttpFilter{
-		{Name: grpcWebFilter, ConfigType: &hcmv3.HttpFilter_TypedConfig{TypedConfig: mustAny(&grpcwebv3.GrpcWeb{})}},
-		{Name: grpcStatsFilter, ConfigType: &hcmv3.HttpFilter_TypedConfig{TypedConfig: mustAny(&grpcstatsv3.FilterConfig{
+	var out []*hcmv3.HttpFilter
+	if web {
+		out = append(out, &hcmv3.HttpFilter{Name: grpcWebFilter, ConfigType: &hcmv3.HttpFilter_TypedConfig{TypedConfig: mustAny(&grpcwebv3.GrpcWeb{})}})
+	}
+	if grpc {
+		out = append(out, &hcmv3.HttpFilter{Name: grpcStatsFilter, ConfigType: &hcmv3.HttpFilter_TypedConfig{TypedConfig: mustAny(&grpcstatsv3.FilterConfig{
 			EmitFilterState:        true,
 			PerMethodStatSpecifier: &grpcstatsv3.FilterConfig_StatsForAllMethods{StatsForAllMethods: wrapperspb.Bool(true)},
-		})}},
+		})}})
 	}
+	return out
 }
