@@ -22,6 +22,9 @@ type DownstreamTLS struct {
 
 	ClientValidation *ClientValidation `json:"clientValidation,omitempty"`
 
+	// Fingerprints are the client fingerprints (JA3, JA4) the TLS inspector computes.
+	Fingerprints []string `json:"fingerprints,omitempty"`
+
 	// Session resumption the policy turns on; EG disables both by default.
 	StatelessResumption bool `json:"statelessResumption,omitempty"`
 	StatefulResumption  bool `json:"statefulResumption,omitempty"`

@@ -94,6 +94,9 @@ func (o *ctpObjects) downstreamTLS(ref ir.PolicyRef, spec *egv1a1.ClientTrafficP
 	out.Ciphers = t.Ciphers
 	out.ECDHCurves = t.ECDHCurves
 	out.SignatureAlgorithms = t.SignatureAlgorithms
+	for _, f := range t.Fingerprints {
+		out.Fingerprints = append(out.Fingerprints, string(f))
+	}
 	if cv := t.ClientValidation; cv != nil {
 		if err := o.clientValidation(ref, cv, out); err != nil {
 			return out, err

@@ -2,6 +2,8 @@ package xds
 
 import (
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
+	listenerv3 "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
+	tlsinspectorv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/listener/tls_inspector/v3"
 	tlsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
@@ -106,4 +108,25 @@ func addClientCASecrets(out *result.XDS, seen map[string]bool, t *ir.DownstreamT
 		vc.OnlyVerifyLeafCertCrl = crl.OnlyVerifyLeaf
 	}
 	out.Secrets = append(out.Secrets, &tlsv3.Secret{Name: ca.Name, Type: &tlsv3.Secret_ValidationContext{ValidationContext: vc}})
+}
+
+func fingerprintsOf(l *ir.HTTPListener) []string {
+	if t := l.Policies.ClientTLS; t != nil {
+		return t.Fingerprints
+	}
+	return nil
+}
+
+// tlsInspectorFilter is the TLS inspector, computing the JA3 and JA4 fingerprints asked for.
+func tlsInspectorFilter(fingerprints []string) *listenerv3.ListenerFilter {
+	ti := &tlsinspectorv3.TlsInspector{}
+	for _, f := range fingerprints {
+		switch f {
+		case "JA3":
+			ti.EnableJa3Fingerprinting = wrapperspb.Bool(true)
+		case "JA4":
+			ti.EnableJa4Fingerprinting = wrapperspb.Bool(true)
+		}
+	}
+	return &listenerv3.ListenerFilter{Name: tlsInspector, ConfigType: &listenerv3.ListenerFilter_TypedConfig{TypedConfig: mustAny(ti)}}
 }

@@ -8,7 +8,6 @@ import (
 	grpcstatsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/grpc_stats/v3"
 	grpcwebv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/grpc_web/v3"
 	routerv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/router/v3"
-	tlsinspectorv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/listener/tls_inspector/v3"
 	hcmv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/http_connection_manager/v3"
 	tlsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
 	"google.golang.org/protobuf/types/known/structpb"
@@ -116,14 +115,12 @@ func (t Translator) buildTLSListener(el *envoyListener) *listenerv3.Listener {
 		PerConnectionBufferLimitBytes:        u32(bufferLimitBytes),
 	}
 	applyListenerConnection(lis, connectionOf(clientHTTPOf(el.first)))
-	// Like EG, the TLS inspector only where a chain matches server names: a port whose
-	// listeners all lack a hostname needs no SNI.
+	// Like EG, the TLS inspector only where a chain matches server names or its policy asks
+	// for client fingerprints; the first such chain configures it.
 	for _, c := range el.chains {
-		if c.l.Hostnames[0] != "*" {
-			lis.ListenerFilters = []*listenerv3.ListenerFilter{{
-				Name:       tlsInspector,
-				ConfigType: &listenerv3.ListenerFilter_TypedConfig{TypedConfig: mustAny(&tlsinspectorv3.TlsInspector{})},
-			}}
+		fp := fingerprintsOf(c.l)
+		if c.l.Hostnames[0] != "*" || len(fp) > 0 {
+			lis.ListenerFilters = []*listenerv3.ListenerFilter{tlsInspectorFilter(fp)}
 			break
 		}
 	}
