@@ -56,6 +56,7 @@ func Run(s *scenario.Scenario, p string, res *result.Result) []Failure {
 	c.traffic(e.Traffic, res, sectionOf(s, p, "traffic"))
 	c.warnings(e.Warnings, res, sectionOf(s, p, "warnings"))
 	c.patches(e.Patches, res, sectionOf(s, p, "patches"))
+	c.snapshot(e.Snapshot, res, sectionOf(s, p, "snapshot"))
 	return c.failures
 }
 
@@ -84,6 +85,10 @@ func sectionOf(s *scenario.Scenario, p, field string) string {
 			}
 		case "patches":
 			if o.Patches != nil {
+				return "expectByProfile." + p
+			}
+		case "snapshot":
+			if o.Snapshot != nil {
 				return "expectByProfile." + p
 			}
 		}

@@ -91,6 +91,9 @@ func findFilterChain(x *result.XDS, in, name string) *listenerv3.FilterChain {
 				return fc
 			}
 		}
+		if dc := l.GetDefaultFilterChain(); dc != nil && dc.GetName() == name {
+			return dc
+		}
 	}
 	return nil
 }

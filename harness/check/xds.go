@@ -39,8 +39,29 @@ func (c *collector) xds(exp []scenario.XDSExpect, res *result.Result, section st
 			}
 		case found && x.Kind == scenario.KindSecret:
 			c.secretPEM(where, what, findSecret(&res.XDS, x.Name), x)
+			c.secretTrustedCAs(where, what, findSecret(&res.XDS, x.Name), x)
 		case found && x.Kind == scenario.KindFilterChain:
 			c.filterChainTLS(where, what, findFilterChain(&res.XDS, x.In, x.Name), x)
+			c.filterChainClientTLS(where, what, findFilterChain(&res.XDS, x.In, x.Name), x)
+			c.filterChainHCM(where, what, findFilterChain(&res.XDS, x.In, x.Name), x)
+		case found && x.Kind == scenario.KindRoute && x.Fields != nil:
+			c.routeFields(where, what, &res.XDS, x)
+		case found && x.Kind == scenario.KindCluster && x.Fields != nil:
+			c.clusterFields(where, what, &res.XDS, x)
+		case found && x.Kind == scenario.KindListener && x.Fields != nil:
+			for _, l := range res.XDS.Listeners {
+				if l.GetName() == x.Name {
+					if msg := protoHasFields(l, x.Fields); msg != "" {
+						c.failf("xds", where, "%s: %s", what, msg)
+					}
+				}
+			}
+		case found && x.Kind == scenario.KindSecret && x.Fields != nil:
+			c.secretPEM(where, what, findSecret(&res.XDS, x.Name), x)
+			c.secretTrustedCAs(where, what, findSecret(&res.XDS, x.Name), x)
+			if msg := protoHasFields(findSecret(&res.XDS, x.Name), x.Fields); msg != "" {
+				c.failf("xds", where, "%s: %s", what, msg)
+			}
 		case found && x.Kind == scenario.KindVirtualHost:
 			vh := findVirtualHost(&res.XDS, x.In, x.Name)
 			if len(x.Routes) > 0 {
@@ -105,6 +126,9 @@ func lookup(x scenario.XDSExpect, xds *result.XDS) (bool, string) {
 			}
 			for _, fc := range l.GetFilterChains() {
 				names = append(names, fc.GetName())
+			}
+			if dc := l.GetDefaultFilterChain(); dc != nil {
+				names = append(names, dc.GetName()) // a plain HTTP port's one chain
 			}
 		}
 	case scenario.KindHTTPFilter:

@@ -374,6 +374,18 @@ func (l Loader) validateRefs(s *Scenario, addf func(int, string, ...any)) {
 			if (len(x.ALPN) > 0 || len(x.Certificates) > 0) && x.Kind != KindFilterChain {
 				addf(s.Line(p), "%s: alpn and certificates belong to a FilterChain", p)
 			}
+			if x.HCM != nil && x.Kind != KindFilterChain {
+				addf(s.Line(p), "%s: hcm belongs to a FilterChain", p)
+			}
+			if x.Fields != nil && x.Kind != KindRoute && x.Kind != KindCluster && x.Kind != KindSecret && x.Kind != KindListener {
+				addf(s.Line(p), "%s: fields belong to a Listener, a Route, a Cluster or a Secret", p)
+			}
+			if len(x.TrustedCAs) > 0 && x.Kind != KindSecret {
+				addf(s.Line(p), "%s: trustedCAs belong to a Secret", p)
+			}
+			if (x.MinTLS != "" || x.MaxTLS != "" || len(x.Ciphers) > 0 || x.ClientCA != "" || x.RequireClientCertificate != nil) && x.Kind != KindFilterChain {
+				addf(s.Line(p), "%s: minTLS, maxTLS, ciphers, clientCA and requireClientCertificate belong to a FilterChain", p)
+			}
 		}
 		for i, pe := range e.Patches {
 			p := fmt.Sprintf("%s.patches[%d]", k, i)
@@ -389,6 +401,25 @@ func (l Loader) validateRefs(s *Scenario, addf func(int, string, ...any)) {
 			}
 			if pe.Outcome == OutcomeHit && pe.Reason != "" {
 				addf(s.Line(p+".reason"), "%s.reason: a hit has no reason", p)
+			}
+		}
+		for i, sn := range e.Snapshot {
+			p := fmt.Sprintf("%s.snapshot[%d]", k, i)
+			if sn.Cluster == "" {
+				addf(s.Line(p), "%s.cluster is required", p)
+			}
+			given := map[string]bool{"loadBalancing": sn.LoadBalancing != nil, "session_persistence": sn.SessionPersistence != nil, "circuitBreaker": sn.CircuitBreaker != nil}
+			for _, a := range sn.Absent {
+				set, known := given[a]
+				switch {
+				case !known:
+					addf(s.Line(p+".absent"), "%s.absent: %q is not loadBalancing, session_persistence or circuitBreaker", p, a)
+				case set:
+					addf(s.Line(p+".absent"), "%s.absent: %s is also given a value", p, a)
+				}
+			}
+			if len(sn.Absent) == 0 && sn.LoadBalancing == nil && sn.SessionPersistence == nil && sn.CircuitBreaker == nil {
+				addf(s.Line(p), "%s checks nothing", p)
 			}
 		}
 		for i, t := range e.Traffic {

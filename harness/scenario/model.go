@@ -84,6 +84,24 @@ type Expect struct {
 	Warnings []string `json:"warnings,omitempty"`
 	// Patches checks what EnvoyPatchPolicy operations did.
 	Patches []PatchExpect `json:"patches,omitempty"`
+	// Snapshot checks backend clusters of the data-plane snapshot that `egharness serve`
+	// shows at /snapshots (BLP-08).
+	Snapshot []SnapshotExpect `json:"snapshot,omitempty"`
+}
+
+// SnapshotExpect checks one backend cluster of the data-plane snapshot, as the management
+// API's /snapshots computes it: the resolved BackendLBPolicy fields. Each field given must
+// equal the snapshot's exactly (as JSON); fields listed in Absent must not be there (a
+// field appears only when a policy resolved it for that backend).
+type SnapshotExpect struct {
+	// Cluster is the backend cluster's name (e.g. httproute/default/app/rule/0).
+	Cluster            string         `json:"cluster"`
+	LoadBalancing      map[string]any `json:"loadBalancing,omitempty"`
+	SessionPersistence map[string]any `json:"session_persistence,omitempty"`
+	CircuitBreaker     map[string]any `json:"circuitBreaker,omitempty"`
+	// Absent names fields (loadBalancing, session_persistence, circuitBreaker) the cluster
+	// must not show.
+	Absent []string `json:"absent,omitempty"`
 }
 
 // Patch outcomes a PatchExpect can name.
@@ -195,6 +213,25 @@ type XDSExpect struct {
 	HealthChecks []string `json:"healthChecks,omitempty"`
 	// OutlierDetection, for a Cluster: whether it ejects failing endpoints (passive checks).
 	OutlierDetection *bool `json:"outlierDetection,omitempty"`
+	// TrustedCAs, for a validation-context Secret (a client-validation CA bundle): its CA
+	// certificates in order, each as "<subject CN> until <YYYY-MM-DD>" (the NotAfter day).
+	TrustedCAs []string `json:"trustedCAs,omitempty"`
+	// The downstream TLS a ClientTrafficPolicy sets, for a FilterChain: the TLS protocol
+	// range as Envoy names it (TLSv1_2, TLSv1_3; "auto" for Envoy's default), the cipher
+	// suites exactly, the validation-context SDS secret client certificates are checked
+	// against ("none": client validation without a CA; "off": no client validation), and
+	// whether a client certificate is required.
+	MinTLS                   string   `json:"minTLS,omitempty"`
+	MaxTLS                   string   `json:"maxTLS,omitempty"`
+	Ciphers                  []string `json:"ciphers,omitempty"`
+	ClientCA                 string   `json:"clientCA,omitempty"`
+	RequireClientCertificate *bool    `json:"requireClientCertificate,omitempty"`
+	// HCM, for a FilterChain (a plain HTTP port's default chain included): fields its HTTP
+	// connection manager must have, as protojson (lowerCamelCase); Fields, for a Listener, a
+	// Route, a Cluster or a Secret: fields it must have. Both match as a subset: every key given must be there with an equal
+	// value (objects recursively, lists element by element with the same length).
+	HCM    map[string]any `json:"hcm,omitempty"`
+	Fields map[string]any `json:"fields,omitempty"`
 }
 
 // TrafficExpect sends one request through the generated config.
@@ -346,6 +383,9 @@ func (s *Scenario) ExpectFor(p string) Expect {
 	}
 	if o.Patches != nil {
 		e.Patches = o.Patches
+	}
+	if o.Snapshot != nil {
+		e.Snapshot = o.Snapshot
 	}
 	return e
 }

@@ -16,7 +16,7 @@
 //	pkcs8           the key as a PKCS8 "PRIVATE KEY" block
 //	ecparams        the key preceded by an "EC PARAMETERS" block, as `openssl ecparam -genkey` writes it
 //	messy           non-canonical PEM: text before and between blocks, CRLF line breaks, 40-column lines
-//	expired         the certificate expired on 2021-01-01
+//	expired         the certificate expired on 2021-01-01 (with ca: the bundle's only CA)
 //	notyet          the certificate becomes valid in 2125
 //	mismatch        tls.key is another key than the certificate's
 //	chain-expired   the valid leaf is followed by an expired intermediate certificate
@@ -24,6 +24,7 @@
 //	ca              a ConfigMap with ca.crt (a self-signed CA certificate for the names) instead of a Secret
 //	expired-ca      with ca: the bundle also holds an expired CA, listed first
 //	trustbundle     with ca: a ClusterTrustBundle (certificates.k8s.io/v1beta1, cluster-scoped) instead of a ConfigMap
+//	crl             with ca: the ConfigMap also holds ca.crl, a revocation list the CA signed (valid 2025 to 2125)
 package main
 
 import (
@@ -47,7 +48,7 @@ import (
 
 var flavours = map[string]bool{
 	"rsa": true, "pkcs8": true, "ecparams": true, "messy": true, "expired": true, "notyet": true,
-	"mismatch": true, "chain-expired": true, "chain-malformed": true, "ca": true, "expired-ca": true, "trustbundle": true,
+	"mismatch": true, "chain-expired": true, "chain-malformed": true, "ca": true, "expired-ca": true, "trustbundle": true, "crl": true,
 }
 
 func main() {
@@ -118,11 +119,23 @@ func object(name, ns string, dns []string, f map[string]bool) (string, error) {
 			}
 			bundle = append(bundle, old...)
 		}
-		ca, _, err := certificate(dns, start, start.AddDate(100, 0, 0), true, false)
+		from, to := start, start.AddDate(100, 0, 0)
+		if f["expired"] {
+			from, to = longAgo, longAgo.AddDate(1, 0, 0) // a bundle with no valid CA left
+		}
+		ca, caKey, err := certificate(dns, from, to, true, false)
 		if err != nil {
 			return "", err
 		}
 		bundle = append(bundle, ca...)
+		if f["crl"] {
+			crl, err := revocationList(ca, caKey)
+			if err != nil {
+				return "", err
+			}
+			return fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: %s, namespace: %s}\ndata:\n  ca.crt: |\n%s  ca.crl: |\n%s",
+				name, ns, indent(string(bundle), "    "), indent(string(crl), "    ")), nil
+		}
 		if f["trustbundle"] {
 			return fmt.Sprintf("apiVersion: certificates.k8s.io/v1beta1\nkind: ClusterTrustBundle\nmetadata: {name: %s}\nspec:\n  trustBundle: |\n%s",
 				name, indent(string(bundle), "    ")), nil
@@ -195,7 +208,7 @@ func certificate(dns []string, from, to time.Time, isCA, useRSA bool) ([]byte, c
 	}
 	if isCA {
 		tmpl.IsCA = true
-		tmpl.KeyUsage |= x509.KeyUsageCertSign
+		tmpl.KeyUsage |= x509.KeyUsageCertSign | x509.KeyUsageCRLSign
 		tmpl.ExtKeyUsage = nil
 	}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, key.Public(), key)
@@ -203,6 +216,27 @@ func certificate(dns []string, from, to time.Time, isCA, useRSA bool) ([]byte, c
 		return nil, nil, err
 	}
 	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), key, nil
+}
+
+// revocationList is a CRL the CA (PEM and key) signs, revoking one made-up serial number.
+func revocationList(caPEM []byte, key crypto.Signer) ([]byte, error) {
+	b, _ := pem.Decode(caPEM)
+	ca, err := x509.ParseCertificate(b.Bytes)
+	if err != nil {
+		return nil, err
+	}
+	der, err := x509.CreateRevocationList(rand.Reader, &x509.RevocationList{
+		Number:     big.NewInt(1),
+		ThisUpdate: start,
+		NextUpdate: start.AddDate(100, 0, 0),
+		RevokedCertificateEntries: []x509.RevocationListEntry{{
+			SerialNumber: big.NewInt(4242), RevocationTime: start,
+		}},
+	}, ca, key)
+	if err != nil {
+		return nil, err
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "X509 CRL", Bytes: der}), nil
 }
 
 // oidP256 names the prime256v1 curve in an EC PARAMETERS block.

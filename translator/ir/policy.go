@@ -71,4 +71,13 @@ type RoutePolicies struct {
 // ListenerPolicies are the policies in force on one listener.
 type ListenerPolicies struct {
 	ClientTraffic *Applied[egv1a1.ClientTrafficPolicySpec] `json:"clientTraffic,omitempty"`
+	// ClientTLS is the ClientTrafficPolicy's resolved downstream TLS, on a terminating
+	// listener (set by the policy stage).
+	ClientTLS *DownstreamTLS `json:"clientTLS,omitempty"`
+	// ClientHTTP is the ClientTrafficPolicy's resolved HTTP and connection settings.
+	ClientHTTP *ClientHTTP `json:"clientHTTP,omitempty"`
+	// ClientTrafficError is why the ClientTrafficPolicy could not be applied whole. Like EG,
+	// the settings resolved before the error stay in force, the connection limits and
+	// timeouts do not, and the listener's routes answer 500 (TCP routes are dropped).
+	ClientTrafficError string `json:"clientTrafficError,omitempty"`
 }

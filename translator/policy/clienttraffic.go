@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -24,6 +25,8 @@ const wholeGateway = "<gateway>"
 type ctpEngine struct {
 	w    *world
 	pols []*pol[egv1a1.ClientTrafficPolicySpec]
+	// objs are what the policies' TLS settings read (CA references).
+	objs *ctpObjects
 	// claimed scopes (whole Gateway, whole ListenerSet) and sections (listener names,
 	// prefixed ns/name/ for ListenerSet listeners), per Gateway.
 	scopes   map[types.NamespacedName]map[string]bool
@@ -133,13 +136,17 @@ func (e *ctpEngine) forSection(p *pol[egv1a1.ClientTrafficPolicySpec], t target)
 	}
 	e.claim(e.sections, gw, key)
 	var err error
+	var http3Off []string
 	for _, l := range g.Listeners {
 		if ls != nil && !inSet(l, ls) {
 			continue
 		}
 		if l.Name == *t.section {
 			if err = e.portOverlap(g, l, ""); err == nil {
-				e.apply(p, l)
+				err = e.apply(p, l)
+				if noHTTP3(p.spec, l) {
+					http3Off = append(http3Off, l.Name)
+				}
 			}
 			break
 		}
@@ -148,6 +155,7 @@ func (e *ctpEngine) forSection(p *pol[egv1a1.ClientTrafficPolicySpec], t target)
 		p.st.reject(anc, reasonInvalid, conditionMessage(err))
 	}
 	p.st.accept(anc)
+	p.st.warn(anc, reasonUnsupportedHTTP3, http3OffMessage(http3Off))
 	e.warnDeprecated(p, anc)
 }
 
@@ -190,7 +198,7 @@ func (e *ctpEngine) forWhole(p *pol[egv1a1.ClientTrafficPolicySpec], t target) {
 			fmt.Sprintf("There are existing ClientTrafficPolicies that are overriding these sections %v", overriding)))
 	}
 	e.claim(e.scopes, gw, scopeKey)
-	var errs []string
+	var errs, http3Off []string
 	for _, l := range g.Listeners {
 		if ls != nil && !inSet(l, ls) {
 			continue
@@ -210,7 +218,12 @@ func (e *ctpEngine) forWhole(p *pol[egv1a1.ClientTrafficPolicySpec], t target) {
 			errs = append(errs, err.Error())
 			continue
 		}
-		e.apply(p, l)
+		if noHTTP3(p.spec, l) {
+			http3Off = append(http3Off, l.Name)
+		}
+		if err := e.apply(p, l); err != nil {
+			errs = append(errs, err.Error())
+		}
 		if ls != nil {
 			e.claim(e.sections, gw, key)
 		}
@@ -219,6 +232,7 @@ func (e *ctpEngine) forWhole(p *pol[egv1a1.ClientTrafficPolicySpec], t target) {
 		p.st.reject(anc, reasonInvalid, conditionMessage(fmt.Errorf("%s", strings.Join(errs, "\n"))))
 	}
 	p.st.accept(anc)
+	p.st.warn(anc, reasonUnsupportedHTTP3, http3OffMessage(http3Off))
 	e.warnDeprecated(p, anc)
 }
 
@@ -250,10 +264,93 @@ func (e *ctpEngine) portOverlap(g *gatewayapi.GatewayNode, l *gatewayapi.Listene
 	return fmt.Errorf("ClientTrafficPolicy is being applied to multiple http (non https) listeners (%s) on the same port, which is not allowed", strings.Join(same, ", "))
 }
 
-func (e *ctpEngine) apply(p *pol[egv1a1.ClientTrafficPolicySpec], l *gatewayapi.ListenerNode) {
-	if lp := listenerPolicies(l); lp != nil && lp.ClientTraffic == nil {
-		lp.ClientTraffic = &ir.Applied[egv1a1.ClientTrafficPolicySpec]{Policy: p.ref, Spec: p.spec}
+// apply puts the policy on the listener and resolves its settings in EG's order
+// (connection, then on HTTP listeners headers, HTTP/1.1, HTTP/2 and HTTP/3, then TLS),
+// collecting every error. When one fails, the listener keeps what resolved before it (the
+// header, HTTP/1.1 and TLS settings) but not its connection limits or timeouts, and its
+// routes fail closed: HTTP routes answer 500, TCP routes are dropped (EG's behavior).
+func (e *ctpEngine) apply(p *pol[egv1a1.ClientTrafficPolicySpec], l *gatewayapi.ListenerNode) error {
+	lp := listenerPolicies(l)
+	if lp == nil || lp.ClientTraffic != nil {
+		return nil
 	}
+	lp.ClientTraffic = &ir.Applied[egv1a1.ClientTrafficPolicySpec]{Policy: p.ref, Spec: p.spec}
+	s := p.spec
+	var errs []error
+	fail := func(part string, err error) {
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", part, err))
+		}
+	}
+	conn := clientSocket(s, fail)
+	var err error
+	h := &ir.ClientHTTP{}
+	if l.HTTP != nil {
+		h.Headers = clientHeaders(s.Headers)
+		h.HTTP1, err = clientHTTP1(s.HTTP1, s.Connection, l.HTTP)
+		fail("HTTP1", err)
+		h.HTTP2, err = clientHTTP2(s.HTTP2)
+		fail("HTTP2", err)
+		h.HTTP3 = l.HTTP.TLS != nil && s.HTTP3 != nil && !http3Blocked(s)
+		h.MatchBackendScheme = s.Scheme != nil && *s.Scheme == egv1a1.SchemeHeaderTransformMatchBackend
+		if s.GRPC != nil {
+			h.GRPCWebSet, h.GRPCWeb = true, s.GRPC.EnableWeb != nil && *s.GRPC.EnableWeb
+		}
+	}
+	terminates := (l.HTTP != nil && l.HTTP.TLS != nil) || (l.TCP != nil && l.TCP.TLS != nil)
+	if terminates && e.objs != nil {
+		var tlsErr error
+		lp.ClientTLS, tlsErr = e.objs.downstreamTLS(p.ref, p.spec)
+		fail("TLS", tlsErr)
+	}
+	if len(errs) == 0 {
+		h.Connection = conn
+	}
+	if h.HTTP1 != nil || h.HTTP2 != nil || h.HTTP3 || h.MatchBackendScheme || h.GRPCWebSet || h.Headers != nil || h.Connection != nil {
+		lp.ClientHTTP = h
+	}
+	if len(errs) == 0 {
+		return nil
+	}
+	err = errors.Join(errs...)
+	lp.ClientTrafficError = err.Error()
+	if l.HTTP != nil {
+		for _, r := range l.HTTP.Routes {
+			r.DirectResponse = &ir.DirectResponse{Status: 500}
+		}
+	}
+	if l.TCP != nil {
+		l.TCP.Routes = nil
+	}
+	return err
+}
+
+const reasonUnsupportedHTTP3 = "UnsupportedHTTP3ClientValidation"
+
+// noHTTP3: the policy asks for HTTP/3 on an HTTPS listener but also validates client
+// certificates, so the listener gets no HTTP/3.
+func noHTTP3(s *egv1a1.ClientTrafficPolicySpec, l *gatewayapi.ListenerNode) bool {
+	return l.HTTP != nil && l.HTTP.TLS != nil && http3Blocked(s)
+}
+
+// http3OffMessage is EG's warning for the listeners HTTP/3 was left off on.
+func http3OffMessage(names []string) string {
+	if len(names) == 0 {
+		return ""
+	}
+	target := fmt.Sprintf("listener %q", names[0])
+	if len(names) > 1 {
+		sorted := append([]string(nil), names...)
+		sort.Strings(sorted)
+		target = fmt.Sprintf("listeners %v", sorted)
+	}
+	return "HTTP/3 was disabled for " + target + " because Envoy does not support downstream client TLS validation over QUIC"
+}
+
+// http3Blocked: Envoy cannot validate client certificates over QUIC, so a policy with
+// client validation leaves HTTP/3 off (and says so in a warning).
+func http3Blocked(s *egv1a1.ClientTrafficPolicySpec) bool {
+	return s.HTTP3 != nil && s.TLS != nil && s.TLS.ClientValidation != nil
 }
 
 func (e *ctpEngine) warnDeprecated(p *pol[egv1a1.ClientTrafficPolicySpec], anc result.ParentRef) {

@@ -9,6 +9,7 @@ package policy
 
 import (
 	"sort"
+	"time"
 
 	egv1a1 "github.com/envoyproxy/gateway/api/v1alpha1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -27,6 +28,8 @@ import (
 type Translator struct {
 	Profile profile.Profile
 	Config  config.Config
+	// Now is the clock client-validation CAs are judged valid at (time.Now when nil).
+	Now func() time.Time
 }
 
 // Output is the policies' statuses; the IR is changed in place.
@@ -69,7 +72,11 @@ func (t Translator) Translate(objs []resource.Object, x *ir.XDS, topo *gatewayap
 
 	// EG's order: ClientTraffic, BackendTraffic, Security, EnvoyExtension.
 	sortByAge(ctps)
-	ce := &ctpEngine{w: w, pols: ctps}
+	now := time.Now
+	if t.Now != nil {
+		now = t.Now
+	}
+	ce := &ctpEngine{w: w, pols: ctps, objs: newCTPObjects(objs, now())}
 	ce.run()
 	out.Statuses = append(out.Statuses, statuses(ctps, "ClientTrafficPolicy")...)
 

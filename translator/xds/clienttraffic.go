@@ -32,7 +32,9 @@ func applyClientTraffic(hcm *hcmv3.HttpConnectionManager, l *ir.HTTPListener) {
 	if ip := s.ClientIPDetection; ip != nil {
 		applyClientIP(hcm, ip)
 	}
-	if t := s.Timeout; t != nil && t.HTTP != nil {
+	// A policy that failed part-way keeps its client address, path and protocol settings
+	// but not its timeouts (EG drops those with the error).
+	if t := s.Timeout; t != nil && t.HTTP != nil && l.Policies.ClientTrafficError == "" {
 		if d := duration(t.HTTP.RequestReceivedTimeout); d != nil {
 			hcm.RequestTimeout = durationpb.New(*d)
 		}

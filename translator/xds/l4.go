@@ -12,6 +12,7 @@ import (
 	tcpproxyv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/tcp_proxy/v3"
 	udpproxyv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/udp/udp_proxy/v3"
 	tlsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
+	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/egharness/egharness/translator/ir"
 )
@@ -35,6 +36,8 @@ func (t Translator) buildTCPListener(l *ir.TCPListener) *listenerv3.Listener {
 		MaxConnectionsToAcceptPerSocketEvent: u32(1),
 		PerConnectionBufferLimitBytes:        u32(bufferLimitBytes),
 	}
+	applyListenerConnection(lis, connectionOf(l.Policies.ClientHTTP))
+	defer proxyProtocolFirst(lis, connectionOf(l.Policies.ClientHTTP)) // before the TLS inspector
 	if anySNI(l.Routes) {
 		lis.ListenerFilters = []*listenerv3.ListenerFilter{{
 			Name:       tlsInspector,
@@ -58,8 +61,13 @@ func (t Translator) buildTCPListener(l *ir.TCPListener) *listenerv3.Listener {
 					StatPrefix:       stat,
 					ClusterSpecifier: &tcpproxyv3.TcpProxy_Cluster{Cluster: r.Destination.Name},
 					AccessLog:        []*accesslogv3.AccessLog{accessLog(nil)},
+					IdleTimeout:      tcpIdleTimeout(l),
 				})},
 			}},
+		}
+		handshakeTimeout(fc, connectionOf(l.Policies.ClientHTTP))
+		if cl := connectionLimit(connectionOf(l.Policies.ClientHTTP), stat); cl != nil {
+			fc.Filters = append([]*listenerv3.Filter{cl}, fc.Filters...)
 		}
 		if authz := tcpAuthorizationFilter(stat, r.Policies.Security); authz != nil {
 			fc.Filters = append([]*listenerv3.Filter{authz}, fc.Filters...)
@@ -68,7 +76,7 @@ func (t Translator) buildTCPListener(l *ir.TCPListener) *listenerv3.Listener {
 			fc.FilterChainMatch = &listenerv3.FilterChainMatch{ServerNames: r.SNIs}
 		}
 		if l.TLS != nil {
-			fc.TransportSocket = terminatingTLS(l.TLS, nil)
+			fc.TransportSocket = terminatingTLS(l.TLS, nil, l.Policies.ClientTLS)
 		}
 		lis.FilterChains = append(lis.FilterChains, fc)
 	}
@@ -86,8 +94,16 @@ func tcpStatPrefix(l *ir.TCPListener) string {
 }
 
 // terminatingTLS is a DownstreamTlsContext serving the certificates over SDS, with the
-// given ALPN (none for raw TCP).
-func terminatingTLS(cfg *ir.TLSConfig, alpn []string) *corev3.TransportSocket {
+// given ALPN (none for raw TCP), changed by the listener's ClientTrafficPolicy when it has
+// one (ctp: protocol versions, ciphers, ALPN, client validation, session resumption).
+func terminatingTLS(cfg *ir.TLSConfig, alpn []string, ctp *ir.DownstreamTLS) *corev3.TransportSocket {
+	return &corev3.TransportSocket{
+		Name:       tlsTransportSocket,
+		ConfigType: &corev3.TransportSocket_TypedConfig{TypedConfig: mustAny(downstreamTLSContext(cfg, alpn, ctp))},
+	}
+}
+
+func downstreamTLSContext(cfg *ir.TLSConfig, alpn []string, ctp *ir.DownstreamTLS) *tlsv3.DownstreamTlsContext {
 	ctx := &tlsv3.DownstreamTlsContext{
 		CommonTlsContext:                 &tlsv3.CommonTlsContext{AlpnProtocols: alpn},
 		DisableStatefulSessionResumption: true,
@@ -98,10 +114,16 @@ func terminatingTLS(cfg *ir.TLSConfig, alpn []string) *corev3.TransportSocket {
 	for _, c := range cfg.Certificates {
 		ctx.CommonTlsContext.TlsCertificateSdsSecretConfigs = append(ctx.CommonTlsContext.TlsCertificateSdsSecretConfigs, certificateSDS(c))
 	}
-	return &corev3.TransportSocket{
-		Name:       tlsTransportSocket,
-		ConfigType: &corev3.TransportSocket_TypedConfig{TypedConfig: mustAny(ctx)},
+	applyClientTLS(ctx, ctp)
+	return ctx
+}
+
+// tcpIdleTimeout is the ClientTrafficPolicy's TCP idle timeout for the listener's proxies.
+func tcpIdleTimeout(l *ir.TCPListener) *durationpb.Duration {
+	if c := connectionOf(l.Policies.ClientHTTP); c != nil && c.TCPIdleTimeout != nil {
+		return durationpb.New(*c.TCPIdleTimeout)
 	}
+	return nil
 }
 
 // buildUDPListener is a UDP Gateway listener: the udp_proxy listener filter sends every

@@ -8,7 +8,6 @@ import (
 	grpcstatsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/grpc_stats/v3"
 	grpcwebv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/grpc_web/v3"
 	routerv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/router/v3"
-	tlsinspectorv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/listener/tls_inspector/v3"
 	hcmv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/http_connection_manager/v3"
 	tlsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
 	"google.golang.org/protobuf/types/known/structpb"
@@ -86,17 +85,22 @@ func noRouteFilter() *accesslogv3.AccessLogFilter {
 
 func (t Translator) buildListener(l *ir.HTTPListener, routeConfig string, grpc bool, policyFilters []*hcmv3.HttpFilter) (*listenerv3.Listener, error) {
 	name := t.Naming.Listener(l)
-	return &listenerv3.Listener{
+	conn := connectionOf(clientHTTPOf(l))
+	lis := &listenerv3.Listener{
 		Name:      name,
 		Address:   socketAddress(l.Address, l.Port),
 		AccessLog: []*accesslogv3.AccessLog{accessLog(noRouteFilter())},
 		DefaultFilterChain: &listenerv3.FilterChain{
 			Name:    routeConfig, // the port's one route configuration and its chain share a name
-			Filters: []*listenerv3.Filter{hcmFilterOf(routeConfig, t.Naming.StatPrefix(l), grpc, policyFilters, l)},
+			Filters: withConnectionLimit(conn, t.Naming.StatPrefix(l), hcmFilterOf(routeConfig, t.Naming.StatPrefix(l), grpc, policyFilters, l)),
 		},
 		MaxConnectionsToAcceptPerSocketEvent: u32(1),
 		PerConnectionBufferLimitBytes:        u32(bufferLimitBytes),
-	}, nil
+	}
+	applyListenerConnection(lis, conn)
+	handshakeTimeout(lis.DefaultFilterChain, conn)
+	proxyProtocolFirst(lis, conn)
+	return lis, nil
 }
 
 // buildTLSListener makes the Envoy listener of an HTTPS port: a filter chain per Gateway
@@ -110,39 +114,42 @@ func (t Translator) buildTLSListener(el *envoyListener) *listenerv3.Listener {
 		MaxConnectionsToAcceptPerSocketEvent: u32(1),
 		PerConnectionBufferLimitBytes:        u32(bufferLimitBytes),
 	}
-	// Like EG, the TLS inspector only where a chain matches server names: a port whose
-	// listeners all lack a hostname needs no SNI.
+	applyListenerConnection(lis, connectionOf(clientHTTPOf(el.first)))
+	// Like EG, the TLS inspector only where a chain matches server names or its policy asks
+	// for client fingerprints; the first such chain configures it.
 	for _, c := range el.chains {
-		if c.l.Hostnames[0] != "*" {
-			lis.ListenerFilters = []*listenerv3.ListenerFilter{{
-				Name:       tlsInspector,
-				ConfigType: &listenerv3.ListenerFilter_TypedConfig{TypedConfig: mustAny(&tlsinspectorv3.TlsInspector{})},
-			}}
+		fp := fingerprintsOf(c.l)
+		if c.l.Hostnames[0] != "*" || len(fp) > 0 {
+			lis.ListenerFilters = []*listenerv3.ListenerFilter{tlsInspectorFilter(fp)}
 			break
 		}
 	}
 	for _, c := range el.chains {
 		fc := &listenerv3.FilterChain{
 			Name:            c.l.Name,
-			Filters:         []*listenerv3.Filter{hcmFilterOf(c.rc.Name, t.Naming.StatPrefix(c.l), c.l.GRPC, c.filters.filters(), c.l)},
-			TransportSocket: downstreamTLS(c.l.TLS),
+			Filters:         withConnectionLimit(connectionOf(clientHTTPOf(c.l)), t.Naming.StatPrefix(c.l), hcmFilterOf(c.rc.Name, t.Naming.StatPrefix(c.l), c.l.GRPC, c.filters.filters(), c.l)),
+			TransportSocket: downstreamTLS(c.l.TLS, c.l.Policies.ClientTLS),
 		}
 		if h := c.l.Hostnames[0]; h != "*" {
 			fc.FilterChainMatch = &listenerv3.FilterChainMatch{ServerNames: []string{h}}
 		}
+		handshakeTimeout(fc, connectionOf(clientHTTPOf(c.l)))
 		lis.FilterChains = append(lis.FilterChains, fc)
+	}
+	for _, c := range el.chains {
+		proxyProtocolFirst(lis, connectionOf(clientHTTPOf(c.l)))
 	}
 	return lis
 }
 
 // downstreamTLS terminates TLS for HTTPS: ALPN offers HTTP/2 unless overlapping
-// certificates forbid it.
-func downstreamTLS(cfg *ir.TLSConfig) *corev3.TransportSocket {
+// certificates forbid it (a ClientTrafficPolicy's ALPN overrides both, TLS-09).
+func downstreamTLS(cfg *ir.TLSConfig, ctp *ir.DownstreamTLS) *corev3.TransportSocket {
 	alpn := []string{"h2", "http/1.1"}
 	if cfg.HTTP11Only {
 		alpn = []string{"http/1.1"}
 	}
-	return terminatingTLS(cfg, alpn)
+	return terminatingTLS(cfg, alpn, ctp)
 }
 
 // buildTLSSecret is the SDS secret of a listener certificate (TLS-02).
@@ -160,7 +167,18 @@ func buildTLSSecret(c ir.TLSCertificate) *tlsv3.Secret {
 // routes use, the gRPC filters, and the router, in EG's order; l is the IR listener whose
 // ClientTrafficPolicy applies to the connection manager.
 func hcmFilterOf(routeConfig, statPrefix string, grpc bool, policyFilters []*hcmv3.HttpFilter, l *ir.HTTPListener) *listenerv3.Filter {
-	filters := append(append(policyFilters, grpcFilters(grpc)...), &hcmv3.HttpFilter{
+	return wrapHCM(hcmOf(routeConfig, statPrefix, grpc, policyFilters, l))
+}
+
+func wrapHCM(hcm *hcmv3.HttpConnectionManager) *listenerv3.Filter {
+	return &listenerv3.Filter{Name: hcmFilter, ConfigType: &listenerv3.Filter_TypedConfig{TypedConfig: mustAny(hcm)}}
+}
+
+// hcmOf builds the connection manager hcmFilterOf wraps (the QUIC listener of an HTTP/3
+// port takes the same one with the HTTP/3 codec).
+func hcmOf(routeConfig, statPrefix string, grpc bool, policyFilters []*hcmv3.HttpFilter, l *ir.HTTPListener) *hcmv3.HttpConnectionManager {
+	own := append([]*hcmv3.HttpFilter(nil), policyFilters...) // never the caller's backing array
+	filters := append(append(own, grpcFiltersOf(grpc, clientHTTPOf(l))...), &hcmv3.HttpFilter{
 		Name:       routerFilter,
 		ConfigType: &hcmv3.HttpFilter_TypedConfig{TypedConfig: mustAny(&routerv3.Router{SuppressEnvoyHeaders: true})},
 	})
@@ -188,20 +206,29 @@ func hcmFilterOf(routeConfig, statPrefix string, grpc bool, policyFilters []*hcm
 		UseRemoteAddress:             boolValue(true),
 	}
 	applyClientTraffic(hcm, l)
-	return &listenerv3.Filter{Name: hcmFilter, ConfigType: &listenerv3.Filter_TypedConfig{TypedConfig: mustAny(hcm)}}
+	applyClientHTTP(hcm, clientHTTPOf(l))
+	return hcm
 }
 
 // grpcFilters are the filters EG puts before the router on a port that serves a GRPCRoute:
 // gRPC-Web translation and per-method gRPC stats (GR-04).
-func grpcFilters(on bool) []*hcmv3.HttpFilter {
-	if !on {
-		return nil
+// grpcFiltersOf: a ClientTrafficPolicy's grpc block decides gRPC-Web by itself (on for an
+// HTTPRoute-only listener, off on a GRPCRoute one, and off when enableWeb is unset, as EG
+// does); gRPC stats stay with GRPCRoutes.
+func grpcFiltersOf(grpc bool, h *ir.ClientHTTP) []*hcmv3.HttpFilter {
+	web := grpc
+	if h != nil && h.GRPCWebSet {
+		web = h.GRPCWeb
 	}
-	return []*hcmv3.HttpFilter{
-		{Name: grpcWebFilter, ConfigType: &hcmv3.HttpFilter_TypedConfig{TypedConfig: mustAny(&grpcwebv3.GrpcWeb{})}},
-		{Name: grpcStatsFilter, ConfigType: &hcmv3.HttpFilter_TypedConfig{TypedConfig: mustAny(&grpcstatsv3.FilterConfig{
+	var out []*hcmv3.HttpFilter
+	if web {
+		out = append(out, &hcmv3.HttpFilter{Name: grpcWebFilter, ConfigType: &hcmv3.HttpFilter_TypedConfig{TypedConfig: mustAny(&grpcwebv3.GrpcWeb{})}})
+	}
+	if grpc {
+		out = append(out, &hcmv3.HttpFilter{Name: grpcStatsFilter, ConfigType: &hcmv3.HttpFilter_TypedConfig{TypedConfig: mustAny(&grpcstatsv3.FilterConfig{
 			EmitFilterState:        true,
 			PerMethodStatSpecifier: &grpcstatsv3.FilterConfig_StatsForAllMethods{StatsForAllMethods: wrapperspb.Bool(true)},
-		})}},
+		})}})
 	}
+	return out
 }

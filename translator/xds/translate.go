@@ -53,6 +53,8 @@ type envoyListener struct {
 	vhost  map[string]*routev3.VirtualHost // by IR listener name + hostname
 	// filters are the policy filters of the port's connection manager (plain HTTP).
 	filters *httpFilterSet
+	// http3: a listener of the port turned HTTP/3 on; the port also gets a QUIC listener.
+	http3 bool
 }
 
 type tlsChain struct {
@@ -70,11 +72,21 @@ func (t Translator) Translate(x *ir.XDS) (result.XDS, error) {
 	var order []portKey
 	clusters := map[string]bool{}
 	secrets := map[string]bool{}
-	for _, l := range x.HTTP {
+	key := func(l *ir.HTTPListener) portKey {
 		k := portKey{address: l.Address, port: l.Port}
 		if !t.MergeGateways {
 			k.proxy = l.Gateway
 		}
+		return k
+	}
+	http3Ports := map[portKey]bool{}
+	for _, l := range x.HTTP {
+		if wantsHTTP3(l) {
+			http3Ports[key(l)] = true
+		}
+	}
+	for _, l := range x.HTTP {
+		k := key(l)
 		el := byPort[k]
 		if el == nil {
 			el = &envoyListener{first: l, vhost: map[string]*routev3.VirtualHost{}, filters: t.newHTTPFilterSet()}
@@ -82,6 +94,7 @@ func (t Translator) Translate(x *ir.XDS) (result.XDS, error) {
 			order = append(order, k)
 		}
 		el.grpc = el.grpc || l.GRPC
+		el.http3 = http3Ports[k]
 		var rc *routev3.RouteConfiguration
 		fs := el.filters
 		if l.TLS != nil {
@@ -89,6 +102,7 @@ func (t Translator) Translate(x *ir.XDS) (result.XDS, error) {
 			fs = t.newHTTPFilterSet()
 			el.chains = append(el.chains, &tlsChain{l: l, rc: rc, filters: fs})
 			addSecrets(&out, secrets, l.TLS)
+			addClientCASecrets(&out, secrets, l.Policies.ClientTLS)
 		} else {
 			if el.rc == nil {
 				el.rc = &routev3.RouteConfiguration{Name: t.Naming.RouteConfig(l), IgnorePortInHostMatching: true}
@@ -108,6 +122,9 @@ func (t Translator) Translate(x *ir.XDS) (result.XDS, error) {
 				rc.VirtualHosts = append(rc.VirtualHosts, vh)
 			}
 			route := withRouteLB(buildRoute(r), r)
+			if el.http3 {
+				addAltSvc(route, l.GatewayPort)
+			}
 			if err := fs.addRoute(route, r); err != nil {
 				return result.XDS{}, fmt.Errorf("route %s: %w", r.Name, err)
 			}
@@ -122,6 +139,7 @@ func (t Translator) Translate(x *ir.XDS) (result.XDS, error) {
 				clusters[c.cluster.Name] = true
 				applyBackendTrafficCluster(c.cluster, r)
 				applyHealthCheck(c.cluster, c.cla, r)
+				applyListenerHTTP1Cluster(c.cluster, l)
 				out.Clusters = append(out.Clusters, c.cluster)
 				if c.dns {
 					t.toDNSCluster(c.cluster, c.cla)
@@ -140,6 +158,7 @@ func (t Translator) Translate(x *ir.XDS) (result.XDS, error) {
 			out.Clusters = append(out.Clusters, &clusterv3.Cluster{Name: emptyCluster, ClusterDiscoveryType: &clusterv3.Cluster_Type{Type: clusterv3.Cluster_STATIC}})
 		}
 		addSecrets(&out, secrets, l.TLS)
+		addClientCASecrets(&out, secrets, l.Policies.ClientTLS)
 		for _, r := range l.Routes {
 			t.addL4Cluster(&out, clusters, r.Source, r.Destination)
 		}
@@ -161,6 +180,9 @@ func (t Translator) Translate(x *ir.XDS) (result.XDS, error) {
 		}
 		if len(el.chains) > 0 {
 			out.Listeners = append(out.Listeners, t.buildTLSListener(el))
+			if el.http3 {
+				out.Listeners = append(out.Listeners, t.buildQUICListener(el))
+			}
 			for _, c := range el.chains {
 				out.Routes = append(out.Routes, c.rc)
 			}
