@@ -66,14 +66,7 @@ func (p *PolicyBackends) ResolvePolicyBackends(policyKind, policyNS string, refs
 // Service's <name>.<namespace>:<port>, an EG Backend's first FQDN endpoint, or else
 // <name>.<namespace>.
 func (p *PolicyBackends) PolicyBackendAuthority(policyNS string, ref gwapiv1.BackendObjectReference) string {
-	ns := policyNS
-	if ref.Namespace != nil && *ref.Namespace != "" {
-		ns = string(*ref.Namespace)
-	}
-	kind := "Service"
-	if ref.Kind != nil {
-		kind = string(*ref.Kind)
-	}
+	ns, kind := refNamespaceKind(policyNS, ref)
 	if kind == egv1a1.KindBackend && p != nil && p.rt != nil {
 		if be := p.rt.ix.backends[types.NamespacedName{Namespace: ns, Name: string(ref.Name)}]; be != nil {
 			for _, ep := range be.Spec.Endpoints {
@@ -147,14 +140,7 @@ func (p *PolicyBackends) validate(policyKind, policyNS string, ref gwapiv1.Backe
 // BackendTLSPolicy), or an EG Backend's.
 func (p *PolicyBackends) resolve(policyNS string, ref gwapiv1.BackendObjectReference, name string) (*ir.Backend, error) {
 	rt := p.rt
-	ns := policyNS
-	if ref.Namespace != nil && *ref.Namespace != "" {
-		ns = string(*ref.Namespace)
-	}
-	kind := "Service"
-	if ref.Kind != nil {
-		kind = string(*ref.Kind)
-	}
+	ns, kind := refNamespaceKind(policyNS, ref)
 	b := &ir.Backend{Name: name, Kind: kind, Namespace: ns, ServiceName: string(ref.Name)}
 	if ref.Port != nil {
 		b.Port = uint32(*ref.Port)
@@ -196,4 +182,17 @@ func servicePort(svc *corev1.Service, port int32) *corev1.ServicePort {
 		}
 	}
 	return nil
+}
+
+// refNamespaceKind is where a policy's backendRef points: its namespace (the policy's when
+// it names none) and its kind (Service when it names none).
+func refNamespaceKind(policyNS string, ref gwapiv1.BackendObjectReference) (string, string) {
+	ns, kind := policyNS, "Service"
+	if ref.Namespace != nil && *ref.Namespace != "" {
+		ns = string(*ref.Namespace)
+	}
+	if ref.Kind != nil {
+		kind = string(*ref.Kind)
+	}
+	return ns, kind
 }
