@@ -76,23 +76,25 @@ func (rt *routeTranslator) markOverlaps() {
 			if l.ir == nil {
 				continue
 			}
-			buckets := make(map[overlapKey]*overlapBucket, len(l.ir.Routes))
-			var order []overlapKey
+			// most keys belong to one route: a bucket (with its set) is made only when a
+			// second route shares the key
+			slots := make(map[overlapKey]overlapSlot, len(l.ir.Routes))
+			var shared []*overlapBucket
 			for _, r := range l.ir.Routes {
 				k := keyOf(r)
-				b := buckets[k]
-				if b == nil {
-					b = &overlapBucket{members: map[resource.Ref]bool{}}
-					buckets[k] = b
-					order = append(order, k)
+				ref := resource.Ref{Kind: r.Source.Kind, Namespace: r.Source.Namespace, Name: r.Source.Name}
+				switch s, ok := slots[k]; {
+				case !ok:
+					slots[k] = overlapSlot{first: ref}
+				case s.bucket != nil:
+					s.bucket.members[ref] = true
+				case s.first != ref:
+					s.bucket = &overlapBucket{members: map[resource.Ref]bool{s.first: true, ref: true}}
+					slots[k] = s
+					shared = append(shared, s.bucket)
 				}
-				b.members[resource.Ref{Kind: r.Source.Kind, Namespace: r.Source.Namespace, Name: r.Source.Name}] = true
 			}
-			for _, k := range order {
-				b := buckets[k]
-				if len(b.members) < 2 {
-					continue
-				}
+			for _, b := range shared {
 				b.sortNames()
 				if overlaps[l] == nil {
 					overlaps[l] = map[resource.Ref][]*overlapBucket{}
@@ -128,6 +130,13 @@ func (rt *routeTranslator) markOverlaps() {
 		ps := rt.st.parent(pk.route, pk.parent)
 		ps.Conditions = setCondition(ps.Conditions, cond("RouteRulesOverlap", "True", "RouteRulesOverlap", msgOverlapPrefix+strings.Join(names, ", ")))
 	}
+}
+
+// overlapSlot is what markOverlaps knows of one key: the first route seen with it, and the
+// bucket once another route shares it.
+type overlapSlot struct {
+	first  resource.Ref
+	bucket *overlapBucket
 }
 
 // overlapBucket is the routes that share one overlap key on one listener.
