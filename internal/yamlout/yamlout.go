@@ -10,13 +10,17 @@
 // them (int, then uint64, then float64), and large lists are emitted one element at a time
 // (on every core), each as a small document of its own placed at the element's depth so
 // that its indentation and line wrapping are the ones it has in the whole document. The
-// same emitter writes every piece, so the bytes are the same.
+// same emitter writes every piece, so the bytes are the same. Write prints the pieces as they
+// are emitted, a chunk at a time, so that neither the whole output nor the whole decoded
+// document has to stay in memory until the end.
 package yamlout
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"strconv"
 
 	yaml "go.yaml.in/yaml/v2"
@@ -27,12 +31,49 @@ import (
 // splitAbove is the size (in values) above which a list is emitted element by element.
 const splitAbove = 2048
 
+// chunk is how many pieces are emitted (in parallel) and written before the next ones: the
+// output of a large document is never all in memory, and each piece's part of the decoded
+// document is let go once it is written.
+const chunk = 256
+
+// lazyAbove is the size (in bytes of JSON) above which an object's members are decoded and
+// emitted one at a time, each let go before the next: the decoded form of a document is ten
+// times its JSON, and only the largest member of the top objects is then decoded at once.
+const lazyAbove = 1 << 16
+
 // FromJSON converts one JSON document to YAML.
 func FromJSON(js []byte) ([]byte, error) {
-	return fromJSON(js, splitAbove)
+	var buf bytes.Buffer
+	buf.Grow(len(js) + len(js)/4)
+	if err := write(&buf, js, splitAbove, lazyAbove); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
 }
 
-func fromJSON(js []byte, split int) ([]byte, error) {
+// Write converts one JSON document to YAML and writes it to w as it goes (10k routes print
+// about 30 MB of YAML). On an error, part of the document may have been written.
+func Write(w io.Writer, js []byte) error {
+	bw := bufio.NewWriterSize(w, 1<<16)
+	if err := write(bw, js, splitAbove, lazyAbove); err != nil {
+		return err
+	}
+	return bw.Flush()
+}
+
+func write(w io.Writer, js []byte, split, lazy int) error {
+	if !json.Valid(js) {
+		_, err := decode(js) // for its message
+		if err == nil {
+			err = fmt.Errorf("yaml output: invalid JSON")
+		}
+		return err
+	}
+	e := emitter{split: split, lazy: lazy, token: placeholderBase(js)}
+	return e.value(w, nil, js)
+}
+
+func decode(js []byte) (any, error) {
 	dec := json.NewDecoder(bytes.NewReader(js))
 	dec.UseNumber()
 	var v any
@@ -42,27 +83,116 @@ func fromJSON(js []byte, split int) ([]byte, error) {
 	if _, err := dec.Token(); err == nil {
 		return nil, fmt.Errorf("yaml output: more than one JSON value")
 	}
-	v, err := typed(v)
-	if err != nil {
-		return nil, err
-	}
-	p := &pieces{split: split, token: placeholderBase(js)}
-	root, _, _ := p.prepare(v, nil)
-	p.docs = append(p.docs, root) // the skeleton is the last piece
-	out := make([][]byte, len(p.docs))
-	errs := make([]error, len(p.docs))
-	parallel.Each(len(p.docs), func(i int) {
-		out[i], errs[i] = yaml.Marshal(p.docs[i])
-	})
-	for _, err := range errs {
-		if err != nil {
-			return nil, err
+	return typed(v)
+}
+
+type emitter struct {
+	split, lazy int
+	token       string
+}
+
+// value writes the YAML of raw (valid JSON) as the value at path, a chain of map keys whose
+// lines the caller has written except the last one: it writes what the document
+// {path[0]: {path[1]: … raw}} prints, without its first len(path)-1 lines. Printing each
+// member inside the keys of its path keeps its indentation and line wrapping the ones it has
+// in the whole document, so the bytes are the same.
+func (e emitter) value(w io.Writer, path []string, raw []byte) error {
+	if len(raw) > e.lazy {
+		if keys, members, ok := objectMembers(raw); ok {
+			if len(path) > 0 {
+				// the last key's own line, as it reads above a non-empty map
+				out, err := yaml.Marshal(nest(path, map[string]any{"x": 0}))
+				if err != nil {
+					return err
+				}
+				if _, err := w.Write(nthLine(out, len(path)-1)); err != nil {
+					return err
+				}
+			}
+			for _, k := range keys {
+				if err := e.value(w, append(path[:len(path):len(path)], k), members[k]); err != nil {
+					return err
+				}
+				members[k] = nil
+			}
+			return nil
 		}
 	}
-	var buf bytes.Buffer
-	buf.Grow(len(js) + len(js)/4)
-	p.assemble(&buf, out[len(out)-1], out)
-	return buf.Bytes(), nil
+	v, err := decode(raw)
+	if err != nil {
+		return err
+	}
+	p := &pieces{split: e.split, token: e.token}
+	// from here on the split lists' elements are held by their pieces only
+	root, _, _ := p.prepare(nest(path, v), nil)
+	skeleton, err := yaml.Marshal(root)
+	if err != nil {
+		return err
+	}
+	for range max(len(path)-1, 0) {
+		skeleton = skeleton[bytes.IndexByte(skeleton, '\n')+1:]
+	}
+	return p.assemble(w, skeleton)
+}
+
+// nest puts v at the end of a chain of map keys.
+func nest(path []string, v any) any {
+	for i := len(path) - 1; i >= 0; i-- {
+		v = map[string]any{path[i]: v}
+	}
+	return v
+}
+
+func nthLine(text []byte, n int) []byte {
+	for range n {
+		text = text[bytes.IndexByte(text, '\n')+1:]
+	}
+	if j := bytes.IndexByte(text, '\n'); j >= 0 {
+		return text[:j+1]
+	}
+	return text
+}
+
+// objectMembers splits a non-empty JSON object into its members, undecoded, with its keys in
+// the order the YAML emitter prints them. It says no for anything else, and for keys whose
+// order it cannot read off the emitter (one that prints over several lines).
+func objectMembers(raw []byte) ([]string, map[string]json.RawMessage, bool) {
+	if b := bytes.TrimLeft(raw, " \t\r\n"); len(b) == 0 || b[0] != '{' {
+		return nil, nil, false
+	}
+	var members map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &members); err != nil || len(members) == 0 {
+		return nil, nil, false
+	}
+	// the emitter sorts keys its own way (numbers within keys by value): let it sort them,
+	// each with its index as the value, and read the indexes back line by line
+	names := make([]string, 0, len(members))
+	index := make(map[string]int, len(members))
+	for k := range members {
+		index[k] = len(names)
+		names = append(names, k)
+	}
+	out, err := yaml.Marshal(index)
+	if err != nil {
+		return nil, nil, false
+	}
+	lines := bytes.Split(bytes.TrimSuffix(out, []byte("\n")), []byte("\n"))
+	if len(lines) != len(names) {
+		return nil, nil, false
+	}
+	keys := make([]string, len(lines))
+	for i, l := range lines {
+		j := bytes.LastIndex(l, []byte(": "))
+		if j < 0 {
+			return nil, nil, false
+		}
+		n, err := strconv.Atoi(string(l[j+2:]))
+		if err != nil || n < 0 || n >= len(names) {
+			return nil, nil, false
+		}
+		keys[i] = names[n]
+	}
+	return keys, members, true
 }
 
 // pieces are the documents emitted separately. A list that is split is replaced in its
@@ -166,8 +296,9 @@ func wrap(path []step, elem any) any {
 	return v
 }
 
-// assemble writes text, putting each split list's pieces (from out) where its placeholder is.
-func (p *pieces) assemble(buf *bytes.Buffer, text []byte, out [][]byte) {
+// assemble writes text, putting each split list's pieces where its placeholder is. Pieces
+// are emitted a chunk at a time, on every core, and dropped once written.
+func (p *pieces) assemble(w io.Writer, text []byte) error {
 	for len(text) > 0 {
 		line := text
 		if j := bytes.IndexByte(text, '\n'); j >= 0 {
@@ -176,19 +307,39 @@ func (p *pieces) assemble(buf *bytes.Buffer, text []byte, out [][]byte) {
 		text = text[len(line):]
 		id, head, ok := p.placeholder(line)
 		if !ok {
-			buf.Write(line)
+			if _, err := w.Write(line); err != nil {
+				return err
+			}
 			continue
 		}
-		buf.Write(head)
-		buf.WriteByte('\n')
-		for _, piece := range p.lists[id] {
-			body := out[piece]
-			for range p.skip[id] {
-				body = body[bytes.IndexByte(body, '\n')+1:]
+		if _, err := fmt.Fprintf(w, "%s\n", head); err != nil {
+			return err
+		}
+		ids := p.lists[id]
+		for len(ids) > 0 {
+			batch := ids[:min(chunk, len(ids))]
+			ids = ids[len(batch):]
+			out := make([][]byte, len(batch))
+			errs := make([]error, len(batch))
+			parallel.Each(len(batch), func(i int) {
+				out[i], errs[i] = yaml.Marshal(p.docs[batch[i]])
+			})
+			for i, piece := range batch {
+				if errs[i] != nil {
+					return errs[i]
+				}
+				p.docs[piece] = nil
+				body := out[i]
+				for range p.skip[id] {
+					body = body[bytes.IndexByte(body, '\n')+1:]
+				}
+				if err := p.assemble(w, body); err != nil {
+					return err
+				}
 			}
-			p.assemble(buf, body, out)
 		}
 	}
+	return nil
 }
 
 // placeholder reads "<indent>key: <token><n>\n" and returns n and "<indent>key:".

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"sigs.k8s.io/yaml"
@@ -20,6 +21,7 @@ func TestSameBytesAsJSONToYAML(t *testing.T) {
 		`"plain"`,
 		`{"yamlout-split-list-0":[{"a":[1,2,{"b":[3,4]}]},{"c":"yamlout-split-list-1"}],"d":[[1,2],[3,[4,5]]]}`,
 		`7`,
+		`{"a: b":{"c":[1]},"x\ny":{"z":{}},"k10":{"v":1},"k9":{"v":[{"w":"` + string(bytes.Repeat([]byte("long "), 30)) + `"}]},"":{"e":1}}`,
 	}
 	// Every golden file is JSON the harness printed as YAML; convert it back and forth.
 	files, _ := filepath.Glob("../../golden/*/*/*/*.yaml")
@@ -42,14 +44,17 @@ func TestSameBytesAsJSONToYAML(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		// Split every list (0) and none (huge): the bytes must not depend on the pieces.
+		// Split every list (0) and none (huge), print every object member by member (0)
+		// and none: the bytes must not depend on the pieces.
 		for _, split := range []int{0, 1, 3, splitAbove, 1 << 30} {
-			got, err := fromJSON([]byte(d), split)
-			if err != nil {
-				t.Fatalf("%.80s: %v", d, err)
-			}
-			if !bytes.Equal(got, want) {
-				t.Errorf("split above %d: %.80s:\n got %q\nwant %q", split, d, got, want)
+			for _, lazy := range []int{0, 64, lazyAbove, 1 << 30} {
+				var buf bytes.Buffer
+				if err := write(&buf, []byte(d), split, lazy); err != nil {
+					t.Fatalf("%.80s: %v", d, err)
+				}
+				if got := buf.Bytes(); !bytes.Equal(got, want) {
+					t.Errorf("split above %d, lazy above %d: %.80s:\n got %q\nwant %q", split, lazy, d, got, want)
+				}
 			}
 		}
 	}
@@ -79,6 +84,26 @@ func BenchmarkFromJSON(b *testing.B) {
 			if _, err := FromJSON(js); err != nil {
 				b.Fatal(err)
 			}
+		}
+	}
+}
+
+// Objects are printed member by member only where the emitter's key order can be read back;
+// the order is the emitter's (numbers within keys by value), not byte order.
+func TestObjectMembers(t *testing.T) {
+	keys, members, ok := objectMembers([]byte(` {"k10":1,"k9":[2],"a: b":{"c":3},"":4}`))
+	if !ok {
+		t.Fatal("not split")
+	}
+	if want := []string{"", "a: b", "k9", "k10"}; !slices.Equal(keys, want) {
+		t.Errorf("keys %q, want %q", keys, want)
+	}
+	if string(members["k9"]) != "[2]" {
+		t.Errorf("k9 = %s", members["k9"])
+	}
+	for _, d := range []string{`[1,2]`, `{}`, `"s"`, `7`} {
+		if _, _, ok := objectMembers([]byte(d)); ok {
+			t.Errorf("%s: split", d)
 		}
 	}
 }

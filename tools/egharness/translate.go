@@ -83,10 +83,7 @@ alias expansion); bad input exits 2 with the file and line.`,
 					return &exitError{code: exitFail, err: err}
 				}
 				res = nil // only its JSON is needed from here on (10k routes)
-				var y []byte
-				if y, err = yamlout.FromJSON(js.Bytes()); err == nil {
-					_, err = cmd.OutOrStdout().Write(y)
-				}
+				err = yamlout.Write(cmd.OutOrStdout(), js.Bytes())
 			default:
 				return badInput("-o must be yaml or json, not %q", output)
 			}
