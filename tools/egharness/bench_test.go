@@ -8,6 +8,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
+
+	"github.com/egharness/egharness/internal/benchcpu"
 )
 
 // routesFile writes the routegen file of n HTTPRoutes (tools/routegen, the README's
@@ -28,9 +30,16 @@ func routesFile(b *testing.B, n int) string {
 // benchmarkTranslateCommand measures what `egharness translate -f FILE -o FORMAT` does in
 // one process: read, strict decoding, translation and printing.
 func benchmarkTranslateCommand(b *testing.B, n int, format string) {
-	file := routesFile(b, n)
+	run := translateCommand(b, routesFile(b, n), format)
 	b.ReportAllocs()
 	for b.Loop() {
+		run()
+	}
+}
+
+// translateCommand is one `egharness translate -f file -o format` in process.
+func translateCommand(b *testing.B, file, format string) func() {
+	return func() {
 		root := newRoot()
 		var stdout bytes.Buffer
 		root.SetOut(&stdout)
@@ -47,6 +56,18 @@ func benchmarkTranslateCommand(b *testing.B, n int, format string) {
 
 func BenchmarkTranslateCommand1000Routes(b *testing.B)  { benchmarkTranslateCommand(b, 1000, "json") }
 func BenchmarkTranslateCommand10000Routes(b *testing.B) { benchmarkTranslateCommand(b, 10000, "json") }
+
+// BenchmarkScalingTranslateCommand checks that ten times the routes (1000 against 10 000
+// HTTPRoutes) costs the whole translate command (decoding, translation, JSON output) at most
+// twelve times the time (issue: scale and speed).
+func BenchmarkScalingTranslateCommand(b *testing.B) {
+	smallFile, largeFile := routesFile(b, 1000), routesFile(b, 10000)
+	for b.Loop() {
+		small := benchcpu.Steady(b, translateCommand(b, smallFile, "json"))
+		large := benchcpu.Steady(b, translateCommand(b, largeFile, "json"))
+		benchcpu.CheckRatio(b, small, large, 12)
+	}
+}
 
 // The default output, YAML.
 func BenchmarkTranslateCommand1000RoutesYAML(b *testing.B) {
