@@ -209,13 +209,13 @@ func (e *Egctl) cannotExpress(req Request) string {
 	}
 	c := req.Config
 	if f := c.RuntimeFlags; f != nil && (len(f.Enabled) > 0 || len(f.Disabled) > 0) {
-		return "egctl has no runtime flags, and the scenario sets runtimeFlags"
+		return "egctl has no runtime flags, and the input sets runtimeFlags"
 	}
 	if c.MergeGateways {
-		return "egctl reads no EnvoyGateway settings, and the scenario sets mergeGateways"
+		return "egctl reads no EnvoyGateway settings, and the input sets mergeGateways"
 	}
 	if ext := c.ExtensionAPIs; ext != nil && ext.EnableSDSSecretRef {
-		return "egctl leaves SDS Secret references off, and the scenario sets extensionApis.enableSDSSecretRef"
+		return "egctl leaves SDS Secret references off, and the input sets extensionApis.enableSDSSecretRef"
 	}
 	// egctl always enables these extension APIs; a scenario that turns one off and holds
 	// objects of its kind would see them take effect under egctl.
@@ -239,14 +239,14 @@ func (e *Egctl) cannotExpress(req Request) string {
 		kinds = append(kinds, fmt.Sprintf("%s (%s is off)", o.Ref(), setting))
 	}
 	if len(kinds) > 0 {
-		return "egctl always enables EnvoyPatchPolicy, Backend and Lua, and the scenario holds " + strings.Join(kinds, ", ")
+		return "egctl always enables EnvoyPatchPolicy, Backend and Lua, and the input holds " + strings.Join(kinds, ", ")
 	}
 	// egctl always runs as if EG had a rate limit service; global rules the scenario's EG
 	// refuses (no rateLimit setting) would be accepted.
 	if c.RateLimit == nil {
 		for _, o := range req.Objects {
 			if p, ok := o.Obj.(*egv1a1.BackendTrafficPolicy); ok && p.Spec.RateLimit != nil && p.Spec.RateLimit.Global != nil {
-				return fmt.Sprintf("egctl always enables global rate limiting, and the scenario holds %s with global rules (rateLimit is not configured)", o.Ref())
+				return fmt.Sprintf("egctl always enables global rate limiting, and the input holds %s with global rules (rateLimit is not configured)", o.Ref())
 			}
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/egharness/egharness/harness/impl"
 	"github.com/egharness/egharness/translator/config"
 	"github.com/egharness/egharness/translator/profile"
 	"github.com/egharness/egharness/translator/resource"
@@ -80,7 +81,7 @@ func benchRequest(tb testing.TB, n int, from, to string) Request {
 		if err != nil {
 			tb.Fatal(err)
 		}
-		s, err := ParseSide(p.Name, "")
+		s, err := ParseSide(p.Name, "", impl.Options{})
 		if err != nil {
 			tb.Fatal(err)
 		}

@@ -33,8 +33,10 @@ var releaseRE = regexp.MustCompile(`^([^@]+)@v?([0-9]+)\.([0-9]+)(\.[0-9A-Za-z.-
 //   - a profile name (v1.8, v1.9, v1.10-preview): the reference translator under it, or the
 //     implementation implName (an --impl value such as exec:COMMAND) under it;
 //   - NAME@VERSION (egctl@v1.9.1): the implementation impl.Get knows by that name, under the
-//     profile of VERSION's minor release (v1.9). impl.Get refuses names it has no adapter for.
-func ParseSide(spec, implName string) (Side, error) {
+//     profile of VERSION's minor release (v1.9). impl.Open refuses names it has no adapter for.
+//
+// o tunes the implementation (where egctl is installed, output limits).
+func ParseSide(spec, implName string, o impl.Options) (Side, error) {
 	spec = strings.TrimSpace(spec)
 	if spec == "" {
 		return Side{}, fmt.Errorf("a side is a version profile (%s) or NAME@VERSION", strings.Join(profile.Names(), ", "))
@@ -44,7 +46,7 @@ func ParseSide(spec, implName string) (Side, error) {
 		if err != nil {
 			return Side{}, fmt.Errorf("%s: no version profile for release v%s.%s (known: %s)", spec, m[2], m[3], strings.Join(profile.Names(), ", "))
 		}
-		im, err := impl.Get(spec)
+		im, err := impl.Open(spec, o)
 		if err != nil {
 			return Side{}, fmt.Errorf("%s: %v", spec, err)
 		}
@@ -54,7 +56,7 @@ func ParseSide(spec, implName string) (Side, error) {
 	if err != nil {
 		return Side{}, err
 	}
-	im, err := impl.Get(implName)
+	im, err := impl.Open(implName, o)
 	if err != nil {
 		return Side{}, err
 	}

@@ -20,6 +20,7 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/anypb"
 
+	"github.com/egharness/egharness/harness/impl"
 	"github.com/egharness/egharness/translator/resource"
 	"github.com/egharness/egharness/translator/result"
 )
@@ -372,10 +373,10 @@ func TestRender(t *testing.T) {
 }
 
 func TestParseSide(t *testing.T) {
-	if s, err := ParseSide("v1.8", ""); err != nil || s.Label != "v1.8" || s.Impl.Name() != "reference" || s.Profile.Name != "v1.8" {
+	if s, err := ParseSide("v1.8", "", impl.Options{}); err != nil || s.Label != "v1.8" || s.Impl.Name() != "reference" || s.Profile.Name != "v1.8" {
 		t.Errorf("v1.8: %+v %v", s, err)
 	}
-	if s, err := ParseSide("v1.9", "exec:./adapter"); err != nil || s.Impl.Name() != "exec:./adapter" || s.Profile.Name != "v1.9" {
+	if s, err := ParseSide("v1.9", "exec:./adapter", impl.Options{}); err != nil || s.Impl.Name() != "exec:./adapter" || s.Profile.Name != "v1.9" {
 		t.Errorf("v1.9 with exec: %+v %v", s, err)
 	}
 	for spec, want := range map[string]string{
@@ -384,7 +385,7 @@ func TestParseSide(t *testing.T) {
 		"egctl@v3.1.0":  "no version profile for release v3.1",
 		"":              "a side is a version profile",
 	} {
-		if _, err := ParseSide(spec, ""); err == nil || !strings.Contains(err.Error(), want) {
+		if _, err := ParseSide(spec, "", impl.Options{}); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%q: %v, want %q", spec, err, want)
 		}
 	}

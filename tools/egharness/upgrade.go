@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/egharness/egharness/harness/impl"
 	"github.com/egharness/egharness/harness/upgrade"
 	"github.com/egharness/egharness/translator/config"
 	"github.com/egharness/egharness/translator/profile"
@@ -22,7 +23,7 @@ const (
 )
 
 func newUpgradeCheckCmd() *cobra.Command {
-	var from, to, fromImpl, toImpl, file, cfgFile, output, namespace string
+	var from, to, fromImpl, toImpl, file, cfgFile, output, namespace, peersDir string
 	var limits *resource.Limits
 	cmd := &cobra.Command{
 		Use:   "upgrade-check --from P --to P -f FILE [--config EGCFG] [-o text|json|markdown|html]",
@@ -72,11 +73,12 @@ or a side that cannot translate the input (e.g. egctl with enableLua off).`,
 			if !validFormat(output) {
 				return badInput("-o must be one of %s, not %q", strings.Join(upgrade.Formats, ", "), output)
 			}
-			fromSide, err := upgrade.ParseSide(from, fromImpl)
+			sideOpts := impl.Options{Limits: *limits, PeersDir: peersDir}
+			fromSide, err := upgrade.ParseSide(from, fromImpl, sideOpts)
 			if err != nil {
 				return badInput("--from: %v", err)
 			}
-			toSide, err := upgrade.ParseSide(to, toImpl)
+			toSide, err := upgrade.ParseSide(to, toImpl, sideOpts)
 			if err != nil {
 				return badInput("--to: %v", err)
 			}
@@ -110,6 +112,7 @@ or a side that cannot translate the input (e.g. egctl with enableLua off).`,
 	}
 	cmd.Flags().StringVar(&from, "from", "", "the side you run: a profile ("+strings.Join(profile.Names(), ", ")+") or NAME@VERSION")
 	cmd.Flags().StringVar(&to, "to", "", "the side you upgrade to")
+	cmd.Flags().StringVar(&peersDir, "peers-dir", "", "where `make peers` installed egctl, for NAME@VERSION sides (default $EGHARNESS_PEERS, else peers/)")
 	cmd.Flags().StringVar(&fromImpl, "from-impl", "", "implementation of the --from side (default: the reference translator; exec:COMMAND)")
 	cmd.Flags().StringVar(&toImpl, "to-impl", "", "implementation of the --to side")
 	cmd.Flags().StringVarP(&file, "file", "f", "", "your objects: multi-document YAML or kubectl's kind: List (- for stdin)")

@@ -125,6 +125,8 @@ items:
 		{[]string{"--from", "v1.8", "--to", "v1.9", "-f", filepath.Join(dir, "missing.yaml")}, "missing.yaml"},
 		{[]string{"--from", "v1.7", "--to", "v1.9", "-f", clean}, `--from: unknown profile "v1.7"`},
 		{[]string{"--from", "v1.8", "--to", "nosuch@v1.9.1", "-f", clean}, "--to: nosuch@v1.9.1: unknown implementation"},
+		// a release side is looked for where --peers-dir says, and the message says how to install it
+		{[]string{"--from", "egctl@v1.8.0", "--to", "v1.9", "-f", clean, "--peers-dir", dir}, "egctl@v1.8.0 is not installed (no " + filepath.Join(dir, "egctl-v1.8.0", "egctl")},
 		{[]string{"--from", "v1.8", "-f", clean}, "needs --from and --to"},
 		{[]string{"--from", "v1.8", "--to", "v1.9"}, "needs -f FILE"},
 		{[]string{"--from", "v1.8", "--to", "v1.9", "-f", clean, "-o", "pdf"}, `-o must be one of text, json, markdown, html, not "pdf"`},
