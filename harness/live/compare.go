@@ -128,7 +128,7 @@ func destinationOf(x *ir.XDS, route, cluster string) *ir.Destination {
 			}
 		}
 	}
-	for _, d := range Destinations(x) {
+	for _, d := range x.Destinations() {
 		if d.Name == cluster {
 			return d
 		}

@@ -21,45 +21,11 @@ func BackendKey(b *ir.Backend) string { return b.Namespace + "/" + b.ServiceName
 // (FQDN EG Backends) name hosts outside the cluster.
 func Servable(b *ir.Backend) bool { return !b.Invalid && !b.DNS && b.ServiceName != "" }
 
-// Destinations lists every destination of the IR (HTTP routes and their mirrors, TCP/TLS
-// and UDP routes).
-func Destinations(x *ir.XDS) []*ir.Destination {
-	if x == nil {
-		return nil
-	}
-	var out []*ir.Destination
-	for _, l := range x.HTTP {
-		for _, r := range l.Routes {
-			if r.Destination != nil {
-				out = append(out, r.Destination)
-			}
-			for _, m := range r.Mirrors {
-				if m.Destination != nil {
-					out = append(out, m.Destination)
-				}
-			}
-		}
-	}
-	for _, l := range x.TCP {
-		for _, r := range l.Routes {
-			if r.Destination != nil {
-				out = append(out, r.Destination)
-			}
-		}
-	}
-	for _, l := range x.UDP {
-		if l.Route != nil && l.Route.Destination != nil {
-			out = append(out, l.Route.Destination)
-		}
-	}
-	return out
-}
-
 // Localities maps each backend's name (the locality region in the load assignments) to the
 // backend.
 func Localities(x *ir.XDS) map[string]*ir.Backend {
 	out := map[string]*ir.Backend{}
-	for _, d := range Destinations(x) {
+	for _, d := range x.Destinations() {
 		for _, b := range d.Settings {
 			out[b.Name] = b
 		}

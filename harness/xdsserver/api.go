@@ -185,9 +185,6 @@ func BackendClusters(res *result.Result) ([]BackendCluster, error) {
 	byName := map[string]*BackendCluster{}
 	var order []string
 	add := func(route string, d *ir.Destination) error {
-		if d == nil {
-			return nil
-		}
 		bc := byName[d.Name]
 		if bc == nil {
 			bc = &BackendCluster{Name: d.Name, Routes: []string{}, Backends: d.Settings}
@@ -200,32 +197,9 @@ func BackendClusters(res *result.Result) ([]BackendCluster, error) {
 		bc.Routes = append(bc.Routes, route)
 		return nil
 	}
-	if res.IR != nil {
-		for _, l := range res.IR.HTTP {
-			for _, r := range l.Routes {
-				if err := add(r.Name, r.Destination); err != nil {
-					return nil, err
-				}
-				for _, m := range r.Mirrors {
-					if err := add(r.Name, m.Destination); err != nil {
-						return nil, err
-					}
-				}
-			}
-		}
-		for _, l := range res.IR.TCP {
-			for _, r := range l.Routes {
-				if err := add(r.Name, r.Destination); err != nil {
-					return nil, err
-				}
-			}
-		}
-		for _, l := range res.IR.UDP {
-			if l.Route != nil {
-				if err := add(l.Route.Name, l.Route.Destination); err != nil {
-					return nil, err
-				}
-			}
+	for route, d := range res.IR.Destinations() {
+		if err := add(route, d); err != nil {
+			return nil, err
 		}
 	}
 	sort.Strings(order)

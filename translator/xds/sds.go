@@ -71,34 +71,19 @@ func sdsURLs(x *ir.XDS) []string {
 // anchors.
 func extraSDSURLs(x *ir.XDS) []string {
 	var out []string
-	add := func(d *ir.Destination) {
-		if d == nil {
-			return
-		}
+	for _, d := range x.Destinations() {
 		for _, s := range d.Settings {
-			if s.TLS != nil && s.TLS.CASDS != nil {
+			if s.TLS == nil {
+				continue
+			}
+			if s.TLS.CASDS != nil {
 				out = append(out, s.TLS.CASDS.URL)
 			}
-			if s.TLS != nil {
-				for _, c := range s.TLS.ClientCertificates {
-					if c.SDS != nil {
-						out = append(out, c.SDS.URL) // an upstream client certificate
-					}
+			for _, c := range s.TLS.ClientCertificates {
+				if c.SDS != nil {
+					out = append(out, c.SDS.URL) // an upstream client certificate
 				}
 			}
-		}
-	}
-	for _, l := range x.HTTP {
-		for _, r := range l.Routes {
-			add(r.Destination)
-			for _, m := range r.Mirrors {
-				add(m.Destination)
-			}
-		}
-	}
-	for _, l := range x.TCP {
-		for _, r := range l.Routes {
-			add(r.Destination)
 		}
 	}
 	return out

@@ -179,10 +179,7 @@ func caSDS(t *ir.UpstreamTLS) *tlsv3.SdsSecretConfig {
 func addUpstreamTLSSecrets(out *result.XDS, x *ir.XDS) {
 	seen := map[string]*ir.UpstreamTLS{}
 	clientCerts := map[string]ir.TLSCertificate{}
-	add := func(d *ir.Destination) {
-		if d == nil {
-			return
-		}
+	for _, d := range x.Destinations() {
 		for _, s := range d.Settings {
 			if s.TLS == nil {
 				continue
@@ -197,24 +194,6 @@ func addUpstreamTLSSecrets(out *result.XDS, x *ir.XDS) {
 					seen[s.TLS.CAName] = s.TLS
 				}
 			}
-		}
-	}
-	for _, l := range x.HTTP {
-		for _, r := range l.Routes {
-			add(r.Destination)
-			for _, m := range r.Mirrors {
-				add(m.Destination)
-			}
-		}
-	}
-	for _, l := range x.TCP {
-		for _, r := range l.Routes {
-			add(r.Destination)
-		}
-	}
-	for _, l := range x.UDP {
-		if l.Route != nil {
-			add(l.Route.Destination)
 		}
 	}
 	names := make([]string, 0, len(seen))
