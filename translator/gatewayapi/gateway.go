@@ -16,9 +16,10 @@ import (
 )
 
 type gatewayCtx struct {
-	gw        *gwapiv1.Gateway
-	listeners []*listenerCtx
-	sets      []*setCtx // ListenerSets naming this Gateway, in processing order
+	gw         *gwapiv1.Gateway
+	listeners  []*listenerCtx
+	sets       []*setCtx         // ListenerSets naming this Gateway, in processing order
+	backendTLS gatewayBackendTLS // spec.tls.backend (gatewaytls.go)
 }
 
 type listenerCtx struct {

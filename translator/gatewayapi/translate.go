@@ -231,7 +231,9 @@ func (t Translator) Translate(objs []resource.Object) Output {
 		if !ours[string(gw.Spec.GatewayClassName)] || !proxies.gateway(gw) {
 			continue
 		}
-		rt.gateways = append(rt.gateways, t.processGateway(gw, ix, rt.permitted, &out))
+		g := t.processGateway(gw, ix, rt.permitted, &out)
+		g.processTLS(ix, rt.permitted, st)
+		rt.gateways = append(rt.gateways, g)
 	}
 	gateways := rt.gateways
 	// EG attaches all HTTPRoutes before any GRPCRoute: ties in precedence keep that order.
@@ -302,6 +304,10 @@ func notYetTranslated(objs []resource.Object) []string {
 		if ep, ok := o.Obj.(*egv1a1.EnvoyProxy); ok && ep.Spec.MergeType != nil {
 			out = append(out, fmt.Sprintf("EnvoyProxy %s/%s: spec.mergeType %s is not applied by the reference translator: a Gateway's own EnvoyProxy replaces its class's",
 				ep.Namespace, ep.Name, *ep.Spec.MergeType))
+		}
+		if gw, ok := o.Obj.(*gwapiv1.Gateway); ok && gw.Spec.TLS != nil && gw.Spec.TLS.Frontend != nil {
+			out = append(out, fmt.Sprintf("Gateway %s/%s: spec.tls.frontend (client certificate validation) is not translated by the reference translator: its listeners validate no client certificate here",
+				gw.Namespace, gw.Name))
 		}
 		if o.Kind == "EnvoyProxy" {
 			out = append(out, fmt.Sprintf("EnvoyProxy %s/%s: the reference translator validates it as EG does but reads only spec.backendTLS (the client certificate, versions, ciphers and ALPN of upstream TLS); its other settings have no effect on this output",

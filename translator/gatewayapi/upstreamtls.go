@@ -217,7 +217,8 @@ func (rt *routeTranslator) clientTLSSettings(cfg *egv1a1.BackendTLSConfig, owner
 	if ref.Namespace != nil {
 		ns = string(*ref.Namespace)
 	}
-	if ns != ownerNS {
+	// a Gateway's reference was checked with its ReferenceGrants already (gatewaytls.go)
+	if ns != ownerNS && ownerKind != "Gateway" {
 		return nil, fmt.Errorf("ClientCertificateRef Secret is not located in the same namespace as %s. Secret namespace: %s does not match %s namespace: %s",
 			ownerKind, ns, ownerKind, ownerNS)
 	}
@@ -245,7 +246,8 @@ func (rt *routeTranslator) clientTLSSettings(cfg *egv1a1.BackendTLSConfig, owner
 	return c, nil
 }
 
-// proxyClientTLS is the EnvoyProxy backendTLS of the route's first Gateway parent, with its
+// proxyClientTLS is the client side of upstream TLS from the route's first Gateway parent (its
+// spec.tls.backend, else its EnvoyProxy's backendTLS), with its
 // owner (kind, namespace, name) for error messages.
 func (rt *routeTranslator) proxyClientTLS() (*egv1a1.BackendTLSConfig, string, string, string) {
 	if len(rt.curAncestors) == 0 {
@@ -255,6 +257,12 @@ func (rt *routeTranslator) proxyClientTLS() (*egv1a1.BackendTLSConfig, string, s
 	g := rt.findGateway(a.Namespace, a.Name)
 	if g == nil {
 		return nil, "", "", ""
+	}
+	if g.backendTLS.set { // the Gateway's spec.tls.backend replaces the EnvoyProxy's
+		if g.backendTLS.cfg == nil {
+			return nil, "", "", ""
+		}
+		return g.backendTLS.cfg, "Gateway", g.gw.Namespace, g.gw.Name
 	}
 	ep, _ := rt.ix.envoyProxyOf(g.gw)
 	if ep == nil || ep.Spec.BackendTLS == nil {
