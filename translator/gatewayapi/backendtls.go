@@ -22,6 +22,8 @@ const systemCASecret = "system_ca_certificates"
 var (
 	errCAKind = errors.New("Unsupported reference kind, supported kinds are ConfigMap, Secret, and ClusterTrustBundle in caCertificateRefs")
 	errNoCA   = errors.New("no valid CA certificate found in referenced resources")
+	// errRefNotPermitted: a CA ref in another namespace without a ReferenceGrant.
+	errRefNotPermitted = errors.New("cross-namespace reference is not permitted by any ReferenceGrant")
 )
 
 // btlsUse is one route parent whose backend a BackendTLSPolicy configured, or failed to.
@@ -129,7 +131,7 @@ func (rt *routeTranslator) backendTLSBundle(p *gwapiv1.BackendTLSPolicy) (*ir.Up
 			tls.CAName = perResource
 		}
 	} else {
-		ca, sources, sds, err := rt.caBundle(p.Namespace, v.CACertificateRefs)
+		ca, sources, sds, err := rt.caBundle("BackendTLSPolicy", p.Namespace, localRefs(v.CACertificateRefs))
 		if err != nil {
 			return nil, err
 		}
@@ -138,15 +140,33 @@ func (rt *routeTranslator) backendTLSBundle(p *gwapiv1.BackendTLSPolicy) (*ir.Up
 	return tls, nil
 }
 
+// localRefs are references in the referrer's own namespace, as caBundle takes them.
+func localRefs(refs []gwapiv1.LocalObjectReference) []gwapiv1.ObjectReference {
+	out := make([]gwapiv1.ObjectReference, len(refs))
+	for i, r := range refs {
+		out[i] = gwapiv1.ObjectReference{Group: r.Group, Kind: r.Kind, Name: r.Name}
+	}
+	return out
+}
+
 // caBundle joins the PEM of the CA refs (ConfigMap or Secret key ca.crt, else tls.crt, else
-// the first key; ClusterTrustBundle's trustBundle). Refs are in the policy's namespace. One
-// SDS reference Secret (with enableSDSSecretRef) may stand for all of them instead.
-func (rt *routeTranslator) caBundle(ns string, refs []gwapiv1.LocalObjectReference) ([]byte, string, *ir.SDSSource, error) {
+// the first key; ClusterTrustBundle's trustBundle). A ref without a namespace is in the
+// referrer's (fromKind in ns); one in another namespace needs a ReferenceGrant. One SDS
+// reference Secret (with enableSDSSecretRef) may stand for all of them instead.
+func (rt *routeTranslator) caBundle(fromKind, ns string, refs []gwapiv1.ObjectReference) ([]byte, string, *ir.SDSSource, error) {
 	var ca []string
 	var sources []string
 	var sds *ir.SDSSource
 	supported := false
 	for _, r := range refs {
+		refNS := ns
+		if r.Namespace != nil {
+			refNS = string(*r.Namespace)
+		}
+		if refNS != ns && !rt.permitted(fromKind, ns, string(r.Group), string(r.Kind), refNS, string(r.Name)) {
+			return nil, "", nil, fmt.Errorf("%w for caCertificateRef %s/%s (kind: %s, namespace: %s)", errRefNotPermitted, r.Group, r.Name, r.Kind, refNS)
+		}
+		ns := refNS
 		switch string(r.Kind) {
 		case "ConfigMap":
 			supported = true

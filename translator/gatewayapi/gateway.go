@@ -40,6 +40,9 @@ type listenerCtx struct {
 	certDNSNames []string
 	http11Only   bool
 	hasSDS       bool // a certificate comes from an SDS server: its names are unknown
+	// frontendInvalid: the Gateway's client validation for this HTTPS listener's port did not
+	// resolve; EG leaves the listener out of the xDS.
+	frontendInvalid bool
 }
 
 func (l *listenerCtx) hostname() string {

@@ -1,27 +1,42 @@
 package gatewayapi
 
 import (
+	"errors"
 	"fmt"
+	"strconv"
 
 	egv1a1 "github.com/envoyproxy/gateway/api/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
 
+	"github.com/egharness/egharness/translator/ir"
 	"github.com/egharness/egharness/translator/resource"
 	"github.com/egharness/egharness/translator/result"
 )
 
 // Gateway-level TLS (spec.tls, Gateway API v1.5+), as EG v1.9 reads it before the listeners.
+//
+// spec.tls.frontend validates client certificates on the Gateway's HTTPS listeners: a
+// default, and per-port entries that replace it on their port (one without validation turns
+// it off there). The CA data of the references is joined as it is (no expiry check, unlike a
+// ClientTrafficPolicy's, whose clientValidation replaces it) and sent as the secret
+// gateway/<ns>/<name>/<default or port>/ca.crt. AllowValidOnly requires a certificate the CAs
+// sign; AllowInsecureFallback asks for one and accepts any, and the Gateway says so
+// (InsecureFrontendValidationMode). A listener whose validation does not resolve is left out
+// of the xDS, its conditions unchanged.
+//
 // spec.tls.backend names the client certificate the proxy presents to TLS backends; when the
 // field is present it replaces the EnvoyProxy's backendTLS for this Gateway's routes entirely,
-// even when it names nothing usable (then no client settings apply at all). The Gateway's
-// ResolvedRefs condition says whether the references resolved. spec.tls.frontend (client
-// certificate validation per port) is not translated here: a warning names it.
+// even when it names nothing usable (then no client settings apply at all).
+//
+// Every failure sets the Gateway's ResolvedRefs False (the last one wins); with none it is
+// True.
 
 const (
 	reasonInvalidClientCertificateRef = "InvalidClientCertificateRef"
 	msgGatewayTLSResolved             = "Successfully resolved all TLS references for the gateway"
+	msgInsecureFrontendValidation     = "Gateway is using AllowInsecureFallback frontend validation mode."
 )
 
 // gatewayBackendTLS is what spec.tls.backend gives the routes of one Gateway.
@@ -32,27 +47,126 @@ type gatewayBackendTLS struct {
 	cfg *egv1a1.BackendTLSConfig
 }
 
-// processTLS reads the Gateway's spec.tls and writes its ResolvedRefs condition.
-func (g *gatewayCtx) processTLS(ix *index, permitted permitFunc, st *statusBook) {
+// frontendValidation is the client validation of one port (or the default): the IR's, or the
+// error that keeps the port's HTTPS listeners out of the xDS.
+type frontendValidation struct {
+	v   *ir.ClientValidation
+	err error
+}
+
+// gatewayTLS reads the Gateway's spec.tls and writes its conditions.
+func (rt *routeTranslator) gatewayTLS(g *gatewayCtx) {
 	spec := g.gw.Spec.TLS
 	if spec == nil {
 		return
 	}
+	s := rt.st.object(resource.Ref{Kind: "Gateway", Namespace: g.gw.Namespace, Name: g.gw.Name})
 	ok := true
-	var resolved result.Condition
+	fail := func(c result.Condition) {
+		ok = false
+		s.Conditions = setCondition(s.Conditions, c)
+	}
+	if f := spec.Frontend; f != nil {
+		insecure := false
+		validation := func(v *gwapiv1.FrontendTLSValidation, suffix, what string) *frontendValidation {
+			if v == nil {
+				return nil
+			}
+			fv := rt.frontendValidation(g.gw, v, suffix)
+			if fv.err != nil {
+				fail(cond("ResolvedRefs", "False", reasonInvalidParameters, fmt.Sprintf("Failed to get %sfrontend CA certs for gateway: %v", what, fv.err)))
+			} else if v.Mode == gwapiv1.AllowInsecureFallback {
+				insecure = true
+			}
+			return fv
+		}
+		def := validation(f.Default.Validation, "default", "default ")
+		perPort := map[gwapiv1.PortNumber]*frontendValidation{}
+		for _, pp := range f.PerPort {
+			perPort[pp.Port] = validation(pp.TLS.Validation, strconv.Itoa(int(pp.Port)), "")
+		}
+		if insecure {
+			s.Conditions = setCondition(s.Conditions, cond(string(gwapiv1.GatewayConditionInsecureFrontendValidationMode), "True",
+				string(gwapiv1.GatewayReasonConfigurationChanged), msgInsecureFrontendValidation))
+		}
+		for _, l := range g.listeners {
+			if l.spec.Protocol != gwapiv1.HTTPSProtocolType {
+				continue // frontend validation is for HTTPS listeners only
+			}
+			fv, own := perPort[l.spec.Port]
+			if !own {
+				fv = def
+			}
+			switch {
+			case fv == nil:
+			case fv.err != nil:
+				l.frontendInvalid = true
+				l.frontendRefused(fv.err)
+			case l.ir != nil && l.ir.TLS != nil:
+				l.ir.TLS.ClientValidation = fv.v
+			}
+		}
+	}
 	if b := spec.Backend; b != nil {
 		g.backendTLS.set = true
-		if c, err := g.backendClientCert(b.ClientCertificateRef, ix, permitted); err != nil {
-			ok, resolved = false, *err
+		if c, err := g.backendClientCert(b.ClientCertificateRef, rt.ix, rt.permitted); err != nil {
+			fail(*err)
 		} else {
 			g.backendTLS.cfg = c
 		}
 	}
 	if ok {
-		resolved = cond("ResolvedRefs", "True", "ResolvedRefs", msgGatewayTLSResolved)
+		s.Conditions = setCondition(s.Conditions, cond("ResolvedRefs", "True", "ResolvedRefs", msgGatewayTLSResolved))
 	}
-	s := st.object(resource.Ref{Kind: "Gateway", Namespace: g.gw.Namespace, Name: g.gw.Name})
-	s.Conditions = setCondition(s.Conditions, resolved)
+}
+
+// frontendRefused writes the conditions of an HTTPS listener whose client validation did not
+// resolve: ResolvedRefs and Programmed False with the reason the error gives, Accepted False
+// (NoValidCACertificate), in that order on a listener that was valid so far.
+func (l *listenerCtx) frontendRefused(err error) {
+	msg := "Listener has invalid caCertificateRef for frontend TLS validation: " + err.Error()
+	reason := gwapiv1.ListenerReasonInvalidCACertificateRef
+	switch {
+	case errors.Is(err, errCAKind):
+		reason = gwapiv1.ListenerReasonInvalidCACertificateKind
+	case errors.Is(err, errNoCA):
+		reason = gwapiv1.ListenerReasonNoValidCACertificate
+	case errors.Is(err, errRefNotPermitted):
+		reason = gwapiv1.ListenerReasonRefNotPermitted
+	}
+	refused := []result.Condition{
+		cond("ResolvedRefs", "False", string(reason), msg),
+		cond("Programmed", "False", string(reason), msg),
+		cond("Accepted", "False", string(gwapiv1.ListenerReasonNoValidCACertificate), msg),
+	}
+	valid := true
+	for _, c := range l.conditions {
+		valid = valid && c.Status == "True"
+	}
+	if valid { // EG writes these before the listener's other conditions
+		l.conditions = refused
+		return
+	}
+	for _, c := range refused {
+		l.conditions = setCondition(l.conditions, c)
+	}
+}
+
+// frontendValidation resolves one validation's CA references (in the Gateway's namespace,
+// or granted to it) and mode.
+func (rt *routeTranslator) frontendValidation(gw *gwapiv1.Gateway, v *gwapiv1.FrontendTLSValidation, suffix string) *frontendValidation {
+	pem, _, sds, err := rt.caBundle("Gateway", gw.Namespace, v.CACertificateRefs)
+	if err != nil {
+		return &frontendValidation{err: err}
+	}
+	cv := &ir.ClientValidation{
+		RequireClientCertificate: true,
+		CA:                       &ir.CABundle{Name: fmt.Sprintf("gateway/%s/%s/%s/ca.crt", gw.Namespace, gw.Name, suffix), PEM: pem, SDS: sds},
+	}
+	if v.Mode == gwapiv1.AllowInsecureFallback {
+		cv.RequireClientCertificate, cv.AcceptUntrusted = false, true
+	}
+	return &frontendValidation{v: cv}
 }
 
 // backendClientCert checks spec.tls.backend.clientCertificateRef: a core Secret, in the

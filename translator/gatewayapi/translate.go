@@ -232,7 +232,7 @@ func (t Translator) Translate(objs []resource.Object) Output {
 			continue
 		}
 		g := t.processGateway(gw, ix, rt.permitted, &out)
-		g.processTLS(ix, rt.permitted, st)
+		rt.gatewayTLS(g)
 		rt.gateways = append(rt.gateways, g)
 	}
 	gateways := rt.gateways
@@ -256,6 +256,7 @@ func (t Translator) Translate(objs []resource.Object) Output {
 		g.finish(st)
 		for _, l := range g.listeners {
 			switch {
+			case l.frontendInvalid: // EG leaves it out of the xDS (gatewaytls.go)
 			case l.ir != nil:
 				sortRoutes(l.ir.Routes)
 				out.IR.HTTP = append(out.IR.HTTP, l.ir)
@@ -304,10 +305,6 @@ func notYetTranslated(objs []resource.Object) []string {
 		if ep, ok := o.Obj.(*egv1a1.EnvoyProxy); ok && ep.Spec.MergeType != nil {
 			out = append(out, fmt.Sprintf("EnvoyProxy %s/%s: spec.mergeType %s is not applied by the reference translator: a Gateway's own EnvoyProxy replaces its class's",
 				ep.Namespace, ep.Name, *ep.Spec.MergeType))
-		}
-		if gw, ok := o.Obj.(*gwapiv1.Gateway); ok && gw.Spec.TLS != nil && gw.Spec.TLS.Frontend != nil {
-			out = append(out, fmt.Sprintf("Gateway %s/%s: spec.tls.frontend (client certificate validation) is not translated by the reference translator: its listeners validate no client certificate here",
-				gw.Namespace, gw.Name))
 		}
 		if o.Kind == "EnvoyProxy" {
 			out = append(out, fmt.Sprintf("EnvoyProxy %s/%s: the reference translator validates it as EG does but reads only spec.backendTLS (the client certificate, versions, ciphers and ALPN of upstream TLS); its other settings have no effect on this output",

@@ -129,7 +129,7 @@ func (rt *routeTranslator) backendServerTLS(be *egv1a1.Backend) (*ir.UpstreamTLS
 			tls.CAName = perResource
 		}
 	case len(t.CACertificateRefs) > 0:
-		ca, sources, sds, err := rt.caBundle(be.Namespace, t.CACertificateRefs)
+		ca, sources, sds, err := rt.caBundle("Backend", be.Namespace, localRefs(t.CACertificateRefs))
 		if err != nil {
 			return nil, err
 		}

@@ -55,12 +55,15 @@ type CRL struct {
 	OnlyVerifyLeaf bool `json:"onlyVerifyLeaf,omitempty"`
 }
 
-// CABundle is a client-validation trust bundle: the valid CAs of every referenced object,
-// each once, in canonical PEM (TLS-05 dropped the expired ones). Name is the SDS secret,
-// <policy namespace>/<policy name>/ca.crt.
+// CABundle is a client-validation trust bundle. From a ClientTrafficPolicy: the valid CAs of
+// every referenced object, each once, in canonical PEM (TLS-05 dropped the expired ones),
+// named <policy namespace>/<policy name>/ca.crt. From a Gateway's spec.tls.frontend: the
+// referenced objects' CA data joined as they are, named
+// gateway/<namespace>/<name>/<default or port>/ca.crt, or an external SDS source (SDS).
 type CABundle struct {
-	Name string `json:"name"`
-	PEM  []byte `json:"-"`
+	Name string     `json:"name"`
+	PEM  []byte     `json:"-"`
+	SDS  *SDSSource `json:"sds,omitempty"`
 }
 
 // SANMatch is one subject alternative name a client certificate must carry: Type is DNS,

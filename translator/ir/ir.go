@@ -83,6 +83,9 @@ type TLSConfig struct {
 	// HTTP11Only: certificates overlap another listener's on the port, so ALPN offers only
 	// http/1.1 to keep HTTP/2 clients from coalescing connections across them.
 	HTTP11Only bool `json:"http11Only,omitempty"`
+	// ClientValidation comes from the Gateway's spec.tls.frontend (HTTPS listeners); a
+	// ClientTrafficPolicy's clientValidation replaces it.
+	ClientValidation *ClientValidation `json:"clientValidation,omitempty"`
 }
 
 // TLSCertificate is one certificate and key, named <secret namespace>/<secret name>.

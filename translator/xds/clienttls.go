@@ -7,6 +7,7 @@ import (
 	tlsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
+	"github.com/egharness/egharness/translator/certs"
 	"github.com/egharness/egharness/translator/ir"
 	"github.com/egharness/egharness/translator/result"
 )
@@ -14,7 +15,29 @@ import (
 // A ClientTrafficPolicy's TLS on the DownstreamTlsContext of a terminating listener (CTP-02),
 // and the client-validation CA it sends as an SDS secret.
 
-// applyClientTLS changes ctx after the policy's resolved TLS; nil leaves Envoy's defaults.
+// clientValidation is the client validation a listener applies: its ClientTrafficPolicy's,
+// else its Gateway's spec.tls.frontend (nil: none).
+func clientValidation(cfg *ir.TLSConfig, ctp *ir.DownstreamTLS) *ir.ClientValidation {
+	if ctp != nil && ctp.ClientValidation != nil {
+		return ctp.ClientValidation
+	}
+	if cfg != nil {
+		return cfg.ClientValidation
+	}
+	return nil
+}
+
+// applyClientValidation asks for and checks client certificates as v says.
+func applyClientValidation(ctx *tlsv3.DownstreamTlsContext, v *ir.ClientValidation) {
+	if v == nil {
+		return
+	}
+	ctx.RequireClientCertificate = wrapperspb.Bool(v.RequireClientCertificate)
+	setClientValidation(ctx.CommonTlsContext, v)
+}
+
+// applyClientTLS changes ctx after the policy's resolved TLS (client validation aside, see
+// applyClientValidation); nil leaves Envoy's defaults.
 func applyClientTLS(ctx *tlsv3.DownstreamTlsContext, t *ir.DownstreamTLS) {
 	if t == nil {
 		return
@@ -32,10 +55,6 @@ func applyClientTLS(ctx *tlsv3.DownstreamTlsContext, t *ir.DownstreamTLS) {
 	}
 	if t.ALPNSet {
 		common.AlpnProtocols = t.ALPN
-	}
-	if v := t.ClientValidation; v != nil {
-		ctx.RequireClientCertificate = wrapperspb.Bool(v.RequireClientCertificate)
-		setClientValidation(common, v)
 	}
 	if t.StatefulResumption {
 		ctx.DisableStatefulSessionResumption = false
@@ -78,6 +97,9 @@ func setClientValidation(common *tlsv3.CommonTlsContext, v *ir.ClientValidation)
 		return
 	}
 	sds := &tlsv3.SdsSecretConfig{Name: v.CA.Name, SdsConfig: adsSource()}
+	if v.CA.SDS != nil { // the CA comes from the user's own SDS server
+		sds = externalSDS(v.CA.SDS.SecretName, certs.SDSClusterName(v.CA.SDS.URL))
+	}
 	if v.AcceptUntrusted || v.AllowExpiredCertificate || len(v.SPKIHashes)+len(v.CertificateHashes)+len(v.SubjectAltNames) > 0 {
 		common.ValidationContextType = &tlsv3.CommonTlsContext_CombinedValidationContext{
 			CombinedValidationContext: &tlsv3.CommonTlsContext_CombinedCertificateValidationContext{
@@ -90,12 +112,13 @@ func setClientValidation(common *tlsv3.CommonTlsContext, v *ir.ClientValidation)
 	common.ValidationContextType = &tlsv3.CommonTlsContext_ValidationContextSdsSecretConfig{ValidationContextSdsSecretConfig: sds}
 }
 
-// addClientCASecrets adds each client-validation CA once, as a validation-context secret.
-func addClientCASecrets(out *result.XDS, seen map[string]bool, t *ir.DownstreamTLS) {
-	if t == nil || t.ClientValidation == nil || t.ClientValidation.CA == nil {
+// addClientCASecrets adds each client-validation CA once, as a validation-context secret
+// (none for a CA an SDS server of the user's serves).
+func addClientCASecrets(out *result.XDS, seen map[string]bool, v *ir.ClientValidation) {
+	if v == nil || v.CA == nil || v.CA.SDS != nil {
 		return
 	}
-	ca := t.ClientValidation.CA
+	ca := v.CA
 	if seen[ca.Name] {
 		return
 	}
@@ -103,7 +126,7 @@ func addClientCASecrets(out *result.XDS, seen map[string]bool, t *ir.DownstreamT
 	vc := &tlsv3.CertificateValidationContext{
 		TrustedCa: &corev3.DataSource{Specifier: &corev3.DataSource_InlineBytes{InlineBytes: ca.PEM}},
 	}
-	if crl := t.ClientValidation.CRL; crl != nil {
+	if crl := v.CRL; crl != nil {
 		vc.Crl = &corev3.DataSource{Specifier: &corev3.DataSource_InlineBytes{InlineBytes: crl.PEM}}
 		vc.OnlyVerifyLeafCertCrl = crl.OnlyVerifyLeaf
 	}

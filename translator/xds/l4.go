@@ -115,6 +115,7 @@ func downstreamTLSContext(cfg *ir.TLSConfig, alpn []string, ctp *ir.DownstreamTL
 		ctx.CommonTlsContext.TlsCertificateSdsSecretConfigs = append(ctx.CommonTlsContext.TlsCertificateSdsSecretConfigs, certificateSDS(c))
 	}
 	applyClientTLS(ctx, ctp)
+	applyClientValidation(ctx, clientValidation(cfg, ctp))
 	return ctx
 }
 

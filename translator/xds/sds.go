@@ -49,6 +49,9 @@ func sdsURLs(x *ir.XDS) []string {
 				seen[c.SDS.URL] = true
 			}
 		}
+		// A Gateway's frontend CA from an SDS server is not collected: EG v1.9 names the
+		// socket's cluster in the validation context but defines it only for certificates
+		// and backends (gateway-frontend-sds-ca).
 	}
 	for _, l := range x.HTTP {
 		add(l.TLS)

@@ -102,7 +102,7 @@ func (t Translator) Translate(x *ir.XDS) (result.XDS, error) {
 			fs = t.newHTTPFilterSet()
 			el.chains = append(el.chains, &tlsChain{l: l, rc: rc, filters: fs})
 			addSecrets(&out, secrets, l.TLS)
-			addClientCASecrets(&out, secrets, l.Policies.ClientTLS)
+			addClientCASecrets(&out, secrets, clientValidation(l.TLS, l.Policies.ClientTLS))
 		} else {
 			if el.rc == nil {
 				el.rc = &routev3.RouteConfiguration{Name: t.Naming.RouteConfig(l), IgnorePortInHostMatching: true}
@@ -158,7 +158,7 @@ func (t Translator) Translate(x *ir.XDS) (result.XDS, error) {
 			out.Clusters = append(out.Clusters, &clusterv3.Cluster{Name: emptyCluster, ClusterDiscoveryType: &clusterv3.Cluster_Type{Type: clusterv3.Cluster_STATIC}})
 		}
 		addSecrets(&out, secrets, l.TLS)
-		addClientCASecrets(&out, secrets, l.Policies.ClientTLS)
+		addClientCASecrets(&out, secrets, clientValidation(l.TLS, l.Policies.ClientTLS))
 		for _, r := range l.Routes {
 			t.addL4Cluster(&out, clusters, r.Source, r.Destination)
 		}
