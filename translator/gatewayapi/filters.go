@@ -391,8 +391,11 @@ func (ff *ruleFilters) urlRewrite(rw *gwapiv1.HTTPURLRewriteFilter) *filterErr {
 	if rw == nil {
 		return nil
 	}
-	if cur := ff.rewrite; cur != nil && (cur.Hostname != nil || cur.Path != nil) && (rw.Hostname != nil || rw.Path != nil) {
-		return acceptedErr("cannot configure multiple urlRewrite filters for a single HTTPRouteRule")
+	if cur := (*ruleRewrite)(ff.rewrite); cur != nil {
+		rewrites := rw.Hostname != nil || rw.Path != nil
+		if (cur.coreRewrites() && rewrites) || (rw.Hostname != nil && cur.Host != nil) || (rw.Path != nil && cur.extensionPath()) {
+			return acceptedErr(msgMultipleRewrites)
+		}
 	}
 	if rw.Hostname != nil {
 		if err := validateFilterHostname(string(*rw.Hostname)); err != nil {
@@ -437,6 +440,106 @@ func (ff *ruleFilters) urlRewrite(rw *gwapiv1.HTTPURLRewriteFilter) *filterErr {
 	return nil
 }
 
+const msgMultipleRewrites = "cannot configure multiple urlRewrite filters for a single HTTPRouteRule"
+
+// coreRewrites: a URLRewrite filter of Gateway API already rewrites the host or the path.
+func (rw *ruleRewrite) coreRewrites() bool { return rw.Hostname != nil || rw.corePath() }
+
+// corePath: a URLRewrite filter of Gateway API already rewrites the path.
+func (rw *ruleRewrite) corePath() bool {
+	return rw.Path != nil && (rw.Path.FullReplace != nil || rw.Path.PrefixMatchReplace != nil)
+}
+
+// extensionPath: an HTTPRouteFilter already rewrites the path.
+func (rw *ruleRewrite) extensionPath() bool {
+	return rw.Path != nil && rw.Path.RegexMatchReplace != nil
+}
+
+// extensionRewrite applies an HTTPRouteFilter's urlRewrite: the path by regular expression,
+// the host from a header, the backend or the path, and whether x-forwarded-host is kept. A
+// part another filter of the rule rewrites already refuses the rule, as EG does; within
+// the rules EG checks, the first filter to rewrite a part wins.
+func (ff *ruleFilters) extensionRewrite(rw *egv1a1.HTTPURLRewriteFilter) *filterErr {
+	if rw == nil {
+		return nil
+	}
+	if cur := (*ruleRewrite)(ff.rewrite); cur != nil {
+		rewrites := rw.Hostname != nil || rw.Path != nil
+		if ((cur.Host != nil || cur.extensionPath()) && rewrites) ||
+			(rw.Hostname != nil && cur.Hostname != nil) || (rw.Path != nil && cur.corePath()) {
+			return acceptedErr(msgMultipleRewrites)
+		}
+	}
+	if p := rw.Path; p != nil && p.Type == egv1a1.RegexHTTPPathModifier {
+		rr, err := regexReplace(p.ReplaceRegexMatch, `ReplaceRegexMatch Pattern must be set when rewrite path type is "ReplaceRegexMatch"`,
+			"ReplaceRegexMatch must be a valid RE2 regular expression")
+		if err != nil {
+			return err
+		}
+		ff.rewriteOf().setPath(&ir.PathModifier{RegexMatchReplace: rr})
+	}
+	if h := rw.Hostname; h != nil {
+		var hm *ir.HostModifier
+		switch h.Type {
+		case egv1a1.HeaderHTTPHostnameModifier:
+			if h.Header == nil {
+				return acceptedErr(`Header must be set when rewrite path type is "Header"`)
+			}
+			hm = &ir.HostModifier{Header: ptr(*h.Header)}
+		case egv1a1.BackendHTTPHostnameModifier:
+			hm = &ir.HostModifier{Backend: true}
+		case egv1a1.PathRegexHTTPHostnameModifier:
+			if h.PathRegex == nil || h.PathRegex.Substitution == "" {
+				return acceptedErr(`PathRegex Pattern and Substitution must be set when rewrite hostname type is "PathRegex"`)
+			}
+			rr, err := regexReplace(&egv1a1.ReplaceRegexMatch{Pattern: h.PathRegex.Pattern, Substitution: h.PathRegex.Substitution},
+				`PathRegex Pattern and Substitution must be set when rewrite hostname type is "PathRegex"`,
+				"PathRegex must be a valid RE2 regular expression")
+			if err != nil {
+				return err
+			}
+			hm = &ir.HostModifier{PathRegex: rr}
+		}
+		if r := ff.rewriteOf(); r.Host == nil {
+			r.Host = hm
+		}
+	}
+	if rw.AppendXForwardedHost != nil {
+		ff.rewriteOf().AppendXForwardedHost = ptr(*rw.AppendXForwardedHost)
+	}
+	return nil
+}
+
+// regexReplace checks an HTTPRouteFilter's pattern and substitution: a pattern must be
+// given (missing) and compile as RE2 (invalid), which keeps Envoy from refusing the route.
+func regexReplace(m *egv1a1.ReplaceRegexMatch, missing, invalid string) (*ir.RegexReplace, *filterErr) {
+	if m == nil || m.Pattern == "" {
+		return nil, acceptedErr(missing)
+	}
+	if _, err := regexp.Compile(m.Pattern); err != nil {
+		return nil, acceptedErr(invalid)
+	}
+	return &ir.RegexReplace{Pattern: m.Pattern, Substitution: m.Substitution}, nil
+}
+
+// rewriteOf is the rule's URL rewrite, made on first use.
+func (ff *ruleFilters) rewriteOf() *ruleRewrite {
+	if ff.rewrite == nil {
+		ff.rewrite = &ir.URLRewrite{}
+	}
+	return (*ruleRewrite)(ff.rewrite)
+}
+
+// ruleRewrite is the rule's ir.URLRewrite with the checks filters make on it.
+type ruleRewrite ir.URLRewrite
+
+// setPath sets the path rewrite unless a filter before set one.
+func (rw *ruleRewrite) setPath(p *ir.PathModifier) {
+	if rw.Path == nil {
+		rw.Path = p
+	}
+}
+
 // requestMirror resolves the mirror's backend into a cluster of its own, named
 // <rule cluster>-mirror-<filter index>, whose one locality is .../backend/-1.
 func (rt *routeTranslator) requestMirror(ff *ruleFilters, in filterInput, idx int, m *gwapiv1.HTTPRequestMirrorFilter) *filterErr {
@@ -474,8 +577,8 @@ func (rt *routeTranslator) requestMirror(ff *ruleFilters, in filterInput, idx in
 }
 
 // extensionRef applies an HTTPRouteFilter (gateway.envoyproxy.io) of the route's namespace:
-// its direct response is translated (its matches are taken by filterMatches); its URL
-// rewrite extensions and credential injection are not yet, which is reported as a warning.
+// its URL rewrite and direct response are translated (its matches are taken by
+// filterMatches); its credential injection is not yet, which is reported as a warning.
 func (rt *routeTranslator) extensionRef(ff *ruleFilters, in filterInput, ref *gwapiv1.LocalObjectReference) *filterErr {
 	hrf := rt.ix.httpRouteFilters[types.NamespacedName{Namespace: in.routeNS, Name: string(ref.Name)}]
 	if hrf == nil {
@@ -483,10 +586,13 @@ func (rt *routeTranslator) extensionRef(ff *ruleFilters, in filterInput, ref *gw
 		return &filterErr{typ: errResolvedRefs, reason: "UnsupportedValue",
 			msg: fmt.Sprintf("Unable to translate HTTPRouteFilter: %s/%s", in.routeNS, ref.Name)}
 	}
-	if hrf.Spec.URLRewrite != nil || hrf.Spec.CredentialInjection != nil {
+	if hrf.Spec.CredentialInjection != nil {
 		rt.filterWarnings = append(rt.filterWarnings, fmt.Sprintf(
-			"HTTPRouteFilter %s/%s: only directResponse and matches are translated by the reference translator yet; urlRewrite and credentialInjection are left out",
+			"HTTPRouteFilter %s/%s: credentialInjection is not translated by the reference translator yet (no credential injector filter is generated)",
 			hrf.Namespace, hrf.Name))
+	}
+	if e := ff.extensionRewrite(hrf.Spec.URLRewrite); e != nil {
+		return e
 	}
 	dr := hrf.Spec.DirectResponse
 	if dr == nil {

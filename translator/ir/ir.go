@@ -237,10 +237,26 @@ type AddHeader struct {
 	Append bool   `json:"append,omitempty"`
 }
 
-// PathModifier replaces the whole path or the part the route's prefix matched.
+// PathModifier replaces the whole path or the part the route's prefix matched, or (an
+// HTTPRouteFilter's urlRewrite) what a regular expression matches.
 type PathModifier struct {
-	FullReplace        *string `json:"fullReplace,omitempty"`
-	PrefixMatchReplace *string `json:"prefixMatchReplace,omitempty"`
+	FullReplace        *string       `json:"fullReplace,omitempty"`
+	PrefixMatchReplace *string       `json:"prefixMatchReplace,omitempty"`
+	RegexMatchReplace  *RegexReplace `json:"regexMatchReplace,omitempty"`
+}
+
+// RegexReplace substitutes what an RE2 pattern matches (\1... for its groups).
+type RegexReplace struct {
+	Pattern      string `json:"pattern"`
+	Substitution string `json:"substitution"`
+}
+
+// HostModifier is an HTTPRouteFilter's host rewrite: from a request header, the backend's
+// own host name (Envoy's auto host rewrite), or the path through a regular expression.
+type HostModifier struct {
+	Header    *string       `json:"header,omitempty"`
+	Backend   bool          `json:"backend,omitempty"`
+	PathRegex *RegexReplace `json:"pathRegex,omitempty"`
 }
 
 // Redirect is a RequestRedirect filter: each set field replaces that part of the URL.
@@ -252,10 +268,15 @@ type Redirect struct {
 	StatusCode *int32        `json:"statusCode,omitempty"`
 }
 
-// URLRewrite is a URLRewrite filter.
+// URLRewrite is a URLRewrite filter, and the urlRewrite of HTTPRouteFilters (Host, a regex
+// Path, AppendXForwardedHost); EG refuses a rule where two of them rewrite the same part.
 type URLRewrite struct {
 	Hostname *string       `json:"hostname,omitempty"`
+	Host     *HostModifier `json:"host,omitempty"`
 	Path     *PathModifier `json:"path,omitempty"`
+	// AppendXForwardedHost: whether a rewritten host keeps the original in
+	// x-forwarded-host; nil is yes.
+	AppendXForwardedHost *bool `json:"appendXForwardedHost,omitempty"`
 }
 
 // Mirror sends a copy of the request to a cluster of its own; Percent nil means all

@@ -1,6 +1,7 @@
 package xds
 
 import (
+	"google.golang.org/protobuf/types/known/wrapperspb"
 	"regexp"
 	"strings"
 	"time"
@@ -102,10 +103,11 @@ func usePrefixRegex(match *ir.StringMatch, replacement string) bool {
 	return match != nil && match.Prefix != nil && (replacement == "" || replacement == "/")
 }
 
-// applyURLRewrite maps a URLRewrite filter onto the route action: a full path replacement
-// is a regex rewrite of the whole path, a prefix replacement a prefix rewrite (without a
-// trailing "/"), and a hostname a literal host rewrite that keeps the original host in
-// x-forwarded-host.
+// applyURLRewrite maps URL rewrites onto the route action: a full path replacement is a
+// regex rewrite of the whole path, a prefix replacement a prefix rewrite (without a trailing
+// "/"), an HTTPRouteFilter's regex a regex rewrite; a host rewrite (a literal hostname, or
+// an HTTPRouteFilter's header, backend or path regex) keeps the original host in
+// x-forwarded-host unless the filter says otherwise.
 func applyURLRewrite(a *routev3.RouteAction, rw *ir.URLRewrite, match *ir.StringMatch) {
 	if p := rw.Path; p != nil {
 		switch {
@@ -118,12 +120,30 @@ func applyURLRewrite(a *routev3.RouteAction, rw *ir.URLRewrite, match *ir.String
 			a.RegexRewrite = prefixRegexRewrite(*match.Prefix)
 		case p.PrefixMatchReplace != nil:
 			a.PrefixRewrite = strings.TrimSuffix(*p.PrefixMatchReplace, "/")
+		case p.RegexMatchReplace != nil:
+			a.RegexRewrite = regexSubstitute(p.RegexMatchReplace)
 		}
 	}
-	if rw.Hostname != nil {
+	host := true
+	switch h := rw.Host; {
+	case rw.Hostname != nil:
 		a.HostRewriteSpecifier = &routev3.RouteAction_HostRewriteLiteral{HostRewriteLiteral: *rw.Hostname}
+	case h == nil:
+		host = false
+	case h.Header != nil:
+		a.HostRewriteSpecifier = &routev3.RouteAction_HostRewriteHeader{HostRewriteHeader: *h.Header}
+	case h.Backend:
+		a.HostRewriteSpecifier = &routev3.RouteAction_AutoHostRewrite{AutoHostRewrite: wrapperspb.Bool(true)}
+	case h.PathRegex != nil:
+		a.HostRewriteSpecifier = &routev3.RouteAction_HostRewritePathRegex{HostRewritePathRegex: regexSubstitute(h.PathRegex)}
+	}
+	if host && (rw.AppendXForwardedHost == nil || *rw.AppendXForwardedHost) {
 		a.AppendXForwardedHost = true
 	}
+}
+
+func regexSubstitute(r *ir.RegexReplace) *matcherv3.RegexMatchAndSubstitute {
+	return &matcherv3.RegexMatchAndSubstitute{Pattern: &matcherv3.RegexMatcher{Regex: r.Pattern}, Substitution: r.Substitution}
 }
 
 // redirectAction maps a RequestRedirect filter. Ports 80 and 443 are left out so that the
