@@ -97,6 +97,7 @@ type ruleFilters struct {
 	removeResponse []string
 	redirect       *ir.Redirect
 	rewrite        *ir.URLRewrite
+	credential     *ir.CredentialInjection
 	direct         *ir.DirectResponse
 	mirrors        []*ir.Mirror
 	timeout        *time.Duration
@@ -577,8 +578,8 @@ func (rt *routeTranslator) requestMirror(ff *ruleFilters, in filterInput, idx in
 }
 
 // extensionRef applies an HTTPRouteFilter (gateway.envoyproxy.io) of the route's namespace:
-// its URL rewrite and direct response are translated (its matches are taken by
-// filterMatches); its credential injection is not yet, which is reported as a warning.
+// its URL rewrite, direct response and credential injection, in EG's order (its matches are
+// taken by filterMatches).
 func (rt *routeTranslator) extensionRef(ff *ruleFilters, in filterInput, ref *gwapiv1.LocalObjectReference) *filterErr {
 	hrf := rt.ix.httpRouteFilters[types.NamespacedName{Namespace: in.routeNS, Name: string(ref.Name)}]
 	if hrf == nil {
@@ -586,14 +587,26 @@ func (rt *routeTranslator) extensionRef(ff *ruleFilters, in filterInput, ref *gw
 		return &filterErr{typ: errResolvedRefs, reason: "UnsupportedValue",
 			msg: fmt.Sprintf("Unable to translate HTTPRouteFilter: %s/%s", in.routeNS, ref.Name)}
 	}
-	if hrf.Spec.CredentialInjection != nil {
-		rt.filterWarnings = append(rt.filterWarnings, fmt.Sprintf(
-			"HTTPRouteFilter %s/%s: credentialInjection is not translated by the reference translator yet (no credential injector filter is generated)",
-			hrf.Namespace, hrf.Name))
-	}
 	if e := ff.extensionRewrite(hrf.Spec.URLRewrite); e != nil {
 		return e
 	}
+	if e := rt.filterDirectResponse(ff, in, hrf); e != nil {
+		return e
+	}
+	if ci := hrf.Spec.CredentialInjection; ci != nil {
+		cred, err := rt.injectedCredential(hrf.Namespace, ci.Credential.ValueRef)
+		if err != nil {
+			ff.direct = &ir.DirectResponse{Status: 500}
+			return acceptedErr(fmt.Sprintf("invalid filter %s: %v", ref.Kind, err))
+		}
+		ff.credential = &ir.CredentialInjection{Name: "httproutefilter/" + hrf.Namespace + "/" + hrf.Name,
+			Header: ci.Header, Overwrite: ci.Overwrite, Credential: cred}
+	}
+	return nil
+}
+
+// filterDirectResponse applies an HTTPRouteFilter's directResponse.
+func (rt *routeTranslator) filterDirectResponse(ff *ruleFilters, in filterInput, hrf *egv1a1.HTTPRouteFilter) *filterErr {
 	dr := hrf.Spec.DirectResponse
 	if dr == nil {
 		return nil
@@ -603,7 +616,7 @@ func (rt *routeTranslator) extensionRef(ff *ruleFilters, in filterInput, ref *gw
 		body, err := rt.directResponseBody(dr.Body, in.routeNS)
 		if err != nil {
 			ff.direct = &ir.DirectResponse{Status: 500}
-			return acceptedErr(fmt.Sprintf("invalid filter %s: %v", ref.Kind, err))
+			return acceptedErr(fmt.Sprintf("invalid filter %s: %v", egv1a1.KindHTTPRouteFilter, err))
 		}
 		out.Body = body
 	}
@@ -623,6 +636,38 @@ func (rt *routeTranslator) extensionRef(ff *ruleFilters, in filterInput, ref *gw
 		}
 	}
 	return nil
+}
+
+// injectedCredential reads the "credential" key of the Secret an HTTPRouteFilter's
+// credentialInjection names: in the filter's namespace, or another one a ReferenceGrant
+// opens to HTTPRouteFilters, with EG's messages.
+func (rt *routeTranslator) injectedCredential(ns string, ref gwapiv1.SecretObjectReference) ([]byte, error) {
+	if ref.Group != nil && *ref.Group != "" {
+		return nil, errors.New("secret ref group must be unspecified/empty")
+	}
+	kind := "Secret"
+	if ref.Kind != nil {
+		kind = string(*ref.Kind)
+	}
+	if kind != "Secret" && kind != "ConfigMap" { // EG lets a ConfigMap through to the Secret lookup
+		return nil, errors.New("secret ref kind must be Secret")
+	}
+	target := ns
+	if ref.Namespace != nil && *ref.Namespace != "" && string(*ref.Namespace) != ns {
+		target = string(*ref.Namespace)
+		if !rt.permittedFrom(egv1a1.GroupName, egv1a1.KindHTTPRouteFilter, ns, "", kind, target, string(ref.Name)) {
+			return nil, fmt.Errorf("ref to %s %s/%s not permitted by any ReferenceGrant", kind, target, ref.Name)
+		}
+	}
+	s := rt.ix.secrets[types.NamespacedName{Namespace: target, Name: string(ref.Name)}]
+	if s == nil {
+		return nil, fmt.Errorf("secret %s/%s does not exist", target, ref.Name)
+	}
+	v := secretData(s, egv1a1.InjectedCredentialKey)
+	if len(v) == 0 {
+		return nil, fmt.Errorf("credential key %s not found in secret %s/%s", egv1a1.InjectedCredentialKey, s.Namespace, s.Name)
+	}
+	return v, nil
 }
 
 // directResponseBody reads an inline body or the ConfigMap a body refers to (its
@@ -830,6 +875,7 @@ func (ff *ruleFilters) apply(route *ir.HTTPRoute) {
 	route.AddResponseHeaders = ff.addResponse
 	route.RemoveResponseHeaders = ff.removeResponse
 	route.URLRewrite = ff.rewrite
+	route.CredentialInjection = ff.credential
 	route.Mirrors = ff.mirrors
 	route.Timeout = ff.timeout
 	route.Retry = ff.retry

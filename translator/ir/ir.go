@@ -135,6 +135,8 @@ type HTTPRoute struct {
 	Redirect *Redirect `json:"redirect,omitempty"`
 	// URLRewrite changes the host and path before forwarding (URLRewrite).
 	URLRewrite *URLRewrite `json:"urlRewrite,omitempty"`
+	// CredentialInjection adds a credential to the request (an HTTPRouteFilter's).
+	CredentialInjection *CredentialInjection `json:"credentialInjection,omitempty"`
 	// Mirrors copy the request to other backends (RequestMirror), in filter order.
 	Mirrors []*Mirror `json:"mirrors,omitempty"`
 	// Timeout is the route timeout (timeouts.request, or timeouts.backendRequest without retry).
@@ -277,6 +279,16 @@ type URLRewrite struct {
 	// AppendXForwardedHost: whether a rewritten host keeps the original in
 	// x-forwarded-host; nil is yes.
 	AppendXForwardedHost *bool `json:"appendXForwardedHost,omitempty"`
+}
+
+// CredentialInjection is an HTTPRouteFilter's credentialInjection: the value of a Secret's
+// "credential" key set as a request header (Authorization by default). Name is the filter's
+// config name, httproutefilter/<namespace>/<name>.
+type CredentialInjection struct {
+	Name       string  `json:"name"`
+	Header     *string `json:"header,omitempty"`
+	Overwrite  *bool   `json:"overwrite,omitempty"`
+	Credential []byte  `json:"-"`
 }
 
 // Mirror sends a copy of the request to a cluster of its own; Percent nil means all
