@@ -98,6 +98,7 @@ type ruleFilters struct {
 	redirect       *ir.Redirect
 	rewrite        *ir.URLRewrite
 	credential     *ir.CredentialInjection
+	cors           *egv1a1.CORS
 	direct         *ir.DirectResponse
 	mirrors        []*ir.Mirror
 	timeout        *time.Duration
@@ -182,9 +183,7 @@ func (rt *routeTranslator) processFilters(in filterInput, filters []gwapiv1.HTTP
 		case gwapiv1.HTTPRouteFilterExtensionRef:
 			e = rt.extensionRef(ff, in, f.ExtensionRef)
 		case gwapiv1.HTTPRouteFilterCORS:
-			rt.filterWarnings = append(rt.filterWarnings, fmt.Sprintf(
-				"HTTPRoute %s/%s rule %d: the CORS filter is not translated by the reference translator yet; it is left out",
-				in.routeNS, in.routeName, in.ruleIdx))
+			ff.corsFilter(f.CORS)
 		}
 		if e != nil {
 			errs.add(e.typ, e.reason, e.msg)
@@ -439,6 +438,37 @@ func (ff *ruleFilters) urlRewrite(rw *gwapiv1.HTTPURLRewriteFilter) *filterErr {
 		}
 	}
 	return nil
+}
+
+// corsFilter takes a rule's CORS filter (Gateway API) in EG's SecurityPolicy shape, which
+// the xDS stage turns into the route's CORS policy: origins with "*" become regexes, maxAge
+// is in seconds and always given. The CRD defaults maxAge to 5 and refuses 0, so 0 here is
+// an unset field: the default is applied, as the API server does.
+func (ff *ruleFilters) corsFilter(c *gwapiv1.HTTPCORSFilter) {
+	if c == nil {
+		return
+	}
+	maxAge := c.MaxAge
+	if maxAge == 0 {
+		maxAge = 5
+	}
+	out := &egv1a1.CORS{
+		AllowCredentials: ptr(c.AllowCredentials != nil && *c.AllowCredentials),
+		MaxAge:           ptr(gwapiv1.Duration(fmt.Sprintf("%ds", maxAge))),
+	}
+	for _, o := range c.AllowOrigins {
+		out.AllowOrigins = append(out.AllowOrigins, egv1a1.Origin(o))
+	}
+	for _, m := range c.AllowMethods {
+		out.AllowMethods = append(out.AllowMethods, string(m))
+	}
+	for _, h := range c.AllowHeaders {
+		out.AllowHeaders = append(out.AllowHeaders, string(h))
+	}
+	for _, h := range c.ExposeHeaders {
+		out.ExposeHeaders = append(out.ExposeHeaders, string(h))
+	}
+	ff.cors = out
 }
 
 const msgMultipleRewrites = "cannot configure multiple urlRewrite filters for a single HTTPRouteRule"
@@ -876,6 +906,7 @@ func (ff *ruleFilters) apply(route *ir.HTTPRoute) {
 	route.RemoveResponseHeaders = ff.removeResponse
 	route.URLRewrite = ff.rewrite
 	route.CredentialInjection = ff.credential
+	route.CORS = ff.cors
 	route.Mirrors = ff.mirrors
 	route.Timeout = ff.timeout
 	route.Retry = ff.retry

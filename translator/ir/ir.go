@@ -3,7 +3,11 @@
 // what order, to which endpoints) and no Envoy types.
 package ir
 
-import "time"
+import (
+	"time"
+
+	egv1a1 "github.com/envoyproxy/gateway/api/v1alpha1"
+)
 
 // XDS is everything one translation puts on the data plane.
 type XDS struct {
@@ -137,6 +141,9 @@ type HTTPRoute struct {
 	URLRewrite *URLRewrite `json:"urlRewrite,omitempty"`
 	// CredentialInjection adds a credential to the request (an HTTPRouteFilter's).
 	CredentialInjection *CredentialInjection `json:"credentialInjection,omitempty"`
+	// CORS is the rule's CORS filter (Gateway API), in EG's policy shape; it takes
+	// precedence over a SecurityPolicy's cors.
+	CORS *egv1a1.CORS `json:"cors,omitempty"`
 	// Mirrors copy the request to other backends (RequestMirror), in filter order.
 	Mirrors []*Mirror `json:"mirrors,omitempty"`
 	// Timeout is the route timeout (timeouts.request, or timeouts.backendRequest without retry).

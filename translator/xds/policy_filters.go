@@ -69,6 +69,12 @@ func newHTTPFilterSet(f Features) *httpFilterSet {
 // addRoute configures the route for the filters its policies need and records those
 // filters for the listener.
 func (s *httpFilterSet) addRoute(out *routev3.Route, r *ir.HTTPRoute) error {
+	if r.CORS != nil { // a CORS filter of the rule, before any SecurityPolicy's
+		s.cors = true
+		if err := setPerRoute(out, corsFilterName, corsPolicy(r.CORS)); err != nil {
+			return err
+		}
+	}
 	if sec := r.Policies.Security; sec != nil && sec.Spec != nil {
 		if err := s.addSecurity(out, r, sec); err != nil {
 			return fmt.Errorf("SecurityPolicy %s/%s: %w", sec.Policy.Namespace, sec.Policy.Name, err)

@@ -12,7 +12,7 @@ import (
 // the route.
 func (s *httpFilterSet) addSecurity(out *routev3.Route, r *ir.HTTPRoute, a *ir.Applied[egv1a1.SecurityPolicySpec]) error {
 	spec := a.Spec
-	if spec.CORS != nil {
+	if spec.CORS != nil && r.CORS == nil { // the route's CORS filter wins (addRoute)
 		s.cors = true
 		if err := setPerRoute(out, corsFilterName, corsPolicy(spec.CORS)); err != nil {
 			return err
