@@ -294,10 +294,6 @@ func notYetTranslated(objs []resource.Object) []string {
 			out = append(out, fmt.Sprintf("EnvoyExtensionPolicy %s/%s: spec.dynamicModule is not translated by the reference translator (no filter is generated for it)",
 				p.Namespace, p.Name))
 		}
-		if p, ok := o.Obj.(*egv1a1.BackendTrafficPolicy); ok && p.Spec.BandwidthLimit != nil {
-			out = append(out, fmt.Sprintf("BackendTrafficPolicy %s/%s: spec.bandwidthLimit is not translated by the reference translator (no filter is generated for it)",
-				p.Namespace, p.Name))
-		}
 		if ep, ok := o.Obj.(*egv1a1.EnvoyProxy); ok && ep.Spec.Bootstrap != nil {
 			out = append(out, fmt.Sprintf("EnvoyProxy %s/%s: spec.bootstrap is not checked by the reference translator (EG refuses one that changes the parts of its bootstrap it relies on, such as dynamic_resources, and then refuses the Gateways using this EnvoyProxy)",
 				ep.Namespace, ep.Name))

@@ -141,6 +141,8 @@ type HTTPRoute struct {
 	URLRewrite *URLRewrite `json:"urlRewrite,omitempty"`
 	// CredentialInjection adds a credential to the request (an HTTPRouteFilter's).
 	CredentialInjection *CredentialInjection `json:"credentialInjection,omitempty"`
+	// BandwidthLimit is the bandwidthLimit of the BackendTrafficPolicy in force.
+	BandwidthLimit *BandwidthLimit `json:"bandwidthLimit,omitempty"`
 	// CORS is the rule's CORS filter (Gateway API), in EG's policy shape; it takes
 	// precedence over a SecurityPolicy's cors.
 	CORS *egv1a1.CORS `json:"cors,omitempty"`

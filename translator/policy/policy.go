@@ -8,6 +8,7 @@
 package policy
 
 import (
+	"errors"
 	"sort"
 	"time"
 
@@ -91,7 +92,7 @@ func (t Translator) Translate(objs []resource.Object, x *ir.XDS, topo *gatewayap
 			return nil
 		},
 		validate: func(s *egv1a1.BackendTrafficPolicySpec, _ string) error {
-			return validateRateLimit(s, t.Config.GlobalRateLimitOn())
+			return errors.Join(validateRateLimit(s, t.Config.GlobalRateLimitOn()), validateBandwidthLimit(s))
 		},
 	}, btps).run()
 	btpByRef := make(map[ir.PolicyRef]*pol[egv1a1.BackendTrafficPolicySpec], len(btps))

@@ -35,8 +35,9 @@ func validateRateLimit(spec *egv1a1.BackendTrafficPolicySpec, globalOn bool) err
 	return nil
 }
 
-// resolveRateLimits puts on every HTTP route the rate limits of the BackendTrafficPolicy in
-// force there. A policy whose rateLimit cannot be built leaves its routes answering 500
+// resolveRateLimits puts on every HTTP route the rate limits (and bandwidth limits) of the
+// BackendTrafficPolicy in force there. A policy whose rateLimit or bandwidthLimit cannot be
+// built leaves its routes answering 500
 // without any of the policy's traffic features, as EG does; its status says why (the
 // engine's validate hook). specs are the policies' own specs, by policy.
 func resolveRateLimits(x *ir.XDS, specs map[ir.PolicyRef]*pol[egv1a1.BackendTrafficPolicySpec], globalOn bool) {
@@ -46,12 +47,13 @@ func resolveRateLimits(x *ir.XDS, specs map[ir.PolicyRef]*pol[egv1a1.BackendTraf
 			if a == nil || a.Spec == nil {
 				continue
 			}
-			if err := validateRateLimit(a.Spec, globalOn); err != nil {
+			if validateRateLimit(a.Spec, globalOn) != nil || validateBandwidthLimit(a.Spec) != nil {
 				r.DirectResponse = &ir.DirectResponse{Status: 500}
 				r.Policies.BackendTraffic = nil
 				continue
 			}
 			r.RateLimit = effectiveRateLimit(a, specs, globalOn)
+			r.BandwidthLimit, _ = buildBandwidthLimit(a.Spec.BandwidthLimit) // valid: checked above
 		}
 	}
 }

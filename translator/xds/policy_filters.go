@@ -85,6 +85,9 @@ func (s *httpFilterSet) addRoute(out *routev3.Route, r *ir.HTTPRoute) error {
 			return fmt.Errorf("EnvoyExtensionPolicy %s/%s: %w", ext.Policy.Namespace, ext.Policy.Name, err)
 		}
 	}
+	if err := s.addBandwidthLimit(out, r.BandwidthLimit); err != nil {
+		return err
+	}
 	if c := r.CredentialInjection; c != nil {
 		return s.addCredentialInjection(out, c)
 	}
