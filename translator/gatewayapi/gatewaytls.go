@@ -24,7 +24,7 @@ import (
 // gateway/<ns>/<name>/<default or port>/ca.crt. AllowValidOnly requires a certificate the CAs
 // sign; AllowInsecureFallback asks for one and accepts any, and the Gateway says so
 // (InsecureFrontendValidationMode). A listener whose validation does not resolve is left out
-// of the xDS, its conditions unchanged.
+// of the xDS and says why in its conditions (frontendRefused); its routes stay attached.
 //
 // spec.tls.backend names the client certificate the proxy presents to TLS backends; when the
 // field is present it replaces the EnvoyProxy's backendTLS for this Gateway's routes entirely,
