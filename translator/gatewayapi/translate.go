@@ -233,6 +233,13 @@ func (t Translator) Translate(objs []resource.Object) Output {
 		}
 		g := t.processGateway(gw, ix, rt.permitted, &out)
 		rt.gatewayTLS(g)
+		if ep, _ := ix.envoyProxyOf(gw); ep != nil && len(ep.Spec.DynamicModules) > 0 {
+			for _, l := range g.listeners {
+				if l.ir != nil {
+					l.ir.DynamicModules = ep.Spec.DynamicModules
+				}
+			}
+		}
 		rt.gateways = append(rt.gateways, g)
 	}
 	gateways := rt.gateways
@@ -290,10 +297,6 @@ func notYetTranslated(objs []resource.Object) []string {
 				o.Obj.GetNamespace(), o.Obj.GetName(), profile.GatewayV1))
 			continue
 		}
-		if p, ok := o.Obj.(*egv1a1.EnvoyExtensionPolicy); ok && len(p.Spec.DynamicModule) > 0 {
-			out = append(out, fmt.Sprintf("EnvoyExtensionPolicy %s/%s: spec.dynamicModule is not translated by the reference translator (no filter is generated for it)",
-				p.Namespace, p.Name))
-		}
 		if ep, ok := o.Obj.(*egv1a1.EnvoyProxy); ok && ep.Spec.Bootstrap != nil {
 			out = append(out, fmt.Sprintf("EnvoyProxy %s/%s: spec.bootstrap is not checked by the reference translator (EG refuses one that changes the parts of its bootstrap it relies on, such as dynamic_resources, and then refuses the Gateways using this EnvoyProxy)",
 				ep.Namespace, ep.Name))
@@ -303,7 +306,7 @@ func notYetTranslated(objs []resource.Object) []string {
 				ep.Namespace, ep.Name, *ep.Spec.MergeType))
 		}
 		if o.Kind == "EnvoyProxy" {
-			out = append(out, fmt.Sprintf("EnvoyProxy %s/%s: the reference translator validates it as EG does but reads only spec.backendTLS (the client certificate, versions, ciphers and ALPN of upstream TLS); its other settings have no effect on this output",
+			out = append(out, fmt.Sprintf("EnvoyProxy %s/%s: the reference translator validates it as EG does but reads only spec.backendTLS (the client certificate, versions, ciphers and ALPN of upstream TLS) and spec.dynamicModules (the modules EnvoyExtensionPolicies may load); its other settings have no effect on this output",
 				o.Obj.GetNamespace(), o.Obj.GetName()))
 			continue
 		}

@@ -79,6 +79,9 @@ type HTTPListener struct {
 	Policies ListenerPolicies `json:"policies,omitempty"`
 	// TLS is set on HTTPS listeners (TLS terminated by Envoy).
 	TLS *TLSConfig `json:"tls,omitempty"`
+	// DynamicModules is the dynamicModules allowlist of the Gateway's EnvoyProxy: the
+	// modules EnvoyExtensionPolicies may load on this listener's routes.
+	DynamicModules []egv1a1.DynamicModuleEntry `json:"dynamicModules,omitempty"`
 }
 
 // TLSConfig is a terminating listener's certificates.

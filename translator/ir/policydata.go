@@ -23,6 +23,24 @@ type PolicyData struct {
 	ExtAuth *ExtService `json:"extAuth,omitempty"`
 	// ExtProc are the EnvoyExtensionPolicy's extProc services, in spec order.
 	ExtProc []*ExtService `json:"extProc,omitempty"`
+	// DynamicModules are the EnvoyExtensionPolicy's dynamic modules, in spec order, each
+	// resolved against the allowlist of the route's Gateway's EnvoyProxy.
+	DynamicModules []DynamicModule `json:"dynamicModules,omitempty"`
+}
+
+// DynamicModule is one dynamic module filter: Name is its config name
+// (envoyextensionpolicy/<ns>/<name>/dynamic-module/<index>), the module a local file (Path)
+// or a download (Remote, checked against its SHA-256).
+type DynamicModule struct {
+	Name           string `json:"name"`
+	FilterName     string `json:"filterName,omitempty"`
+	Config         []byte `json:"config,omitempty"`
+	DoNotClose     bool   `json:"doNotClose,omitempty"`
+	LoadGlobally   bool   `json:"loadGlobally,omitempty"`
+	TerminalFilter bool   `json:"terminalFilter,omitempty"`
+	Path           string `json:"path,omitempty"`
+	RemoteURL      string `json:"remoteURL,omitempty"`
+	RemoteSHA256   string `json:"remoteSHA256,omitempty"`
 }
 
 // APIKey is one client's API key.

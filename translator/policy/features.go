@@ -39,7 +39,12 @@ type FeatureErrors map[ir.PolicyRef]error
 func ResolveFeatures(x *ir.XDS, objs *RefObjects, luaOn bool) FeatureErrors {
 	errs := FeatureErrors{}
 	secDone := map[*ir.Applied[egv1a1.SecurityPolicySpec]]*resolved{}
-	extDone := map[*ir.Applied[egv1a1.EnvoyExtensionPolicySpec]]*resolved{}
+	// extension policies resolve per listener: dynamic modules depend on its EnvoyProxy
+	type extKey struct {
+		a *ir.Applied[egv1a1.EnvoyExtensionPolicySpec]
+		l *ir.HTTPListener
+	}
+	extDone := map[extKey]*resolved{}
 	for _, l := range x.HTTP {
 		for _, r := range l.Routes {
 			var data ir.PolicyData
@@ -62,10 +67,10 @@ func ResolveFeatures(x *ir.XDS, objs *RefObjects, luaOn bool) FeatureErrors {
 				}
 			}
 			if a := r.Policies.Extension; a != nil && a.Spec != nil {
-				res := extDone[a]
+				res := extDone[extKey{a, l}]
 				if res == nil {
-					res = resolveExtension(a, objs, luaOn)
-					extDone[a] = res
+					res = resolveExtension(a, objs, luaOn, l.DynamicModules)
+					extDone[extKey{a, l}] = res
 				}
 				switch {
 				case res.err != nil && !res.failOpen:
@@ -79,6 +84,7 @@ func ResolveFeatures(x *ir.XDS, objs *RefObjects, luaOn bool) FeatureErrors {
 				default:
 					data.Lua = res.data.Lua
 					data.ExtProc = res.data.ExtProc
+					data.DynamicModules = res.data.DynamicModules
 				}
 			}
 			if failed {
@@ -89,7 +95,7 @@ func ResolveFeatures(x *ir.XDS, objs *RefObjects, luaOn bool) FeatureErrors {
 				continue
 			}
 			if data.LocalJWKS != nil || data.BasicAuthUsers != nil || data.APIKeys != nil || data.Lua != nil ||
-				data.ExtAuth != nil || data.ExtProc != nil || data.OIDC != nil {
+				data.ExtAuth != nil || data.ExtProc != nil || data.OIDC != nil || data.DynamicModules != nil {
 				d := data
 				r.PolicyData = &d
 			}
@@ -282,10 +288,11 @@ func apiKeys(a *ir.Applied[egv1a1.SecurityPolicySpec], objs *RefObjects) ([]ir.A
 }
 
 // resolveExtension resolves an EnvoyExtensionPolicy's features in EG's order for a route
-// target: Wasm, Lua (gated by enableLua, EEP-02), ext_proc. Wasm and ext_proc are not
-// gated by enableLua (EEP-04). A failing Lua or Wasm fails the routes closed; failing
-// ext_proc services do only when one of them is not failOpen.
-func resolveExtension(a *ir.Applied[egv1a1.EnvoyExtensionPolicySpec], objs *RefObjects, luaOn bool) *resolved {
+// target: Wasm, Lua (gated by enableLua, EEP-02), ext_proc, dynamic modules (from the
+// listener's EnvoyProxy allowlist). Wasm, ext_proc and dynamic modules are not gated by
+// enableLua (EEP-04). A failing Lua, Wasm or dynamic module fails the routes closed;
+// failing ext_proc services do only when one of them is not failOpen.
+func resolveExtension(a *ir.Applied[egv1a1.EnvoyExtensionPolicySpec], objs *RefObjects, luaOn bool, allowlist []egv1a1.DynamicModuleEntry) *resolved {
 	res := &resolved{}
 	var errs []error
 	closed := false
@@ -308,6 +315,14 @@ func resolveExtension(a *ir.Applied[egv1a1.EnvoyExtensionPolicySpec], objs *RefO
 			closed = closed || !failOpen
 		}
 		res.data.ExtProc = svcs
+	}
+	if len(a.Spec.DynamicModule) > 0 {
+		dms, err := dynamicModules(a, allowlist)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("DynamicModule: %w", err))
+			closed = true
+		}
+		res.data.DynamicModules = dms
 	}
 	res.err = errors.Join(errs...)
 	res.failOpen = res.err != nil && !closed

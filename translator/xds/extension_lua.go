@@ -30,6 +30,9 @@ func (s *httpFilterSet) addExtension(out *routev3.Route, r *ir.HTTPRoute, a *ir.
 			return err
 		}
 	}
+	if err := s.addDynamicModules(out, r); err != nil {
+		return err
+	}
 	if len(a.Spec.Lua) == 0 {
 		return nil
 	}
