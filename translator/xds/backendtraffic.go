@@ -122,16 +122,31 @@ func duration(d *gwapiv1.Duration) *time.Duration {
 }
 
 // applyBackendTrafficCluster puts the cluster settings of the route's policy on the
-// cluster of its backends (BTP-02): circuit breaker and load balancer.
+// cluster of its backends (BTP-02).
 func applyBackendTrafficCluster(c *clusterv3.Cluster, r *ir.HTTPRoute) {
-	bt := r.Policies.BackendTraffic
-	if bt == nil || bt.Spec == nil {
+	if bt := r.Policies.BackendTraffic; bt != nil && bt.Spec != nil {
+		applyClusterSettings(c, &bt.Spec.ClusterSettings)
+	}
+}
+
+// circuitBreakerDefault is the CRD's default for each circuit breaker threshold.
+const circuitBreakerDefault = 1024
+
+// applyClusterSettings puts cluster settings on a cluster: circuit breaker and load
+// balancer. A BackendTrafficPolicy's apply to its routes' clusters, the backendSettings of a
+// policy's external service (ext_authz, ext_proc, an OIDC provider) to that service's.
+func applyClusterSettings(c *clusterv3.Cluster, cs *egv1a1.ClusterSettings) {
+	if cs == nil {
 		return
 	}
-	if cb := bt.Spec.CircuitBreaker; cb != nil {
+	if cb := cs.CircuitBreaker; cb != nil {
 		t := c.CircuitBreakers.Thresholds[0]
+		// the CRD defaults every threshold to 1024, as the API server (and egctl) fill in
 		set := func(dst **wrapperspb.UInt32Value, v *int64) {
-			if v != nil && *v >= 0 && *v <= math.MaxUint32 {
+			switch {
+			case v == nil:
+				*dst = u32(circuitBreakerDefault)
+			case *v >= 0 && *v <= math.MaxUint32:
 				*dst = u32(uint32(*v))
 			}
 		}
@@ -139,13 +154,13 @@ func applyBackendTrafficCluster(c *clusterv3.Cluster, r *ir.HTTPRoute) {
 		set(&t.MaxPendingRequests, cb.MaxPendingRequests)
 		set(&t.MaxRequests, cb.MaxParallelRequests)
 		set(&t.MaxRetries, cb.MaxParallelRetries)
-		if cb.PerEndpoint != nil && cb.PerEndpoint.MaxConnections != nil {
+		if cb.PerEndpoint != nil {
 			ph := &clusterv3.CircuitBreakers_Thresholds{}
 			set(&ph.MaxConnections, cb.PerEndpoint.MaxConnections)
 			c.CircuitBreakers.PerHostThresholds = []*clusterv3.CircuitBreakers_Thresholds{ph}
 		}
 	}
-	if lb := bt.Spec.LoadBalancer; lb != nil {
+	if lb := cs.LoadBalancer; lb != nil {
 		locality := &commonv3.LocalityLbConfig{LocalityConfigSpecifier: &commonv3.LocalityLbConfig_LocalityWeightedLbConfig_{
 			LocalityWeightedLbConfig: &commonv3.LocalityLbConfig_LocalityWeightedLbConfig{},
 		}}

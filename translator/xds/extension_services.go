@@ -51,7 +51,7 @@ func (s *httpFilterSet) addExtAuth(out *routev3.Route, r *ir.HTTPRoute, a *ir.Ap
 		f := typedFilter(name, cfg)
 		f.Disabled = true
 		s.named[name] = f
-		s.addCluster(extServiceCluster(svc.Destination, svc.Owner))
+		s.addCluster(extServiceCluster(svc.Destination, svc.Owner, extAuthSettings(a.Spec.ExtAuth)))
 	}
 	return setPerRoute(out, name, &extauthzv3.ExtAuthzPerRoute{Override: &extauthzv3.ExtAuthzPerRoute_CheckSettings{
 		CheckSettings: &extauthzv3.CheckSettings{ContextExtensions: svc.ContextExtensions},
@@ -111,10 +111,7 @@ func extAuthzConfig(ea *egv1a1.ExtAuth, svc *ir.ExtService) (*extauthzv3.ExtAuth
 		cfg.Services = &extauthzv3.ExtAuthz_HttpService{HttpService: hs}
 		return cfg, nil
 	}
-	var settings *egv1a1.ClusterSettings
-	if ea.GRPC != nil {
-		settings = ea.GRPC.BackendSettings
-	}
+	settings := extAuthSettings(ea)
 	cfg.Services = &extauthzv3.ExtAuthz_GrpcService{GrpcService: &corev3.GrpcService{
 		TargetSpecifier: &corev3.GrpcService_EnvoyGrpc_{EnvoyGrpc: &corev3.GrpcService_EnvoyGrpc{
 			ClusterName: svc.Destination.Name,
@@ -124,6 +121,17 @@ func extAuthzConfig(ea *egv1a1.ExtAuth, svc *ir.ExtService) (*extauthzv3.ExtAuth
 		RetryPolicy: extServiceRetry(settings),
 	}}
 	return cfg, nil
+}
+
+// extAuthSettings is the backendSettings of the extAuth's service (gRPC or HTTP).
+func extAuthSettings(ea *egv1a1.ExtAuth) *egv1a1.ClusterSettings {
+	switch {
+	case ea.GRPC != nil:
+		return ea.GRPC.BackendSettings
+	case ea.HTTP != nil:
+		return ea.HTTP.BackendSettings
+	}
+	return nil
 }
 
 func exactIgnoreCase(names []string) []*matcherv3.StringMatcher {
@@ -152,7 +160,7 @@ func (s *httpFilterSet) addExtProcs(out *routev3.Route, r *ir.HTTPRoute, a *ir.A
 			f := typedFilter(name, extProcConfig(&ep, svc))
 			f.Disabled = true
 			s.named[name] = f
-			s.addCluster(extServiceCluster(svc.Destination, svc.Owner))
+			s.addCluster(extServiceCluster(svc.Destination, svc.Owner, ep.BackendSettings))
 		}
 		if err := setPerRoute(out, name, &routev3.FilterConfig{Config: &anypb.Any{}}); err != nil {
 			return err
@@ -260,9 +268,11 @@ func bodyMode(m egv1a1.ExtProcBodyProcessingMode) extprocv3.ProcessingMode_BodyS
 
 // extServiceCluster is the cluster of a policy's external service: EG's plain cluster
 // (HTTP/2 for gRPC), its metadata naming the policy, the backends as localities, TLS where
-// a BackendTLSPolicy or the EG Backend asks for it, hostnames resolved by Envoy.
-func extServiceCluster(d *ir.Destination, owner ir.PolicyRef) clusterPair {
+// a BackendTLSPolicy or the EG Backend asks for it, hostnames resolved by Envoy, and the
+// circuit breaker and load balancer of the service's backendSettings.
+func extServiceCluster(d *ir.Destination, owner ir.PolicyRef, settings *egv1a1.ClusterSettings) clusterPair {
 	c := buildCluster(d.Name, resourceRef{Kind: owner.Kind, Name: owner.Name, Namespace: owner.Namespace}, d.HTTP2)
+	applyClusterSettings(c, settings)
 	cla := buildCLA(d.Name, d.Settings)
 	withUpstreamTLS(c, cla, d.Settings, true, d.HTTP2)
 	return clusterPair{cluster: c, cla: cla, dns: anyDNS(d.Settings)}

@@ -43,7 +43,7 @@ func (s *httpFilterSet) addOIDC(out *routev3.Route, r *ir.HTTPRoute, a *ir.Appli
 	var cluster string
 	if d.Provider != nil && d.Provider.Destination != nil && len(d.Provider.Destination.Settings) > 0 {
 		cluster = d.Provider.Destination.Name
-		s.addCluster(extServiceCluster(d.Provider.Destination, d.Provider.Owner))
+		s.addCluster(extServiceCluster(d.Provider.Destination, d.Provider.Owner, a.Spec.OIDC.Provider.BackendSettings))
 	} else {
 		c, err := urlClusterOf(d.TokenEndpoint)
 		if err != nil {
