@@ -36,7 +36,8 @@ FUZZ_TARGETS := \
 	./internal/yamlpos:FuzzYAML \
 	./translator:FuzzTranslate \
 	./harness/routecheck:FuzzRouteCheck \
-	./translator/patch:FuzzApplyPatch
+	./translator/patch:FuzzApplyPatch \
+	./internal/yamlout:FuzzSameBytes
 
 fuzz: ## run every fuzz target for FUZZTIME each (default 30s)
 	@set -e; for t in $(FUZZ_TARGETS); do \

@@ -19,6 +19,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -403,6 +404,11 @@ func number(n json.Number) (any, error) {
 		return u, nil
 	}
 	f, err := n.Float64()
+	if errors.Is(err, strconv.ErrRange) {
+		// out of float64's range: the YAML parser leaves such a number as its text, which
+		// the emitter prints unquoted
+		return string(n), nil
+	}
 	if err != nil {
 		return nil, fmt.Errorf("yaml output: number %s: %w", n, err)
 	}

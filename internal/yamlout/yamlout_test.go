@@ -2,6 +2,7 @@ package yamlout
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"slices"
@@ -106,4 +107,28 @@ func TestObjectMembers(t *testing.T) {
 			t.Errorf("%s: split", d)
 		}
 	}
+}
+
+// FuzzSameBytes holds the piecewise printer to JSONToYAML's bytes on any JSON document, with
+// every list split and every object printed member by member.
+func FuzzSameBytes(f *testing.F) {
+	for _, s := range []string{`{"a":[1,{"b":"c"}],"d":{"e":null}}`, `[{"x":{"y":[{"z":[]}]}}]`, `{"k10":1,"k9":{"":2}}`, `"s"`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, doc string) {
+		if !json.Valid([]byte(doc)) {
+			return
+		}
+		want, err := yaml.JSONToYAML([]byte(doc))
+		if err != nil {
+			return // documents the reference printer refuses are not ours to print
+		}
+		var buf bytes.Buffer
+		if err := write(&buf, []byte(doc), 0, 0); err != nil {
+			t.Fatalf("%q: %v", doc, err)
+		}
+		if !bytes.Equal(buf.Bytes(), want) {
+			t.Fatalf("%q:\n got %q\nwant %q", doc, buf.Bytes(), want)
+		}
+	})
 }
