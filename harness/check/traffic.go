@@ -164,6 +164,7 @@ func (c *collector) traffic(exp []scenario.TrafficExpect, res *result.Result, se
 		c.failf("traffic", "traffic", "the generated xDS cannot be evaluated: %v", err)
 		return
 	}
+	table.UseSecrets(res.XDS.Secrets)
 	for i, t := range exp {
 		where := fmt.Sprintf("traffic[%d]", i)
 		what := describeRequest(t.Request)

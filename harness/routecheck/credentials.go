@@ -3,10 +3,13 @@ package routecheck
 import (
 	"crypto/sha1"
 	"encoding/base64"
+	"fmt"
 	"strings"
 
 	apikeyauthv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/api_key_auth/v3"
 	basicauthv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/basic_auth/v3"
+	injectorv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/credential_injector/v3"
+	genericv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/http/injected_credentials/generic/v3"
 	"google.golang.org/protobuf/types/known/anypb"
 )
 
@@ -105,4 +108,33 @@ func evalAPIKeyAuth(f httpFilterEntry, per *anypb.Any, rs *requestState, eff *Fi
 	}
 	eff.Outcome = "invalid"
 	return 401, nil
+}
+
+// evalCredentialInjector is a credential_injector filter with a generic credential: the
+// credential (an SDS secret) goes into its header, Authorization unless the config names
+// another, when the client sent no such header or the filter overwrites it.
+func evalCredentialInjector(f httpFilterEntry, rs *requestState, eff *FilterEffect) (map[string]string, error) {
+	cfg := &injectorv3.CredentialInjector{}
+	if err := f.cfg.UnmarshalTo(cfg); err != nil {
+		return nil, err
+	}
+	generic := &genericv3.Generic{}
+	if err := cfg.GetCredential().GetTypedConfig().UnmarshalTo(generic); err != nil {
+		return nil, fmt.Errorf("credential: %v", err)
+	}
+	value, ok := rs.secrets[generic.GetCredential().GetName()]
+	if !ok {
+		eff.Outcome = "unknown credential"
+		return nil, nil
+	}
+	header := strings.ToLower(generic.GetHeader())
+	if header == "" {
+		header = "authorization"
+	}
+	if _, sent := rs.headers[header]; sent && !cfg.GetOverwrite() {
+		eff.Outcome = "kept"
+		return nil, nil
+	}
+	eff.Outcome = "injected"
+	return map[string]string{header: string(value)}, nil
 }

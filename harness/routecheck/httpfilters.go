@@ -32,6 +32,9 @@ import (
 //   - rbac: Mode is the name of the rule (or "default") that decided; Outcome "allowed"
 //     or "denied" (403). CEL runs on request attributes; response attributes never match.
 //   - basic_auth, api_key_auth: Outcome "missing", "valid" or "invalid" (401 unless valid).
+//   - credential_injector: Outcome "injected" (the credential set in its header), "kept"
+//     (the client sent that header and the filter does not overwrite) or "unknown
+//     credential" (the table has no such secret: see UseSecrets).
 //   - others (lua, ext_authz, ext_proc, wasm, oauth2...): present, not evaluated (their
 //     decision is made by a service or module the checker does not run). oauth2 counts
 //     only on routes that configure it: EG's listener filter holds no configuration.
@@ -71,7 +74,7 @@ func filterKind(name string) string {
 
 // perRouteOnly are the kinds that do nothing without a route's config in EG's output: the
 // listener filter holds no policy of its own.
-var perRouteOnly = map[string]bool{"jwt_authn": true, "cors": true, "csrf": true, "rbac": true, "oauth2": true}
+var perRouteOnly = map[string]bool{"jwt_authn": true, "cors": true, "csrf": true, "rbac": true, "oauth2": true, "credential_injector": true}
 
 // runHTTPFilters passes the routed request through the connection manager's HTTP filters
 // in order. A filter that answers ends the request there; jwt_authn may add claim headers
@@ -105,6 +108,8 @@ func runHTTPFilters(h *hcmConfig, rt *routeTable, rs *requestState, ans Answer) 
 			reply, err = evalCORS(per, rs, &eff)
 		case "basic_auth":
 			reply, err = evalBasicAuth(f, per, rs, &eff)
+		case "credential_injector":
+			addHdrs, err = evalCredentialInjector(f, rs, &eff)
 		case "api_key_auth":
 			reply, err = evalAPIKeyAuth(f, per, rs, &eff)
 		case "rbac":

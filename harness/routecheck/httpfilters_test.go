@@ -3,6 +3,7 @@ package routecheck
 import (
 	"crypto/sha1"
 	"encoding/base64"
+	"strings"
 	"testing"
 
 	expr "cel.dev/expr"
@@ -19,11 +20,14 @@ import (
 	listenerv3 "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
 	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
 	corsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/cors/v3"
+	injectorv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/credential_injector/v3"
 	csrfv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/csrf/v3"
 	jwtauthnv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/jwt_authn/v3"
 	luav3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/lua/v3"
 	routerv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/router/v3"
 	hcmv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/http_connection_manager/v3"
+	genericv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/http/injected_credentials/generic/v3"
+	tlsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
 	matcherv3 "github.com/envoyproxy/go-control-plane/envoy/type/matcher/v3"
 	typev3 "github.com/envoyproxy/go-control-plane/envoy/type/v3"
 	"google.golang.org/protobuf/proto"
@@ -320,6 +324,69 @@ func TestBasicAndAPIKeyAuth(t *testing.T) {
 		}
 		if d.Status != c.status || outcome != c.outcome || (c.outcome == "") != (len(d.Filters) == 0) {
 			t.Errorf("%s: status %d filters %v", c.name, d.Status, d.Filters)
+		}
+	}
+}
+
+func TestCredentialInjector(t *testing.T) {
+	name := "envoy.filters.http.credential_injector/httproutefilter/default/token"
+	secret := "credential_injector/credential/httproutefilter/default/token"
+	injector := func(header string, overwrite bool) *anypb.Any {
+		return mustAny(t, &injectorv3.CredentialInjector{Overwrite: overwrite, Credential: &corev3.TypedExtensionConfig{
+			Name: "envoy.http.injected_credentials.generic", TypedConfig: mustAny(t, &genericv3.Generic{
+				Credential: &tlsv3.SdsSecretConfig{Name: secret}, Header: header})}})
+	}
+	build := func(header string, overwrite bool) *Table {
+		h := rdsHCM("rc")
+		h.HttpFilters = []*hcmv3.HttpFilter{
+			{Name: name, Disabled: true, ConfigType: &hcmv3.HttpFilter_TypedConfig{TypedConfig: injector(header, overwrite)}},
+			{Name: "envoy.filters.http.router", ConfigType: &hcmv3.HttpFilter_TypedConfig{TypedConfig: mustAny(t, &routerv3.Router{})}},
+		}
+		tbl, err := New([]*listenerv3.Listener{listener("http", 10080, &listenerv3.FilterChain{Filters: []*listenerv3.Filter{hcmFilter(t, h)}})},
+			[]*routev3.RouteConfiguration{routeConfig("rc", vhost("vh", []string{"*"},
+				withFilters(t, prefixRoute("api", "/api", "c"), map[string]proto.Message{name: &routev3.FilterConfig{Config: &anypb.Any{}}}),
+				prefixRoute("open", "/", "c")))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tbl
+	}
+	secrets := []*tlsv3.Secret{{Name: secret, Type: &tlsv3.Secret_GenericSecret{GenericSecret: &tlsv3.GenericSecret{
+		Secret: &corev3.DataSource{Specifier: &corev3.DataSource_InlineBytes{InlineBytes: []byte("Bearer t0ken")}}}}}}
+	cases := []struct {
+		name, header string
+		overwrite    bool
+		secrets      bool
+		path         string
+		sent         map[string]string
+		wantHeader   string // the forwarded value of the header ("" absent)
+		outcome      string
+	}{
+		{"injected into Authorization", "", false, true, "/api", nil, "Bearer t0ken", "injected"},
+		{"the client's header is kept", "", false, true, "/api", map[string]string{"authorization": "mine"}, "mine", "kept"},
+		{"overwrite replaces it", "X-Key", true, true, "/api", map[string]string{"x-key": "mine"}, "Bearer t0ken", "injected"},
+		{"without the secrets the credential is unknown", "", false, false, "/api", nil, "", "unknown credential"},
+		{"routes without the filter are not touched", "", false, true, "/", nil, "", ""},
+	}
+	for _, c := range cases {
+		tbl := build(c.header, c.overwrite)
+		if c.secrets {
+			tbl.UseSecrets(secrets)
+		}
+		d, err := tbl.CheckDetailed(Request{Port: 10080, Host: "a", Path: c.path, Headers: c.sent})
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		header := strings.ToLower(c.header)
+		if header == "" {
+			header = "authorization"
+		}
+		outcome := ""
+		if len(d.Filters) == 1 {
+			outcome = d.Filters[0].Outcome
+		}
+		if d.Status != 200 || d.Forwarded[header] != c.wantHeader || outcome != c.outcome {
+			t.Errorf("%s: status %d, %s %q, filters %v", c.name, d.Status, header, d.Forwarded[header], d.Filters)
 		}
 	}
 }

@@ -17,6 +17,7 @@ type requestState struct {
 	scheme  string // :scheme
 	xfp     string // x-forwarded-proto
 	headers map[string]string
+	secrets map[string][]byte // the table's generic secrets (credentials)
 
 	localReply         int // non-zero: the HCM replied before routing
 	localReplyLocation string

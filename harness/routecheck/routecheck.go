@@ -19,6 +19,7 @@ import (
 
 	listenerv3 "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
 	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
+	tlsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
 )
 
 // Sentinel errors; Check wraps them so callers can use errors.Is.
@@ -93,6 +94,21 @@ type Table struct {
 	byPort map[uint32][]*listenerEntry
 	all    []*listenerEntry
 	routes map[string]*routeTable
+	// generic are the generic SDS secrets of the snapshot by name (UseSecrets): the
+	// credentials a credential_injector filter adds.
+	generic map[string][]byte
+}
+
+// UseSecrets gives the table the snapshot's secrets, so that filters that read one (the
+// credential injector) can act; without them such a filter is reported, not evaluated.
+// Call it before the first Check.
+func (t *Table) UseSecrets(secrets []*tlsv3.Secret) {
+	t.generic = map[string][]byte{}
+	for _, s := range secrets {
+		if g := s.GetGenericSecret(); g != nil {
+			t.generic[s.GetName()] = g.GetSecret().GetInlineBytes()
+		}
+	}
 }
 
 // New compiles the snapshot. It fails only when the snapshot as a whole is
@@ -201,6 +217,7 @@ func (t *Table) Check(req Request) (Answer, error) {
 		return ans, rt.err
 	}
 	rs := newRequestState(req, h)
+	rs.secrets = t.generic
 	if rs.localReply != 0 {
 		// The HTTP connection manager answered before routing (path normalization).
 		ans.Status = rs.localReply
