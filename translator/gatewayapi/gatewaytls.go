@@ -100,7 +100,6 @@ func (rt *routeTranslator) gatewayTLS(g *gatewayCtx) {
 			switch {
 			case fv == nil:
 			case fv.err != nil:
-				l.frontendInvalid = true
 				l.frontendRefused(fv.err)
 			case l.ir != nil && l.ir.TLS != nil:
 				l.ir.TLS.ClientValidation = fv.v
@@ -120,10 +119,12 @@ func (rt *routeTranslator) gatewayTLS(g *gatewayCtx) {
 	}
 }
 
-// frontendRefused writes the conditions of an HTTPS listener whose client validation did not
-// resolve: ResolvedRefs and Programmed False with the reason the error gives, Accepted False
-// (NoValidCACertificate), in that order on a listener that was valid so far.
+// frontendRefused takes an HTTPS listener whose client validation did not resolve out of the
+// xDS and writes its conditions: ResolvedRefs and Programmed False with the reason the error
+// gives, Accepted False (NoValidCACertificate), in that order on a listener that was valid
+// so far.
 func (l *listenerCtx) frontendRefused(err error) {
+	l.frontendInvalid = true
 	msg := "Listener has invalid caCertificateRef for frontend TLS validation: " + err.Error()
 	reason := gwapiv1.ListenerReasonInvalidCACertificateRef
 	switch {

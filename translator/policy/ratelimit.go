@@ -47,13 +47,14 @@ func resolveRateLimits(x *ir.XDS, specs map[ir.PolicyRef]*pol[egv1a1.BackendTraf
 			if a == nil || a.Spec == nil {
 				continue
 			}
-			if validateRateLimit(a.Spec, globalOn) != nil || validateBandwidthLimit(a.Spec) != nil {
+			bl, blErr := buildBandwidthLimit(a.Spec.BandwidthLimit)
+			if validateRateLimit(a.Spec, globalOn) != nil || blErr != nil {
 				r.DirectResponse = &ir.DirectResponse{Status: 500}
 				r.Policies.BackendTraffic = nil
 				continue
 			}
 			r.RateLimit = effectiveRateLimit(a, specs, globalOn)
-			r.BandwidthLimit, _ = buildBandwidthLimit(a.Spec.BandwidthLimit) // valid: checked above
+			r.BandwidthLimit = bl
 		}
 	}
 }

@@ -7,7 +7,6 @@ import (
 	tlsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
-	"github.com/egharness/egharness/translator/certs"
 	"github.com/egharness/egharness/translator/ir"
 	"github.com/egharness/egharness/translator/result"
 )
@@ -98,7 +97,7 @@ func setClientValidation(common *tlsv3.CommonTlsContext, v *ir.ClientValidation)
 	}
 	sds := &tlsv3.SdsSecretConfig{Name: v.CA.Name, SdsConfig: adsSource()}
 	if v.CA.SDS != nil { // the CA comes from the user's own SDS server
-		sds = externalSDS(v.CA.SDS.SecretName, certs.SDSClusterName(v.CA.SDS.URL))
+		sds = externalSDS(v.CA.SDS)
 	}
 	if v.AcceptUntrusted || v.AllowExpiredCertificate || len(v.SPKIHashes)+len(v.CertificateHashes)+len(v.SubjectAltNames) > 0 {
 		common.ValidationContextType = &tlsv3.CommonTlsContext_CombinedValidationContext{

@@ -20,12 +20,15 @@ func certificateSDS(c ir.TLSCertificate) *tlsv3.SdsSecretConfig {
 	if c.SDS == nil {
 		return &tlsv3.SdsSecretConfig{Name: c.Name, SdsConfig: adsSource()}
 	}
-	return externalSDS(c.SDS.SecretName, certs.SDSClusterName(c.SDS.URL))
+	return externalSDS(c.SDS)
 }
 
-func externalSDS(secretName, cluster string) *tlsv3.SdsSecretConfig {
+// externalSDS is a secret of the user's own SDS server, fetched through the gRPC cluster of
+// its socket (certificates, trust anchors and client-validation CAs alike).
+func externalSDS(s *ir.SDSSource) *tlsv3.SdsSecretConfig {
+	cluster := certs.SDSClusterName(s.URL)
 	return &tlsv3.SdsSecretConfig{
-		Name: secretName,
+		Name: s.SecretName,
 		SdsConfig: &corev3.ConfigSource{ConfigSourceSpecifier: &corev3.ConfigSource_ApiConfigSource{
 			ApiConfigSource: &corev3.ApiConfigSource{
 				ApiType: corev3.ApiConfigSource_GRPC,

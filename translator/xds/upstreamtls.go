@@ -13,7 +13,6 @@ import (
 	"google.golang.org/protobuf/types/known/anypb"
 	"google.golang.org/protobuf/types/known/structpb"
 
-	"github.com/egharness/egharness/translator/certs"
 	"github.com/egharness/egharness/translator/ir"
 	"github.com/egharness/egharness/translator/result"
 )
@@ -168,7 +167,7 @@ func upstreamTLSSocket(t *ir.UpstreamTLS, autoSNI bool) *corev3.TransportSocket 
 // server's secret through its socket's cluster.
 func caSDS(t *ir.UpstreamTLS) *tlsv3.SdsSecretConfig {
 	if t.CASDS != nil {
-		return externalSDS(t.CASDS.SecretName, certs.SDSClusterName(t.CASDS.URL))
+		return externalSDS(t.CASDS)
 	}
 	return &tlsv3.SdsSecretConfig{Name: t.CAName, SdsConfig: adsSource()}
 }
