@@ -2,15 +2,25 @@
 GO ?= go
 BIN := bin/egharness
 
-.PHONY: build run test golden golden-check bench vet fuzz
+.PHONY: build run test golden golden-check bench vet fuzz crds
 
 build: ## build bin/egharness
 	$(GO) build -o $(BIN) ./tools/egharness
 
-run: build ## run every scenario against the reference translator, with coverage
+# Admission applies each profile's EG release CRDs. v1.9.1's are compiled in (the module
+# go.mod requires); the v1.8 profile reads EG v1.8.0's from the Go module cache, where this
+# puts them: the release's module as the proxy serves it, fetched outside this module so
+# go.mod is left alone. Nothing of EG's is copied into the repository.
+CRD_RELEASES := v1.8.0
+crds: ## fetch the CRDs of the other EG releases the profiles use into the module cache
+	@set -e; tmp=$$(mktemp -d); for v in $(CRD_RELEASES); do \
+		(cd $$tmp && GOFLAGS=-mod=mod $(GO) mod download github.com/envoyproxy/gateway@$$v); \
+	done; rmdir $$tmp
+
+run: build crds ## run every scenario against the reference translator, with coverage
 	$(BIN) run
 
-test: ## vet, unit tests and the ginkgo conformance suite
+test: crds ## vet, unit tests and the ginkgo conformance suite
 	$(GO) vet ./...
 	$(GO) test ./...
 

@@ -40,8 +40,12 @@ func Translate(in Input) (res *result.Result, err error) {
 	}
 	res = &result.Result{}
 	res.Warnings = append(res.Warnings, in.Config.Warnings()...)
-	verdicts, admitted := admission.Review(in.Objects, in.Profile)
+	verdicts, admitted, admissionWarnings, err := admission.Review(in.Objects, in.Profile)
+	if err != nil {
+		return nil, err
+	}
 	res.Admission = verdicts
+	res.Warnings = append(res.Warnings, admissionWarnings...)
 
 	gw := gatewayapi.Translator{Profile: in.Profile, Config: in.Config}.Translate(admitted)
 	res.Statuses = gw.Statuses

@@ -38,11 +38,10 @@ resources: |
   metadata: {name: app, namespace: default}
   spec: {clusterIP: 10.96.0.10, ports: [{name: http, port: 8080}]}
   ---
-  apiVersion: gateway.networking.k8s.io/v1alpha2
-  kind: TLSRoute
-  metadata: {name: sp, namespace: default}
-  spec:
-    parentRefs: [{name: eg}]
+  apiVersion: gateway.envoyproxy.io/v1alpha1
+  kind: EnvoyProxy
+  metadata: {name: proxy, namespace: default}
+  spec: {}
   ---
   apiVersion: gateway.networking.k8s.io/v1
   kind: HTTPRoute
@@ -99,7 +98,7 @@ expect:
     expect: {status: 200, cluster: httproute/default/app/rule/1, route: httproute/default/app/rule/1/match/0/app_example_com}
   - request: {port: 80, host: other.example.com, path: /app}
     expect: {status: 404}
-  warnings: ["TLSRoute default/sp: EG v1.9 reads TLSRoutes as"]
+  warnings: ["EnvoyProxy default/proxy: admitted by the EnvoyProxy CRD"]
 `
 
 func load(t *testing.T, text string) *scenario.Scenario {
@@ -371,10 +370,10 @@ func TestWrongExpectationsFail(t *testing.T) {
 		},
 		{
 			name:  "warning",
-			old:   `warnings: ["TLSRoute default/sp: EG v1.9 reads TLSRoutes as"]`,
-			new:   `warnings: ["TLSRoute default/other: EG v1.9 reads TLSRoutes as"]`,
-			check: "warnings", where: "expect.warnings[0]", marker: "warnings: [\"TLSRoute default/other",
-			msg: `no warning contains "TLSRoute default/other: EG v1.9 reads TLSRoutes as"`,
+			old:   `warnings: ["EnvoyProxy default/proxy: admitted by the EnvoyProxy CRD"]`,
+			new:   `warnings: ["EnvoyProxy default/other: admitted by the EnvoyProxy CRD"]`,
+			check: "warnings", where: "expect.warnings[0]", marker: "warnings: [\"EnvoyProxy default/other",
+			msg: `no warning contains "EnvoyProxy default/other: admitted by the EnvoyProxy CRD"`,
 		},
 	}
 	for _, tt := range tests {

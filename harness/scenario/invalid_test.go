@@ -27,15 +27,15 @@ func TestInvalidScenarios(t *testing.T) {
 	for _, e := range entries {
 		name := e.Name()
 		switch {
-		case strings.HasSuffix(name, ".error"):
-			if _, err := os.Stat(filepath.Join(invalidRoot, strings.TrimSuffix(name, ".error")+".yaml")); err != nil {
+		case strings.HasSuffix(name, ".error"), strings.HasSuffix(name, ".refused"):
+			if _, err := os.Stat(filepath.Join(invalidRoot, strings.TrimSuffix(strings.TrimSuffix(name, ".error"), ".refused")+".yaml")); err != nil {
 				t.Errorf("%s has no input beside it: %v", name, err)
 			}
 			continue
 		case strings.HasSuffix(name, ".resources.yaml"):
 			continue
 		case !strings.HasSuffix(name, ".yaml"):
-			t.Errorf("%s: scenarios/invalid holds <case>.yaml and <case>.error files only", name)
+			t.Errorf("%s: scenarios/invalid holds <case>.yaml with <case>.error (or .refused) files only", name)
 			continue
 		}
 		cases++

@@ -225,7 +225,7 @@ func (l Loader) loadResources(s *Scenario, root *yaml.Node, e *Error, addf func(
 			addf(s.Line(fmt.Sprintf("include[%d]", i)), "include: %v", err)
 			continue
 		}
-		idec, err := resource.Decode(path, b, resource.Options{Limits: l.Limits})
+		idec, err := resource.Decode(path, b, resource.Options{Limits: l.Limits, StrictTypes: true})
 		if err != nil {
 			for _, one := range splitJoined(err) {
 				e.Msgs = append(e.Msgs, one.Error())
@@ -234,7 +234,7 @@ func (l Loader) loadResources(s *Scenario, root *yaml.Node, e *Error, addf func(
 		}
 		included = append(included, idec.Objects...)
 	}
-	dec, err := resource.Decode(file, data, resource.Options{LineOffset: offset, Limits: l.Limits})
+	dec, err := resource.Decode(file, data, resource.Options{LineOffset: offset, Limits: l.Limits, StrictTypes: true})
 	if err != nil {
 		// Decode's errors already start with "file:line:".
 		for _, one := range splitJoined(err) {
@@ -255,6 +255,23 @@ func (l Loader) loadResources(s *Scenario, root *yaml.Node, e *Error, addf func(
 		}
 	}
 	s.Objects = append(included, dec.Objects...)
+	// An object that does not fit its Go type (an unknown field or kind, a wrong type) is
+	// the author's typo, unless the scenario expects the API server to refuse it.
+	refusedSomewhere := map[string]bool{}
+	for _, x := range append([]Expect{s.Expect}, mapValues(s.ExpectByProfile)...) {
+		for _, a := range x.Admission {
+			if !a.Allowed {
+				refusedSomewhere[a.Object] = true
+			}
+		}
+	}
+	for _, o := range s.Objects {
+		if o.DecodeErr != nil && !refusedSomewhere[o.Ref().String()] {
+			for _, one := range splitJoined(o.DecodeErr) {
+				e.Msgs = append(e.Msgs, one.Error())
+			}
+		}
+	}
 	var base config.Config
 	if s.Config != nil {
 		base = *s.Config
@@ -559,4 +576,18 @@ func isScenarioFile(path string) bool {
 		return false
 	}
 	return strings.HasSuffix(base, ".yaml") || strings.HasSuffix(base, ".yml")
+}
+
+// mapValues lists a map's values in key order.
+func mapValues[V any](m map[string]V) []V {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	out := make([]V, 0, len(keys))
+	for _, k := range keys {
+		out = append(out, m[k])
+	}
+	return out
 }

@@ -14,7 +14,7 @@ import (
 
 // routesDump is a dump of n HTTPRoutes on one Gateway (50 hostnames, three matches in two
 // rules each; routes 2k and 2k+1 share a hostname and a match, so v1.9 flags half of them with RouteRulesOverlap),
-// with a v1alpha2 TCPRoute and an FQDN Backend.
+// with a v1 TCPRoute (which v1.8.0's CRDs do not serve: UPG-02) and an FQDN Backend.
 func routesDump(n int) string {
 	var b strings.Builder
 	b.WriteString(`apiVersion: gateway.envoyproxy.io/v1alpha1
@@ -45,7 +45,7 @@ kind: Backend
 metadata: {name: partner, namespace: default}
 spec: {endpoints: [{fqdn: {hostname: api.partner.example, port: 443}}]}
 ---
-apiVersion: gateway.networking.k8s.io/v1alpha2
+apiVersion: gateway.networking.k8s.io/v1
 kind: TCPRoute
 metadata: {name: pg, namespace: default}
 spec:

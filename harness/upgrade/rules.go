@@ -69,7 +69,14 @@ var Rules = []Rule{
 	{AdmissionRefused, "ClientTrafficPolicy", re(`clientIPDetection`), "CTP-04", Breaking},
 	{AdmissionRefused, "SecurityPolicy", re(`extractFrom|apiKeyAuth`), "UPG-03", Breaking},
 	{AdmissionRefused, "", re(`unix://|SDS URL|sds url`), "SDS-01", Breaking},
+	// A kind or version one release's CRDs serve and the other's do not (UPG-02: TCPRoute
+	// and UDPRoute v1 arrive with Gateway API v1.6).
+	{AdmissionRefused, "", re(`no matches for kind "(TCPRoute|UDPRoute)"`), "UPG-02", Breaking},
 	{AdmissionRefused, "", nil, "", Breaking},
+	{AdmissionAllowed, "", re(`no matches for kind "(TCPRoute|UDPRoute)"`), "UPG-02", Info},
+	// EG v1.8.0's CRD refused every global or local rate limit rule (envoyproxy/gateway#9186,
+	// limit.requests int32 with a uint32 bound); v1.9.1's admits them, in BTP-03's placement.
+	{AdmissionAllowed, "BackendTrafficPolicy", re(`limit\.requests`), "BTP-03", Info},
 	{AdmissionAllowed, "", re(`mergeType can only be used with xRoute targets`), "MRG-01", Info},
 	{AdmissionAllowed, "", nil, "", Info},
 
@@ -135,6 +142,10 @@ var Rules = []Rule{
 	// route-level rate limit that appears is one a patch made where the rule used to be.
 	{Added, "PerFilterConfig", re(`filters\.http\.ratelimit`), "BTP-03", Info},
 	{Added, "RateLimit", nil, "BTP-03", Info},
+	// Global rate limits arriving at all (a policy the old CRDs refused): the ratelimit
+	// filters and the rate limit service's cluster.
+	{Added, "HTTPFilter", re(`filters\.http\.ratelimit`), "BTP-03", Info},
+	{Added, "Cluster", re(`ratelimit_cluster`), "BTP-03", Info},
 	{Added, "", nil, "", Info},
 
 	// EnvoyPatchPolicy operations: the ID of the rename that made the operation miss when

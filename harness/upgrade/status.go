@@ -108,7 +108,15 @@ func (d *differ) admission() {
 		if p.Allowed {
 			d.add(AdmissionRefused, a.Object, kind, a.Message, "the API server refuses the object on create and update", "admitted", "refused: "+a.Message, nil)
 		} else {
-			d.add(AdmissionAllowed, a.Object, kind, p.Message, "the API server now admits the object", "refused: "+p.Message, "admitted", nil)
+			// What the object does once admitted is part of this finding, so that what it
+			// brings (a listener's attached route) is traced to it.
+			after := "admitted"
+			for i := range d.after.Statuses {
+				if d.after.Statuses[i].Object == a.Object {
+					after += "; " + summarizeStatus(&d.after.Statuses[i])
+				}
+			}
+			d.add(AdmissionAllowed, a.Object, kind, p.Message, "the API server now admits the object", "refused: "+p.Message, after, nil)
 		}
 	}
 	for _, a := range d.before.Admission {
@@ -356,7 +364,7 @@ func (d *differ) warnings() {
 // attached routes change takes the ID of the route that came or went. A new warning that
 // only repeats another finding of its object is dropped.
 func (d *differ) inherit() {
-	attach := map[Change]bool{ObjectUnseen: true, ObjectSeen: true, ParentLost: true, ParentGained: true}
+	attach := map[Change]bool{ObjectUnseen: true, ObjectSeen: true, ParentLost: true, ParentGained: true, AdmissionAllowed: true}
 	for i := range d.findings {
 		f := &d.findings[i]
 		if f.ID != Unmapped || f.Change != AttachedRoutes {

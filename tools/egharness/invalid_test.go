@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -36,6 +37,9 @@ func execute(t *testing.T, stdin string, args ...string) (code int, stdout, msg 
 // Each scenarios/invalid/<case>.resources.yaml is a raw object file that translate must
 // refuse with exit code 2 and exactly the message in <case>.resources.error (the file's
 // path written FILE); the message names the file and, when the file has lines, the line.
+// A case with a <case>.resources.refused file instead is input the API server reads and
+// refuses (a field of the wrong type in a CRD's kind): translate prints the result, and
+// the object's admission verdict is that message, word for word.
 func TestTranslateInvalidInputs(t *testing.T) {
 	files, err := filepath.Glob(filepath.Join(invalidDir, "*.resources.yaml"))
 	if err != nil || len(files) == 0 {
@@ -44,6 +48,22 @@ func TestTranslateInvalidInputs(t *testing.T) {
 	for _, f := range files {
 		name := strings.TrimSuffix(filepath.Base(f), ".resources.yaml")
 		t.Run(name, func(t *testing.T) {
+			if refused, err := os.ReadFile(strings.TrimSuffix(f, ".yaml") + ".refused"); err == nil {
+				code, stdout, msg := execute(t, "", "translate", "-f", f, "-o", "json")
+				var out struct {
+					Admission []struct {
+						Allowed bool   `json:"allowed"`
+						Message string `json:"message"`
+					} `json:"admission"`
+				}
+				if code != 0 || json.Unmarshal([]byte(stdout), &out) != nil {
+					t.Fatalf("exit %d (%q), output %.300s: want the translation with a refusal", code, msg, stdout)
+				}
+				if len(out.Admission) != 1 || out.Admission[0].Allowed || out.Admission[0].Message != strings.TrimRight(string(refused), "\n") {
+					t.Errorf("admission %+v, want one refusal:\n%s", out.Admission, refused)
+				}
+				return
+			}
 			want, err := os.ReadFile(strings.TrimSuffix(f, ".yaml") + ".error")
 			if err != nil {
 				t.Fatalf("every case needs its .error file: %v", err)

@@ -292,11 +292,6 @@ func (t Translator) Translate(objs []resource.Object) Output {
 func notYetTranslated(objs []resource.Object) []string {
 	var out []string
 	for _, o := range objs {
-		if o.APIVersion == profile.GatewayV1Alpha2 && o.Kind == "TLSRoute" {
-			out = append(out, fmt.Sprintf("TLSRoute %s/%s: EG v1.9 reads TLSRoutes as %s; this v1alpha2 object is skipped",
-				o.Obj.GetNamespace(), o.Obj.GetName(), profile.GatewayV1))
-			continue
-		}
 		if ep, ok := o.Obj.(*egv1a1.EnvoyProxy); ok && ep.Spec.Bootstrap != nil {
 			out = append(out, fmt.Sprintf("EnvoyProxy %s/%s: spec.bootstrap is not checked by the reference translator (EG refuses one that changes the parts of its bootstrap it relies on, such as dynamic_resources, and then refuses the Gateways using this EnvoyProxy)",
 				ep.Namespace, ep.Name))
@@ -306,7 +301,7 @@ func notYetTranslated(objs []resource.Object) []string {
 				ep.Namespace, ep.Name, *ep.Spec.MergeType))
 		}
 		if o.Kind == "EnvoyProxy" {
-			out = append(out, fmt.Sprintf("EnvoyProxy %s/%s: the reference translator validates it as EG does but reads only spec.backendTLS (the client certificate, versions, ciphers and ALPN of upstream TLS) and spec.dynamicModules (the modules EnvoyExtensionPolicies may load); its other settings have no effect on this output",
+			out = append(out, fmt.Sprintf("EnvoyProxy %s/%s: admitted by the EnvoyProxy CRD and checked with EG's own EnvoyProxy validation, but the reference translator reads only spec.backendTLS (the client certificate, versions, ciphers and ALPN of upstream TLS) and spec.dynamicModules (the modules EnvoyExtensionPolicies may load); its other settings have no effect on this output",
 				o.Obj.GetNamespace(), o.Obj.GetName()))
 			continue
 		}
@@ -314,21 +309,17 @@ func notYetTranslated(objs []resource.Object) []string {
 	return out
 }
 
-// l4RouteVersions keeps the TCPRoutes and UDPRoutes of the apiVersion the profile's EG
-// reads (UPG-02) and drops the others with a warning: v1.9 reads v1 and never sees v1alpha2
-// objects; v1.8 read v1alpha2, whose objects are taken over into the v1 types (the same
-// fields) so that the rest of the stage sees one kind of object.
+// l4RouteVersions takes the TCPRoutes and UDPRoutes stored as v1alpha2 (the storage
+// version of EG v1.8.0's CRDs) over into the v1 types, the same fields, so that the rest of
+// the stage sees one kind of object. Which versions exist at all is admission's business:
+// each release's CRDs serve and store their own (UPG-02), and a v1alpha2 object sent to
+// v1.9's API server is stored, and read by EG, as v1.
 func (t Translator) l4RouteVersions(objs []resource.Object) ([]resource.Object, []string) {
 	var warnings []string
 	out := make([]resource.Object, 0, len(objs))
 	for _, o := range objs {
 		if o.Kind != "TCPRoute" && o.Kind != "UDPRoute" {
 			out = append(out, o)
-			continue
-		}
-		if o.APIVersion != t.Profile.L4RouteVersion {
-			warnings = append(warnings, fmt.Sprintf("%s %s/%s: EG %s reads %ss as %s (UPG-02); this %s object is not seen",
-				o.Kind, o.Obj.GetNamespace(), o.Obj.GetName(), t.Profile.Name, o.Kind, t.Profile.L4RouteVersion, o.APIVersion))
 			continue
 		}
 		if o.APIVersion == profile.GatewayV1Alpha2 {

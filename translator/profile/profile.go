@@ -18,9 +18,6 @@ type Profile struct {
 	RouteRulesOverlap bool
 	// DefaultOnFlags are the runtime flags on unless the config disables them (EPP-05, NAME-02).
 	DefaultOnFlags []egv1a1.RuntimeFlag
-	// L4RouteVersion (UPG-02) is the apiVersion EG reads TCPRoutes and UDPRoutes as;
-	// objects of the other version are not seen.
-	L4RouteVersion string
 	// DNSClusterExtension (UPG-01): DNS clusters use the envoy.cluster.dns extension.
 	DNSClusterExtension bool
 	// JWTStableNames (SP-06): jwt_authn providers and requirements get content-derived names
@@ -33,18 +30,11 @@ type Profile struct {
 	// LuaDefaultOn (EEP-02): Lua runs unless the config turns it off (v1.8); v1.9 runs it
 	// only when the config turns it on.
 	LuaDefaultOn bool
-	// MergeTypeXRouteOnly (MRG-01): the policy CRDs refuse mergeType unless every target is
-	// an xRoute (v1.9); v1.8 accepted it anywhere.
-	MergeTypeXRouteOnly bool
-	// ClientIPDetectionExactlyOne (CTP-04): clientIPDetection must set exactly one of its
-	// three fields (v1.9); v1.8 only refused xForwardedFor together with customHeader.
-	ClientIPDetectionExactlyOne bool
-	// APIKeyExtractFromRules (UPG-03): apiKeyAuth.extractFrom needs an entry, each with
-	// exactly one non-empty list of non-empty names (v1.9); v1.8 checked none of it.
-	APIKeyExtractFromRules bool
-	// PolicyListenerSetTargets (SP-01, BTP-01, CTP-01, EEP-01): policies may target a
-	// ListenerSet (v1.9); the v1.8 CRDs list only Gateways and xRoutes.
-	PolicyListenerSetTargets bool
+	// CRDs is the EG release whose CRDs (EG's and the Gateway API ones it bundles) the API
+	// server holds: admission applies them, so every schema and CEL rule that differs
+	// between releases (MRG-01, CTP-04, UPG-03, the ListenerSet targets of SP-01, BTP-01,
+	// CTP-01, EEP-01, the served versions of UPG-02) is the release's own.
+	CRDs string
 	// ListenerSDSSecrets (TLS-08): listener certificateRefs may name SDS reference Secrets
 	// (v1.9+, with extensionApis.enableSDSSecretRef); v1.8 takes only kubernetes.io/tls.
 	ListenerSDSSecrets bool
@@ -72,28 +62,23 @@ const (
 const Default = "v1.9"
 
 var profiles = map[string]Profile{
-	"v1.8": {Name: "v1.8", L4RouteVersion: GatewayV1Alpha2, UpstreamTLSMax: "1.2", LuaDefaultOn: true},
-	"v1.9": {Name: "v1.9", RouteRulesOverlap: true, L4RouteVersion: GatewayV1, DNSClusterExtension: true,
-		MergeTypeXRouteOnly: true, ClientIPDetectionExactlyOne: true, APIKeyExtractFromRules: true, PolicyListenerSetTargets: true,
+	"v1.8": {Name: "v1.8", CRDs: "v1.8.0", UpstreamTLSMax: "1.2", LuaDefaultOn: true},
+	"v1.9": {Name: "v1.9", CRDs: "v1.9.1", RouteRulesOverlap: true, DNSClusterExtension: true,
 		JWTStableNames: true, LuaPolicyFilters: true, ListenerSDSSecrets: true, UpstreamTLSMax: "1.3", SharedSystemCASecret: true,
 		RateLimitPerDomain: true},
 	"v1.10-preview": {
-		Name:                "v1.10-preview",
-		RouteRulesOverlap:   true,
-		DefaultOnFlags:      []egv1a1.RuntimeFlag{egv1a1.XDSNameSchemeV2},
-		L4RouteVersion:      GatewayV1,
-		DNSClusterExtension: true,
-		JWTStableNames:      true,
-		LuaPolicyFilters:    true,
-
-		MergeTypeXRouteOnly:         true,
-		ClientIPDetectionExactlyOne: true,
-		APIKeyExtractFromRules:      true,
-		PolicyListenerSetTargets:    true,
-		ListenerSDSSecrets:          true,
-		UpstreamTLSMax:              "1.3",
-		SharedSystemCASecret:        true,
-		RateLimitPerDomain:          true,
+		Name: "v1.10-preview",
+		// No v1.10 release exists yet: the API server holds v1.9.1's CRDs.
+		CRDs:                 "v1.9.1",
+		RouteRulesOverlap:    true,
+		DefaultOnFlags:       []egv1a1.RuntimeFlag{egv1a1.XDSNameSchemeV2},
+		DNSClusterExtension:  true,
+		JWTStableNames:       true,
+		LuaPolicyFilters:     true,
+		ListenerSDSSecrets:   true,
+		UpstreamTLSMax:       "1.3",
+		SharedSystemCASecret: true,
+		RateLimitPerDomain:   true,
 	},
 }
 
@@ -140,4 +125,12 @@ func (p Profile) FlagOn(flag egv1a1.RuntimeFlag, flags *egv1a1.RuntimeFlags) boo
 		}
 	}
 	return false
+}
+
+// CRDRelease is the EG release whose CRDs admission applies (v1.9.1 when unset).
+func (p Profile) CRDRelease() string {
+	if p.CRDs == "" {
+		return "v1.9.1"
+	}
+	return p.CRDs
 }

@@ -19,6 +19,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
@@ -29,6 +30,7 @@ import (
 	"github.com/egharness/egharness/internal/parallel"
 	"github.com/egharness/egharness/internal/yamlpos"
 	"go.yaml.in/yaml/v3"
+	kjson "sigs.k8s.io/json"
 )
 
 // coreKinds are the core/discovery kinds the translator reads; other core kinds (Pods,
@@ -94,6 +96,12 @@ type Options struct {
 	// DefaultNamespace is given to namespaced objects that name none ("default" when empty,
 	// as kubectl apply does; egctl x translate uses "envoy-gateway-system").
 	DefaultNamespace string
+	// StrictTypes also reads objects of the CRD-defined groups strictly against their Go
+	// types (EG v1.9.1's and Gateway API v1.6.1's): an unknown field, a field of the wrong
+	// type or an unknown kind is recorded in the object's DecodeErr with its line, even
+	// where the object decodes leniently. The scenario loader makes it an error unless the
+	// scenario expects the API server to refuse that object: otherwise it is a typo.
+	StrictTypes bool
 	// Limits bound the file: size, objects, nesting depth, alias expansion (zero fields
 	// take the defaults).
 	Limits
@@ -493,6 +501,13 @@ func decodeOne(file string, line int, text, js []byte, tm typeMeta, opts Options
 	switch {
 	case tm.Kind == "" || tm.APIVersion == "":
 		return Object{}, "", fmt.Errorf("%s:%d: %s: apiVersion and kind are required", file, line, orUnnamed(what))
+	case tm.Metadata.Name == "" && CRDGroup(gvGroup(tm.APIVersion)):
+		return Object{}, "", fmt.Errorf("%s:%d: %s: metadata.name is required", file, line, tm.Kind)
+	case CRDGroup(gvGroup(tm.APIVersion)):
+		// The API server decides on these (admission, against the CRDs of the profile's
+		// release): unknown fields, wrong types and unserved kinds or versions are its
+		// refusals, not reading errors.
+		return decodeGoverned(file, line, text, js, tm, opts), "", nil
 	case !KnownKind(tm.APIVersion, tm.Kind):
 		if opts.SkipUnknownKinds {
 			return Object{}, fmt.Sprintf("%s:%d: skipped %s (%s): not a kind egharness translates", file, line, what, tm.APIVersion), nil
@@ -524,6 +539,99 @@ func decodeOne(file string, line int, text, js []byte, tm typeMeta, opts Options
 		return Object{}, "", fmt.Errorf("%s:%d: %s: %s is cluster-scoped and takes no namespace", file, line, what, tm.Kind)
 	}
 	return Object{Obj: ko, APIVersion: tm.APIVersion, Kind: tm.Kind, File: file, Line: line}, "", nil
+}
+
+// crdGroups are the API groups whose kinds are CustomResourceDefinitions of EG or of the
+// Gateway API (standard and experimental).
+var crdGroups = map[string]bool{
+	gwapiv1.GroupName:             true,
+	egv1a1.GroupName:              true,
+	"gateway.networking.x-k8s.io": true,
+}
+
+// CRDGroup reports whether an API group's kinds are defined by the CRDs admission reads.
+func CRDGroup(group string) bool { return crdGroups[group] }
+
+func gvGroup(apiVersion string) string {
+	if i := strings.IndexByte(apiVersion, '/'); i > 0 {
+		return apiVersion[:i]
+	}
+	return ""
+}
+
+// decodeGoverned decodes an object of a CRD-defined group leniently: unknown fields are
+// left out of Obj (Raw keeps them for admission), and a document that does not fit its Go
+// type, or whose kind has none, becomes an identity-only object carrying DecodeErr.
+func decodeGoverned(file string, line int, text, js []byte, tm typeMeta, opts Options) Object {
+	o := Object{APIVersion: tm.APIVersion, Kind: tm.Kind, File: file, Line: line, Raw: js}
+	what := strings.TrimSpace(fmt.Sprintf("%s %s", tm.Kind, nsName(tm.Metadata.Namespace, tm.Metadata.Name)))
+	ko, err := NewTyped(tm.APIVersion, tm.Kind)
+	switch {
+	case err != nil:
+		o.DecodeErr = fmt.Errorf("%s:%d: %s: unknown kind %q in %q (known: %s)", file, line, what, tm.Kind, tm.APIVersion, strings.Join(knownKinds(), ", "))
+		ko = nil
+	case opts.StrictTypes:
+		// Strictly, with the line of each problem; unknown fields are problems too.
+		if serr := yamlpos.DecodeJSONStrict(js, text, ko, line-1); serr != nil {
+			o.DecodeErr = prefixEach(file, line, what, serr)
+			// What fits is kept when only unknown fields are wrong.
+			ko, _ = NewTyped(tm.APIVersion, tm.Kind)
+			if kjson.UnmarshalCaseSensitivePreserveInts(js, ko) != nil {
+				ko = nil
+			}
+		}
+	default:
+		if err := kjson.UnmarshalCaseSensitivePreserveInts(js, ko); err != nil {
+			// The strict decode again, for the line of each problem.
+			fresh, _ := NewTyped(tm.APIVersion, tm.Kind)
+			if serr := yamlpos.DecodeJSONStrict(js, text, fresh, line-1); serr != nil {
+				err = serr
+			}
+			o.DecodeErr = prefixEach(file, line, what, err)
+			ko = nil
+		}
+	}
+	if ko == nil {
+		u := &unstructured.Unstructured{}
+		u.SetAPIVersion(tm.APIVersion)
+		u.SetKind(tm.Kind)
+		u.SetName(tm.Metadata.Name)
+		u.SetNamespace(tm.Metadata.Namespace)
+		ko = u
+	}
+	if ClusterScoped(tm.Kind) {
+		// The API server clears the namespace of a cluster-scoped object; strictly it is
+		// a mistake.
+		if ns := ko.GetNamespace(); ns != "" && opts.StrictTypes && o.DecodeErr == nil {
+			o.DecodeErr = fmt.Errorf("%s:%d: %s: %s is cluster-scoped and takes no namespace", file, line, what, tm.Kind)
+		}
+		ko.SetNamespace("")
+	} else if ko.GetNamespace() == "" {
+		ns := opts.DefaultNamespace
+		if ns == "" {
+			ns = "default"
+		}
+		ko.SetNamespace(ns)
+	}
+	o.Obj = ko
+	return o
+}
+
+// NewTyped returns an empty object of the Go type of apiVersion/kind.
+func NewTyped(apiVersion, kind string) (KObject, error) {
+	if !KnownKind(apiVersion, kind) {
+		return nil, fmt.Errorf("no Go type for %s %s", apiVersion, kind)
+	}
+	gv, _ := schema.ParseGroupVersion(apiVersion)
+	ro, err := scheme().New(gv.WithKind(kind))
+	if err != nil {
+		return nil, err
+	}
+	ko, ok := ro.(KObject)
+	if !ok {
+		return nil, fmt.Errorf("%s %s is not an object with metadata", apiVersion, kind)
+	}
+	return ko, nil
 }
 
 // KnownKinds lists the kinds Decode accepts, sorted.

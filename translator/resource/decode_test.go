@@ -33,7 +33,14 @@ func errLines(err error) []string {
 func decode(t *testing.T, text string, opts resource.Options) (resource.Decoded, []string) {
 	t.Helper()
 	dec, err := resource.Decode("in.yaml", []byte(text), opts)
-	return dec, errLines(err)
+	errs := errLines(err)
+	if opts.StrictTypes {
+		// What strict reading finds in a CRD kind's object is on the object.
+		for _, o := range dec.Objects {
+			errs = append(errs, errLines(o.DecodeErr)...)
+		}
+	}
+	return dec, errs
 }
 
 func oneError(t *testing.T, errs []string) string {
@@ -105,7 +112,7 @@ func TestDecodeUnknownKind(t *testing.T) {
 
 func TestDecodeUnknownGroupKind(t *testing.T) {
 	text := "apiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRouteList\nmetadata: {name: x}\n"
-	_, errs := decode(t, text, resource.Options{})
+	_, errs := decode(t, text, resource.Options{StrictTypes: true})
 	if msg := oneError(t, errs); !strings.HasPrefix(msg, `in.yaml:1: HTTPRouteList x: unknown kind "HTTPRouteList"`) {
 		t.Errorf("error %q", msg)
 	}
@@ -164,12 +171,13 @@ func TestDecodeMissingKind(t *testing.T) {
 
 func TestDecodeClusterScopedWithNamespace(t *testing.T) {
 	text := "apiVersion: gateway.networking.k8s.io/v1\nkind: GatewayClass\nmetadata: {name: eg, namespace: apps}\nspec: {controllerName: x.io/y}\n"
-	dec, errs := decode(t, text, resource.Options{})
+	dec, errs := decode(t, text, resource.Options{StrictTypes: true})
 	if msg := oneError(t, errs); msg != "in.yaml:1: GatewayClass apps/eg: GatewayClass is cluster-scoped and takes no namespace" {
 		t.Errorf("error %q", msg)
 	}
-	if len(dec.Objects) != 0 {
-		t.Errorf("the GatewayClass was returned: %v", dec.Objects)
+	// It is returned, as the API server would take it (namespace cleared), carrying why.
+	if len(dec.Objects) != 1 || dec.Objects[0].Ref().String() != "GatewayClass/eg" || dec.Objects[0].DecodeErr == nil {
+		t.Errorf("objects %v, want the GatewayClass without its namespace and its problem", dec.Objects)
 	}
 }
 
@@ -230,7 +238,7 @@ func TestDecodeLineOffset(t *testing.T) {
 
 func TestDecodeStrictFieldErrors(t *testing.T) {
 	text := "apiVersion: gateway.networking.k8s.io/v1\nkind: Gateway\nmetadata: {name: g}\nspec:\n  gatewayClassName: eg\n  listeners:\n  - name: http\n    protocol: HTTP\n    port: 80\n    bogus: 1\n  extra: true\n"
-	_, errs := decode(t, text, resource.Options{})
+	_, errs := decode(t, text, resource.Options{StrictTypes: true})
 	if len(errs) != 2 {
 		t.Fatalf("errors %q, want 2", errs)
 	}
@@ -248,7 +256,7 @@ func TestDecodeStrictFieldErrors(t *testing.T) {
 
 func TestDecodeTypeError(t *testing.T) {
 	text := service + "---\napiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\nmetadata: {name: r}\nspec:\n  hostnames: a.example.com\n"
-	_, errs := decode(t, text, resource.Options{})
+	_, errs := decode(t, text, resource.Options{StrictTypes: true})
 	msg := oneError(t, errs)
 	if !strings.HasPrefix(msg, "in.yaml:10: HTTPRoute r: cannot unmarshal string") {
 		t.Errorf("error %q, want line 10 (hostnames)", msg)
@@ -440,5 +448,34 @@ func TestDecodeParallelSameAsSequential(t *testing.T) {
 			!reflect.DeepEqual(par.Objects[i].Obj, seq.Objects[i].Obj) {
 			t.Errorf("object %d: %v line %d, sequentially %v line %d", i, par.Objects[i].Ref(), par.Objects[i].Line, seq.Objects[i].Ref(), seq.Objects[i].Line)
 		}
+	}
+}
+
+// Without StrictTypes, objects of the CRD-defined groups are the API server's to refuse: a
+// wrong type, an unknown field or an unknown kind is no reading error, and the object keeps
+// its JSON for admission.
+func TestDecodeGovernedLeniently(t *testing.T) {
+	text := "apiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\nmetadata: {name: r}\nspec:\n  hostnames: a.example.com\n" +
+		"---\napiVersion: gateway.networking.k8s.io/v1\nkind: FooRoute\nmetadata: {name: f}\n" +
+		"---\napiVersion: gateway.networking.k8s.io/v1\nkind: GatewayClass\nmetadata: {name: eg, namespace: apps}\nspec: {controllerName: x.io/y, bogus: 1}\n"
+	dec, errs := decode(t, text, resource.Options{})
+	if len(errs) != 0 {
+		t.Fatalf("errors %q, want none", errs)
+	}
+	if len(dec.Objects) != 3 {
+		t.Fatalf("objects %v, want 3", dec.Objects)
+	}
+	want := []struct {
+		ref       string
+		decodeErr bool
+	}{{"HTTPRoute/default/r", true}, {"FooRoute/default/f", true}, {"GatewayClass/eg", false}}
+	for i, w := range want {
+		o := dec.Objects[i]
+		if o.Ref().String() != w.ref || (o.DecodeErr != nil) != w.decodeErr || len(o.Raw) == 0 {
+			t.Errorf("object %d: %s, decode error %v, raw %d bytes; want %s, decode error %v, raw JSON", i, o.Ref(), o.DecodeErr, len(o.Raw), w.ref, w.decodeErr)
+		}
+	}
+	if msg := fmt.Sprint(dec.Objects[0].DecodeErr); !strings.HasPrefix(msg, "in.yaml:5: HTTPRoute r: cannot unmarshal string") {
+		t.Errorf("decode error %q, want the strict decoder's, with its line", msg)
 	}
 }

@@ -35,7 +35,7 @@ func FuzzDecode(f *testing.F) {
 	f.Add([]byte("apiVersion: gateway.envoyproxy.io/v1alpha1\nkind: EnvoyGateway\nextensionApis: {enableEnvoyPatchPolicy: true}\n"), false)
 	f.Fuzz(func(t *testing.T, data []byte, skipUnknown bool) {
 		lim := resource.Limits{MaxObjects: 200, MaxDepth: 40, MaxAliasExpansion: 64 << 10}
-		opts := resource.Options{SkipUnknownKinds: skipUnknown, DefaultNamespace: "fuzz-ns", Limits: lim}
+		opts := resource.Options{SkipUnknownKinds: skipUnknown, DefaultNamespace: "fuzz-ns", Limits: lim, StrictTypes: true}
 		dec, err := resource.Decode("fuzz.yaml", data, opts)
 		lines := yamlpos.LineCount(data) // as YAML counts them: a lone CR ends a line too
 		for _, m := range errLines(err) {
@@ -47,6 +47,21 @@ func FuzzDecode(f *testing.F) {
 				t.Errorf("message points past the last line (%d): %q", lines, m)
 			}
 		}
+		// Objects that did not fit their Go type strictly carry why, with file and line;
+		// the rest must survive the round trip below.
+		kept := dec.Objects[:0:0]
+		for _, o := range dec.Objects {
+			if o.DecodeErr != nil {
+				for _, m := range errLines(o.DecodeErr) {
+					if !msgStart.MatchString(m) {
+						t.Errorf("decode problem does not start with the file and line: %q", m)
+					}
+				}
+				continue
+			}
+			kept = append(kept, o)
+		}
+		dec.Objects = kept
 		seen := map[resource.Ref]bool{}
 		for _, o := range dec.Objects {
 			checkObject(t, o, lines)
@@ -79,7 +94,7 @@ func FuzzDecode(f *testing.F) {
 			}
 			buf.Write(b)
 		}
-		again, err := resource.Decode("again.yaml", buf.Bytes(), resource.Options{DefaultNamespace: "fuzz-ns", Limits: resource.Limits{MaxFileSize: -1, MaxObjects: -1, MaxDepth: -1, MaxAliasExpansion: -1}})
+		again, err := resource.Decode("again.yaml", buf.Bytes(), resource.Options{DefaultNamespace: "fuzz-ns", StrictTypes: true, Limits: resource.Limits{MaxFileSize: -1, MaxObjects: -1, MaxDepth: -1, MaxAliasExpansion: -1}})
 		if err != nil {
 			t.Fatalf("the decoded objects, encoded again, do not decode: %v\n%s", err, buf.Bytes())
 		}

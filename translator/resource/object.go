@@ -23,6 +23,15 @@ type Object struct {
 	Kind       string
 	File       string
 	Line       int // first line of the document in File
+	// Raw is the document as JSON, kept for the kinds of the CRD-defined API groups
+	// (CRDGroup): admission checks it against the real CRDs, unknown fields included,
+	// which the typed Obj has lost.
+	Raw []byte
+	// DecodeErr is why the document did not decode into its Go type (a field of the wrong
+	// type, a kind no Go type has; with Options.StrictTypes an unknown field too), with
+	// file and line. When no Go value could be had, Obj holds only the identity (an
+	// Unstructured); admission decides on such objects by the CRDs as the API server does.
+	DecodeErr error
 }
 
 // Ref names the object.
