@@ -61,7 +61,7 @@ Exit codes: 0 all good, 1 a scenario or check failed, 2 bad usage or bad input.`
 	}
 	root.AddCommand(newRunCmd(), newTranslateCmd(), newGoldenCmd(), newCoverageCmd())
 	root.AddCommand(newReportCmd(), newAdaptEgctlCmd())
-	root.AddCommand(newUpgradeCheckCmd())
+	root.AddCommand(newUpgradeCheckCmd(), newCRDDiffCmd())
 	root.AddCommand(newServeCmd())
 	return root
 }

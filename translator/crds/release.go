@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 
 	envoygateway "github.com/envoyproxy/gateway"
@@ -73,9 +74,7 @@ func fromElsewhere(release string) (*Set, error) {
 		}
 		tried = append(tried, dir)
 	}
-	return nil, fmt.Errorf("%w: %s's CRDs are not on this machine (looked in %v); run `make crds`, "+
-		"which is `go mod download %s@%s` run outside this module, or set %s to a folder holding %s/",
-		errNoCRDs, Label(release), tried, egModule, release, CRDsDirEnv, release)
+	return nil, &MissingError{Release: release, Tried: tried}
 }
 
 // candidateDirs are where another release's CRD files may be, in order.
@@ -105,5 +104,20 @@ func modCache() string {
 	return ""
 }
 
+// MissingError says a release's CRDs could not be found, and how to get them.
+type MissingError struct {
+	Release string
+	Tried   []string
+}
+
+func (e *MissingError) Error() string {
+	return fmt.Sprintf("%s's CRDs are not on this machine (looked in %s): run `make crds CRD_RELEASES=%s` "+
+		"(which runs `go mod download %s@%s` outside this module), or set %s to a folder holding %s/",
+		Label(e.Release), strings.Join(e.Tried, ", "), e.Release, egModule, e.Release, CRDsDirEnv, e.Release)
+}
+
 // IsMissing reports an error saying a release's CRDs could not be found.
-func IsMissing(err error) bool { return errors.Is(err, errNoCRDs) }
+func IsMissing(err error) bool {
+	var m *MissingError
+	return errors.As(err, &m)
+}

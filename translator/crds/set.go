@@ -15,7 +15,6 @@ package crds
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -205,6 +204,3 @@ func parsedIdentity(doc []byte) (schema.GroupKind, bool) {
 	}
 	return schema.GroupKind{Group: crd.Spec.Group, Kind: crd.Spec.Names.Kind}, crd.Spec.Group != "" && crd.Spec.Names.Kind != ""
 }
-
-// errNoCRDs is returned by a Source that cannot find a release's CRDs.
-var errNoCRDs = errors.New("CRDs not found")

@@ -1,0 +1,60 @@
+package crds_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/egharness/egharness/translator/crds"
+)
+
+// The diff between EG v1.8.0's and v1.9.1's CRDs holds the rule changes the upgrade
+// scenarios rely on, read from the releases themselves.
+func TestDiffV180V191(t *testing.T) {
+	from, err := crds.ForRelease("v1.8.0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	to, err := crds.ForRelease("v1.9.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	changes, err := crds.Diff(from, to)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lines []string
+	for _, c := range changes {
+		lines = append(lines, c.String())
+	}
+	all := strings.Join(lines, "\n")
+	for _, want := range []string{
+		// UPG-02: Gateway API v1.6 serves and stores TCPRoute v1.
+		"TCPRoute.gateway.networking.k8s.io v1: version added: served",
+		"TCPRoute.gateway.networking.k8s.io: storage version v1alpha2 → v1",
+		// EG #9186: the rate limit's request count loses its impossible int32 bound.
+		"BackendTrafficPolicy.gateway.envoyproxy.io v1alpha1 spec.rateLimit.global.rules[*].limit.requests: format int32 → int64",
+		// EnvoyExtensionPolicy gains mergeType (MRG-01).
+		"EnvoyExtensionPolicy.gateway.envoyproxy.io v1alpha1 spec.mergeType: field added: string",
+		// MRG-01: mergeType only with xRoute targets.
+		`BackendTrafficPolicy.gateway.envoyproxy.io v1alpha1 spec: rule added:`,
+	} {
+		if !strings.Contains(all, want) {
+			t.Errorf("the diff lacks %q", want)
+		}
+	}
+	if !strings.Contains(all, `"mergeType can only be used with xRoute targets"`) {
+		t.Errorf("the diff lacks the MRG-01 CEL rule")
+	}
+	again, _ := crds.Diff(from, to)
+	if len(again) != len(changes) {
+		t.Errorf("two diffs differ in length: %d, %d", len(changes), len(again))
+	}
+	for i := range again {
+		if again[i] != changes[i] {
+			t.Fatalf("the diff is not deterministic at %d: %v / %v", i, changes[i], again[i])
+		}
+	}
+	if none, _ := crds.Diff(to, to); len(none) != 0 {
+		t.Errorf("a release differs from itself: %v", none[0])
+	}
+}
