@@ -4,6 +4,7 @@
 package translator
 
 import (
+	"errors"
 	"fmt"
 	"runtime/debug"
 
@@ -67,6 +68,14 @@ func Translate(in Input) (res *result.Result, err error) {
 		// BTP-03
 		RateLimitPerDomain: in.Profile.RateLimitPerDomain,
 	}, RateLimit: rateLimitService(in.Config)}.Translate(&gw.IR)
+	var skipped *xds.RoutesSkipped
+	if errors.As(err, &skipped) {
+		// One route's problem stays that route's: the rest is translated and printed.
+		for _, p := range skipped.Problems {
+			res.Warnings = append(res.Warnings, p+" (left out of the xDS)")
+		}
+		err = nil
+	}
 	if err != nil {
 		return nil, err
 	}

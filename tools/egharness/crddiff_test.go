@@ -40,3 +40,38 @@ func TestCRDDiff(t *testing.T) {
 		}
 	}
 }
+
+// A route whose filters cannot be built is that route's problem: translate prints the rest
+// and names the route in a warning, instead of failing the whole file.
+func TestTranslateLeavesOutOneRoute(t *testing.T) {
+	code, stdout, msg := execute(t, "", "translate", "-f", "testdata/route-left-out.yaml", "-o", "json")
+	if code != 0 {
+		t.Fatalf("exit %d (%s), want the translation", code, msg)
+	}
+	var out struct {
+		Warnings []string `json:"warnings"`
+		XDS      struct {
+			Routes []struct {
+				VirtualHosts []struct {
+					Name   string            `json:"name"`
+					Routes []json.RawMessage `json:"routes"`
+				} `json:"virtualHosts"`
+			} `json:"routes"`
+		} `json:"xds"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &out); err != nil {
+		t.Fatal(err)
+	}
+	routes := map[string]int{}
+	for _, rc := range out.XDS.Routes {
+		for _, vh := range rc.VirtualHosts {
+			routes[vh.Name] = len(vh.Routes)
+		}
+	}
+	if routes["default/eg/http/open_example_com"] != 1 || routes["default/eg/http/guarded_example_com"] != 0 {
+		t.Errorf("routes per virtual host %v: want the open route kept and the guarded one left out", routes)
+	}
+	if len(out.Warnings) != 1 || !strings.Contains(out.Warnings[0], "httproute/default/guarded/rule/0") || !strings.Contains(out.Warnings[0], "left out of the xDS") {
+		t.Errorf("warnings %q, want the guarded route named", out.Warnings)
+	}
+}

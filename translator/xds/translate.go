@@ -4,6 +4,7 @@ package xds
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	clusterv3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
@@ -64,10 +65,21 @@ type tlsChain struct {
 	filters *httpFilterSet
 }
 
-// Translate builds the resources. Errors are programming errors in the IR (an Any that does
-// not marshal), never user input.
+// RoutesSkipped is the error of a translation that left routes out: what a route's
+// filters needed could not be built. The rest of the output is whole and returned with it,
+// so that one route's problem is that route's, not the whole file's.
+type RoutesSkipped struct{ Problems []string }
+
+func (e *RoutesSkipped) Error() string {
+	return "routes left out of the xDS: " + strings.Join(e.Problems, "; ")
+}
+
+// Translate builds the resources. A route whose filter configuration cannot be built is
+// left out and named in a *RoutesSkipped error beside the output; any other error is a
+// programming error in the IR (an Any that does not marshal), never user input.
 func (t Translator) Translate(x *ir.XDS) (result.XDS, error) {
 	var out result.XDS
+	var skipped []string
 	byPort := map[portKey]*envoyListener{}
 	var order []portKey
 	clusters := map[string]bool{}
@@ -126,10 +138,12 @@ func (t Translator) Translate(x *ir.XDS) (result.XDS, error) {
 				addAltSvc(route, l.GatewayPort)
 			}
 			if err := fs.addRoute(route, r); err != nil {
-				return result.XDS{}, fmt.Errorf("route %s: %w", r.Name, err)
+				skipped = append(skipped, fmt.Sprintf("route %s: %v", r.Name, err))
+				continue
 			}
 			if err := fs.addRateLimits(route, r, l); err != nil {
-				return result.XDS{}, fmt.Errorf("route %s: %w", r.Name, err)
+				skipped = append(skipped, fmt.Sprintf("route %s: %v", r.Name, err))
+				continue
 			}
 			vh.Routes = append(vh.Routes, route)
 			for _, c := range routeClusters(r) {
@@ -203,6 +217,9 @@ func (t Translator) Translate(x *ir.XDS) (result.XDS, error) {
 	addUpstreamTLSSecrets(&out, x)
 	addSessionFilters(out.Listeners, out.Routes)
 	out.Sort()
+	if len(skipped) > 0 {
+		return out, &RoutesSkipped{Problems: skipped}
+	}
 	return out, nil
 }
 
