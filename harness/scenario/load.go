@@ -434,6 +434,37 @@ func (l Loader) validateRefs(s *Scenario, addf func(int, string, ...any)) {
 				addf(s.Line(p), "%s.expect checks nothing", p)
 			}
 		}
+		checkIDs(s, k, e, addf)
+	}
+}
+
+// checkIDs: an expectation's id must be one of the scenario's covers (it says which
+// covered behavior the expectation asserts).
+func checkIDs(s *Scenario, k string, e Expect, addf func(int, string, ...any)) {
+	one := func(section string, i int, id string) {
+		if id == "" || contains(s.Covers, id) {
+			return
+		}
+		p := fmt.Sprintf("%s.%s[%d].id", k, section, i)
+		addf(s.Line(p), "%s: %s is not in covers (%s): an expectation asserts one of the behaviors the scenario covers", p, id, strings.Join(s.Covers, ", "))
+	}
+	for i, x := range e.Admission {
+		one("admission", i, x.ID)
+	}
+	for i, x := range e.Statuses {
+		one("statuses", i, x.ID)
+	}
+	for i, x := range e.XDS {
+		one("xds", i, x.ID)
+	}
+	for i, x := range e.Traffic {
+		one("traffic", i, x.ID)
+	}
+	for i, x := range e.Patches {
+		one("patches", i, x.ID)
+	}
+	for i, x := range e.Snapshot {
+		one("snapshot", i, x.ID)
 	}
 }
 
