@@ -324,8 +324,10 @@ func (l Loader) validateRefs(s *Scenario, addf func(int, string, ...any)) {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
+	names := newObjIndex(s)
 	for _, k := range keys {
 		e := sections[k]
+		checkAbsentNames(s, k, e, names, addf)
 		for i, a := range e.Admission {
 			check(fmt.Sprintf("%s.admission[%d].object", k, i), a.Object, true)
 		}
