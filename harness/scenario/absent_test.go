@@ -16,9 +16,9 @@ func TestAbsentNames(t *testing.T) {
 		{"Listener", "default/eg/http", true},
 		{"Listener", "default/eg/http-quic", true},
 		{"Listener", "tcp-8080", true},
-		{"Listener", "default/eg/https", false},   // no such listener in the Gateway
-		{"Listener", "default/gw/http", false},    // no such Gateway
-		{"Listener", "default-eg-http", false},    // no scheme makes it
+		{"Listener", "default/eg/https", false}, // no such listener in the Gateway
+		{"Listener", "default/gw/http", false},  // no such Gateway
+		{"Listener", "default-eg-http", false},  // no scheme makes it
 		{"RouteConfiguration", "http-80", true},
 		{"VirtualHost", "default/eg/http/app_example_com", true},
 		{"VirtualHost", "default/eg/htp/app_example_com", false},
