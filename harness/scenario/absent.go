@@ -17,7 +17,7 @@ import (
 // and the v1.8 names the upgrade scenarios check are gone), and every object the template
 // names must be among the scenario's objects (a route rule must exist in its route, a
 // listener in its Gateway or ListenerSet). A name an EnvoyPatchPolicy of the scenario
-// writes (a patch's value with that "name") also fits. docs/absent-names.md has the rule.
+// writes (a patch's value with that "name") also fits. docs/checks.md has the rule.
 
 // objIndex is what the templates look up among the scenario's objects.
 type objIndex struct {
@@ -240,6 +240,6 @@ func checkAbsentNames(s *Scenario, k string, e Expect, ix *objIndex, addf func(i
 			continue
 		}
 		p := fmt.Sprintf("%s.xds[%d]", k, i)
-		addf(s.Line(p+".name"), "%s: absent %s %q fits no name the translator can produce for this scenario's objects (a typo or an old scheme passes any absent check; see docs/absent-names.md)", p, x.Kind, x.Name)
+		addf(s.Line(p+".name"), "%s: absent %s %q fits no name the translator can produce for this scenario's objects (a typo or an old scheme passes any absent check; see docs/checks.md)", p, x.Kind, x.Name)
 	}
 }
