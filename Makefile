@@ -88,3 +88,12 @@ E2E_ARGS ?=
 .PHONY: e2e
 e2e: ## replay scenario traffic through real Envoy in kind (README: Live traffic)
 	$(GO) test -v -count=1 -timeout 60m ./suites/e2e -args -ginkgo.label-filter=kind $(E2E_ARGS)
+
+# Mutation testing with the goldens off: each mutation in mutations/mutations.yaml (a file,
+# a unique search string, its replacement) is applied alone to a temporary copy of the
+# module, which is built and run (`egharness run --no-golden`); survivors and stale
+# mutations fail the target. MUTATE_ARGS passes flags, e.g. -only id,id or -keep.
+MUTATE_ARGS ?=
+.PHONY: mutate
+mutate: ## mutation testing of the translator (goldens off); prints which mutations survive
+	$(GO) run ./tools/mutate $(MUTATE_ARGS)

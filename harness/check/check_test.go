@@ -88,7 +88,7 @@ expect:
     - httproute/default/app/rule/0/match/0/app_example_com
   - {kind: Route, name: httproute/default/app/rule/0/match/0/app_example_com, in: default/eg/http/app_example_com}
   - {kind: Cluster, name: httproute/default/app/rule/0}
-  - {kind: Cluster, name: httproute/default/app/rule/9, absent: true}
+  - {kind: Cluster, name: httproute/default/app/rule/0-mirror-0, absent: true}
   - {kind: ClusterLoadAssignment, name: httproute/default/app/rule/1}
   - {kind: HTTPFilter, name: envoy.filters.http.router, in: default/eg/http}
   traffic:
@@ -286,10 +286,10 @@ func TestWrongExpectationsFail(t *testing.T) {
 		},
 		{
 			name:  "xds present expected, absent",
-			old:   "- {kind: Cluster, name: httproute/default/app/rule/9, absent: true}",
-			new:   "- {kind: Cluster, name: httproute/default/app/rule/9}",
-			check: "xds", where: "expect.xds[5]", marker: "rule/9}",
-			msg: "Cluster httproute/default/app/rule/9: not found (present: httproute/default/app/rule/0, httproute/default/app/rule/1)",
+			old:   "- {kind: Cluster, name: httproute/default/app/rule/0-mirror-0, absent: true}",
+			new:   "- {kind: Cluster, name: httproute/default/app/rule/0-mirror-0}",
+			check: "xds", where: "expect.xds[5]", marker: "mirror-0}",
+			msg: "Cluster httproute/default/app/rule/0-mirror-0: not found (present: httproute/default/app/rule/0, httproute/default/app/rule/1)",
 		},
 		{
 			name:  "xds absent expected, present",

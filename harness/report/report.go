@@ -55,7 +55,10 @@ type Implementation = confv1.Implementation
 // Conformance builds a ConformanceReport: one profile per behavior area, core results from
 // scenarios of Gateway API kinds only, extended results from scenarios that use Envoy
 // Gateway's kinds. Those kinds are the features: supported when every scenario run of them
-// passed, unsupported when one failed (a skipped run says nothing either way).
+// passed without a recorded divergence, unsupported when one failed (a skipped run says
+// nothing either way). A run that passes only through recorded divergences is counted as
+// skipped, its reasons in SkippedTests, and keeps its features out of SupportedFeatures
+// (the summary names them).
 func Conformance(outcomes []*runner.Outcome, im Implementation, date time.Time, gatewayAPIVersion string) *confv1.ConformanceReport {
 	rep := &confv1.ConformanceReport{
 		Implementation:    im,
@@ -69,6 +72,7 @@ func Conformance(outcomes []*runner.Outcome, im Implementation, date time.Time, 
 		core, ext         confv1.Status
 		hasExt            bool
 		supported, broken map[string]bool
+		diverged          map[string]bool // features with a run that diverges for a recorded reason
 		scenarios         int
 	}
 	areas := map[string]*area{}
@@ -76,7 +80,7 @@ func Conformance(outcomes []*runner.Outcome, im Implementation, date time.Time, 
 	for _, o := range outcomes {
 		a := areas[o.Scenario.Area]
 		if a == nil {
-			a = &area{supported: map[string]bool{}, broken: map[string]bool{}}
+			a = &area{supported: map[string]bool{}, broken: map[string]bool{}, diverged: map[string]bool{}}
 			areas[o.Scenario.Area] = a
 			names = append(names, o.Scenario.Area)
 		}
@@ -86,6 +90,7 @@ func Conformance(outcomes []*runner.Outcome, im Implementation, date time.Time, 
 		if len(kinds) > 0 {
 			st, a.hasExt = &a.ext, true
 		}
+		diverged := o.Skipped == "" && o.Passed() && len(o.Explained) > 0
 		switch {
 		case o.Skipped != "":
 			st.Skipped++
@@ -93,12 +98,19 @@ func Conformance(outcomes []*runner.Outcome, im Implementation, date time.Time, 
 		case !o.Passed():
 			st.Failed++
 			st.FailedTests = append(st.FailedTests, Test(o))
+		case diverged:
+			// A recorded divergence is the implementation not doing what the reference
+			// does, for a known reason: not a pass. It counts as skipped, with the reason.
+			st.Skipped++
+			st.SkippedTests = append(st.SkippedTests, Test(o)+" (known divergence: "+divergenceReasons(o)+")")
 		default:
 			st.Passed++
 		}
 		for _, k := range kinds {
 			switch {
 			case o.Skipped != "": // not run: says nothing of the feature
+			case diverged:
+				a.diverged[k] = true
 			case o.Passed():
 				a.supported[k] = true
 			default:
@@ -119,14 +131,24 @@ func Conformance(outcomes []*runner.Outcome, im Implementation, date time.Time, 
 				ext.UnsupportedFeatures = append(ext.UnsupportedFeatures, k)
 			}
 			for k := range a.supported {
-				if !a.broken[k] {
+				if !a.broken[k] && !a.diverged[k] {
 					ext.SupportedFeatures = append(ext.SupportedFeatures, k)
+				}
+			}
+			var diverged []string
+			for k := range a.diverged {
+				if !a.broken[k] {
+					diverged = append(diverged, k)
 				}
 			}
 			sort.Strings(ext.SupportedFeatures)
 			sort.Strings(ext.UnsupportedFeatures)
+			sort.Strings(diverged)
 			pr.Extended = ext
 			pr.Summary += fmt.Sprintf("; extended %s, %d passed, %d failed, %d skipped", a.ext.Result, a.ext.Passed, a.ext.Failed, a.ext.Skipped)
+			if len(diverged) > 0 {
+				pr.Summary += "; not reported supported, known divergences: " + strings.Join(diverged, ", ")
+			}
 		}
 		rep.ProfileReports = append(rep.ProfileReports, pr)
 	}
@@ -276,3 +298,15 @@ func (r *row) add(o *runner.Outcome) {
 }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// divergenceReasons is the reasons of the divergences a run's differences were explained by,
+// each on one line, joined.
+func divergenceReasons(o *runner.Outcome) string {
+	var out []string
+	for _, e := range o.Explained {
+		if r := oneLine(e.Divergence.Reason); !slices.Contains(out, r) {
+			out = append(out, r)
+		}
+	}
+	return strings.Join(out, "; ")
+}

@@ -54,9 +54,27 @@ func TestConformance(t *testing.T) {
 		strings.Join(ext.SupportedFeatures, ",") != "HTTPRouteFilter" || len(ext.UnsupportedFeatures) != 0 {
 		t.Errorf("routing extended: %+v", ext)
 	}
-	// A known divergence passes; an error fails.
-	if tls.Core.Passed != 1 || tls.Core.Failed != 1 || tls.Extended != nil {
+	// A known divergence is no pass: skipped with its reason; an error fails.
+	if tls.Core.Passed != 0 || tls.Core.Skipped != 1 || tls.Core.Failed != 1 || tls.Core.Result != confv1.Failure || tls.Extended != nil ||
+		strings.Join(tls.Core.SkippedTests, ",") != "e-div (known divergence: drops timestamps)" {
 		t.Errorf("tls: %+v", tls)
+	}
+}
+
+func TestConformanceDivergedFeatureNotSupported(t *testing.T) {
+	pass := outcome("a-pass", "policy", "SecurityPolicy", []string{"SP-01"})
+	div := outcome("b-div", "policy", "SecurityPolicy", []string{"SP-03"})
+	div.Explained = []runner.Explained{{Divergence: scenario.Divergence{Reason: "prints no\nsecrets"}, Items: []string{"secrets z"}}}
+	other := outcome("c-pass", "policy", "HTTPRouteFilter", []string{"RT-12"})
+	rep := report.Conformance([]*runner.Outcome{pass, div, other}, report.Implementation{Project: "p"}, time.Unix(0, 0), "v1.6.1")
+	ext := rep.ProfileReports[0].Extended
+	if ext == nil || ext.Result != confv1.Partial || ext.Passed != 2 || ext.Skipped != 1 ||
+		strings.Join(ext.SupportedFeatures, ",") != "HTTPRouteFilter" || len(ext.UnsupportedFeatures) != 0 ||
+		strings.Join(ext.SkippedTests, ",") != "b-div (known divergence: prints no secrets)" {
+		t.Errorf("extended: %+v", ext)
+	}
+	if !strings.Contains(rep.ProfileReports[0].Summary, "not reported supported, known divergences: SecurityPolicy") {
+		t.Errorf("summary: %s", rep.ProfileReports[0].Summary)
 	}
 }
 

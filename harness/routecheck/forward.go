@@ -109,6 +109,7 @@ type forwardConfig struct {
 	re            *regexp.Regexp
 	reSub         string
 	hostRewrite   string
+	hostHeader    string // host_rewrite_header: the :authority comes from this header when set
 	hostUnknown   bool
 	appendXFH     bool
 }
@@ -130,8 +131,10 @@ func compileForward(r *routev3.Route, ra *routev3.RouteAction) (*forwardConfig, 
 	case nil:
 	case *routev3.RouteAction_HostRewriteLiteral:
 		f.hostRewrite = hr.HostRewriteLiteral
+	case *routev3.RouteAction_HostRewriteHeader:
+		f.hostHeader = strings.ToLower(hr.HostRewriteHeader)
 	default:
-		// Other host rewrites (auto, from a header or the path) are not evaluated: the
+		// Other host rewrites (auto or from the path) are not evaluated: the
 		// forwarded :authority is left out rather than guessed.
 		f.hostUnknown = true
 	}
@@ -167,13 +170,19 @@ func (f *forwardConfig) upstreamHeaders(rs *requestState, r *route, wf *weighted
 	}
 	if f != nil {
 		f.headers.apply(h)
-		if f.hostRewrite != "" {
+		host := f.hostRewrite
+		if f.hostHeader != "" {
+			// Envoy swaps in the header's value; an absent or empty header leaves the
+			// host intact.
+			host = first(h[f.hostHeader])
+		}
+		if host != "" {
 			if f.appendXFH {
 				if cur := first(h[":authority"]); cur != "" {
 					h["x-forwarded-host"] = []string{strings.Join(append(h["x-forwarded-host"], cur), ",")}
 				}
 			}
-			h[":authority"] = []string{f.hostRewrite}
+			h[":authority"] = []string{host}
 		}
 		if f.hostUnknown {
 			delete(h, ":authority")

@@ -76,6 +76,22 @@ func TestForwardedRewrites(t *testing.T) {
 	}
 }
 
+func TestForwardedHostFromHeader(t *testing.T) {
+	r := routeWithMatch("h", &routev3.RouteMatch{PathSpecifier: &routev3.RouteMatch_Prefix{Prefix: "/"}}, "c")
+	r.GetRoute().HostRewriteSpecifier = &routev3.RouteAction_HostRewriteHeader{HostRewriteHeader: "X-Target-Host"}
+	r.GetRoute().AppendXForwardedHost = true
+	tbl := singleTable(t, routeConfig("rc", vhost("vh", []string{"*"}, r)))
+	_, fwd := forwarded(t, tbl, Request{Host: "shop.example.com", Path: "/", Headers: map[string]string{"x-target-host": "backend.internal"}})
+	if fwd[":authority"] != "backend.internal" || fwd["x-forwarded-host"] != "shop.example.com" {
+		t.Errorf("with the header: %v", fwd)
+	}
+	// without the header Envoy leaves the host intact (and records no forwarded host)
+	_, fwd = forwarded(t, tbl, Request{Host: "shop.example.com", Path: "/"})
+	if fwd[":authority"] != "shop.example.com" || fwd["x-forwarded-host"] != "" {
+		t.Errorf("without the header: %v", fwd)
+	}
+}
+
 func TestForwardedWeightedClusterBeforeRoute(t *testing.T) {
 	c0 := cw("c0", 1)
 	c0.HostRewriteSpecifier = &routev3.WeightedCluster_ClusterWeight_HostRewriteLiteral{HostRewriteLiteral: "backend.internal"}

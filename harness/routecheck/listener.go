@@ -8,12 +8,14 @@ import (
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	listenerv3 "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
 	hcmv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/http_connection_manager/v3"
+	customheaderv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/http/original_ip_detection/custom_header/v3"
 	"google.golang.org/protobuf/types/known/anypb"
 )
 
 const (
 	hcmFilterName       = "envoy.filters.network.http_connection_manager"
 	hcmTypeURL          = "type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager"
+	customHeaderTypeURL = "type.googleapis.com/envoy.extensions.http.original_ip_detection.custom_header.v3.CustomHeaderConfig"
 	tlsInspectorName    = "envoy.filters.listener.tls_inspector"
 	tlsInspectorTypeURL = "type.googleapis.com/envoy.extensions.filters.listener.tls_inspector.v3.TlsInspector"
 )
@@ -69,6 +71,11 @@ type hcmConfig struct {
 	mergeSlashes     bool
 	escapedSlashes   hcmv3.HttpConnectionManager_PathWithEscapedSlashesAction
 	useRemoteAddress bool
+	// ipHeader and ipReject: a custom_header original IP detection extension with
+	// reject_with_status: a request without a valid IP in that header gets that status
+	// before routing (ClientTrafficPolicy customHeader.failClosed).
+	ipHeader string
+	ipReject int
 	// filters are the HTTP filters in order (see httpfilters.go).
 	filters []httpFilterEntry
 }
@@ -177,6 +184,20 @@ func newHCMConfig(listener string, m *hcmv3.HttpConnectionManager) (*hcmConfig, 
 		escapedSlashes:   m.GetPathWithEscapedSlashesAction(),
 		useRemoteAddress: m.GetUseRemoteAddress().GetValue(),
 		filters:          compileHTTPFilters(m.GetHttpFilters()),
+	}
+	for _, ext := range m.GetOriginalIpDetectionExtensions() {
+		tc := ext.GetTypedConfig()
+		if tc.GetTypeUrl() != customHeaderTypeURL {
+			continue
+		}
+		ch := &customheaderv3.CustomHeaderConfig{}
+		if err := tc.UnmarshalTo(ch); err != nil {
+			return nil, fmt.Errorf("%w: listener %s: cannot unmarshal %s: %v", ErrInvalidConfig, listener, tc.GetTypeUrl(), err)
+		}
+		if rs := ch.GetRejectWithStatus(); rs != nil {
+			h.ipHeader, h.ipReject = strings.ToLower(ch.GetHeaderName()), int(rs.GetCode())
+		}
+		break // the first extension decides (later ones are tried only on failure without reject)
 	}
 	switch {
 	case m.GetRds() != nil:

@@ -1,6 +1,7 @@
 package routecheck
 
 import (
+	"net/netip"
 	"strconv"
 	"strings"
 
@@ -103,6 +104,16 @@ func newRequestState(req Request, h *hcmConfig) *requestState {
 		rs.localReply = 307
 		rs.localReplyLocation = rs.path
 		return rs
+	}
+
+	// ConnectionManagerUtility::mutateRequestHeaders: original IP detection. A
+	// custom_header extension with reject_with_status refuses a request whose header is
+	// missing or holds no IP address.
+	if h.ipHeader != "" && h.ipReject != 0 {
+		if _, err := netip.ParseAddr(strings.TrimSpace(rs.headers[h.ipHeader])); err != nil {
+			rs.localReply = h.ipReject
+			return rs
+		}
 	}
 
 	rs.headers[":method"] = rs.method

@@ -8,6 +8,7 @@ import (
 	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
 	hcmv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/http_connection_manager/v3"
 	tcpv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/tcp_proxy/v3"
+	customheaderv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/http/original_ip_detection/custom_header/v3"
 	matcherv3 "github.com/envoyproxy/go-control-plane/envoy/type/matcher/v3"
 	typev3 "github.com/envoyproxy/go-control-plane/envoy/type/v3"
 	"google.golang.org/protobuf/types/known/anypb"
@@ -717,4 +718,38 @@ func TestErrors(t *testing.T) {
 	wantErr(t, err, ErrInvalidConfig, "nil")
 	_, err = New(nil, []*routev3.RouteConfiguration{rc, rc})
 	wantErr(t, err, ErrInvalidConfig, `duplicate route configuration name "rc"`)
+}
+
+func TestCustomHeaderRejectsWithoutClientIP(t *testing.T) {
+	rc := routeConfig("rc", vhost("vh", []string{"*"}, prefixRoute("all", "/", "c")))
+	mk := func(reject bool) *Table {
+		cfg := &customheaderv3.CustomHeaderConfig{HeaderName: "X-Client-IP"}
+		if reject {
+			cfg.RejectWithStatus = &typev3.HttpStatus{Code: typev3.StatusCode_Forbidden}
+		}
+		tc, err := anypb.New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h := rdsHCM("rc")
+		h.OriginalIpDetectionExtensions = []*corev3.TypedExtensionConfig{{Name: "envoy.extensions.http.original_ip_detection.custom_header", TypedConfig: tc}}
+		l := listener("l", 10080, &listenerv3.FilterChain{Filters: []*listenerv3.Filter{hcmFilter(t, h)}})
+		tbl, err := New([]*listenerv3.Listener{l}, []*routev3.RouteConfiguration{rc})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tbl
+	}
+	closed := mk(true)
+	for _, hdr := range []map[string]string{nil, {"x-client-ip": "not-an-ip"}} {
+		if ans := check(t, closed, Request{Path: "/", Headers: hdr}); ans.Status != 403 || ans.Matched {
+			t.Errorf("fail closed, headers %v: got %+v", hdr, ans)
+		}
+	}
+	if ans := check(t, closed, Request{Path: "/", Headers: map[string]string{"X-Client-IP": "2001:db8::1"}}); ans.Status != 200 || ans.Cluster != "c" {
+		t.Errorf("fail closed with an IP: got %+v", ans)
+	}
+	if ans := check(t, mk(false), Request{Path: "/"}); ans.Status != 200 {
+		t.Errorf("without reject_with_status the request passes: got %+v", ans)
+	}
 }

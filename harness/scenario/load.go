@@ -341,8 +341,10 @@ func (l Loader) validateRefs(s *Scenario, addf func(int, string, ...any)) {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
+	names := newObjIndex(s)
 	for _, k := range keys {
 		e := sections[k]
+		checkAbsentNames(s, k, e, names, addf)
 		for i, a := range e.Admission {
 			check(fmt.Sprintf("%s.admission[%d].object", k, i), a.Object, true)
 		}
@@ -451,6 +453,37 @@ func (l Loader) validateRefs(s *Scenario, addf func(int, string, ...any)) {
 				addf(s.Line(p), "%s.expect checks nothing", p)
 			}
 		}
+		checkIDs(s, k, e, addf)
+	}
+}
+
+// checkIDs: an expectation's id must be one of the scenario's covers (it says which
+// covered behavior the expectation asserts).
+func checkIDs(s *Scenario, k string, e Expect, addf func(int, string, ...any)) {
+	one := func(section string, i int, id string) {
+		if id == "" || contains(s.Covers, id) {
+			return
+		}
+		p := fmt.Sprintf("%s.%s[%d].id", k, section, i)
+		addf(s.Line(p), "%s: %s is not in covers (%s): an expectation asserts one of the behaviors the scenario covers", p, id, strings.Join(s.Covers, ", "))
+	}
+	for i, x := range e.Admission {
+		one("admission", i, x.ID)
+	}
+	for i, x := range e.Statuses {
+		one("statuses", i, x.ID)
+	}
+	for i, x := range e.XDS {
+		one("xds", i, x.ID)
+	}
+	for i, x := range e.Traffic {
+		one("traffic", i, x.ID)
+	}
+	for i, x := range e.Patches {
+		one("patches", i, x.ID)
+	}
+	for i, x := range e.Snapshot {
+		one("snapshot", i, x.ID)
 	}
 }
 

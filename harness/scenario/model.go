@@ -94,6 +94,10 @@ type Expect struct {
 // equal the snapshot's exactly (as JSON); fields listed in Absent must not be there (a
 // field appears only when a policy resolved it for that backend).
 type SnapshotExpect struct {
+	// ID ties the expectation to one behavior ID of the scenario's covers: the ID counts as
+	// covered by assertion through it. Untagged expectations tie to the scenario's only ID
+	// when it covers one, else to none (see Assertions).
+	ID string `json:"id,omitempty"`
 	// Cluster is the backend cluster's name (e.g. httproute/default/app/rule/0).
 	Cluster            string         `json:"cluster"`
 	LoadBalancing      map[string]any `json:"loadBalancing,omitempty"`
@@ -113,6 +117,10 @@ const (
 // PatchExpect checks one operation of an EnvoyPatchPolicy: whether it hit (changed the xDS)
 // or missed, and why.
 type PatchExpect struct {
+	// ID ties the expectation to one behavior ID of the scenario's covers: the ID counts as
+	// covered by assertion through it. Untagged expectations tie to the scenario's only ID
+	// when it covers one, else to none (see Assertions).
+	ID string `json:"id,omitempty"`
 	// Policy is EnvoyPatchPolicy/namespace/name.
 	Policy string `json:"policy"`
 	// Operation is the index in the policy's jsonPatches.
@@ -126,6 +134,10 @@ type PatchExpect struct {
 // AdmissionExpect names an object the API server refuses (or, with allowed: true, admits).
 // Any object not listed must be admitted.
 type AdmissionExpect struct {
+	// ID ties the expectation to one behavior ID of the scenario's covers: the ID counts as
+	// covered by assertion through it. Untagged expectations tie to the scenario's only ID
+	// when it covers one, else to none (see Assertions).
+	ID      string `json:"id,omitempty"`
 	Object  string `json:"object"`
 	Allowed bool   `json:"allowed"`
 	// Message must be contained in the refusal.
@@ -135,6 +147,10 @@ type AdmissionExpect struct {
 // StatusExpect checks conditions of an object, of one of its parents/ancestors (Parent),
 // or of one Gateway listener (Listener).
 type StatusExpect struct {
+	// ID ties the expectation to one behavior ID of the scenario's covers: the ID counts as
+	// covered by assertion through it. Untagged expectations tie to the scenario's only ID
+	// when it covers one, else to none (see Assertions).
+	ID     string `json:"id,omitempty"`
 	Object string `json:"object"`
 	// Parent is Kind/namespace/name[/sectionName][:port] of a route parent or policy ancestor.
 	Parent         string            `json:"parent,omitempty"`
@@ -181,6 +197,10 @@ var XDSKinds = []string{KindListener, KindRouteConfig, KindVirtualHost, KindRout
 
 // XDSExpect checks that a named xDS resource (or part) is present or absent.
 type XDSExpect struct {
+	// ID ties the expectation to one behavior ID of the scenario's covers: the ID counts as
+	// covered by assertion through it. Untagged expectations tie to the scenario's only ID
+	// when it covers one, else to none (see Assertions).
+	ID   string `json:"id,omitempty"`
 	Kind string `json:"kind"`
 	Name string `json:"name"`
 	// In narrows the search: the listener of an HTTPFilter, the route configuration of a
@@ -236,6 +256,10 @@ type XDSExpect struct {
 
 // TrafficExpect sends one request through the generated config.
 type TrafficExpect struct {
+	// ID ties the expectation to one behavior ID of the scenario's covers: the ID counts as
+	// covered by assertion through it. Untagged expectations tie to the scenario's only ID
+	// when it covers one, else to none (see Assertions).
+	ID      string        `json:"id,omitempty"`
 	Name    string        `json:"name,omitempty"`
 	Request Request       `json:"request"`
 	Expect  TrafficResult `json:"expect"`
@@ -422,4 +446,71 @@ type FindingExpect struct {
 // lives in scenarios/upgrade and runs under two or more profiles.
 func (s *Scenario) IsUpgrade() bool {
 	return s.Upgrade != nil || (s.Area == "upgrade" && len(s.ProfilesOrDefault()) >= 2)
+}
+
+// Assertions counts, for each behavior ID the scenario covers, the expectations tied to it
+// (every profile's, and the upgrade findings'): an expectation with an id ties to that ID;
+// an untagged one (and each expected warning) ties to the scenario's only ID when it covers
+// exactly one, else to none; an upgrade finding ties to its own ID. An ID of covers with no
+// tied expectation is covered by its label only (and by the goldens, if the scenario has
+// them): nothing but bytes written from the code under test would fail if it broke.
+func (s *Scenario) Assertions() map[string]int {
+	out := map[string]int{}
+	covers := map[string]bool{}
+	for _, id := range s.Covers {
+		covers[id] = true
+		out[id] += 0
+	}
+	tie := func(id string) {
+		switch {
+		case id != "":
+			if covers[id] {
+				out[id]++
+			}
+		case len(s.Covers) == 1:
+			out[s.Covers[0]]++
+		}
+	}
+	sections := []Expect{s.Expect}
+	for _, p := range sortedKeys(s.ExpectByProfile) {
+		sections = append(sections, s.ExpectByProfile[p])
+	}
+	for _, e := range sections {
+		for _, x := range e.Admission {
+			tie(x.ID)
+		}
+		for _, x := range e.Statuses {
+			tie(x.ID)
+		}
+		for _, x := range e.XDS {
+			tie(x.ID)
+		}
+		for _, x := range e.Traffic {
+			tie(x.ID)
+		}
+		for _, x := range e.Patches {
+			tie(x.ID)
+		}
+		for _, x := range e.Snapshot {
+			tie(x.ID)
+		}
+		for range e.Warnings {
+			tie("")
+		}
+	}
+	if s.Upgrade != nil {
+		for _, f := range s.Upgrade.Findings {
+			tie(f.ID)
+		}
+	}
+	return out
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
 }

@@ -21,34 +21,55 @@ func newCoverageCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			c := runner.CoverageOf(cat, set.Scenarios)
+			c := runner.CoverageOf(cat, set.Scenarios, hasGolden)
 			w := cmd.OutOrStdout()
 			tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-			fmt.Fprintln(tw, "ID\tAREA\tUPGRADE\tSCENARIOS")
+			fmt.Fprintln(tw, "ID\tAREA\tUPGRADE\tCOVERED BY\tSCENARIOS")
+			how := map[string]string{}
+			for _, id := range c.GoldenOnly {
+				how[id] = "goldens only"
+			}
+			for _, id := range c.LabelOnly {
+				how[id] = "labels only"
+			}
+			for _, id := range c.Uncovered {
+				how[id] = "-- not covered --"
+			}
 			for _, b := range cat.Behaviors {
-				names := c.ByID[b.ID]
-				if uncoveredOnly && len(names) > 0 {
+				h, weak := how[b.ID]
+				if uncoveredOnly && !weak {
 					continue
 				}
-				list := strings.Join(names, ", ")
-				if list == "" {
-					list = "-- not covered --"
+				if !weak {
+					h = "assertion"
+				}
+				// The scenarios that assert the ID, then those that only name it.
+				var names []string
+				asserted := map[string]bool{}
+				for _, n := range c.Asserted[b.ID] {
+					asserted[n] = true
+					names = append(names, n)
+				}
+				for _, n := range c.ByID[b.ID] {
+					if !asserted[n] {
+						names = append(names, n+" (label)")
+					}
 				}
 				up := ""
 				if b.Upgrade {
 					up = "yes"
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", b.ID, b.Area, up, list)
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", b.ID, b.Area, up, h, strings.Join(names, ", "))
 			}
 			tw.Flush()
 			printLoadErrors(w, set)
-			fmt.Fprintf(w, "\n%d of %d behavior IDs covered\n", c.Covered(), c.Total)
+			fmt.Fprintf(w, "\n%d of %d behavior IDs covered by assertion, %d only by goldens, %d only by labels, %d not at all\n", c.Covered(), c.Total, len(c.GoldenOnly), len(c.LabelOnly), len(c.Uncovered))
 			if len(set.Errors) > 0 {
 				return &exitError{code: exitBad, err: fmt.Errorf("%d scenario file(s) could not be loaded", len(set.Errors))}
 			}
 			return nil
 		},
 	}
-	cmd.Flags().BoolVar(&uncoveredOnly, "uncovered", false, "list only the IDs nobody covers")
+	cmd.Flags().BoolVar(&uncoveredOnly, "uncovered", false, "list only the IDs no expectation asserts")
 	return cmd
 }

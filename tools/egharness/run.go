@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"os"
 
 	"strings"
 	"text/tabwriter"
@@ -10,8 +11,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/egharness/egharness/harness/catalog"
+	"github.com/egharness/egharness/harness/golden"
 	"github.com/egharness/egharness/harness/impl"
 	"github.com/egharness/egharness/harness/runner"
+	"github.com/egharness/egharness/harness/scenario"
 	"github.com/egharness/egharness/translator/profile"
 	"github.com/egharness/egharness/translator/resource"
 )
@@ -80,7 +83,7 @@ named as a path. The --max-* flags bound every file read.`,
 			w := cmd.OutOrStdout()
 			failed := printOutcomes(w, outcomes)
 			printLoadErrors(w, set)
-			printCoverageSummary(w, cat, runner.CoverageOf(cat, set.Scenarios))
+			printCoverageSummary(w, cat, runner.CoverageOf(cat, set.Scenarios, hasGolden))
 			skipped := 0
 			for _, o := range outcomes {
 				if o.Skipped != "" {
@@ -193,9 +196,25 @@ func printSkipsAndDivergences(w io.Writer, outcomes []*runner.Outcome) {
 func indent(s string) string { return strings.ReplaceAll(s, "\n", "\n    ") }
 
 func printCoverageSummary(w io.Writer, cat *catalog.Catalog, c runner.Coverage) {
-	fmt.Fprintf(w, "\nBehavior coverage: %d of %d IDs covered\n", c.Covered(), c.Total)
+	fmt.Fprintf(w, "\nBehavior coverage: %d of %d IDs covered by assertion (%d named in covers)\n", c.Covered(), c.Total, c.Labelled())
+	if len(c.GoldenOnly) > 0 {
+		fmt.Fprintf(w, "Covered only by goldens (%d): %s\n", len(c.GoldenOnly), strings.Join(c.GoldenOnly, " "))
+	}
+	if len(c.LabelOnly) > 0 {
+		fmt.Fprintf(w, "Covered only by labels (%d): %s\n", len(c.LabelOnly), strings.Join(c.LabelOnly, " "))
+	}
 	if len(c.Uncovered) > 0 {
 		fmt.Fprintf(w, "Not covered (%d): %s\n", len(c.Uncovered), strings.Join(c.Uncovered, " "))
 	}
 	_ = cat
+}
+
+// hasGolden reports whether the reference's golden files exist for a scenario (any profile).
+func hasGolden(s *scenario.Scenario) bool {
+	for _, p := range s.ProfilesOrDefault() {
+		if _, err := os.Stat(golden.Dir(defaultGolden, s.Area, s.Name, p)); err == nil {
+			return true
+		}
+	}
+	return false
 }

@@ -162,7 +162,10 @@ func lbFeatures(p *backendlb.BackendLBPolicy) (*ir.BackendLB, []string) {
 	if len(problems) > 0 {
 		return nil, problems
 	}
-	if out.SessionPersistence == nil && out.LoadBalancing == nil && out.CircuitBreaker == nil {
+	// BLP-05: a policy is empty only when it sets none of the three features. A circuit
+	// breaker of maxInflightRequests 0 is set (to off): the policy resolves nothing for
+	// the cluster, yet it is a real policy that takes precedence by age (seed 002).
+	if s.SessionPersistence == nil && s.LoadBalancing == nil && s.CircuitBreaker == nil {
 		return nil, nil
 	}
 	return out, nil

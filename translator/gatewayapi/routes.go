@@ -13,6 +13,7 @@ import (
 	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/egharness/egharness/translator/ir"
+	"github.com/egharness/egharness/translator/refgrant"
 	"github.com/egharness/egharness/translator/resource"
 	"github.com/egharness/egharness/translator/result"
 )
@@ -752,24 +753,6 @@ func (rt *routeTranslator) permitted(fromKind, fromNS, toGroup, toKind, toNS, to
 
 // permittedFrom is permitted for a referrer of any group (an EG policy's backendRefs).
 func (rt *routeTranslator) permittedFrom(fromGroup, fromKind, fromNS, toGroup, toKind, toNS, toName string) bool {
-	for _, g := range rt.ix.grants {
-		if g.Namespace != toNS {
-			continue
-		}
-		fromOK := false
-		for _, f := range g.Spec.From {
-			if string(f.Group) == fromGroup && string(f.Kind) == fromKind && string(f.Namespace) == fromNS {
-				fromOK = true
-			}
-		}
-		if !fromOK {
-			continue
-		}
-		for _, to := range g.Spec.To {
-			if string(to.Group) == toGroup && string(to.Kind) == toKind && (to.Name == nil || string(*to.Name) == toName) {
-				return true
-			}
-		}
-	}
-	return false
+	return rt.ix.grants.Permits(refgrant.From{Group: fromGroup, Kind: fromKind, Namespace: fromNS},
+		refgrant.To{Group: toGroup, Kind: toKind, Namespace: toNS, Name: toName})
 }

@@ -16,12 +16,12 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
 	gwapiv1a3 "sigs.k8s.io/gateway-api/apis/v1alpha3"
-	gwapiv1b1 "sigs.k8s.io/gateway-api/apis/v1beta1"
 
 	"github.com/egharness/egharness/translator/apis/backendlb"
 	"github.com/egharness/egharness/translator/config"
 	"github.com/egharness/egharness/translator/ir"
 	"github.com/egharness/egharness/translator/profile"
+	"github.com/egharness/egharness/translator/refgrant"
 	"github.com/egharness/egharness/translator/resource"
 	"github.com/egharness/egharness/translator/result"
 )
@@ -67,7 +67,7 @@ type index struct {
 	services     map[types.NamespacedName]*corev1.Service
 	secrets      map[types.NamespacedName]*corev1.Secret
 	slices       map[types.NamespacedName][]*discoveryv1.EndpointSlice // by Service
-	grants       []*gwapiv1.ReferenceGrant
+	grants       *refgrant.Index
 	namespaces   map[string]*corev1.Namespace
 	// httpRouteFilters and configMaps are what HTTPRoute ExtensionRef filters read.
 	httpRouteFilters map[types.NamespacedName]*egv1a1.HTTPRouteFilter
@@ -105,6 +105,7 @@ func buildIndex(objs []resource.Object) *index {
 		httpRouteFilters: map[types.NamespacedName]*egv1a1.HTTPRouteFilter{},
 		configMaps:       map[types.NamespacedName]*corev1.ConfigMap{},
 	}
+	ix.grants = refgrant.New(objs)
 	for _, o := range objs {
 		switch v := o.Obj.(type) {
 		case *gwapiv1.GatewayClass:
@@ -136,10 +137,6 @@ func buildIndex(objs []resource.Object) *index {
 				key := types.NamespacedName{Namespace: v.Namespace, Name: svc}
 				ix.slices[key] = append(ix.slices[key], v)
 			}
-		case *gwapiv1.ReferenceGrant:
-			ix.grants = append(ix.grants, v)
-		case *gwapiv1b1.ReferenceGrant:
-			ix.grants = append(ix.grants, &gwapiv1.ReferenceGrant{ObjectMeta: v.ObjectMeta, Spec: gwapiv1.ReferenceGrantSpec(v.Spec)})
 		case *corev1.Namespace:
 			ix.namespaces[v.Name] = v
 		case *egv1a1.HTTPRouteFilter:

@@ -14,13 +14,12 @@ import (
 
 	egv1a1 "github.com/envoyproxy/gateway/api/v1alpha1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
-	gwapiv1b1 "sigs.k8s.io/gateway-api/apis/v1beta1"
 
 	"github.com/egharness/egharness/translator/config"
 	"github.com/egharness/egharness/translator/gatewayapi"
 	"github.com/egharness/egharness/translator/ir"
 	"github.com/egharness/egharness/translator/profile"
+	"github.com/egharness/egharness/translator/refgrant"
 	"github.com/egharness/egharness/translator/resource"
 	"github.com/egharness/egharness/translator/result"
 )
@@ -43,18 +42,13 @@ type Output struct {
 // topo describes.
 func (t Translator) Translate(objs []resource.Object, x *ir.XDS, topo *gatewayapi.Topology) Output {
 	var (
-		grants []*gwapiv1.ReferenceGrant
-		ctps   []*pol[egv1a1.ClientTrafficPolicySpec]
-		btps   []*pol[egv1a1.BackendTrafficPolicySpec]
-		sps    []*pol[egv1a1.SecurityPolicySpec]
-		eeps   []*pol[egv1a1.EnvoyExtensionPolicySpec]
+		ctps []*pol[egv1a1.ClientTrafficPolicySpec]
+		btps []*pol[egv1a1.BackendTrafficPolicySpec]
+		sps  []*pol[egv1a1.SecurityPolicySpec]
+		eeps []*pol[egv1a1.EnvoyExtensionPolicySpec]
 	)
 	for _, o := range objs {
 		switch v := o.Obj.(type) {
-		case *gwapiv1.ReferenceGrant:
-			grants = append(grants, v)
-		case *gwapiv1b1.ReferenceGrant:
-			grants = append(grants, &gwapiv1.ReferenceGrant{ObjectMeta: v.ObjectMeta, Spec: gwapiv1.ReferenceGrantSpec(v.Spec)})
 		case *egv1a1.ClientTrafficPolicy:
 			ctps = append(ctps, newPol("ClientTrafficPolicy", v, v.Spec.PolicyTargetReferences, nil, &v.Spec))
 		case *egv1a1.BackendTrafficPolicy:
@@ -68,7 +62,7 @@ func (t Translator) Translate(objs []resource.Object, x *ir.XDS, topo *gatewayap
 	if topo == nil {
 		topo = &gatewayapi.Topology{}
 	}
-	w := newWorld(topo, grants)
+	w := newWorld(topo, refgrant.New(objs))
 	var out Output
 
 	// EG's order: ClientTraffic, BackendTraffic, Security, EnvoyExtension.

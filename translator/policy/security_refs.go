@@ -7,8 +7,8 @@ import (
 	egv1a1 "github.com/envoyproxy/gateway/api/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
 	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
-	gwapiv1b1 "sigs.k8s.io/gateway-api/apis/v1beta1"
 
+	"github.com/egharness/egharness/translator/refgrant"
 	"github.com/egharness/egharness/translator/resource"
 )
 
@@ -17,8 +17,7 @@ import (
 type RefObjects struct {
 	secrets    map[nsName]*corev1.Secret
 	configMaps map[nsName]*corev1.ConfigMap
-	grants     []gwapiv1.ReferenceGrantSpec
-	grantNS    []string
+	grants     *refgrant.Index
 	// backends resolves policy backendRefs (ext_services.go); nil when not given.
 	backends BackendResolver
 	// securityPolicyUIDs are the SecurityPolicies' metadata.uid (OIDC cookie names).
@@ -34,7 +33,7 @@ type nsName struct{ ns, name string }
 
 // NewRefObjects indexes the objects once for every policy.
 func NewRefObjects(objs []resource.Object) *RefObjects {
-	r := &RefObjects{secrets: map[nsName]*corev1.Secret{}, configMaps: map[nsName]*corev1.ConfigMap{}}
+	r := &RefObjects{secrets: map[nsName]*corev1.Secret{}, configMaps: map[nsName]*corev1.ConfigMap{}, grants: refgrant.New(objs)}
 	for _, o := range objs {
 		switch v := o.Obj.(type) {
 		case *corev1.Secret:
@@ -46,12 +45,6 @@ func NewRefObjects(objs []resource.Object) *RefObjects {
 				r.securityPolicyUIDs = map[nsName]string{}
 			}
 			r.securityPolicyUIDs[nsName{v.Namespace, v.Name}] = string(v.UID)
-		case *gwapiv1.ReferenceGrant:
-			r.grants = append(r.grants, v.Spec)
-			r.grantNS = append(r.grantNS, v.Namespace)
-		case *gwapiv1b1.ReferenceGrant:
-			r.grants = append(r.grants, gwapiv1.ReferenceGrantSpec(v.Spec))
-			r.grantNS = append(r.grantNS, v.Namespace)
 		}
 	}
 	return r
@@ -60,26 +53,8 @@ func NewRefObjects(objs []resource.Object) *RefObjects {
 // permitted: a ReferenceGrant in the target namespace lets kind fromKind of group
 // gateway.envoyproxy.io in fromNS refer to the core object toKind/name.
 func (r *RefObjects) permitted(fromKind, fromNS, toKind, toNS, name string) bool {
-	for i, g := range r.grants {
-		if r.grantNS[i] != toNS {
-			continue
-		}
-		from := false
-		for _, f := range g.From {
-			if string(f.Group) == "gateway.envoyproxy.io" && string(f.Kind) == fromKind && string(f.Namespace) == fromNS {
-				from = true
-			}
-		}
-		if !from {
-			continue
-		}
-		for _, t := range g.To {
-			if string(t.Group) == "" && string(t.Kind) == toKind && (t.Name == nil || string(*t.Name) == name) {
-				return true
-			}
-		}
-	}
-	return false
+	return r.grants.Permits(refgrant.From{Group: egv1a1.GroupName, Kind: fromKind, Namespace: fromNS},
+		refgrant.To{Group: "", Kind: toKind, Namespace: toNS, Name: name})
 }
 
 // secretRef finds the Secret a policy of kind policyKind in namespace ns refers to, with

@@ -8,6 +8,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/egharness/egharness/translator/refgrant"
 )
 
 // target is one resolved policy target: a targetRef (in the policy's namespace) or an
@@ -126,26 +128,8 @@ func (w *world) namespaceSelected(n *egv1a1.TargetSelectorNamespaces, policyNS, 
 }
 
 // granted: a ReferenceGrant in the target's namespace lets this policy kind in the
-// policy's namespace select the target.
+// policy's namespace select the target (a Gateway API object).
 func (w *world) granted(policyKind, fromNS, toKind, toNS, toName string) bool {
-	for _, g := range w.grants {
-		if g.Namespace != toNS {
-			continue
-		}
-		from := false
-		for _, f := range g.Spec.From {
-			if string(f.Group) == egv1a1.GroupName && string(f.Kind) == policyKind && string(f.Namespace) == fromNS {
-				from = true
-			}
-		}
-		if !from {
-			continue
-		}
-		for _, to := range g.Spec.To {
-			if string(to.Group) == gwapiv1.GroupName && string(to.Kind) == toKind && (to.Name == nil || *to.Name == "" || string(*to.Name) == toName) {
-				return true
-			}
-		}
-	}
-	return false
+	return w.grants.Permits(refgrant.From{Group: egv1a1.GroupName, Kind: policyKind, Namespace: fromNS},
+		refgrant.To{Group: gwapiv1.GroupName, Kind: toKind, Namespace: toNS, Name: toName})
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/egharness/egharness/translator/gatewayapi"
 	"github.com/egharness/egharness/translator/ir"
+	"github.com/egharness/egharness/translator/refgrant"
 	"github.com/egharness/egharness/translator/result"
 )
 
@@ -30,13 +31,13 @@ type world struct {
 	irRoutes map[routeKey][]irRoute
 	// byListener are the IR routes on each listener.
 	byListener map[*gatewayapi.ListenerNode][]irRoute
-	grants     []*gwapiv1.ReferenceGrant
+	grants     *refgrant.Index
 
 	// Selector candidates, by kind of target.
 	gatewayCands, setCands, routeCands []candidate
 }
 
-func newWorld(topo *gatewayapi.Topology, grants []*gwapiv1.ReferenceGrant) *world {
+func newWorld(topo *gatewayapi.Topology, grants *refgrant.Index) *world {
 	w := &world{
 		topo:       topo,
 		gateways:   map[types.NamespacedName]*gatewayapi.GatewayNode{},

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	egv1a1 "github.com/envoyproxy/gateway/api/v1alpha1"
 	clusterv3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	endpointv3 "github.com/envoyproxy/go-control-plane/envoy/config/endpoint/v3"
@@ -174,7 +175,7 @@ func (t Translator) Translate(x *ir.XDS) (result.XDS, error) {
 		addSecrets(&out, secrets, l.TLS)
 		addClientCASecrets(&out, secrets, clientValidation(l.TLS, l.Policies.ClientTLS))
 		for _, r := range l.Routes {
-			t.addL4Cluster(&out, clusters, r.Source, r.Destination)
+			t.addL4Cluster(&out, clusters, r.Source, r.Destination, l4ClusterSettings(r.Policies, false))
 		}
 	}
 	for _, l := range x.UDP {
@@ -182,7 +183,7 @@ func (t Translator) Translate(x *ir.XDS) (result.XDS, error) {
 			continue
 		}
 		out.Listeners = append(out.Listeners, t.buildUDPListener(l))
-		t.addL4Cluster(&out, clusters, l.Route.Source, l.Route.Destination)
+		t.addL4Cluster(&out, clusters, l.Route.Source, l.Route.Destination, l4ClusterSettings(l.Route.Policies, true))
 	}
 	for _, k := range order {
 		el := byPort[k]
@@ -275,7 +276,7 @@ func addSecrets(out *result.XDS, seen map[string]bool, cfg *ir.TLSConfig) {
 
 // addL4Cluster adds a layer-4 route's cluster once: its valid backends as localities; with
 // hostnames among them (an EG Backend's FQDN endpoints), a cluster Envoy resolves by DNS.
-func (t Translator) addL4Cluster(out *result.XDS, seen map[string]bool, src ir.Source, d *ir.Destination) {
+func (t Translator) addL4Cluster(out *result.XDS, seen map[string]bool, src ir.Source, d *ir.Destination, cs *egv1a1.ClusterSettings) {
 	if seen[d.Name] {
 		return
 	}
@@ -283,12 +284,29 @@ func (t Translator) addL4Cluster(out *result.XDS, seen map[string]bool, src ir.S
 	owner := resourceRef{Kind: src.Kind, Name: src.Name, Namespace: src.Namespace}
 	c, cla := buildCluster(d.Name, owner, false), buildCLA(d.Name, d.Settings)
 	withUpstreamTLS(c, cla, d.Settings, false, false)
+	applyClusterSettings(c, cs)
 	out.Clusters = append(out.Clusters, c)
 	if anyDNS(d.Settings) {
 		t.toDNSCluster(c, cla)
 		return
 	}
 	out.Endpoints = append(out.Endpoints, cla)
+}
+
+// l4ClusterSettings is what a BackendTrafficPolicy in force on a TCP or UDP route sets on
+// its cluster (BTP-01, BTP-02): as EG v1.9 applies the traffic features to L4 routes
+// (internal/gatewayapi/backendtrafficpolicy.go), a TCP route takes the load balancer and
+// the circuit breaker, a UDP route the load balancer only.
+func l4ClusterSettings(p ir.RoutePolicies, udp bool) *egv1a1.ClusterSettings {
+	bt := p.BackendTraffic
+	if bt == nil || bt.Spec == nil {
+		return nil
+	}
+	cs := &egv1a1.ClusterSettings{LoadBalancer: bt.Spec.LoadBalancer}
+	if !udp {
+		cs.CircuitBreaker = bt.Spec.CircuitBreaker
+	}
+	return cs
 }
 
 func gatewayNamespace(l *ir.HTTPListener) string {
