@@ -45,8 +45,8 @@ func (l Loader) LoadFile(path string) (*Scenario, error) {
 	data, err := resource.ReadFile(path, l.Limits)
 	if err != nil {
 		var le *resource.LimitError
-		if errors.As(err, &le) {
-			return nil, &Error{File: path, Msgs: []string{err.Error()}}
+		if errors.As(err, &le) || strings.HasPrefix(err.Error(), path+":") {
+			return nil, &Error{File: path, Msgs: []string{err.Error()}} // it names the file
 		}
 		return nil, &Error{File: path, Msgs: []string{fmt.Sprintf("%s: %v", path, err)}}
 	}

@@ -1,11 +1,15 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode/utf16"
+
+	sigsyaml "sigs.k8s.io/yaml"
 )
 
 const sampleDump = "../../examples/upgrade/v1.8-cluster-dump.yaml"
@@ -157,6 +161,53 @@ func TestUpgradeCheckHTML(t *testing.T) {
 	for _, external := range []string{"<script", "<link", "<img", "src=", "href=", "@import", "url("} {
 		if strings.Contains(stdout, external) {
 			t.Errorf("the page is not self-contained: it holds %q", external)
+		}
+	}
+}
+
+// The sample dump saved as UTF-16 with a BOM (PowerShell 5's `>`), and as JSON values
+// appended one after another (`kubectl get KIND -o json >> dump.json`), gives the findings
+// the UTF-8 YAML gives: no encoding or stream shape reads as "No differences".
+func TestUpgradeCheckSampleDumpEncodings(t *testing.T) {
+	_, want, _ := execute(t, "", "upgrade-check", "--from", "v1.8", "--to", "v1.9", "-f", sampleDump, "-o", "json")
+	if len(upgradeFindings(t, want).Findings) == 0 {
+		t.Fatal("the sample dump has no findings")
+	}
+	data, err := os.ReadFile(sampleDump)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var u16 []byte
+	for _, u := range utf16.Encode([]rune("\uFEFF" + strings.ReplaceAll(string(data), "\n", "\r\n"))) {
+		u16 = append(u16, byte(u), byte(u>>8))
+	}
+	var stream bytes.Buffer
+	for _, doc := range strings.Split(string(data), "\n---\n") {
+		js, err := sigsyaml.YAMLToJSON([]byte(doc))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(js) == "null" {
+			continue
+		}
+		if err := json.Indent(&stream, js, "", "    "); err != nil {
+			t.Fatal(err)
+		}
+		stream.WriteString("\n")
+	}
+	dir := t.TempDir()
+	for name, content := range map[string][]byte{"dump-utf16.yaml": u16, "dump.json": stream.Bytes()} {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, content, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		code, got, msg := execute(t, "", "upgrade-check", "--from", "v1.8", "--to", "v1.9", "-f", path, "-o", "json")
+		if code != exitFail || msg != "" {
+			t.Errorf("%s: exit %d (%q), want 1", name, code, msg)
+		}
+		g, w := upgradeFindings(t, got), upgradeFindings(t, want)
+		if len(g.Findings) != len(w.Findings) {
+			t.Errorf("%s: %d findings, want %d as in UTF-8 YAML", name, len(g.Findings), len(w.Findings))
 		}
 	}
 }
