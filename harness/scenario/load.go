@@ -117,6 +117,15 @@ func (l Loader) parse(path string, data []byte, e *Error) (*Scenario, bool) {
 	return s, len(e.Msgs) == 0
 }
 
+// absPath is p made absolute, so that a Root and a path given one relative and one absolute
+// compare (a run from another folder names its paths as it likes).
+func absPath(p string) string {
+	if a, err := filepath.Abs(p); err == nil {
+		return a
+	}
+	return filepath.Clean(p)
+}
+
 func splitJoined(err error) []error {
 	var j interface{ Unwrap() []error }
 	if errors.As(err, &j) {
@@ -127,7 +136,7 @@ func splitJoined(err error) []error {
 
 func (l Loader) area(path string) string {
 	if l.Root != "" {
-		if rel, err := filepath.Rel(l.Root, path); err == nil && !strings.HasPrefix(rel, "..") {
+		if rel, err := filepath.Rel(absPath(l.Root), absPath(path)); err == nil && !strings.HasPrefix(rel, "..") {
 			if dir, _, ok := strings.Cut(filepath.ToSlash(rel), "/"); ok {
 				return dir
 			}
@@ -516,7 +525,7 @@ func (l Loader) LoadPaths(paths ...string) (*Set, error) {
 			if d.IsDir() || !isScenarioFile(path) {
 				return nil
 			}
-			if filepath.Clean(path) == filepath.Join(filepath.Clean(l.Root), "behaviors.yaml") {
+			if absPath(path) == filepath.Join(absPath(l.Root), "behaviors.yaml") {
 				return nil
 			}
 			files = append(files, path)

@@ -17,7 +17,7 @@ func newCoverageCmd() *cobra.Command {
 		Use:   "coverage [paths...]",
 		Short: "List each behavior ID with the scenarios that cover it, and the IDs nobody covers",
 		RunE: func(cmd *cobra.Command, paths []string) error {
-			cat, set, err := loadScenarios(paths, resource.Limits{})
+			cat, set, _, err := loadScenarios(paths, resource.Limits{})
 			if err != nil {
 				return err
 			}

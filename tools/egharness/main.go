@@ -59,6 +59,7 @@ Exit codes: 0 all good, 1 a scenario or check failed, 2 bad usage or bad input.`
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
+	root.PersistentFlags().StringVar(&rootFlag, "root", "", "the project root (the folder holding scenarios/ and golden/); default: found from the scenario paths, else from the current folder upwards")
 	root.AddCommand(newRunCmd(), newTranslateCmd(), newGoldenCmd(), newCoverageCmd())
 	root.AddCommand(newReportCmd(), newAdaptEgctlCmd())
 	root.AddCommand(newUpgradeCheckCmd())

@@ -81,7 +81,7 @@ Exit codes as for run: 1 when a scenario failed (the report is still written).`,
 					return badInput("--date: %v", err)
 				}
 			}
-			cat, set, err := loadScenarios(paths, *opts.limits)
+			cat, set, proj, err := loadScenarios(paths, *opts.limits)
 			if err != nil {
 				return err
 			}
@@ -89,8 +89,17 @@ Exit codes as for run: 1 when a scenario failed (the report is still written).`,
 				printLoadErrors(cmd.ErrOrStderr(), set)
 				return &exitError{code: exitBad, err: fmt.Errorf("%d scenario file(s) could not be loaded", len(set.Errors))}
 			}
-			ro := runner.Options{Impl: im, Profiles: opts.profiles, Labels: opts.labels, Focus: opts.focus, Parallel: opts.parallel, GoldenRoot: defaultGolden}
-			outcomes := runner.Run(cmd.Context(), runner.Select(set.Scenarios, ro), ro)
+			ro := runner.Options{Impl: im, Profiles: opts.profiles, Labels: opts.labels, Focus: opts.focus, Parallel: opts.parallel, GoldenRoot: proj.golden}
+			for _, id := range opts.focus {
+				if cat.Get(id) == nil {
+					return badInput("--focus %s: no such behavior ID", id)
+				}
+			}
+			jobs, err := selectJobs(set, ro)
+			if err != nil {
+				return err
+			}
+			outcomes := runner.Run(cmd.Context(), jobs, ro)
 
 			var buf bytes.Buffer
 			switch opts.format {

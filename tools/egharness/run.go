@@ -9,7 +9,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/egharness/egharness/harness/catalog"
 	"github.com/egharness/egharness/harness/impl"
 	"github.com/egharness/egharness/harness/runner"
 	"github.com/egharness/egharness/translator/profile"
@@ -57,30 +56,34 @@ named as a path. The --max-* flags bound every file read.`,
 					return badInput("%v", err)
 				}
 			}
-			cat, set, err := loadScenarios(paths, *opts.limits)
+			cat, set, proj, err := loadScenarios(paths, *opts.limits)
 			if err != nil {
 				return err
 			}
 			ro := runner.Options{Impl: im, Profiles: opts.profiles, Labels: opts.labels, Focus: opts.focus, Parallel: opts.parallel}
 			if !opts.noGolden {
-				ro.GoldenRoot = defaultGolden
+				ro.GoldenRoot = proj.golden
 			}
 			for _, id := range opts.focus {
 				if cat.Get(id) == nil {
 					return badInput("--focus %s: no such behavior ID", id)
 				}
 			}
+			jobs, err := selectJobs(set, ro)
+			if err != nil {
+				return err
+			}
 			if opts.verbose {
 				ro.Progress = func(done, total int, o *runner.Outcome) {
 					fmt.Fprintf(cmd.ErrOrStderr(), "[%d/%d] %s %s %s\n", done, total, o.Scenario.Name, o.Profile, verdict(o))
 				}
 			}
-			jobs := runner.Select(set.Scenarios, ro)
 			outcomes := runner.Run(cmd.Context(), jobs, ro)
 			w := cmd.OutOrStdout()
 			failed := printOutcomes(w, outcomes)
 			printLoadErrors(w, set)
-			printCoverageSummary(w, cat, runner.CoverageOf(cat, set.Scenarios))
+			ran := selected(jobs)
+			printCoverageSummary(w, runner.CoverageOf(cat, ran), len(ran) < len(set.Scenarios))
 			skipped := 0
 			for _, o := range outcomes {
 				if o.Skipped != "" {
@@ -192,10 +195,15 @@ func printSkipsAndDivergences(w io.Writer, outcomes []*runner.Outcome) {
 
 func indent(s string) string { return strings.ReplaceAll(s, "\n", "\n    ") }
 
-func printCoverageSummary(w io.Writer, cat *catalog.Catalog, c runner.Coverage) {
-	fmt.Fprintf(w, "\nBehavior coverage: %d of %d IDs covered\n", c.Covered(), c.Total)
+// printCoverageSummary prints the coverage of the scenarios that ran; partial says they are
+// a selection (--label, --focus, --profile, paths) rather than every loaded scenario.
+func printCoverageSummary(w io.Writer, c runner.Coverage, partial bool) {
+	if partial {
+		fmt.Fprintf(w, "\nBehavior coverage of the scenarios selected: %d of %d IDs covered\n", c.Covered(), c.Total)
+	} else {
+		fmt.Fprintf(w, "\nBehavior coverage: %d of %d IDs covered\n", c.Covered(), c.Total)
+	}
 	if len(c.Uncovered) > 0 {
 		fmt.Fprintf(w, "Not covered (%d): %s\n", len(c.Uncovered), strings.Join(c.Uncovered, " "))
 	}
-	_ = cat
 }

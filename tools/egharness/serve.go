@@ -61,7 +61,7 @@ Point Envoy at it with an ADS bootstrap (see README, "Serving xDS"). Stop with C
 	f := cmd.Flags()
 	f.StringVarP(&o.file, "file", "f", "", "objects to serve (multi-document YAML)")
 	f.StringVar(&o.scenarioName, "scenario", "", "serve this scenario (by name)")
-	f.StringVar(&o.scenarioDir, "scenarios", defaultScenarios, "the scenarios folder --scenario looks in")
+	f.StringVar(&o.scenarioDir, "scenarios", "", "the scenarios folder --scenario looks in (default: the project's, found from the current folder upwards or --root)")
 	f.StringVar(&o.profile, "profile", "", "version profile (default: v1.9 for -f, the scenario's first profile for --scenario)")
 	f.StringVarP(&o.namespace, "namespace", "n", "envoy-gateway-system", "namespace of objects that name none (-f; as translate)")
 	f.BoolVar(&o.watch, "watch", false, "serve a new version when the input files change")
@@ -84,6 +84,15 @@ func runServe(ctx context.Context, o serveOptions, logw io.Writer, ready func(xd
 	}
 	logger := slog.New(slog.NewTextHandler(logw, &slog.HandlerOptions{Level: level}))
 
+	if o.scenarioDir == "" {
+		proj, err := findProject(nil)
+		switch {
+		case err == nil:
+			o.scenarioDir = proj.scenarios
+		case o.scenarioName != "":
+			return err
+		}
+	}
 	var src xdsserver.Source
 	var listScenarios func() ([]*scenario.Scenario, error)
 	cat, err := catalog.Load()
@@ -91,7 +100,7 @@ func runServe(ctx context.Context, o serveOptions, logw io.Writer, ready func(xd
 		return err
 	}
 	loader := scenario.Loader{Catalog: cat, Root: o.scenarioDir, Limits: o.limits}
-	if _, err := os.Stat(o.scenarioDir); err == nil {
+	if _, err := os.Stat(o.scenarioDir); o.scenarioDir != "" && err == nil {
 		listScenarios = func() ([]*scenario.Scenario, error) {
 			set, err := loader.LoadPaths(o.scenarioDir)
 			if err != nil {
