@@ -194,14 +194,14 @@ func selectJobs(set *scenario.Set, ro runner.Options) ([]runner.Job, error) {
 	return nil, badInput("nothing to run: the %s have no profile to run", n)
 }
 
-// selected is the scenarios the jobs run, in set order, once each.
-func selected(jobs []runner.Job) []*scenario.Scenario {
+// ran is the scenarios of the outcomes, in order, once each.
+func ran(outcomes []*runner.Outcome) []*scenario.Scenario {
 	var out []*scenario.Scenario
 	seen := map[*scenario.Scenario]bool{}
-	for _, j := range jobs {
-		if !seen[j.Scenario] {
-			seen[j.Scenario] = true
-			out = append(out, j.Scenario)
+	for _, o := range outcomes {
+		if !seen[o.Scenario] {
+			seen[o.Scenario] = true
+			out = append(out, o.Scenario)
 		}
 	}
 	return out

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/egharness/egharness/harness/golden"
 	"github.com/egharness/egharness/harness/impl"
 	"github.com/egharness/egharness/harness/report"
 	"github.com/egharness/egharness/harness/runner"
@@ -34,6 +35,7 @@ func newReportCmd() *cobra.Command {
 		parallel                                   int
 		meta                                       report.Implementation
 		limits                                     *resource.Limits
+		execTimeout                                time.Duration
 	}
 	cmd := &cobra.Command{
 		Use:   "report --format conformance|junit|agreement [paths...]",
@@ -66,7 +68,7 @@ Exit codes as for run: 1 when a scenario failed (the report is still written).`,
 			if err != nil {
 				return badInput("--impl-capabilities: %v", err)
 			}
-			im, err := impl.Open(opts.impl, impl.Options{Limits: *opts.limits, PeersDir: opts.peersDir, Caps: caps})
+			im, err := impl.Open(opts.impl, impl.Options{Limits: *opts.limits, PeersDir: opts.peersDir, Caps: caps, Timeout: opts.execTimeout})
 			if err != nil {
 				return badInput("%v", err)
 			}
@@ -149,6 +151,7 @@ Exit codes as for run: 1 when a scenario failed (the report is still written).`,
 	f.StringSliceVar(&opts.labels, "label", nil, "only scenarios with one of these labels or areas")
 	f.StringSliceVar(&opts.focus, "focus", nil, "only scenarios covering one of these behavior IDs")
 	f.IntVar(&opts.parallel, "parallel", 0, "scenarios run at once (default: number of CPUs)")
+	f.DurationVar(&opts.execTimeout, "exec-timeout", time.Minute, "how long one translation by an exec: or egctl@ implementation may take")
 	f.StringVar(&opts.meta.Organization, "organization", "", "conformance: the implementation's organization")
 	f.StringVar(&opts.meta.Project, "project", "", "conformance: the implementation's project")
 	f.StringVar(&opts.meta.URL, "url", "", "conformance: the implementation's URL")
@@ -203,9 +206,9 @@ func writeReport(cmd *cobra.Command, output, into string, data []byte) error {
 			return badInput("--into %s: no agreement markers (a line %q, then a line %q)", into, agreementBegin, agreementEnd)
 		}
 		s = s[:i+len(agreementBegin)] + "\n" + string(data) + s[j:]
-		return os.WriteFile(into, []byte(s), 0o644)
+		return golden.WriteFileAtomic(into, []byte(s))
 	case output != "":
-		return os.WriteFile(output, data, 0o644)
+		return golden.WriteFileAtomic(output, data)
 	}
 	_, err := cmd.OutOrStdout().Write(data)
 	return err

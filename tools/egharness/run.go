@@ -6,6 +6,7 @@ import (
 
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -27,6 +28,8 @@ func newRunCmd() *cobra.Command {
 		peersDir string
 		caps     []string
 		limits   *resource.Limits
+
+		execTimeout time.Duration
 	}
 	cmd := &cobra.Command{
 		Use:   "run [paths...]",
@@ -47,7 +50,7 @@ named as a path. The --max-* flags bound every file read.`,
 			if err != nil {
 				return badInput("--impl-capabilities: %v", err)
 			}
-			im, err := impl.Open(opts.impl, impl.Options{Limits: *opts.limits, PeersDir: opts.peersDir, Caps: caps})
+			im, err := impl.Open(opts.impl, impl.Options{Limits: *opts.limits, PeersDir: opts.peersDir, Caps: caps, Timeout: opts.execTimeout})
 			if err != nil {
 				return badInput("%v", err)
 			}
@@ -78,12 +81,17 @@ named as a path. The --max-* flags bound every file read.`,
 					fmt.Fprintf(cmd.ErrOrStderr(), "[%d/%d] %s %s %s\n", done, total, o.Scenario.Name, o.Profile, verdict(o))
 				}
 			}
-			outcomes := runner.Run(cmd.Context(), jobs, ro)
+			ctx, interrupted := interruptible(cmd.Context())
+			outcomes := runner.Run(ctx, jobs, ro)
 			w := cmd.OutOrStdout()
+			sig := interrupted()
+			if sig != nil {
+				fmt.Fprintf(w, "Interrupted by %s: %d of %d scenario runs finished; the results below are theirs.\n\n", signalName(sig), len(outcomes), len(jobs))
+			}
 			failed := printOutcomes(w, outcomes)
 			printLoadErrors(w, set)
-			ran := selected(jobs)
-			printCoverageSummary(w, runner.CoverageOf(cat, ran), len(ran) < len(set.Scenarios))
+			done := ran(outcomes)
+			printCoverageSummary(w, runner.CoverageOf(cat, done), len(done) < len(set.Scenarios))
 			skipped := 0
 			for _, o := range outcomes {
 				if o.Skipped != "" {
@@ -96,6 +104,8 @@ named as a path. The --max-* flags bound every file read.`,
 				fmt.Fprintf(w, "\n%d passed, %d failed\n", len(outcomes)-failed, failed+len(set.Errors))
 			}
 			switch {
+			case sig != nil:
+				return &exitError{code: signalExit(sig), err: fmt.Errorf("interrupted by %s after %d of %d scenario runs", signalName(sig), len(outcomes), len(jobs))}
 			case len(set.Errors) > 0:
 				return &exitError{code: exitBad, err: fmt.Errorf("%d scenario file(s) could not be loaded", len(set.Errors))}
 			case failed > 0:
@@ -114,6 +124,7 @@ named as a path. The --max-* flags bound every file read.`,
 	f.IntVar(&opts.parallel, "parallel", 0, "scenarios run at once (default: number of CPUs)")
 	f.BoolVarP(&opts.verbose, "verbose", "v", false, "print each scenario as it finishes")
 	f.BoolVar(&opts.noGolden, "no-golden", false, "skip golden file checks")
+	f.DurationVar(&opts.execTimeout, "exec-timeout", time.Minute, "how long one translation by an exec: or egctl@ implementation may take")
 	opts.limits = addLimitFlags(f)
 	return cmd
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
@@ -25,6 +26,7 @@ const (
 func newUpgradeCheckCmd() *cobra.Command {
 	var from, to, fromImpl, toImpl, file, cfgFile, output, namespace, peersDir string
 	var limits *resource.Limits
+	var execTimeout time.Duration
 	cmd := &cobra.Command{
 		Use:   "upgrade-check --from P --to P -f FILE [--config EGCFG] [-o text|json|markdown|html]",
 		Short: "What an Envoy Gateway upgrade changes for your own objects: refusals, inert policies, renamed xDS, missed patches",
@@ -73,7 +75,7 @@ or a side that cannot translate the input (e.g. egctl with enableLua off).`,
 			if !validFormat(output) {
 				return badInput("-o must be one of %s, not %q", strings.Join(upgrade.Formats, ", "), output)
 			}
-			sideOpts := impl.Options{Limits: *limits, PeersDir: peersDir}
+			sideOpts := impl.Options{Limits: *limits, PeersDir: peersDir, Timeout: execTimeout}
 			fromSide, err := upgrade.ParseSide(from, fromImpl, sideOpts)
 			if err != nil {
 				return badInput("--from: %v", err)
@@ -115,6 +117,7 @@ or a side that cannot translate the input (e.g. egctl with enableLua off).`,
 	cmd.Flags().StringVar(&peersDir, "peers-dir", "", "where `make peers` installed egctl, for NAME@VERSION sides (default $EGHARNESS_PEERS, else peers/)")
 	cmd.Flags().StringVar(&fromImpl, "from-impl", "", "implementation of the --from side (default: the reference translator; exec:COMMAND)")
 	cmd.Flags().StringVar(&toImpl, "to-impl", "", "implementation of the --to side")
+	cmd.Flags().DurationVar(&execTimeout, "exec-timeout", time.Minute, "how long one translation by an exec: or NAME@VERSION side may take")
 	cmd.Flags().StringVarP(&file, "file", "f", "", "your objects: multi-document YAML or kubectl's kind: List (- for stdin)")
 	cmd.Flags().StringVar(&cfgFile, "config", "", "a file with the EnvoyGateway configuration document")
 	cmd.Flags().StringVarP(&output, "output", "o", "text", "output format: "+strings.Join(upgrade.Formats, ", "))
