@@ -1,16 +1,25 @@
 # egharness: the two set-up commands are `make run` and `make test`.
 GO ?= go
 BIN := bin/egharness
+# egharness's own version (--version); the EG and Gateway API versions come from go.mod.
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo devel)
 
-.PHONY: build run test golden golden-check bench vet fuzz
+.PHONY: build run test golden golden-check bench vet fuzz first-run-note
 
-build: ## build bin/egharness
-	$(GO) build -o $(BIN) ./tools/egharness
+# Said before a build that has to fetch and compile the dependencies (no bin/egharness yet, or
+# EG's module not in the module cache), so that a cold first run is not minutes of silence.
+FIRST_RUN_NOTE := first run downloads and builds Go modules: about 10 minutes on 2 cores (later runs take seconds)
+first-run-note:
+	@if [ ! -x $(BIN) ] || [ ! -d "$$($(GO) env GOMODCACHE)/github.com/envoyproxy/gateway@$$(awk '$$1=="github.com/envoyproxy/gateway"{print $$2}' go.mod)" ]; then \
+		echo "$(FIRST_RUN_NOTE)"; fi
+
+build: first-run-note ## build bin/egharness
+	$(GO) build -ldflags "-X main.version=$(VERSION)" -o $(BIN) ./tools/egharness
 
 run: build ## run every scenario against the reference translator, with coverage
 	$(BIN) run
 
-test: ## vet, unit tests and the ginkgo conformance suite
+test: first-run-note ## vet, unit tests and the ginkgo conformance suite
 	$(GO) vet ./...
 	$(GO) test ./...
 

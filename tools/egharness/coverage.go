@@ -16,6 +16,9 @@ func newCoverageCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "coverage [paths...]",
 		Short: "List each behavior ID with the scenarios that cover it, and the IDs nobody covers",
+		Example: `  egharness coverage
+  egharness coverage --uncovered
+  egharness coverage scenarios/policy`,
 		RunE: func(cmd *cobra.Command, paths []string) error {
 			cat, set, _, err := loadScenarios(paths, resource.Limits{})
 			if err != nil {

@@ -24,6 +24,9 @@ scenario renders any more (stale).
 
 --update rewrites the files and removes stale ones. Read the diff (git diff golden/) before you
 commit: a golden is a claim about EG's behavior. --update is refused when CI is set.`,
+		Example: `  egharness golden
+  egharness golden --update scenarios/routing/request-mirror.yaml && git diff golden/
+  egharness golden --root ~/src/my-scenarios`,
 		RunE: func(cmd *cobra.Command, paths []string) error {
 			if update && os.Getenv("CI") != "" {
 				return badInput("golden --update is refused when CI is set: goldens are updated by a person who reads the diff")

@@ -114,7 +114,7 @@ or a side that cannot translate the input (e.g. egctl with enableLua off).`,
 	}
 	cmd.Flags().StringVar(&from, "from", "", "the side you run: a profile ("+strings.Join(profile.Names(), ", ")+") or NAME@VERSION")
 	cmd.Flags().StringVar(&to, "to", "", "the side you upgrade to")
-	cmd.Flags().StringVar(&peersDir, "peers-dir", "", "where `make peers` installed egctl, for NAME@VERSION sides (default $EGHARNESS_PEERS, else peers/)")
+	cmd.Flags().StringVar(&peersDir, "peers-dir", "", "the `DIR` make peers installed egctl into, for NAME@VERSION sides (default $EGHARNESS_PEERS, else peers/)")
 	cmd.Flags().StringVar(&fromImpl, "from-impl", "", "implementation of the --from side (default: the reference translator; exec:COMMAND)")
 	cmd.Flags().StringVar(&toImpl, "to-impl", "", "implementation of the --to side")
 	cmd.Flags().DurationVar(&execTimeout, "exec-timeout", time.Minute, "how long one translation by an exec: or NAME@VERSION side may take")
