@@ -82,6 +82,15 @@ func objectName(ref resource.Ref) string {
 	return ref.Kind + " " + ref.Namespace + "/" + ref.Name
 }
 
+// refList names objects: "HTTPRoute shop/checkout, Gateway shop/eg".
+func refList(refs []resource.Ref) string {
+	names := make([]string, len(refs))
+	for i, r := range refs {
+		names[i] = objectName(r)
+	}
+	return strings.Join(names, ", ")
+}
+
 func (r *Report) writeText(w io.Writer) error {
 	var b strings.Builder
 	b.WriteString(r.headline() + "\n")
@@ -92,6 +101,9 @@ func (r *Report) writeText(w io.Writer) error {
 		fmt.Fprintf(&b, "\n%s\n", objectName(g[0].Object))
 		for _, f := range g {
 			fmt.Fprintf(&b, "  %-8s %-9s %s\n", f.Severity, f.ID, f.Summary)
+			if len(f.Context) > 0 {
+				fmt.Fprintf(&b, "  %-18s affects: %s\n", "", refList(f.Context))
+			}
 			if f.Before != "" || f.After != "" {
 				fmt.Fprintf(&b, "  %-18s before: %s\n", "", orDash(f.Before))
 				fmt.Fprintf(&b, "  %-18s after:  %s\n", "", orDash(f.After))

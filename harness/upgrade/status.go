@@ -32,6 +32,8 @@ type differ struct {
 	movedKeys map[string][]keyID
 	// resRenamed: type and old name of a top-level xDS resource → its new name.
 	resRenamed map[string]string
+	// gwRoutes: the routes attached to each Gateway (built on first use, see routesOn).
+	gwRoutes map[resource.Ref][]resource.Ref
 }
 
 type keyID struct{ key, id string }
@@ -256,7 +258,11 @@ func (d *differ) conditions(ref resource.Ref, where string, before, after []resu
 			} else if condKinds[t] && cb.Status == "False" && ca.Status == "True" {
 				change = ConditionGained
 			}
-			d.add(change, ref, subjects, ca.Message+" "+ca.Reason, summary, condText(cb), condText(ca), nil, cb.Message)
+			text := ca.Message + " " + ca.Reason
+			if change == ConditionGained {
+				text += " " + cb.Message // what stopped it before says why it is gone
+			}
+			d.add(change, ref, subjects, text, summary, condText(cb), condText(ca), nil, cb.Message)
 		case cb.Reason != ca.Reason || cb.Message != ca.Message:
 			d.add(ConditionReworded, ref, subjects, ca.Message, fmt.Sprintf("condition %s keeps status %s with another reason or message%s", t, ca.Status, at), condText(cb), condText(ca), nil)
 		}
@@ -410,6 +416,12 @@ func (d *differ) inherit() {
 		for _, r := range where {
 			if c, ok := cause[r]; ok {
 				f.ID = c.ID
+				// A route that fails closed because of a policy is the policy's to fix:
+				// reported there, the route as context.
+				if f.Change == FailClosed && r != f.Object {
+					f.Context = append([]resource.Ref{f.Object}, f.Context...)
+					f.Object = r
+				}
 				break
 			}
 		}

@@ -289,7 +289,7 @@ spec:
 		{btp, "MRG-01", Breaking, "refuses"},
 		{ctp, "CTP-04", Breaking, "refuses"},
 		{eep, "EEP-02", Breaking, "Accepted turns False on Gateway/default/eg: the policy is no longer in force"},
-		{app, "EEP-02", Breaking, "fails closed"},
+		{eep, "EEP-02", Breaking, "fails closed"}, // the policy to change; the route is context
 		{app, "RT-11", Warning, "new condition RouteRulesOverlap=True"},
 	}
 	for _, w := range want {
@@ -306,6 +306,9 @@ spec:
 	for _, f := range rep.Findings {
 		if f.ID == Unmapped {
 			t.Errorf("unmapped finding: %+v", f)
+		}
+		if f.Change == FailClosed && (len(f.Context) == 0 || f.Context[0] != app) {
+			t.Errorf("fail-closed finding without its route as context: %+v", f)
 		}
 	}
 }

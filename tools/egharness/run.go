@@ -91,7 +91,7 @@ named as a path. The --max-* flags bound every file read.`,
 			failed := printOutcomes(w, outcomes)
 			printLoadErrors(w, set)
 			done := ran(outcomes)
-			printCoverageSummary(w, runner.CoverageOf(cat, done), len(done) < len(set.Scenarios))
+			printCoverageSummary(w, runner.CoverageOf(cat, done), len(paths) > 0 || len(done) < len(set.Scenarios))
 			skipped := 0
 			for _, o := range outcomes {
 				if o.Skipped != "" {
