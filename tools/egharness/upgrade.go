@@ -43,8 +43,10 @@ version you upgrade to (--to), and reports every difference as a finding:
     JWT providers by config, Lua scripts by source, rate limits by descriptor, secrets by content);
   - every EnvoyPatchPolicy operation that hits before and misses after, with its path.
 
-Each finding names a behavior ID (see README "Upgrade check"), the object, a severity
-(breaking, warning, info), a one-line summary and the before/after values.
+Each finding names a behavior ID (see docs/upgrade-check.md), the object to change (the
+policy that defines a JWT provider, a rate limit or a Lua script, the patch, the route), the
+routes and Gateways it affects, a severity (breaking, warning, info), a one-line summary and
+the before/after values.
 
 A side is a version profile (` + strings.Join(profile.Names(), ", ") + `), translated by the reference
 translator, or by another implementation with --from-impl/--to-impl (e.g. exec:COMMAND, see
@@ -55,8 +57,12 @@ file, else from the ConfigMap envoy-gateway-system/envoy-gateway-config it holds
 --config. Kinds egharness does not translate (Deployments, CRDs, Pods...) are skipped with a note.
 
 Output (-o): text (default), json ({"from","to","findings":[{"id","object","severity",
-"summary","before","after"}]}), markdown (for a pull-request comment), html (one
-self-contained page: findings grouped by object, side-by-side diffs of the affected xDS).
+"summary","before","after","context"}]}), markdown (for a pull-request comment), html (one
+self-contained page: findings grouped by the object to change, side-by-side diffs of the
+affected xDS).
+
+The file may be YAML (documents separated by ---) or JSON values one after another, in
+UTF-8 or UTF-16 with a byte-order mark (PowerShell's >); anything else is refused.
 
 Exit codes: 0 no breaking finding, 1 at least one breaking finding, 2 bad usage, bad input,
 or a side that cannot translate the input (e.g. egctl with enableLua off).`,

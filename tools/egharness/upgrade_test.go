@@ -157,7 +157,7 @@ items:
 
 func TestUpgradeCheckHTML(t *testing.T) {
 	_, stdout, _ := execute(t, "", "upgrade-check", "--from", "v1.8", "--to", "v1.9", "-f", sampleDump, "-o", "html")
-	for _, want := range []string{"<!DOCTYPE html>", "<h2>TCPRoute/shop/postgres</h2>", `<table class="diff">`, "UPG-02"} {
+	for _, want := range []string{"<!DOCTYPE html>", `<h2><span class="kind">TCPRoute</span> shop/postgres<span class="fix">change before upgrading</span></h2>`, `<table class="diff">`, "UPG-02"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("the page lacks %q", want)
 		}
