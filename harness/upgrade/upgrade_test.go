@@ -367,7 +367,7 @@ func TestRender(t *testing.T) {
 	if err := rep.Write(&md, "markdown"); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(md.String(), "| severity | behavior | object |") || strings.Contains(md.String(), "<script>") {
+	if !strings.Contains(md.String(), "| severity | behavior | object to change | affects |") || strings.Contains(md.String(), "<script>") {
 		t.Errorf("markdown:\n%s", md.String())
 	}
 	if err := rep.Write(&md, "pdf"); err == nil {
