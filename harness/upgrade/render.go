@@ -282,6 +282,7 @@ type htmlGroup struct {
 type htmlFinding struct {
 	Finding
 	Severity string // in words: Breaking, Warning, Info
+	Summary  string // in words (HumanSummary)
 	Affects  string
 }
 
@@ -312,6 +313,38 @@ func diffTitle(x XDSRef, from, to string) string {
 	return fmt.Sprintf("Envoy %s %q in %s and %s", what, x.Before, from, to)
 }
 
+// entityWords are the xDS entity kinds of finding summaries as a platform engineer says
+// them, for the HTML page (text and JSON keep the kinds: tools and scenarios match on them).
+var entityWords = []struct{ kind, words string }{
+	{"PerFilterConfig", "per-route filter config"},
+	{"HTTPFilter", "HTTP filter"},
+	{"JWTProvider", "JWT provider"},
+	{"RateLimit", "rate limit rule"},
+	{"LuaScript", "Lua script"},
+	{"UpstreamTLS", "upstream TLS of cluster"},
+	{"RouteConfiguration", "route table"},
+	{"VirtualHost", "virtual host"},
+	{"FilterChain", "filter chain"},
+	{"Cluster", "upstream cluster"},
+	{"Listener", "Envoy listener"},
+	{"Secret", "TLS secret"},
+}
+
+// HumanSummary words a finding's summary for the HTML page: the xDS entity kind it starts
+// with (after "new ") in words.
+func HumanSummary(s string) string {
+	prefix, rest := "", s
+	if r, ok := strings.CutPrefix(s, "new "); ok {
+		prefix, rest = "new ", r
+	}
+	for _, e := range entityWords {
+		if r, ok := strings.CutPrefix(rest, e.kind+" "); ok {
+			return prefix + e.words + " " + r
+		}
+	}
+	return s
+}
+
 func severityWord(s Severity) string {
 	switch s {
 	case Breaking:
@@ -340,7 +373,7 @@ func (r *Report) writeHTML(w io.Writer) error {
 		hg := htmlGroup{Kind: o.Kind, Name: name}
 		seen := map[XDSRef]bool{}
 		for _, f := range g {
-			hg.Findings = append(hg.Findings, htmlFinding{Finding: f, Severity: severityWord(f.Severity), Affects: refList(f.Context)})
+			hg.Findings = append(hg.Findings, htmlFinding{Finding: f, Severity: severityWord(f.Severity), Summary: HumanSummary(f.Summary), Affects: refList(f.Context)})
 			if f.Severity == Breaking {
 				hg.Breaking = true
 			}

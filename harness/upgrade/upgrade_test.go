@@ -461,3 +461,16 @@ func TestUpstreamTLS(t *testing.T) {
 		t.Errorf("losing upstream TLS is breaking: %+v", rep.Findings)
 	}
 }
+
+func TestHumanSummary(t *testing.T) {
+	for in, want := range map[string]string{
+		"new Cluster EmptyCluster":                   "new upstream cluster EmptyCluster",
+		"PerFilterConfig envoy.filters.http.lua/0 x": "per-route filter config envoy.filters.http.lua/0 x",
+		"JWTProvider renamed: a → b":                 "JWT provider renamed: a → b",
+		"the API server refuses the object":          "the API server refuses the object",
+	} {
+		if got := HumanSummary(in); got != want {
+			t.Errorf("%q: %q, want %q", in, got, want)
+		}
+	}
+}
