@@ -383,7 +383,11 @@ func identify(file string, line int, text []byte, lim Limits, aliasBytes *int64)
 		return nil, tm, depthError(file, l+line-1, lim.MaxDepth)
 	}
 	if err := json.Unmarshal(js, &tm); err != nil {
-		return nil, tm, fmt.Errorf("%s:%d: not a Kubernetes object (a mapping with apiVersion, kind and metadata): %v", file, line, jsonProblem(err))
+		hint := ""
+		if bytes.HasPrefix(bytes.TrimSpace(text), []byte("[")) { // a JSON array, not a YAML sequence
+			hint = ` (objects in a JSON array, as jq -s writes them, are read once wrapped as a List: {"apiVersion": "v1", "kind": "List", "items": [...]})`
+		}
+		return nil, tm, fmt.Errorf("%s:%d: not a Kubernetes object (a mapping with apiVersion, kind and metadata): %v%s", file, line, jsonProblem(err), hint)
 	}
 	return js, tm, nil
 }

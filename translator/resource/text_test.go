@@ -182,3 +182,11 @@ func TestDecodeJSONStream(t *testing.T) {
 		t.Errorf("JSON then YAML: %s", got)
 	}
 }
+
+// A JSON array of objects is refused with how to make it a List.
+func TestDecodeJSONArrayHint(t *testing.T) {
+	_, err := resource.Decode("in.json", []byte(`[{"apiVersion": "v1", "kind": "Service", "metadata": {"name": "a"}}]`), resource.Options{})
+	if err == nil || !strings.Contains(err.Error(), `are read once wrapped as a List: {"apiVersion": "v1", "kind": "List", "items": [...]}`) {
+		t.Errorf("%v", err)
+	}
+}
