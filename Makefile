@@ -86,8 +86,8 @@ peers: ## install egctl of EG v1.8.0 and v1.9.1 into $(PEERS)
 peer-check: ## every scenario against real egctl v1.9.1 (suites/peer); skips when it is not installed
 	EGHARNESS_PEERS=$(PEERS) $(GO) test -count=1 -v ./suites/peer -args -ginkgo.label-filter=peer -ginkgo.no-color
 
-agreement: build ## refresh the README's table of agreement with egctl v1.9.1
-	EGHARNESS_PEERS=$(PEERS) $(BIN) report --format agreement --impl egctl@v1.9.1 --into README.md
+agreement: build ## refresh the table of agreement with egctl v1.9.1 in docs/validating.md
+	EGHARNESS_PEERS=$(PEERS) $(BIN) report --format agreement --impl egctl@v1.9.1 --into docs/validating.md
 # The kind suite (suites/e2e, ginkgo label kind): a kind cluster with a real Envoy fed by the
 # harness's xDS server, every scenario's traffic replayed and compared with the route
 # checker. Needs a container runtime whose engine runs (docker, podman or nerdctl) and the
@@ -96,5 +96,5 @@ agreement: build ## refresh the README's table of agreement with egctl v1.9.1
 # Dumps and per-spec timings land in _artifacts/e2e/.
 E2E_ARGS ?=
 .PHONY: e2e
-e2e: ## replay scenario traffic through real Envoy in kind (README: Live traffic)
+e2e: ## replay scenario traffic through real Envoy in kind (docs/serving.md: Live traffic)
 	$(GO) test -v -count=1 -timeout 60m ./suites/e2e -args -ginkgo.label-filter=kind $(E2E_ARGS)

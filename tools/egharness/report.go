@@ -46,12 +46,12 @@ func newReportCmd() *cobra.Command {
   junit        JUnit XML for CI systems: a test suite per area, a test case per scenario run
   agreement    a Markdown table of agreement with the reference per behavior ID, with every
                known divergence and skip and its reason (--into FILE replaces the table
-               between the agreement markers of FILE, e.g. README.md)
+               between the agreement markers of FILE, e.g. docs/validating.md)
 
 Exit codes as for run: 1 when a scenario failed (the report is still written).`,
 		Example: `  egharness report --format conformance --impl egctl@v1.9.1 -o report.yaml
   egharness report --format junit --impl "exec:./my-adapter" -o junit.xml
-  egharness report --format agreement --impl egctl@v1.9.1 --into README.md`,
+  egharness report --format agreement --impl egctl@v1.9.1 --into docs/validating.md`,
 		RunE: func(cmd *cobra.Command, paths []string) error {
 			switch opts.format {
 			case "conformance", "junit", "agreement":
