@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	egv1a1 "github.com/envoyproxy/gateway/api/v1alpha1"
+	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
 	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/egharness/egharness/translator/resource"
@@ -264,6 +265,39 @@ func (d *differ) systemCAPolicies() []resource.Ref {
 		p, ok := o.Obj.(*gwapiv1.BackendTLSPolicy)
 		if ok && p.Spec.Validation.WellKnownCACertificates != nil && *p.Spec.Validation.WellKnownCACertificates == gwapiv1.WellKnownCACertificatesSystem {
 			out = append(out, ref)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Less(out[j]) })
+	return out
+}
+
+// rateLimitPatchers lists the EnvoyPatchPolicies whose operations made the route action's
+// rate limits of rt in route configuration rc on this side: operations that hit under
+// .../rate_limits of rc, on a route whose policy rate limits are in its typedPerFilterConfig
+// (v1.9 and later put no policy rule in the route action then, so those are the patch's).
+func (c *collector) rateLimitPatchers(rc string, rt *routev3.Route) []resource.Ref {
+	if len(rt.GetRoute().GetRateLimits()) == 0 {
+		return nil
+	}
+	perRoute := false
+	for k := range rt.GetTypedPerFilterConfig() {
+		if strings.Contains(k, "filters.http.ratelimit") {
+			perRoute = true
+		}
+	}
+	if !perRoute {
+		return nil
+	}
+	seen := map[resource.Ref]bool{}
+	var out []resource.Ref
+	for _, p := range c.res.Patches {
+		if !p.Hit || seen[p.Policy] {
+			continue
+		}
+		op, ok := c.d.opOf(p.Policy, p.Operation)
+		if ok && strings.HasSuffix(op.typ, "RouteConfiguration") && op.name == rc && strings.Contains(op.path, "/rate_limits") {
+			seen[p.Policy] = true
+			out = append(out, p.Policy)
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Less(out[j]) })

@@ -81,6 +81,7 @@ func (e *entity) nameAt() string {
 // collector gathers one side's entities.
 type collector struct {
 	d     *differ
+	res   *result.Result // the side being collected
 	ents  []*entity
 	gwsAt map[uint32][]resource.Ref
 	// namedBy: the owner of the listener that names a cluster (tcp_proxy, SDS config), for
@@ -92,7 +93,7 @@ type collector struct {
 }
 
 func (d *differ) collect(r *result.Result) []*entity {
-	c := &collector{d: d, gwsAt: d.gatewaysByPort(), namedBy: map[string]resource.Ref{}, jwks: map[string]*entity{}}
+	c := &collector{d: d, res: r, gwsAt: d.gatewaysByPort(), namedBy: map[string]resource.Ref{}, jwks: map[string]*entity{}}
 	rcRefs := map[string][]string{} // route configuration name → filter chain identities
 	rcOwner := map[string]resource.Ref{}
 	for _, l := range r.XDS.Listeners {
@@ -410,9 +411,15 @@ func (c *collector) routeConfig(rc *routev3.RouteConfiguration, refs []string, o
 				c.attribute(e, name, rowner, owner)
 				c.add(e)
 			}
+			patchers := c.rateLimitPatchers(rc.GetName(), rt)
 			for _, rl := range rt.GetRoute().GetRateLimits() {
-				ent(&entity{kind: "RateLimit", identity: rid + " " + fp(rl), where: at + ": route.rateLimits", place: rid + " route.rateLimits",
-					text: "rate_limits", owner: rowner, res: loc, parent: rtent.key(), parts: actionParts(rl)}, "")
+				e := &entity{kind: "RateLimit", identity: rid + " " + fp(rl), where: at + ": route.rateLimits", place: rid + " route.rateLimits",
+					text: "rate_limits", owner: rowner, res: loc, parent: rtent.key(), parts: actionParts(rl)}
+				ent(e, "")
+				if len(patchers) > 0 {
+					// Made by a patch, not by a policy: the patch is what to change.
+					e.owner, e.owners = patchers[0], patchers
+				}
 			}
 			keys := make([]string, 0, len(rt.GetTypedPerFilterConfig()))
 			for k := range rt.GetTypedPerFilterConfig() {
