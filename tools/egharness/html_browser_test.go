@@ -19,7 +19,8 @@ import (
 // sample dump's report at 1280 px with every diff opened, and a probe added to a copy of
 // the page (the report itself carries no script) writes into the DOM how wide the page is
 // and which elements stick out. No horizontal overflow is allowed, and every finding must be
-// on the page. A screenshot is kept in _artifacts/upgrade-report-1280.png.
+// on the page. Screenshots are kept in _artifacts/upgrade-report-1280.png (v1.8 → v1.9) and
+// _artifacts/upgrade-report-v1.10-1280.png (v1.9 → v1.10-preview).
 //
 // Chromium is Debian's `chromium` (.ci/run installs it); where it is absent the test skips.
 func TestUpgradeReportInBrowser(t *testing.T) {
@@ -27,11 +28,20 @@ func TestUpgradeReportInBrowser(t *testing.T) {
 	if browser == "" {
 		t.Skip("no chromium on PATH (apt-get install -y chromium): the HTML report is not checked in a browser")
 	}
-	code, page, msg := execute(t, "", "upgrade-check", "--from", "v1.8", "--to", "v1.9", "-f", sampleDump, "-o", "html")
+	for _, tc := range []struct{ from, to, shot string }{
+		{"v1.8", "v1.9", "upgrade-report-1280.png"},
+		{"v1.9", "v1.10-preview", "upgrade-report-v1.10-1280.png"},
+	} {
+		t.Run(tc.from+"-"+tc.to, func(t *testing.T) { checkReportInBrowser(t, browser, tc.from, tc.to, tc.shot) })
+	}
+}
+
+func checkReportInBrowser(t *testing.T, browser, from, to, shotName string) {
+	code, page, msg := execute(t, "", "upgrade-check", "--from", from, "--to", to, "-f", sampleDump, "-o", "html")
 	if code != exitFail {
 		t.Fatalf("exit %d (%s)", code, msg)
 	}
-	_, js, _ := execute(t, "", "upgrade-check", "--from", "v1.8", "--to", "v1.9", "-f", sampleDump, "-o", "json")
+	_, js, _ := execute(t, "", "upgrade-check", "--from", from, "--to", to, "-f", sampleDump, "-o", "json")
 	doc := upgradeFindings(t, js)
 
 	const width = 1280
@@ -89,7 +99,7 @@ document.body.appendChild(out);
 	if err := os.WriteFile(plain, []byte(page), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	shot, err := filepath.Abs(filepath.Join(art, "upgrade-report-1280.png"))
+	shot, err := filepath.Abs(filepath.Join(art, shotName))
 	if err != nil {
 		t.Fatal(err)
 	}
