@@ -116,5 +116,8 @@ func regular(file string, info os.FileInfo) error {
 	default:
 		what = "not a regular file"
 	}
+	if m.IsDir() {
+		return fmt.Errorf("%s: is %s; only regular files are read (name a file in it)", file, what)
+	}
 	return fmt.Errorf("%s: is %s; only regular files are read (to read a pipe or a command's output, give it on standard input with -f -)", file, what)
 }
