@@ -97,7 +97,8 @@ func (d *differ) namedPolicy(feat, name string) (resource.Ref, bool) {
 // policiesFor finds the policies that configure feat for route (on Gateway gw): the ones
 // the xDS name names, else those targeting the route (the most specific, as EG applies
 // them), else those targeting the Gateway, else, for xDS of the whole Gateway (no route),
-// those targeting any route attached to it. Sorted; nil when none.
+// those targeting any route attached to it, else (a JWT provider) the SecurityPolicy of the
+// namespace that defines a provider of that name. Sorted; nil when none.
 func (d *differ) policiesFor(feat, name string, route, gw resource.Ref) []resource.Ref {
 	if ref, ok := d.namedPolicy(feat, name); ok {
 		return []resource.Ref{ref}
@@ -134,6 +135,22 @@ func (d *differ) policiesFor(feat, name string, route, gw resource.Ref) []resour
 		if ps := pick(s); len(ps) > 0 {
 			return ps
 		}
+	}
+	// A provider's name is specific enough to find its SecurityPolicy in the namespace even
+	// when the targets could not be followed (a selector across namespaces, a ListenerSet).
+	if jwtName != "" {
+		ns := route.Namespace
+		if ns == "" {
+			ns = gw.Namespace
+		}
+		var out []resource.Ref
+		for ref, o := range d.objects {
+			if ref.Namespace == ns && policyHas(o, featJWT, jwtName) {
+				out = append(out, ref)
+			}
+		}
+		sort.Slice(out, func(i, j int) bool { return out[i].Less(out[j]) })
+		return out
 	}
 	return nil
 }

@@ -7,6 +7,9 @@ import (
 	"sort"
 	"strings"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+
 	"github.com/egharness/egharness/harness/catalog"
 	"github.com/egharness/egharness/translator/resource"
 	"github.com/egharness/egharness/translator/result"
@@ -49,6 +52,13 @@ func newDiffer(cat *catalog.Catalog, before, after *result.Result, objects []res
 			d.targets[t] = append(d.targets[t], o.Ref())
 		}
 	}
+	for _, o := range objects {
+		for _, t := range selectorTargets(o, objects) {
+			if !containsRef(d.targets[t], o.Ref()) {
+				d.targets[t] = append(d.targets[t], o.Ref())
+			}
+		}
+	}
 	return d
 }
 
@@ -89,6 +99,45 @@ func policyTargets(o resource.Object) []resource.Ref {
 	var out []resource.Ref
 	for _, r := range refs {
 		out = append(out, resource.Ref{Kind: r.Kind, Namespace: o.Obj.GetNamespace(), Name: r.Name})
+	}
+	return out
+}
+
+// selectorTargets resolves spec.targetSelectors of an EG policy against the objects of its
+// namespace (kind, matchLabels and matchExpressions; selectors reaching other namespaces are
+// not followed), so a policy that selects its targets by label is found like one that names
+// them.
+func selectorTargets(o resource.Object, objects []resource.Object) []resource.Ref {
+	if !strings.HasSuffix(o.Kind, "Policy") {
+		return nil
+	}
+	b, err := json.Marshal(o.Obj)
+	if err != nil {
+		return nil
+	}
+	var doc struct {
+		Spec struct {
+			TargetSelectors []struct {
+				Kind             string                            `json:"kind"`
+				MatchLabels      map[string]string                 `json:"matchLabels"`
+				MatchExpressions []metav1.LabelSelectorRequirement `json:"matchExpressions"`
+			} `json:"targetSelectors"`
+		} `json:"spec"`
+	}
+	if json.Unmarshal(b, &doc) != nil {
+		return nil
+	}
+	var out []resource.Ref
+	for _, ts := range doc.Spec.TargetSelectors {
+		sel, err := metav1.LabelSelectorAsSelector(&metav1.LabelSelector{MatchLabels: ts.MatchLabels, MatchExpressions: ts.MatchExpressions})
+		if err != nil {
+			continue
+		}
+		for _, t := range objects {
+			if t.Kind == ts.Kind && t.Obj.GetNamespace() == o.Obj.GetNamespace() && sel.Matches(labels.Set(t.Obj.GetLabels())) {
+				out = append(out, t.Ref())
+			}
+		}
 	}
 	return out
 }

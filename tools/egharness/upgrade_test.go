@@ -311,3 +311,29 @@ spec:
 		"BTP-03": "BackendTrafficPolicy/shop/checkout-limits,BackendTrafficPolicy/shop/gateway-limits",
 	}, map[string]string{"SP-06": "HTTPRoute/shop/orders-api", "BTP-03": "Gateway/shop/eg"})
 }
+
+// A SecurityPolicy that selects its route by label (targetSelectors) is found like one that
+// names it: SP-06 goes to it, the route as context.
+func TestUpgradeCheckAttributionTargetSelectors(t *testing.T) {
+	data, err := os.ReadFile(sampleDump)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := strings.Replace(string(data), `metadata: {name: orders-api, namespace: shop, creationTimestamp: "2025-09-06T10:00:00Z"}`,
+		`metadata: {name: orders-api, namespace: shop, creationTimestamp: "2025-09-06T10:00:00Z", labels: {team: orders}}`, 1)
+	s = strings.Replace(s, "  - {group: gateway.networking.k8s.io, kind: HTTPRoute, name: orders-api}\n  jwt:",
+		"  - {group: gateway.networking.k8s.io, kind: HTTPRoute, name: no-such-route}\n  targetSelectors:\n  - {kind: HTTPRoute, matchLabels: {team: orders}}\n  jwt:", 1)
+	if !strings.Contains(s, "matchLabels: {team: orders}") || !strings.Contains(s, "labels: {team: orders}") {
+		t.Fatal("the dump changed: the test's edits no longer apply")
+	}
+	path := filepath.Join(t.TempDir(), "dump.yaml")
+	if err := os.WriteFile(path, []byte(s), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, stdout, msg := execute(t, "", "upgrade-check", "--from", "v1.8", "--to", "v1.9", "-f", path, "-o", "json")
+	doc := upgradeFindings(t, stdout)
+	if len(doc.Findings) == 0 {
+		t.Fatalf("no findings (%s)", msg)
+	}
+	checkAttribution(t, doc, map[string]string{"SP-06": "SecurityPolicy/shop/api-jwt"}, map[string]string{"SP-06": "HTTPRoute/shop/orders-api"})
+}
