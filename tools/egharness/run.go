@@ -41,10 +41,20 @@ and which behavior IDs are covered.
 
 A scenario that cannot be loaded is reported with its file and line; the others still run.
 Folders named invalid (scenarios/invalid: inputs that must fail to load) are skipped unless
-named as a path. The --max-* flags bound every file read.`,
+named as a path. The --max-* flags bound every file read.
+
+A selection (paths, --label, --focus, --profile) that matches no scenario exits 2 and says
+which filter matched nothing; the coverage printed is that of the scenarios that ran.
+golden/ and scenarios/ are the project's: found from the paths given (the folder above
+their scenarios/ folder), else from the current folder upwards, else --root.
+
+Ctrl-C or SIGTERM stops the run: no further scenario starts, the results of those that
+finished are printed, and the exit status is 130 (SIGINT) or 143 (SIGTERM).`,
 		Example: `  egharness run
   egharness run scenarios/routing --profile v1.9
-  egharness run --focus RT-09 --label routing`,
+  egharness run --focus RT-09 --label routing
+  egharness run ~/src/egharness/scenarios/tls          # from any folder: that project's goldens
+  egharness run --impl "exec:./my-adapter" --exec-timeout 10s`,
 		RunE: func(cmd *cobra.Command, paths []string) error {
 			caps, err := impl.ParseCapabilities(opts.caps)
 			if err != nil {
