@@ -45,8 +45,8 @@ named as a path. The --max-* flags bound every file read.
 
 A selection (paths, --label, --focus, --profile) that matches no scenario exits 2 and says
 which filter matched nothing; the coverage printed is that of the scenarios that ran.
-golden/ and scenarios/ are the project's: found from the paths given (the folder above
-their scenarios/ folder), else from the current folder upwards, else --root.
+golden/ and scenarios/ are the project's: --root, else found from the paths given (the
+folder above their scenarios/ folder), else from the current folder upwards.
 
 Ctrl-C or SIGTERM stops the run: no further scenario starts, the results of those that
 finished are printed, and the exit status is 130 (SIGINT) or 143 (SIGTERM).`,
