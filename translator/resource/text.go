@@ -39,6 +39,8 @@ func Text(file string, data []byte) ([]byte, error) {
 		}
 		data = out
 	}
+	// A BOM that starts a later part (files concatenated with cat) is left to the YAML
+	// reader, which allows one at the start of every document.
 	nul, bad := bytes.IndexByte(data, 0), -1
 	if !utf8.Valid(data) {
 		bad = firstInvalid(data)

@@ -73,6 +73,12 @@ func TestReadEncodings(t *testing.T) {
 		{"utf-16le with BOM", utf16Bytes(twoServices, false, true)},
 		{"utf-16be with BOM", utf16Bytes(twoServices, true, true)},
 		{"utf-16le with BOM and CRLF", utf16Bytes(strings.ReplaceAll(twoServices, "\n", "\r\n"), false, true)},
+		// two files with BOMs, concatenated with cat
+		{"utf-8 parts with BOMs", []byte("\uFEFF" + strings.Replace(twoServices, "---\n", "---\n\uFEFF", 1))},
+		{"json parts with BOMs", []byte("\uFEFF" + `{"apiVersion": "v1", "kind": "Service", "metadata": {"name": "a", "namespace": "ns"}}` +
+			"\n\uFEFF" + `{"apiVersion": "v1", "kind": "Service", "metadata": {"name": "b", "namespace": "ns"}}` + "\n")},
+		{"utf-16le parts with BOMs", append(utf16Bytes(strings.SplitAfter(twoServices, "---\n")[0], false, true),
+			utf16Bytes(strings.SplitAfter(twoServices, "---\n")[1], false, true)...)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			path, data, err := readVia(t, tc.data)
