@@ -152,11 +152,40 @@ func Write(dir string, f Files) (bool, error) {
 			continue
 		}
 		changed = true
-		if err := os.WriteFile(path, f[name], 0o644); err != nil {
+		if err := WriteFileAtomic(path, f[name]); err != nil {
 			return changed, err
 		}
 	}
 	return changed, nil
+}
+
+// WriteFileAtomic replaces path with data through a temporary file in the same folder and
+// a rename: a reader (or a run interrupted half way) sees the old file or the new one,
+// never a part of it.
+func WriteFileAtomic(path string, data []byte) (err error) {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			tmp.Close()
+			os.Remove(tmp.Name())
+		}
+	}()
+	if _, err = tmp.Write(data); err != nil {
+		return err
+	}
+	if err = tmp.Chmod(0o644); err != nil {
+		return err
+	}
+	if err = tmp.Sync(); err != nil {
+		return err
+	}
+	if err = tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
 }
 
 // Dir is the golden folder of a scenario and profile.

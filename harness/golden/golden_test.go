@@ -280,3 +280,50 @@ func writeFile(t *testing.T, path, text string) {
 		t.Fatal(err)
 	}
 }
+
+// A golden file is replaced, not rewritten in place: a reader that opened the old file
+// reads it whole, and no temporary file is left behind.
+func TestWriteFileAtomic(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "xds.yaml")
+	if err := os.WriteFile(path, []byte("old content\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	reader, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer reader.Close()
+	if err := golden.WriteFileAtomic(path, []byte("new\n")); err != nil {
+		t.Fatal(err)
+	}
+	old := make([]byte, 64)
+	n, _ := reader.Read(old)
+	if string(old[:n]) != "old content\n" {
+		t.Errorf("the open old file reads %q: it was rewritten in place", old[:n])
+	}
+	got, err := os.ReadFile(path)
+	if err != nil || string(got) != "new\n" {
+		t.Errorf("new content %q, %v", got, err)
+	}
+	if info, _ := os.Stat(path); info.Mode().Perm() != 0o644 {
+		t.Errorf("mode %v, want 0644", info.Mode().Perm())
+	}
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 1 {
+		t.Errorf("left in the folder: %v", entries)
+	}
+	// A write that cannot happen leaves the old file as it was.
+	if os.Geteuid() != 0 {
+		if err := os.Chmod(dir, 0o555); err != nil {
+			t.Fatal(err)
+		}
+		defer os.Chmod(dir, 0o755)
+		if err := golden.WriteFileAtomic(path, []byte("newer\n")); err == nil {
+			t.Error("write into a read-only folder succeeded")
+		}
+		if got, _ := os.ReadFile(path); string(got) != "new\n" {
+			t.Errorf("after a failed write: %q", got)
+		}
+	}
+}

@@ -94,6 +94,7 @@ func OpenEgctl(version string, o Options) (*Egctl, error) {
 		return nil, &NotInstalledError{Impl: e.Name(), Binary: e.Binary, Install: EgctlInstallCommand(o.PeersDir, version)}
 	}
 	e.Limits = o.Limits
+	e.Timeout = o.Timeout
 	return e, nil
 }
 

@@ -100,7 +100,7 @@ func runCommand(ctx context.Context, name string, argv []string, stdin []byte, e
 		return nil, fmt.Errorf("%s: %w", name, &resource.LimitError{File: "its standard output", Limit: "file size",
 			Max: resource.FormatSize(l.MaxFileSize), What: "it printed more than", Flag: "--max-file-size", Field: "MaxFileSize"})
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):
-		return nil, fmt.Errorf("%s: no answer within %s", name, timeout)
+		return nil, fmt.Errorf("%s: no answer within %s (raise it with --exec-timeout)", name, timeout)
 	case err != nil:
 		var ee *exec.ExitError
 		if errors.As(err, &ee) && ee.ExitCode() == ExitCannotExpress {

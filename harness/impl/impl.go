@@ -6,6 +6,7 @@ package impl
 import (
 	"context"
 	"strings"
+	"time"
 
 	"github.com/egharness/egharness/translator"
 	"github.com/egharness/egharness/translator/config"
@@ -56,6 +57,9 @@ type Options struct {
 	// PeersDir holds installed peers (egctl-v1.9.1/egctl...); "" means $EGHARNESS_PEERS,
 	// else peers/ (where `make peers` installs them).
 	PeersDir string
+	// Timeout bounds each translation by an external command (exec:, egctl@); 0 means
+	// one minute (--exec-timeout).
+	Timeout time.Duration
 }
 
 // Open returns the implementation named by --impl: "reference", "exec:COMMAND" for any
@@ -66,7 +70,7 @@ func Open(name string, o Options) (Implementation, error) {
 	case name == "" || name == "reference":
 		return Reference{}, nil
 	case strings.HasPrefix(name, "exec:") && strings.TrimSpace(strings.TrimPrefix(name, "exec:")) != "":
-		return Exec{Command: strings.TrimPrefix(name, "exec:"), Limits: o.Limits, Caps: o.Caps}, nil
+		return Exec{Command: strings.TrimPrefix(name, "exec:"), Limits: o.Limits, Caps: o.Caps, Timeout: o.Timeout}, nil
 	case strings.HasPrefix(name, "egctl@"):
 		return OpenEgctl(strings.TrimPrefix(name, "egctl@"), o)
 	}

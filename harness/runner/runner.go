@@ -104,7 +104,9 @@ func overlaps(a, b []string) bool {
 	return false
 }
 
-// Run runs the jobs; outcomes come back in job order whatever the parallelism.
+// Run runs the jobs; outcomes come back in job order whatever the parallelism. When ctx is
+// cancelled (Ctrl-C) no further job starts, and Run returns the outcomes of the jobs that
+// finished, in job order; a job cut short by the cancellation is left out.
 func Run(ctx context.Context, jobs []Job, opts Options) []*Outcome {
 	out := make([]*Outcome, len(jobs))
 	n := opts.Parallel
@@ -121,6 +123,9 @@ func Run(ctx context.Context, jobs []Job, opts Options) []*Outcome {
 			defer wg.Done()
 			for i := range next {
 				o := RunOne(ctx, jobs[i], opts)
+				if ctx.Err() != nil && o.Err != nil {
+					continue // cut short by the cancellation: it did not finish
+				}
 				out[i] = o
 				if opts.Progress != nil {
 					mu.Lock()
@@ -131,12 +136,21 @@ func Run(ctx context.Context, jobs []Job, opts Options) []*Outcome {
 			}
 		}()
 	}
+dispatch:
 	for i := range jobs {
-		next <- i
+		select {
+		case next <- i:
+		case <-ctx.Done():
+			break dispatch
+		}
 	}
 	close(next)
 	wg.Wait()
-	return out
+	if ctx.Err() == nil {
+		return out
+	}
+	// Cancelled (Ctrl-C): the outcomes of the jobs that finished, in job order.
+	return slices.DeleteFunc(out, func(o *Outcome) bool { return o == nil })
 }
 
 // RunOne translates and checks one job. Nothing it meets stops other jobs: a panic becomes

@@ -45,8 +45,8 @@ func (l Loader) LoadFile(path string) (*Scenario, error) {
 	data, err := resource.ReadFile(path, l.Limits)
 	if err != nil {
 		var le *resource.LimitError
-		if errors.As(err, &le) {
-			return nil, &Error{File: path, Msgs: []string{err.Error()}}
+		if errors.As(err, &le) || strings.HasPrefix(err.Error(), path+":") {
+			return nil, &Error{File: path, Msgs: []string{err.Error()}} // it names the file
 		}
 		return nil, &Error{File: path, Msgs: []string{fmt.Sprintf("%s: %v", path, err)}}
 	}
@@ -117,6 +117,15 @@ func (l Loader) parse(path string, data []byte, e *Error) (*Scenario, bool) {
 	return s, len(e.Msgs) == 0
 }
 
+// absPath is p made absolute, so that a Root and a path given one relative and one absolute
+// compare (a run from another folder names its paths as it likes).
+func absPath(p string) string {
+	if a, err := filepath.Abs(p); err == nil {
+		return a
+	}
+	return filepath.Clean(p)
+}
+
 func splitJoined(err error) []error {
 	var j interface{ Unwrap() []error }
 	if errors.As(err, &j) {
@@ -127,7 +136,7 @@ func splitJoined(err error) []error {
 
 func (l Loader) area(path string) string {
 	if l.Root != "" {
-		if rel, err := filepath.Rel(l.Root, path); err == nil && !strings.HasPrefix(rel, "..") {
+		if rel, err := filepath.Rel(absPath(l.Root), absPath(path)); err == nil && !strings.HasPrefix(rel, "..") {
 			if dir, _, ok := strings.Cut(filepath.ToSlash(rel), "/"); ok {
 				return dir
 			}
@@ -566,7 +575,7 @@ func (l Loader) LoadPaths(paths ...string) (*Set, error) {
 			if d.IsDir() || !isScenarioFile(path) {
 				return nil
 			}
-			if filepath.Clean(path) == filepath.Join(filepath.Clean(l.Root), "behaviors.yaml") {
+			if absPath(path) == filepath.Join(absPath(l.Root), "behaviors.yaml") {
 				return nil
 			}
 			files = append(files, path)

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode/utf16"
 
 	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
 
@@ -541,6 +542,45 @@ func TestParseParent(t *testing.T) {
 	for _, bad := range []string{"Gateway/eg", "Gateway/default/eg/http/x", "Gateway//eg", ""} {
 		if _, err := scenario.ParseParent(bad); err == nil {
 			t.Errorf("ParseParent(%q) accepted", bad)
+		}
+	}
+}
+
+// A scenario saved as UTF-16 with a BOM (or UTF-8 with one) loads as its UTF-8 self; a
+// scenario in UTF-16 without a BOM is refused with a message naming the file.
+func TestLoadScenarioEncodings(t *testing.T) {
+	root := t.TempDir()
+	enc := func(s string, bom bool) string {
+		var b []byte
+		if bom {
+			b = append(b, 0xFF, 0xFE)
+		}
+		for _, u := range utf16.Encode([]rune(s)) {
+			b = append(b, byte(u), byte(u>>8))
+		}
+		return string(b)
+	}
+	for name, text := range map[string]string{
+		"utf8.yaml":     validScenario,
+		"utf8bom.yaml":  "\uFEFF" + validScenario,
+		"utf16le.yaml":  enc(strings.ReplaceAll(validScenario, "\n", "\r\n"), true),
+		"utf16raw.yaml": enc(validScenario, false),
+	} {
+		path := write(t, root, filepath.Join("a", name), text)
+		s, err := loader(t, root).LoadFile(path)
+		if name == "utf16raw.yaml" {
+			want := path + ": the file looks like UTF-16 text without a byte-order mark; save it as UTF-8 (or UTF-16 with a BOM) and try again"
+			if err == nil || err.Error() != want {
+				t.Errorf("%s: %v\nwant %s", name, err, want)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		if s.Name != "demo" || len(s.Objects) == 0 {
+			t.Errorf("%s: name %q, %d objects", name, s.Name, len(s.Objects))
 		}
 	}
 }

@@ -439,7 +439,10 @@ type FindingExpect struct {
 	Severity string `json:"severity"`
 	// Summary must be contained in the finding's summary, when set.
 	Summary string `json:"summary,omitempty"`
-	Absent  bool   `json:"absent,omitempty"`
+	// Affects lists objects (Kind/namespace/name) the finding must name as context: the
+	// route and Gateway a policy's change shows in.
+	Affects []string `json:"affects,omitempty"`
+	Absent  bool     `json:"absent,omitempty"`
 }
 
 // IsUpgrade reports whether the scenario is an upgrade scenario: it has an upgrade block, or

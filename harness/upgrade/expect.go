@@ -8,6 +8,7 @@ import (
 	"github.com/egharness/egharness/harness/impl"
 	"github.com/egharness/egharness/harness/scenario"
 	"github.com/egharness/egharness/translator/profile"
+	"github.com/egharness/egharness/translator/resource"
 )
 
 // ScenarioPair is the two profiles a scenario's upgrade check runs between: its upgrade
@@ -44,8 +45,16 @@ func CheckScenario(ctx context.Context, s *scenario.Scenario, im impl.Implementa
 func Unmet(r *Report, exp *scenario.UpgradeExpect) []string {
 	var out []string
 	matches := func(e scenario.FindingExpect, f Finding) bool {
-		return e.ID == f.ID && e.Object == f.Object.String() && e.Severity == string(f.Severity) &&
-			(e.Summary == "" || strings.Contains(f.Summary, e.Summary))
+		if e.ID != f.ID || e.Object != f.Object.String() || e.Severity != string(f.Severity) ||
+			(e.Summary != "" && !strings.Contains(f.Summary, e.Summary)) {
+			return false
+		}
+		for _, a := range e.Affects {
+			if !containsRefString(f.Context, a) {
+				return false
+			}
+		}
+		return true
 	}
 	for i, e := range exp.Findings {
 		n := 0
@@ -77,6 +86,15 @@ func Unmet(r *Report, exp *scenario.UpgradeExpect) []string {
 		}
 	}
 	return out
+}
+
+func containsRefString(refs []resource.Ref, s string) bool {
+	for _, r := range refs {
+		if r.String() == s {
+			return true
+		}
+	}
+	return false
 }
 
 func summaryPart(s string) string {

@@ -54,6 +54,9 @@ type Finding struct {
 	Summary  string       `json:"summary"`
 	Before   string       `json:"before"`
 	After    string       `json:"after"`
+	// Context names the objects the finding affects besides Object, the one to change:
+	// the route and Gateway whose xDS a policy's change shows in.
+	Context []resource.Ref `json:"context,omitempty"`
 	// XDS names the xDS resource the finding is about on each side, for a side-by-side
 	// view; nil when the finding is not about xDS.
 	XDS *XDSRef `json:"-"`

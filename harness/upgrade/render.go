@@ -82,6 +82,15 @@ func objectName(ref resource.Ref) string {
 	return ref.Kind + " " + ref.Namespace + "/" + ref.Name
 }
 
+// refList names objects: "HTTPRoute shop/checkout, Gateway shop/eg".
+func refList(refs []resource.Ref) string {
+	names := make([]string, len(refs))
+	for i, r := range refs {
+		names[i] = objectName(r)
+	}
+	return strings.Join(names, ", ")
+}
+
 func (r *Report) writeText(w io.Writer) error {
 	var b strings.Builder
 	b.WriteString(r.headline() + "\n")
@@ -92,6 +101,9 @@ func (r *Report) writeText(w io.Writer) error {
 		fmt.Fprintf(&b, "\n%s\n", objectName(g[0].Object))
 		for _, f := range g {
 			fmt.Fprintf(&b, "  %-8s %-9s %s\n", f.Severity, f.ID, f.Summary)
+			if len(f.Context) > 0 {
+				fmt.Fprintf(&b, "  %-18s affects: %s\n", "", refList(f.Context))
+			}
 			if f.Before != "" || f.After != "" {
 				fmt.Fprintf(&b, "  %-18s before: %s\n", "", orDash(f.Before))
 				fmt.Fprintf(&b, "  %-18s after:  %s\n", "", orDash(f.After))
@@ -133,13 +145,13 @@ func (r *Report) writeMarkdown(w io.Writer) error {
 	if len(r.Findings) == 0 {
 		b.WriteString("No differences: the objects translate the same way on both sides.\n")
 	} else {
-		b.WriteString("| severity | behavior | object | finding | before | after |\n|---|---|---|---|---|---|\n")
+		b.WriteString("| severity | behavior | object to change | affects | finding | before | after |\n|---|---|---|---|---|---|---|\n")
 		for _, f := range r.Findings {
 			sev := string(f.Severity)
 			if f.Severity == Breaking {
 				sev = "**breaking**"
 			}
-			fmt.Fprintf(&b, "| %s | %s | `%s` | %s | %s | %s |\n", sev, mdCell(f.ID), mdCell(f.Object.String()), mdCell(f.Summary), mdCell(f.Before), mdCell(f.After))
+			fmt.Fprintf(&b, "| %s | %s | `%s` | %s | %s | %s | %s |\n", sev, mdCell(f.ID), mdCell(f.Object.String()), mdCell(refList(f.Context)), mdCell(f.Summary), mdCell(f.Before), mdCell(f.After))
 		}
 	}
 	if len(r.Notes) > 0 {
@@ -261,18 +273,107 @@ type htmlDiff struct {
 }
 
 type htmlGroup struct {
-	Object   string
-	Findings []Finding
-	Diffs    []htmlDiff
-	Breaking bool
+	Kind, Name string
+	Findings   []htmlFinding
+	Diffs      []htmlDiff
+	Breaking   bool
+}
+
+type htmlFinding struct {
+	Finding
+	Severity string // in words: Breaking, Warning, Info
+	Summary  string // in words (HumanSummary)
+	Affects  string
+}
+
+// xdsWords names the xDS resource types the way a platform engineer reads them.
+var xdsWords = map[string]string{
+	"Listener":              "listener",
+	"RouteConfiguration":    "route table",
+	"Cluster":               "upstream cluster",
+	"ClusterLoadAssignment": "upstream endpoints",
+	"Secret":                "TLS secret",
+}
+
+// diffTitle words the resource a side-by-side diff shows: what it is, and whether it is
+// new, gone or renamed on the upgraded side.
+func diffTitle(x XDSRef, from, to string) string {
+	what := xdsWords[x.Type]
+	if what == "" {
+		what = x.Type
+	}
+	switch {
+	case x.Before == "":
+		return fmt.Sprintf("Envoy %s %q: new in %s", what, x.After, to)
+	case x.After == "":
+		return fmt.Sprintf("Envoy %s %q: not generated in %s", what, x.Before, to)
+	case x.Before != x.After:
+		return fmt.Sprintf("Envoy %s %q, named %q in %s", what, x.Before, x.After, to)
+	}
+	return fmt.Sprintf("Envoy %s %q in %s and %s", what, x.Before, from, to)
+}
+
+// entityWords are the xDS entity kinds of finding summaries as a platform engineer says
+// them, for the HTML page (text and JSON keep the kinds: tools and scenarios match on them).
+var entityWords = []struct{ kind, words string }{
+	{"PerFilterConfig", "per-route filter config"},
+	{"HTTPFilter", "HTTP filter"},
+	{"JWTProvider", "JWT provider"},
+	{"RateLimit", "rate limit rule"},
+	{"LuaScript", "Lua script"},
+	{"UpstreamTLS", "upstream TLS of cluster"},
+	{"RouteConfiguration", "route table"},
+	{"VirtualHost", "virtual host"},
+	{"FilterChain", "filter chain"},
+	{"Cluster", "upstream cluster"},
+	{"Listener", "Envoy listener"},
+	{"Secret", "TLS secret"},
+}
+
+// HumanSummary words a finding's summary for the HTML page: the xDS entity kind it starts
+// with (after "new ") in words.
+func HumanSummary(s string) string {
+	prefix, rest := "", s
+	if r, ok := strings.CutPrefix(s, "new "); ok {
+		prefix, rest = "new ", r
+	}
+	for _, e := range entityWords {
+		if r, ok := strings.CutPrefix(rest, e.kind+" "); ok {
+			return prefix + e.words + " " + r
+		}
+	}
+	return s
+}
+
+func severityWord(s Severity) string {
+	switch s {
+	case Breaking:
+		return "Breaking"
+	case Warning:
+		return "Warning"
+	}
+	return "Info"
+}
+
+func sideName(name string) string {
+	if name == "" {
+		return "not generated"
+	}
+	return name
 }
 
 func (r *Report) writeHTML(w io.Writer) error {
 	var groups []htmlGroup
 	for _, g := range r.groups() {
-		hg := htmlGroup{Object: g[0].Object.String(), Findings: g}
+		o := g[0].Object
+		name := o.Name
+		if o.Namespace != "" {
+			name = o.Namespace + "/" + o.Name
+		}
+		hg := htmlGroup{Kind: o.Kind, Name: name}
 		seen := map[XDSRef]bool{}
 		for _, f := range g {
+			hg.Findings = append(hg.Findings, htmlFinding{Finding: f, Severity: severityWord(f.Severity), Summary: HumanSummary(f.Summary), Affects: refList(f.Context)})
 			if f.Severity == Breaking {
 				hg.Breaking = true
 			}
@@ -290,23 +391,21 @@ func (r *Report) writeHTML(w io.Writer) error {
 			if before == "" && after == "" {
 				continue
 			}
-			title := f.XDS.Type + " " + orDash(f.XDS.Before)
-			if f.XDS.After != f.XDS.Before {
-				title += " → " + orDash(f.XDS.After)
-			}
-			hg.Diffs = append(hg.Diffs, htmlDiff{Title: title, Before: orDash(f.XDS.Before), After: orDash(f.XDS.After),
+			hg.Diffs = append(hg.Diffs, htmlDiff{Title: diffTitle(*f.XDS, r.From, r.To), Before: sideName(f.XDS.Before), After: sideName(f.XDS.After),
 				Rows: sideBySide(before, after), Same: before == after})
 		}
 		groups = append(groups, hg)
 	}
+	n := r.Count()
 	var buf bytes.Buffer
 	err := pageTemplate.Execute(&buf, struct {
-		Title    string
-		Headline string
-		Report   *Report
-		Groups   []htmlGroup
-		Notes    []string
-	}{"Envoy Gateway upgrade check: " + r.From + " → " + r.To, r.headline(), r, groups, r.Notes})
+		Title                   string
+		From, To                string
+		Breaking, Warning, Info int
+		Report                  *Report
+		Groups                  []htmlGroup
+		Notes                   []string
+	}{"Envoy Gateway upgrade check: " + r.From + " → " + r.To, r.From, r.To, n[Breaking], n[Warning], n[Info], r, groups, r.Notes})
 	if err != nil {
 		return err
 	}
@@ -320,21 +419,30 @@ var pageTemplate = template.Must(template.New("page").Parse(`<!DOCTYPE html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
 <title>{{.Title}}</title>
 <style>
-body{font-family:system-ui,-apple-system,Segoe UI,sans-serif;margin:2em;color:#1b1f24;max-width:1400px}
-h1{font-size:1.4em}h2{font-size:1.1em;margin-top:2em;border-bottom:1px solid #d0d7de;padding-bottom:.2em}
-table{border-collapse:collapse;width:100%;margin:.5em 0}
-th,td{border:1px solid #d0d7de;padding:.3em .5em;text-align:left;vertical-align:top;font-size:.9em}
-th{background:#f6f8fa}
-.breaking{color:#fff;background:#cf222e;font-weight:bold}
-.warning{background:#fff8c5}
-.info{background:#ddf4ff}
-.sev{white-space:nowrap}
-code,pre{font-family:ui-monospace,SFMono-Regular,Menlo,monospace;font-size:.85em}
+*{box-sizing:border-box}
+body{font-family:system-ui,-apple-system,Segoe UI,sans-serif;margin:0 auto;padding:1.5em 1.5em 3em;color:#1b1f24;max-width:1240px;line-height:1.4}
+h1{font-size:1.4em;margin:0 0 .3em}h2{font-size:1.1em;margin:2em 0 .4em;border-bottom:1px solid #d0d7de;padding-bottom:.2em}
+h2 .kind{color:#57606a;font-weight:normal}
+.lead{margin:.2em 0 1em}.lead b{color:#cf222e}
+.fix{font-size:.85em;color:#cf222e;font-weight:normal;margin-left:.5em}
+table{border-collapse:collapse;width:100%;margin:.5em 0;table-layout:fixed}
+th,td{border:1px solid #d0d7de;padding:.35em .5em;text-align:left;vertical-align:top;font-size:.9em;overflow-wrap:anywhere;word-break:break-word}
+th{background:#f6f8fa;font-weight:600}
+col.sev{width:6.5em}col.what{width:30%}col.affects{width:14%}col.id{width:5.5em}
+td.sev{font-weight:600;white-space:nowrap}
+tr.breaking td.sev{color:#fff;background:#cf222e}
+tr.warning td.sev{background:#fff8c5}
+tr.info td.sev{background:#ddf4ff}
+code,pre{font-family:ui-monospace,SFMono-Regular,Menlo,monospace;font-size:.85em;white-space:pre-wrap;overflow-wrap:anywhere;word-break:break-all}
 details{margin:.5em 0}
-table.diff td{font-family:ui-monospace,SFMono-Regular,Menlo,monospace;font-size:.78em;white-space:pre-wrap;word-break:break-all;width:50%;border:none;padding:0 .4em}
-table.diff td.no{width:3em;color:#57606a;text-align:right;user-select:none}
+summary{cursor:pointer;color:#0969da}
+table.diff{table-layout:fixed}
+table.diff td{font-family:ui-monospace,SFMono-Regular,Menlo,monospace;font-size:.78em;white-space:pre-wrap;word-break:break-all;border:none;padding:0 .4em}
+table.diff col.no{width:3.2em}
+table.diff td.no{color:#57606a;text-align:right;user-select:none}
 tr.delete td.l,tr.replace td.l{background:#ffebe9}
 tr.insert td.r,tr.replace td.r{background:#dafbe1}
 tr.gap td{background:#f6f8fa;text-align:center;color:#57606a}
@@ -343,18 +451,21 @@ tr.gap td{background:#f6f8fa;text-align:center;color:#57606a}
 </head>
 <body>
 <h1>{{.Title}}</h1>
-<p>{{.Headline}}</p>
+<p class="lead">{{if .Breaking}}<b>{{.Breaking}} breaking</b> (fix them before upgrading){{else}}Nothing breaking{{end}}, {{.Warning}} warning(s), {{.Info}} informational.
+Each finding is listed under the object to change; “Affects” names the routes and Gateways where it shows.</p>
 {{if .Notes}}<details class="notes"><summary>{{len .Notes}} note(s) about the input</summary><ul>{{range .Notes}}<li>{{.}}</li>{{end}}</ul></details>{{end}}
 {{if not .Groups}}<p>No differences: the objects translate the same way on both sides.</p>{{end}}
 {{range .Groups}}
-<h2>{{.Object}}</h2>
+<h2><span class="kind">{{.Kind}}</span> {{.Name}}{{if .Breaking}}<span class="fix">change before upgrading</span>{{end}}</h2>
 <table>
-<tr><th>severity</th><th>behavior</th><th>finding</th><th>before</th><th>after</th></tr>
-{{range .Findings}}<tr><td class="sev {{.Severity}}">{{.Severity}}</td><td>{{.ID}}</td><td>{{.Summary}}</td><td><code>{{.Before}}</code></td><td><code>{{.After}}</code></td></tr>
+<colgroup><col class="sev"><col class="what"><col class="affects"><col><col><col class="id"></colgroup>
+<tr><th>Severity</th><th>What changes</th><th>Affects</th><th>In {{$.From}}</th><th>In {{$.To}}</th><th>Behavior</th></tr>
+{{range .Findings}}<tr class="finding {{.Finding.Severity}}"><td class="sev">{{.Severity}}</td><td>{{.Summary}}</td><td>{{.Affects}}</td><td><code>{{.Before}}</code></td><td><code>{{.After}}</code></td><td>{{.ID}}</td></tr>
 {{end}}</table>
-{{range .Diffs}}<details><summary>xDS {{.Title}}{{if .Same}} (no change in this resource){{end}}</summary>
+{{range .Diffs}}<details><summary>Generated Envoy configuration: {{.Title}}{{if .Same}} (the same on both sides){{end}}</summary>
 <table class="diff">
-<tr><th colspan="2">before: {{.Before}}</th><th colspan="2">after: {{.After}}</th></tr>
+<colgroup><col class="no"><col><col class="no"><col></colgroup>
+<tr><th colspan="2">{{$.From}}: {{.Before}}</th><th colspan="2">{{$.To}}: {{.After}}</th></tr>
 {{range .Rows}}{{if eq .Op "gap"}}<tr class="gap"><td colspan="4">…</td></tr>{{else}}<tr class="{{.Op}}"><td class="no">{{if .LeftNo}}{{.LeftNo}}{{end}}</td><td class="l">{{.Left}}</td><td class="no">{{if .RightNo}}{{.RightNo}}{{end}}</td><td class="r">{{.Right}}</td></tr>{{end}}
 {{end}}</table>
 </details>

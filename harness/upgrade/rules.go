@@ -93,6 +93,9 @@ var Rules = []Rule{
 	{ConditionLost, "", re(`(?i)system.?ca|system_ca_certificates`), "SDS-03", Breaking},
 	{ConditionLost, "", nil, "", Breaking},
 	{ConditionGained, "EnvoyPatchPolicy", nil, "EPP-04", Info}, // its patches find their resources now
+	// A policy refused for the TCPRoutes of its Gateway is accepted once they are no longer
+	// read (UPG-02).
+	{ConditionGained, "", re(`(?i)for TCP route|TCPRoute`), "UPG-02", Info},
 	{ConditionGained, "", nil, "", Info},
 	{ConditionAdded, "RouteRulesOverlap", nil, "RT-11", Warning},
 	{ConditionAdded, "", nil, "", Warning},
@@ -133,11 +136,13 @@ var Rules = []Rule{
 	// jwt_authn keeps its name but its providers are keyed differently (SP-06).
 	{Removed, "HTTPFilter", re(`jwt_authn`), "SP-06", Warning},
 	{Removed, "PerFilterConfig", re(`filters\.http\.lua`), "EEP-03", Warning},
+	{Removed, "PerFilterConfig", re(`jwt_authn`), "SP-06", Warning},
 	{Removed, "UpstreamTLS", nil, "", Breaking}, // the backend is now reached in plain text
 	{Removed, "RateLimit", nil, "BTP-03", Warning},
 	{Removed, "PerFilterConfig", re(`ratelimit`), "BTP-03", Warning},
 	{Removed, "", nil, "", Warning},
 	{Added, "HTTPFilter", re(`jwt_authn`), "SP-06", Info},
+	{Added, "PerFilterConfig", re(`jwt_authn`), "SP-06", Info},
 	// v1.9 configures global rate limits per domain in typedPerFilterConfig (BTP-03); a
 	// route-level rate limit that appears is one a patch made where the rule used to be.
 	{Added, "PerFilterConfig", re(`filters\.http\.ratelimit`), "BTP-03", Info},
@@ -146,6 +151,8 @@ var Rules = []Rule{
 	// filters and the rate limit service's cluster.
 	{Added, "HTTPFilter", re(`filters\.http\.ratelimit`), "BTP-03", Info},
 	{Added, "Cluster", re(`ratelimit_cluster`), "BTP-03", Info},
+	// v1.9 trusts the system CA bundle through one shared secret (SDS-03).
+	{Added, "Secret", re(`system_ca_certificates`), "SDS-03", Info},
 	{Added, "", nil, "", Info},
 
 	// EnvoyPatchPolicy operations: the ID of the rename that made the operation miss when

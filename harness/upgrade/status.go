@@ -7,6 +7,9 @@ import (
 	"sort"
 	"strings"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+
 	"github.com/egharness/egharness/harness/catalog"
 	"github.com/egharness/egharness/translator/resource"
 	"github.com/egharness/egharness/translator/result"
@@ -32,6 +35,8 @@ type differ struct {
 	movedKeys map[string][]keyID
 	// resRenamed: type and old name of a top-level xDS resource → its new name.
 	resRenamed map[string]string
+	// gwRoutes: the routes attached to each Gateway (built on first use, see routesOn).
+	gwRoutes map[resource.Ref][]resource.Ref
 }
 
 type keyID struct{ key, id string }
@@ -45,6 +50,13 @@ func newDiffer(cat *catalog.Catalog, before, after *result.Result, objects []res
 		d.byKindLower[strings.ToLower(o.Kind)] = o.Kind
 		for _, t := range policyTargets(o) {
 			d.targets[t] = append(d.targets[t], o.Ref())
+		}
+	}
+	for _, o := range objects {
+		for _, t := range selectorTargets(o, objects) {
+			if !containsRef(d.targets[t], o.Ref()) {
+				d.targets[t] = append(d.targets[t], o.Ref())
+			}
 		}
 	}
 	return d
@@ -87,6 +99,45 @@ func policyTargets(o resource.Object) []resource.Ref {
 	var out []resource.Ref
 	for _, r := range refs {
 		out = append(out, resource.Ref{Kind: r.Kind, Namespace: o.Obj.GetNamespace(), Name: r.Name})
+	}
+	return out
+}
+
+// selectorTargets resolves spec.targetSelectors of an EG policy against the objects of its
+// namespace (kind, matchLabels and matchExpressions; selectors reaching other namespaces are
+// not followed), so a policy that selects its targets by label is found like one that names
+// them.
+func selectorTargets(o resource.Object, objects []resource.Object) []resource.Ref {
+	if !strings.HasSuffix(o.Kind, "Policy") {
+		return nil
+	}
+	b, err := json.Marshal(o.Obj)
+	if err != nil {
+		return nil
+	}
+	var doc struct {
+		Spec struct {
+			TargetSelectors []struct {
+				Kind             string                            `json:"kind"`
+				MatchLabels      map[string]string                 `json:"matchLabels"`
+				MatchExpressions []metav1.LabelSelectorRequirement `json:"matchExpressions"`
+			} `json:"targetSelectors"`
+		} `json:"spec"`
+	}
+	if json.Unmarshal(b, &doc) != nil {
+		return nil
+	}
+	var out []resource.Ref
+	for _, ts := range doc.Spec.TargetSelectors {
+		sel, err := metav1.LabelSelectorAsSelector(&metav1.LabelSelector{MatchLabels: ts.MatchLabels, MatchExpressions: ts.MatchExpressions})
+		if err != nil {
+			continue
+		}
+		for _, t := range objects {
+			if t.Kind == ts.Kind && t.Obj.GetNamespace() == o.Obj.GetNamespace() && sel.Matches(labels.Set(t.Obj.GetLabels())) {
+				out = append(out, t.Ref())
+			}
+		}
 	}
 	return out
 }
@@ -264,7 +315,11 @@ func (d *differ) conditions(ref resource.Ref, where string, before, after []resu
 			} else if condKinds[t] && cb.Status == "False" && ca.Status == "True" {
 				change = ConditionGained
 			}
-			d.add(change, ref, subjects, ca.Message+" "+ca.Reason, summary, condText(cb), condText(ca), nil, cb.Message)
+			text := ca.Message + " " + ca.Reason
+			if change == ConditionGained {
+				text += " " + cb.Message // what stopped it before says why it is gone
+			}
+			d.add(change, ref, subjects, text, summary, condText(cb), condText(ca), nil, cb.Message)
 		case cb.Reason != ca.Reason || cb.Message != ca.Message:
 			d.add(ConditionReworded, ref, subjects, ca.Message, fmt.Sprintf("condition %s keeps status %s with another reason or message%s", t, ca.Status, at), condText(cb), condText(ca), nil)
 		}
@@ -418,6 +473,12 @@ func (d *differ) inherit() {
 		for _, r := range where {
 			if c, ok := cause[r]; ok {
 				f.ID = c.ID
+				// A route that fails closed because of a policy is the policy's to fix:
+				// reported there, the route as context.
+				if f.Change == FailClosed && r != f.Object {
+					f.Context = append([]resource.Ref{f.Object}, f.Context...)
+					f.Object = r
+				}
 				break
 			}
 		}

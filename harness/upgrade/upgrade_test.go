@@ -289,7 +289,7 @@ spec:
 		{btp, "MRG-01", Breaking, "refuses"},
 		{ctp, "CTP-04", Breaking, "refuses"},
 		{eep, "EEP-02", Breaking, "Accepted turns False on Gateway/default/eg: the policy is no longer in force"},
-		{app, "EEP-02", Breaking, "fails closed"},
+		{eep, "EEP-02", Breaking, "fails closed"}, // the policy to change; the route is context
 		{app, "RT-11", Warning, "new condition RouteRulesOverlap=True"},
 	}
 	for _, w := range want {
@@ -306,6 +306,9 @@ spec:
 	for _, f := range rep.Findings {
 		if f.ID == Unmapped {
 			t.Errorf("unmapped finding: %+v", f)
+		}
+		if f.Change == FailClosed && (len(f.Context) == 0 || f.Context[0] != app) {
+			t.Errorf("fail-closed finding without its route as context: %+v", f)
 		}
 	}
 }
@@ -364,7 +367,7 @@ func TestRender(t *testing.T) {
 	if err := rep.Write(&md, "markdown"); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(md.String(), "| severity | behavior | object |") || strings.Contains(md.String(), "<script>") {
+	if !strings.Contains(md.String(), "| severity | behavior | object to change | affects |") || strings.Contains(md.String(), "<script>") {
 		t.Errorf("markdown:\n%s", md.String())
 	}
 	if err := rep.Write(&md, "pdf"); err == nil {
@@ -456,5 +459,18 @@ func TestUpstreamTLS(t *testing.T) {
 	rep = Compare("v1.8", "v1.9", res(cluster(tlsv3.TlsParameters_TLSv1_2, true)), res(cluster(0, false)), nil)
 	if !rep.Breaking() {
 		t.Errorf("losing upstream TLS is breaking: %+v", rep.Findings)
+	}
+}
+
+func TestHumanSummary(t *testing.T) {
+	for in, want := range map[string]string{
+		"new Cluster EmptyCluster":                   "new upstream cluster EmptyCluster",
+		"PerFilterConfig envoy.filters.http.lua/0 x": "per-route filter config envoy.filters.http.lua/0 x",
+		"JWTProvider renamed: a → b":                 "JWT provider renamed: a → b",
+		"the API server refuses the object":          "the API server refuses the object",
+	} {
+		if got := HumanSummary(in); got != want {
+			t.Errorf("%q: %q, want %q", in, got, want)
+		}
 	}
 }

@@ -50,8 +50,13 @@ type entity struct {
 	shape    string // a summary whose change on a matched entity is a finding
 	text     string // what rules match on (type URL, names)
 	owner    resource.Ref
-	res      xdsLoc // the top-level resource holding it
-	parent   string // kind and identity of the entity holding it ("" for top-level ones)
+	// owners are all the policies it is attributed to (owner is the first), ctx the route
+	// and Gateway it affects (see attribute.go); named: the policy is read from its name.
+	owners []resource.Ref
+	ctx    []resource.Ref
+	named  bool
+	res    xdsLoc // the top-level resource holding it
+	parent string // kind and identity of the entity holding it ("" for top-level ones)
 	// parts are fingerprints of a rate limit's actions, in order: a patch that appended
 	// actions to one changes its identity but keeps its first actions.
 	parts []string
@@ -76,15 +81,19 @@ func (e *entity) nameAt() string {
 // collector gathers one side's entities.
 type collector struct {
 	d     *differ
+	res   *result.Result // the side being collected
 	ents  []*entity
 	gwsAt map[uint32][]resource.Ref
 	// namedBy: the owner of the listener that names a cluster (tcp_proxy, SDS config), for
 	// clusters without metadata such as EmptyCluster and SDS clusters.
 	namedBy map[string]resource.Ref
+	// jwks: the JWT provider entity whose remote JWKS a cluster fetches: the cluster is
+	// attributed to the same policy.
+	jwks map[string]*entity
 }
 
 func (d *differ) collect(r *result.Result) []*entity {
-	c := &collector{d: d, gwsAt: d.gatewaysByPort(), namedBy: map[string]resource.Ref{}}
+	c := &collector{d: d, res: r, gwsAt: d.gatewaysByPort(), namedBy: map[string]resource.Ref{}, jwks: map[string]*entity{}}
 	rcRefs := map[string][]string{} // route configuration name → filter chain identities
 	rcOwner := map[string]resource.Ref{}
 	for _, l := range r.XDS.Listeners {
@@ -129,10 +138,17 @@ func (d *differ) collect(r *result.Result) []*entity {
 		}
 		cowner := c.owner(cl.GetName(), owners, fallback)
 		cent := &entity{kind: "Cluster", identity: id, name: cl.GetName(), shape: shape, res: loc, owner: cowner}
+		if p := c.jwks[cl.GetName()]; p != nil && len(owners) == 0 {
+			cent.owner, cent.owners, cent.ctx = p.owner, p.owners, p.ctx
+		}
+		if featureOf(cent) == featRateLimit && len(owners) == 0 {
+			// The rate limit service's cluster is there for the Gateway's rate limit policies.
+			c.attribute(cent, cl.GetName(), resource.Ref{}, cowner)
+		}
 		c.add(cent)
 		for i, t := range upstreamTLS(cl) {
 			c.add(&entity{kind: "UpstreamTLS", identity: fmt.Sprintf("%s tls#%d sni=%s", id, i, t.sni), name: cl.GetName(),
-				where: "SNI " + t.sni, place: id, shape: t.versions, owner: cowner, res: loc, parent: cent.key()})
+				where: "SNI " + t.sni, place: id, shape: t.versions, owner: cowner, owners: cent.owners, ctx: cent.ctx, res: loc, parent: cent.key()})
 		}
 	}
 	for _, s := range r.XDS.Secrets {
@@ -147,8 +163,14 @@ func (d *differ) collect(r *result.Result) []*entity {
 		case *tlsv3.Secret_SessionTicketKeys:
 			kind = "session_ticket_keys"
 		}
-		c.add(&entity{kind: "Secret", identity: kind + " " + fp(cp), name: s.GetName(), text: s.GetName(),
-			res: xdsLoc{"Secret", s.GetName()}, owner: c.owner(s.GetName(), nil, resource.Ref{Kind: "Secret", Name: s.GetName()})})
+		sent := &entity{kind: "Secret", identity: kind + " " + fp(cp), name: s.GetName(), text: s.GetName(),
+			res: xdsLoc{"Secret", s.GetName()}, owner: c.owner(s.GetName(), nil, resource.Ref{Kind: "Secret", Name: s.GetName()})}
+		if s.GetName() == systemCASecret {
+			if ps := d.systemCAPolicies(); len(ps) > 0 {
+				sent.owner, sent.owners = ps[0], ps
+			}
+		}
+		c.add(sent)
 	}
 	return c.ents
 }
@@ -298,13 +320,17 @@ func (c *collector) httpFilter(hf *hcmv3.HttpFilter, fcid, where string, owner r
 	msg := unpack(a)
 	fowner := c.owner(hf.GetName(), nil, owner)
 	conf := fpAny(a, msg)
-	c.add(&entity{kind: "HTTPFilter", identity: fcid + " " + tu + " " + conf, name: hf.GetName(), where: where, place: fcid, shape: conf,
-		text: tu + " " + hf.GetName(), owner: fowner, res: loc, parent: parent})
+	fent := &entity{kind: "HTTPFilter", identity: fcid + " " + tu + " " + conf, name: hf.GetName(), where: where, place: fcid, shape: conf,
+		text: tu + " " + hf.GetName(), owner: fowner, res: loc, parent: parent}
+	c.attribute(fent, hf.GetName(), fowner, owner)
+	c.add(fent)
 	switch m := msg.(type) {
 	case *luav3.Lua:
 		for _, src := range luaSources(m) {
-			c.add(&entity{kind: "LuaScript", identity: "source " + hash(src), name: hf.GetName(), where: where, place: fcid,
-				text: tu + " " + hf.GetName(), owner: fowner, res: loc})
+			lent := &entity{kind: "LuaScript", identity: "source " + hash(src), name: hf.GetName(), where: where, place: fcid,
+				text: tu + " " + hf.GetName(), owner: fowner, res: loc}
+			c.attribute(lent, hf.GetName(), fowner, owner)
+			c.add(lent)
 		}
 	case *jwtv3.JwtAuthentication:
 		keys := make([]string, 0, len(m.GetProviders()))
@@ -313,9 +339,15 @@ func (c *collector) httpFilter(hf *hcmv3.HttpFilter, fcid, where string, owner r
 		}
 		sort.Strings(keys)
 		for _, k := range keys {
-			c.add(&entity{kind: "JWTProvider", identity: "provider " + fp(m.GetProviders()[k]), name: k,
+			powner := c.owner(k, nil, fowner)
+			pent := &entity{kind: "JWTProvider", identity: "provider " + fp(m.GetProviders()[k]), name: k,
 				where: where + " HTTP filter " + hf.GetName(), place: fcid, text: tu + " " + k,
-				owner: c.owner(k, nil, fowner), res: loc})
+				owner: powner, res: loc}
+			c.attribute(pent, k, powner, owner)
+			c.add(pent)
+			if cl := m.GetProviders()[k].GetRemoteJwks().GetHttpUri().GetCluster(); cl != "" && len(pent.owners) > 0 {
+				c.jwks[cl] = pent
+			}
 		}
 	}
 }
@@ -375,11 +407,23 @@ func (c *collector) routeConfig(rc *routev3.RouteConfiguration, refs []string, o
 			rowner := c.owner(rt.GetName(), metaOwners(rt.GetMetadata()), owner)
 			rtent := &entity{kind: "Route", identity: rid, name: rt.GetName(), where: "virtual host " + vh.GetName(), place: vhid,
 				shape: routeShape(rt), owner: rowner, res: loc, parent: vent.key()}
+			c.attribute(rtent, "", rowner, owner)
 			c.add(rtent)
 			at := "route " + rt.GetName()
+			// ent adds an entity of this route, attributed from name.
+			ent := func(e *entity, name string) {
+				c.attribute(e, name, rowner, owner)
+				c.add(e)
+			}
+			patchers := c.rateLimitPatchers(rc.GetName(), rt)
 			for _, rl := range rt.GetRoute().GetRateLimits() {
-				c.add(&entity{kind: "RateLimit", identity: rid + " " + fp(rl), where: at + ": route.rateLimits", place: rid + " route.rateLimits",
-					text: "rate_limits", owner: rowner, res: loc, parent: rtent.key(), parts: actionParts(rl)})
+				e := &entity{kind: "RateLimit", identity: rid + " " + fp(rl), where: at + ": route.rateLimits", place: rid + " route.rateLimits",
+					text: "rate_limits", owner: rowner, res: loc, parent: rtent.key(), parts: actionParts(rl)}
+				ent(e, "")
+				if len(patchers) > 0 {
+					// Made by a patch, not by a policy: the patch is what to change.
+					e.owner, e.owners = patchers[0], patchers
+				}
 			}
 			keys := make([]string, 0, len(rt.GetTypedPerFilterConfig()))
 			for k := range rt.GetTypedPerFilterConfig() {
@@ -398,19 +442,19 @@ func (c *collector) routeConfig(rc *routev3.RouteConfiguration, refs []string, o
 				msg := unpack(inner)
 				n := perType[tu]
 				perType[tu]++
-				c.add(&entity{kind: "PerFilterConfig", identity: fmt.Sprintf("%s %s#%d", rid, tu, n), name: k, where: at, place: rid,
-					shape: short(msg, inner), text: tu + " " + k, owner: rowner, res: loc, parent: rtent.key()})
+				ent(&entity{kind: "PerFilterConfig", identity: fmt.Sprintf("%s %s#%d", rid, tu, n), name: k, where: at, place: rid,
+					shape: short(msg, inner), text: tu + " " + k, owner: rowner, res: loc, parent: rtent.key()}, k)
 				switch pm := msg.(type) {
 				case *ratelimitv3.RateLimitPerRoute:
 					for _, rl := range pm.GetRateLimits() {
-						c.add(&entity{kind: "RateLimit", identity: rid + " " + fp(rl),
+						ent(&entity{kind: "RateLimit", identity: rid + " " + fp(rl),
 							where: at + ": typedPerFilterConfig[" + k + "].rateLimits", place: rid + " typedPerFilterConfig " + tu, text: tu + " " + k,
-							owner: rowner, res: loc, parent: rtent.key(), parts: actionParts(rl)})
+							owner: rowner, res: loc, parent: rtent.key(), parts: actionParts(rl)}, k)
 					}
 				case *luav3.LuaPerRoute:
 					if src := pm.GetSourceCode().GetInlineString(); src != "" {
-						c.add(&entity{kind: "LuaScript", identity: "source " + hash(src), name: k, where: at, place: rid,
-							text: tu + " " + k, owner: rowner, res: loc})
+						ent(&entity{kind: "LuaScript", identity: "source " + hash(src), name: k, where: at, place: rid,
+							text: tu + " " + k, owner: rowner, res: loc}, k)
 					}
 				}
 			}
@@ -696,18 +740,18 @@ func (d *differ) xds() {
 	for _, b := range gone {
 		if a := reconfigured[b.label()]; a != nil && b.kind == "HTTPFilter" && !paired[a] {
 			paired[a] = true
-			d.add(ShapeChanged, b.owner, []string{b.kind}, b.text+" "+a.text, fmt.Sprintf("HTTPFilter %s changes its config (%s)", a.name, a.where),
+			d.addEntity(ShapeChanged, b, []string{b.kind}, b.text+" "+a.text, fmt.Sprintf("HTTPFilter %s changes its config (%s)", a.name, a.where),
 				"config "+b.shape, "config "+a.shape, &XDSRef{Type: b.res.typ, Before: b.res.name, After: a.res.name})
 			continue
 		}
-		d.add(Removed, b.owner, []string{b.kind}, b.text+" "+b.name, fmt.Sprintf("%s %s is no longer generated", b.kind, b.nameAt()),
+		d.addEntity(Removed, b, []string{b.kind}, b.text+" "+b.name, fmt.Sprintf("%s %s is no longer generated", b.kind, b.nameAt()),
 			b.nameAt(), "absent", &XDSRef{Type: b.res.typ, Before: b.res.name, After: d.counterpart(ag, b)})
 	}
 	for _, a := range born {
 		if paired[a] {
 			continue
 		}
-		d.add(Added, a.owner, []string{a.kind}, a.text+" "+a.name, fmt.Sprintf("new %s %s", a.kind, a.nameAt()),
+		d.addEntity(Added, a, []string{a.kind}, a.text+" "+a.name, fmt.Sprintf("new %s %s", a.kind, a.nameAt()),
 			"absent", a.nameAt(), &XDSRef{Type: a.res.typ, Before: d.counterpart(bg, a), After: a.res.name})
 	}
 }
@@ -762,7 +806,7 @@ func (d *differ) matched(bs, as []*entity) {
 			}
 			if a == nil {
 				if reportPresence[b.kind] {
-					d.add(Removed, b.owner, []string{b.kind}, b.text+" "+b.name, fmt.Sprintf("%s %s is no longer generated", b.kind, b.nameAt()),
+					d.addEntity(Removed, b, []string{b.kind}, b.text+" "+b.name, fmt.Sprintf("%s %s is no longer generated", b.kind, b.nameAt()),
 						b.nameAt(), "absent", &XDSRef{Type: b.res.typ, Before: b.res.name})
 				}
 				continue
@@ -773,7 +817,7 @@ func (d *differ) matched(bs, as []*entity) {
 				change, summary = Moved, fmt.Sprintf("%s moved: %s → %s", b.kind, b.where, a.where)
 			}
 			text := b.identity + " | " + b.text + " " + a.text + " " + b.name + " " + a.name
-			d.add(change, b.owner, []string{b.kind}, text, summary, b.nameAt(), a.nameAt(),
+			d.addEntity(change, moveOwner(b, a), []string{b.kind}, text, summary, b.nameAt(), a.nameAt(),
 				&XDSRef{Type: b.res.typ, Before: b.res.name, After: a.res.name})
 			id := d.findings[len(d.findings)-1].ID
 			if b.name != "" && b.name != a.name {
@@ -793,13 +837,13 @@ func (d *differ) matched(bs, as []*entity) {
 				change = FailClosed
 				summary = fmt.Sprintf("route %s no longer forwards: it %s (fails closed)", a.name, a.shape)
 			}
-			d.add(change, a.owner, []string{b.kind}, b.shape+" → "+a.shape+" "+a.text, summary, b.shape, a.shape,
+			d.addEntity(change, a, []string{b.kind}, b.shape+" → "+a.shape+" "+a.text, summary, b.shape, a.shape,
 				&XDSRef{Type: b.res.typ, Before: b.res.name, After: a.res.name})
 		}
 	}
 	for _, a := range as {
 		if !used[a] && reportPresence[a.kind] {
-			d.add(Added, a.owner, []string{a.kind}, a.text+" "+a.name, fmt.Sprintf("new %s %s", a.kind, a.nameAt()),
+			d.addEntity(Added, a, []string{a.kind}, a.text+" "+a.name, fmt.Sprintf("new %s %s", a.kind, a.nameAt()),
 				"absent", a.nameAt(), &XDSRef{Type: a.res.typ, After: a.res.name})
 		}
 	}

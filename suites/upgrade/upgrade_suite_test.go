@@ -106,6 +106,9 @@ var _ = Describe("Upgrade scenarios", func() {
 						Kind, Namespace, Name string
 					} `json:"object"`
 					Severity, Summary, Before, After string
+					Context                          []struct {
+						Kind, Namespace, Name string
+					} `json:"context"`
 				} `json:"findings"`
 			}
 			dec := json.NewDecoder(strings.NewReader(first["json"]))

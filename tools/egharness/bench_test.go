@@ -12,7 +12,7 @@ import (
 	"github.com/egharness/egharness/internal/benchcpu"
 )
 
-// routesFile writes the routegen file of n HTTPRoutes (tools/routegen, the README's
+// routesFile writes the routegen file of n HTTPRoutes (tools/routegen, docs/performance.md's
 // performance input) into a temporary folder.
 func routesFile(b *testing.B, n int) string {
 	b.Helper()

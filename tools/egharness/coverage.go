@@ -16,12 +16,15 @@ func newCoverageCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "coverage [paths...]",
 		Short: "List each behavior ID with the scenarios that cover it, and the IDs nobody covers",
+		Example: `  egharness coverage
+  egharness coverage --uncovered
+  egharness coverage scenarios/policy`,
 		RunE: func(cmd *cobra.Command, paths []string) error {
-			cat, set, err := loadScenarios(paths, resource.Limits{})
+			cat, set, proj, err := loadScenarios(paths, resource.Limits{})
 			if err != nil {
 				return err
 			}
-			c := runner.CoverageOf(cat, set.Scenarios, hasGolden)
+			c := runner.CoverageOf(cat, set.Scenarios, goldenIn(proj.golden))
 			w := cmd.OutOrStdout()
 			tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 			fmt.Fprintln(tw, "ID\tAREA\tUPGRADE\tCOVERED BY\tSCENARIOS")

@@ -24,11 +24,14 @@ scenario renders any more (stale).
 
 --update rewrites the files and removes stale ones. Read the diff (git diff golden/) before you
 commit: a golden is a claim about EG's behavior. --update is refused when CI is set.`,
+		Example: `  egharness golden
+  egharness golden --update scenarios/routing/request-mirror.yaml && git diff golden/
+  egharness golden --root ~/src/my-scenarios`,
 		RunE: func(cmd *cobra.Command, paths []string) error {
 			if update && os.Getenv("CI") != "" {
 				return badInput("golden --update is refused when CI is set: goldens are updated by a person who reads the diff")
 			}
-			_, set, err := loadScenarios(paths, resource.Limits{})
+			_, set, proj, err := loadScenarios(paths, resource.Limits{})
 			if err != nil {
 				return err
 			}
@@ -39,7 +42,7 @@ commit: a golden is a claim about EG's behavior. --update is refused when CI is 
 			want := map[string]bool{}
 			problems, changed := 0, 0
 			for _, o := range outcomes {
-				dir := golden.Dir(defaultGolden, o.Scenario.Area, o.Scenario.Name, o.Profile)
+				dir := golden.Dir(proj.golden, o.Scenario.Area, o.Scenario.Name, o.Profile)
 				want[filepath.Clean(dir)] = true
 				if o.Err != nil {
 					fmt.Fprintf(w, "%s [%s]: cannot translate: %v\n", o.Scenario.Name, o.Profile, o.Err)
@@ -69,7 +72,7 @@ commit: a golden is a claim about EG's behavior. --update is refused when CI is 
 			// Stale files are only judged over the whole set: a partial run would call
 			// everything else stale.
 			if len(paths) == 0 {
-				stale, err := golden.Stale(defaultGolden, want)
+				stale, err := golden.Stale(proj.golden, want)
 				if err != nil {
 					return err
 				}
@@ -87,7 +90,7 @@ commit: a golden is a claim about EG's behavior. --update is refused when CI is 
 			}
 			printLoadErrors(w, set)
 			if update {
-				fmt.Fprintf(w, "%d golden folder(s) changed; review them with: git diff %s\n", changed, defaultGolden)
+				fmt.Fprintf(w, "%d golden folder(s) changed; review them with: git diff %s\n", changed, proj.golden)
 			} else if problems == 0 {
 				fmt.Fprintf(w, "%d golden folder(s) up to date\n", len(outcomes))
 			}

@@ -8,7 +8,9 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 const invalidDir = "../../scenarios/invalid"
@@ -159,5 +161,26 @@ func TestRunSkipsInvalidUnlessNamed(t *testing.T) {
 	code, out, _ = execute(t, "", "run", "--max-depth", "3", "scenarios/routing/weighted-canary.yaml")
 	if code != exitBad || !strings.Contains(out, "nest deeper than the depth limit of 3 levels (raise it with --max-depth)") {
 		t.Errorf("run --max-depth 3: exit %d\n%s", code, out)
+	}
+}
+
+// -f naming a named pipe is refused at once (it used to block forever); stdin still reads.
+func TestTranslateRefusesFIFO(t *testing.T) {
+	fifo := filepath.Join(t.TempDir(), "objects.yaml")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Skipf("mkfifo: %v", err)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		code, _, msg := execute(t, "", "translate", "-f", fifo)
+		if want := fifo + ": is a named pipe (FIFO); only regular files are read (to read a pipe or a command's output, give it on standard input with -f -)"; code != exitBad || msg != want {
+			t.Errorf("exit %d, %q\nwant 2, %q", code, msg, want)
+		}
+	}()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("translate -f FIFO blocked")
 	}
 }

@@ -55,10 +55,17 @@ func newRoot() *cobra.Command {
 they must produce) against a reference translator that reproduces Envoy Gateway v1.9, and
 reports failures and behavior coverage.
 
-Exit codes: 0 all good, 1 a scenario or check failed, 2 bad usage or bad input.`,
+Exit codes: 0 all good, 1 a scenario or check failed, 2 bad usage or bad input, 130/143
+interrupted by SIGINT/SIGTERM.`,
+		Example: `  egharness run                      # every scenario against the reference translator
+  egharness upgrade-check --from v1.8 --to v1.9 -f cluster-dump.yaml
+  egharness --version`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		Version:       versionText(),
 	}
+	root.SetVersionTemplate("{{.Version}}")
+	root.PersistentFlags().StringVar(&rootFlag, "root", "", "the project root: the `DIR` holding scenarios/ and golden/ (default: found from the scenario paths, else from the current folder upwards)")
 	root.AddCommand(newRunCmd(), newTranslateCmd(), newGoldenCmd(), newCoverageCmd())
 	root.AddCommand(newReportCmd(), newAdaptEgctlCmd())
 	root.AddCommand(newUpgradeCheckCmd(), newCRDDiffCmd())

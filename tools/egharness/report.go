@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/egharness/egharness/harness/golden"
 	"github.com/egharness/egharness/harness/impl"
 	"github.com/egharness/egharness/harness/report"
 	"github.com/egharness/egharness/harness/runner"
@@ -17,9 +18,6 @@ import (
 	"github.com/egharness/egharness/translator/profile"
 	"github.com/egharness/egharness/translator/resource"
 )
-
-// The Gateway API version the reference and the scenarios follow.
-const gatewayAPIVersion = "v1.6.1"
 
 // Markers around the generated agreement table in a Markdown file (--into).
 const (
@@ -34,6 +32,7 @@ func newReportCmd() *cobra.Command {
 		parallel                                   int
 		meta                                       report.Implementation
 		limits                                     *resource.Limits
+		execTimeout                                time.Duration
 	}
 	cmd := &cobra.Command{
 		Use:   "report --format conformance|junit|agreement [paths...]",
@@ -47,12 +46,12 @@ func newReportCmd() *cobra.Command {
   junit        JUnit XML for CI systems: a test suite per area, a test case per scenario run
   agreement    a Markdown table of agreement with the reference per behavior ID, with every
                known divergence and skip and its reason (--into FILE replaces the table
-               between the agreement markers of FILE, e.g. README.md)
+               between the agreement markers of FILE, e.g. docs/validating.md)
 
 Exit codes as for run: 1 when a scenario failed (the report is still written).`,
 		Example: `  egharness report --format conformance --impl egctl@v1.9.1 -o report.yaml
   egharness report --format junit --impl "exec:./my-adapter" -o junit.xml
-  egharness report --format agreement --impl egctl@v1.9.1 --into README.md`,
+  egharness report --format agreement --impl egctl@v1.9.1 --into docs/validating.md`,
 		RunE: func(cmd *cobra.Command, paths []string) error {
 			switch opts.format {
 			case "conformance", "junit", "agreement":
@@ -66,7 +65,7 @@ Exit codes as for run: 1 when a scenario failed (the report is still written).`,
 			if err != nil {
 				return badInput("--impl-capabilities: %v", err)
 			}
-			im, err := impl.Open(opts.impl, impl.Options{Limits: *opts.limits, PeersDir: opts.peersDir, Caps: caps})
+			im, err := impl.Open(opts.impl, impl.Options{Limits: *opts.limits, PeersDir: opts.peersDir, Caps: caps, Timeout: opts.execTimeout})
 			if err != nil {
 				return badInput("%v", err)
 			}
@@ -81,7 +80,7 @@ Exit codes as for run: 1 when a scenario failed (the report is still written).`,
 					return badInput("--date: %v", err)
 				}
 			}
-			cat, set, err := loadScenarios(paths, *opts.limits)
+			cat, set, proj, err := loadScenarios(paths, *opts.limits)
 			if err != nil {
 				return err
 			}
@@ -89,14 +88,23 @@ Exit codes as for run: 1 when a scenario failed (the report is still written).`,
 				printLoadErrors(cmd.ErrOrStderr(), set)
 				return &exitError{code: exitBad, err: fmt.Errorf("%d scenario file(s) could not be loaded", len(set.Errors))}
 			}
-			ro := runner.Options{Impl: im, Profiles: opts.profiles, Labels: opts.labels, Focus: opts.focus, Parallel: opts.parallel, GoldenRoot: defaultGolden}
-			outcomes := runner.Run(cmd.Context(), runner.Select(set.Scenarios, ro), ro)
+			ro := runner.Options{Impl: im, Profiles: opts.profiles, Labels: opts.labels, Focus: opts.focus, Parallel: opts.parallel, GoldenRoot: proj.golden}
+			for _, id := range opts.focus {
+				if cat.Get(id) == nil {
+					return badInput("--focus %s: no such behavior ID", id)
+				}
+			}
+			jobs, err := selectJobs(set, ro)
+			if err != nil {
+				return err
+			}
+			outcomes := runner.Run(cmd.Context(), jobs, ro)
 
 			var buf bytes.Buffer
 			switch opts.format {
 			case "conformance":
 				meta := implementationMeta(im, opts.meta)
-				rep := report.Conformance(outcomes, meta, date, gatewayAPIVersion)
+				rep := report.Conformance(outcomes, meta, date, gatewayAPIVersion())
 				js, err := json.Marshal(rep)
 				if err != nil {
 					return err
@@ -132,7 +140,7 @@ Exit codes as for run: 1 when a scenario failed (the report is still written).`,
 	f.StringVar(&opts.format, "format", "", "conformance, junit or agreement (required)")
 	f.StringVar(&opts.impl, "impl", "reference", "implementation to test: reference, exec:COMMAND, egctl@VERSION")
 	f.StringSliceVar(&opts.caps, "impl-capabilities", nil, "what an exec: implementation does not produce: no-admission, no-secrets, no-warnings")
-	f.StringVar(&opts.peersDir, "peers-dir", "", "where `make peers` installed egctl (default $EGHARNESS_PEERS, else peers/)")
+	f.StringVar(&opts.peersDir, "peers-dir", "", "the `DIR` make peers installed egctl into (default $EGHARNESS_PEERS, else peers/)")
 	f.StringVarP(&opts.output, "output", "o", "", "write the report to this file (default: standard output)")
 	f.StringVar(&opts.into, "into", "", "agreement: replace the table between the agreement markers of this Markdown file")
 	f.StringVar(&opts.date, "date", "", "conformance: the report's date (RFC 3339; default: now)")
@@ -140,6 +148,7 @@ Exit codes as for run: 1 when a scenario failed (the report is still written).`,
 	f.StringSliceVar(&opts.labels, "label", nil, "only scenarios with one of these labels or areas")
 	f.StringSliceVar(&opts.focus, "focus", nil, "only scenarios covering one of these behavior IDs")
 	f.IntVar(&opts.parallel, "parallel", 0, "scenarios run at once (default: number of CPUs)")
+	f.DurationVar(&opts.execTimeout, "exec-timeout", time.Minute, "how long one translation by an exec: or egctl@ implementation may take")
 	f.StringVar(&opts.meta.Organization, "organization", "", "conformance: the implementation's organization")
 	f.StringVar(&opts.meta.Project, "project", "", "conformance: the implementation's project")
 	f.StringVar(&opts.meta.URL, "url", "", "conformance: the implementation's URL")
@@ -194,9 +203,9 @@ func writeReport(cmd *cobra.Command, output, into string, data []byte) error {
 			return badInput("--into %s: no agreement markers (a line %q, then a line %q)", into, agreementBegin, agreementEnd)
 		}
 		s = s[:i+len(agreementBegin)] + "\n" + string(data) + s[j:]
-		return os.WriteFile(into, []byte(s), 0o644)
+		return golden.WriteFileAtomic(into, []byte(s))
 	case output != "":
-		return os.WriteFile(output, data, 0o644)
+		return golden.WriteFileAtomic(output, data)
 	}
 	_, err := cmd.OutOrStdout().Write(data)
 	return err

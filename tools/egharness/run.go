@@ -7,10 +7,10 @@ import (
 
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/egharness/egharness/harness/catalog"
 	"github.com/egharness/egharness/harness/golden"
 	"github.com/egharness/egharness/harness/impl"
 	"github.com/egharness/egharness/harness/runner"
@@ -31,6 +31,8 @@ func newRunCmd() *cobra.Command {
 		peersDir string
 		caps     []string
 		limits   *resource.Limits
+
+		execTimeout time.Duration
 	}
 	cmd := &cobra.Command{
 		Use:   "run [paths...]",
@@ -42,16 +44,26 @@ and which behavior IDs are covered.
 
 A scenario that cannot be loaded is reported with its file and line; the others still run.
 Folders named invalid (scenarios/invalid: inputs that must fail to load) are skipped unless
-named as a path. The --max-* flags bound every file read.`,
+named as a path. The --max-* flags bound every file read.
+
+A selection (paths, --label, --focus, --profile) that matches no scenario exits 2 and says
+which filter matched nothing; the coverage printed is that of the scenarios that ran.
+golden/ and scenarios/ are the project's: --root, else found from the paths given (the
+folder above their scenarios/ folder), else from the current folder upwards.
+
+Ctrl-C or SIGTERM stops the run: no further scenario starts, the results of those that
+finished are printed, and the exit status is 130 (SIGINT) or 143 (SIGTERM).`,
 		Example: `  egharness run
   egharness run scenarios/routing --profile v1.9
-  egharness run --focus RT-09 --label routing`,
+  egharness run --focus RT-09 --label routing
+  egharness run ~/src/egharness/scenarios/tls          # from any folder: that project's goldens
+  egharness run --impl "exec:./my-adapter" --exec-timeout 10s`,
 		RunE: func(cmd *cobra.Command, paths []string) error {
 			caps, err := impl.ParseCapabilities(opts.caps)
 			if err != nil {
 				return badInput("--impl-capabilities: %v", err)
 			}
-			im, err := impl.Open(opts.impl, impl.Options{Limits: *opts.limits, PeersDir: opts.peersDir, Caps: caps})
+			im, err := impl.Open(opts.impl, impl.Options{Limits: *opts.limits, PeersDir: opts.peersDir, Caps: caps, Timeout: opts.execTimeout})
 			if err != nil {
 				return badInput("%v", err)
 			}
@@ -60,30 +72,39 @@ named as a path. The --max-* flags bound every file read.`,
 					return badInput("%v", err)
 				}
 			}
-			cat, set, err := loadScenarios(paths, *opts.limits)
+			cat, set, proj, err := loadScenarios(paths, *opts.limits)
 			if err != nil {
 				return err
 			}
 			ro := runner.Options{Impl: im, Profiles: opts.profiles, Labels: opts.labels, Focus: opts.focus, Parallel: opts.parallel}
 			if !opts.noGolden {
-				ro.GoldenRoot = defaultGolden
+				ro.GoldenRoot = proj.golden
 			}
 			for _, id := range opts.focus {
 				if cat.Get(id) == nil {
 					return badInput("--focus %s: no such behavior ID", id)
 				}
 			}
+			jobs, err := selectJobs(set, ro)
+			if err != nil {
+				return err
+			}
 			if opts.verbose {
 				ro.Progress = func(done, total int, o *runner.Outcome) {
 					fmt.Fprintf(cmd.ErrOrStderr(), "[%d/%d] %s %s %s\n", done, total, o.Scenario.Name, o.Profile, verdict(o))
 				}
 			}
-			jobs := runner.Select(set.Scenarios, ro)
-			outcomes := runner.Run(cmd.Context(), jobs, ro)
+			ctx, interrupted := interruptible(cmd.Context())
+			outcomes := runner.Run(ctx, jobs, ro)
 			w := cmd.OutOrStdout()
+			sig := interrupted()
+			if sig != nil {
+				fmt.Fprintf(w, "Interrupted by %s: %d of %d scenario runs finished; the results below are theirs.\n\n", signalName(sig), len(outcomes), len(jobs))
+			}
 			failed := printOutcomes(w, outcomes)
 			printLoadErrors(w, set)
-			printCoverageSummary(w, cat, runner.CoverageOf(cat, set.Scenarios, hasGolden))
+			done := ran(outcomes)
+			printCoverageSummary(w, runner.CoverageOf(cat, done, goldenIn(proj.golden)), len(paths) > 0 || len(done) < len(set.Scenarios))
 			skipped := 0
 			for _, o := range outcomes {
 				if o.Skipped != "" {
@@ -96,6 +117,8 @@ named as a path. The --max-* flags bound every file read.`,
 				fmt.Fprintf(w, "\n%d passed, %d failed\n", len(outcomes)-failed, failed+len(set.Errors))
 			}
 			switch {
+			case sig != nil:
+				return &exitError{code: signalExit(sig), err: fmt.Errorf("interrupted by %s after %d of %d scenario runs", signalName(sig), len(outcomes), len(jobs))}
 			case len(set.Errors) > 0:
 				return &exitError{code: exitBad, err: fmt.Errorf("%d scenario file(s) could not be loaded", len(set.Errors))}
 			case failed > 0:
@@ -107,13 +130,14 @@ named as a path. The --max-* flags bound every file read.`,
 	f := cmd.Flags()
 	f.StringVar(&opts.impl, "impl", "reference", "implementation to test: reference, exec:COMMAND, egctl@VERSION")
 	f.StringSliceVar(&opts.caps, "impl-capabilities", nil, "what an exec: implementation does not produce: no-admission, no-secrets, no-warnings")
-	f.StringVar(&opts.peersDir, "peers-dir", "", "where `make peers` installed egctl (default $EGHARNESS_PEERS, else peers/)")
+	f.StringVar(&opts.peersDir, "peers-dir", "", "the `DIR` make peers installed egctl into (default $EGHARNESS_PEERS, else peers/)")
 	f.StringSliceVar(&opts.profiles, "profile", nil, "only these profiles ("+strings.Join(profile.Names(), ", ")+")")
 	f.StringSliceVar(&opts.labels, "label", nil, "only scenarios with one of these labels or areas")
 	f.StringSliceVar(&opts.focus, "focus", nil, "only scenarios covering one of these behavior IDs")
 	f.IntVar(&opts.parallel, "parallel", 0, "scenarios run at once (default: number of CPUs)")
 	f.BoolVarP(&opts.verbose, "verbose", "v", false, "print each scenario as it finishes")
 	f.BoolVar(&opts.noGolden, "no-golden", false, "skip golden file checks")
+	f.DurationVar(&opts.execTimeout, "exec-timeout", time.Minute, "how long one translation by an exec: or egctl@ implementation may take")
 	opts.limits = addLimitFlags(f)
 	return cmd
 }
@@ -195,8 +219,15 @@ func printSkipsAndDivergences(w io.Writer, outcomes []*runner.Outcome) {
 
 func indent(s string) string { return strings.ReplaceAll(s, "\n", "\n    ") }
 
-func printCoverageSummary(w io.Writer, cat *catalog.Catalog, c runner.Coverage) {
-	fmt.Fprintf(w, "\nBehavior coverage: %d of %d IDs covered by assertion (%d named in covers)\n", c.Covered(), c.Total, c.Labelled())
+// printCoverageSummary prints the coverage of the scenarios that ran, by assertion; partial
+// says they are a selection (--label, --focus, --profile, paths) rather than every loaded
+// scenario.
+func printCoverageSummary(w io.Writer, c runner.Coverage, partial bool) {
+	of := ""
+	if partial {
+		of = " of the scenarios selected"
+	}
+	fmt.Fprintf(w, "\nBehavior coverage%s: %d of %d IDs covered by assertion (%d named in covers)\n", of, c.Covered(), c.Total, c.Labelled())
 	if len(c.GoldenOnly) > 0 {
 		fmt.Fprintf(w, "Covered only by goldens (%d): %s\n", len(c.GoldenOnly), strings.Join(c.GoldenOnly, " "))
 	}
@@ -206,15 +237,17 @@ func printCoverageSummary(w io.Writer, cat *catalog.Catalog, c runner.Coverage) 
 	if len(c.Uncovered) > 0 {
 		fmt.Fprintf(w, "Not covered (%d): %s\n", len(c.Uncovered), strings.Join(c.Uncovered, " "))
 	}
-	_ = cat
 }
 
-// hasGolden reports whether the reference's golden files exist for a scenario (any profile).
-func hasGolden(s *scenario.Scenario) bool {
-	for _, p := range s.ProfilesOrDefault() {
-		if _, err := os.Stat(golden.Dir(defaultGolden, s.Area, s.Name, p)); err == nil {
-			return true
+// goldenIn reports whether the reference's golden files exist under root for a scenario (any
+// profile): an ID asserted only there is covered by goldens alone.
+func goldenIn(root string) func(*scenario.Scenario) bool {
+	return func(s *scenario.Scenario) bool {
+		for _, p := range s.ProfilesOrDefault() {
+			if _, err := os.Stat(golden.Dir(root, s.Area, s.Name, p)); err == nil {
+				return true
+			}
 		}
+		return false
 	}
-	return false
 }

@@ -36,7 +36,7 @@ func newServeCmd() *cobra.Command {
 	var o serveOptions
 	var limits *resource.Limits
 	cmd := &cobra.Command{
-		Use:   "serve -f FILE | --scenario NAME [--profile P] [--watch] [--xds-addr :18000] [--admin-addr :19080]",
+		Use:   "serve -f FILE | --scenario NAME [--profile P] [--watch] [--xds-addr 127.0.0.1:18000] [--admin-addr 127.0.0.1:19080]",
 		Short: "Serve the reference translation as xDS (ADS) to real Envoy proxies, with a management API",
 		Long: `serve translates a file of Kubernetes objects (-f, as translate reads them) or one
 scenario (--scenario NAME, found under --scenarios) and serves the xDS over gRPC: the
@@ -49,7 +49,15 @@ The management API (--admin-addr) answers GET /healthz, /snapshots (the version,
 each backend cluster's load balancing, session persistence and circuit breaker fields, the
 xDS as protojson and every node's ACKs and NACKs), /events and /scenarios.
 
-Point Envoy at it with an ADS bootstrap (see README, "Serving xDS"). Stop with Ctrl-C.`,
+Both servers listen on 127.0.0.1 (this machine only) unless told otherwise: an Envoy in a
+container or on another machine needs --xds-addr 0.0.0.0:18000 (every interface; the xDS
+holds your secrets, so only on a network you trust).
+
+Point Envoy at it with an ADS bootstrap (see docs/serving.md). Ctrl-C or SIGTERM stops it
+gracefully: the management API finishes its requests, xDS streams get 5 seconds.`,
+		Example: `  egharness serve --scenario request-mirror --watch
+  egharness serve -f objects.yaml --profile v1.9 --admin-addr 127.0.0.1:0
+  egharness serve -f objects.yaml --xds-addr 0.0.0.0:18000   # reachable from a kind node or container`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o.limits = *limits
@@ -61,12 +69,12 @@ Point Envoy at it with an ADS bootstrap (see README, "Serving xDS"). Stop with C
 	f := cmd.Flags()
 	f.StringVarP(&o.file, "file", "f", "", "objects to serve (multi-document YAML)")
 	f.StringVar(&o.scenarioName, "scenario", "", "serve this scenario (by name)")
-	f.StringVar(&o.scenarioDir, "scenarios", defaultScenarios, "the scenarios folder --scenario looks in")
+	f.StringVar(&o.scenarioDir, "scenarios", "", "the scenarios folder --scenario looks in (default: the project's, found from the current folder upwards or --root)")
 	f.StringVar(&o.profile, "profile", "", "version profile (default: v1.9 for -f, the scenario's first profile for --scenario)")
 	f.StringVarP(&o.namespace, "namespace", "n", "envoy-gateway-system", "namespace of objects that name none (-f; as translate)")
 	f.BoolVar(&o.watch, "watch", false, "serve a new version when the input files change")
-	f.StringVar(&o.xdsAddr, "xds-addr", ":18000", "address of the xDS gRPC server")
-	f.StringVar(&o.adminAddr, "admin-addr", ":19080", "address of the management API")
+	f.StringVar(&o.xdsAddr, "xds-addr", "127.0.0.1:18000", "address of the xDS gRPC server (0.0.0.0:18000: every interface)")
+	f.StringVar(&o.adminAddr, "admin-addr", "127.0.0.1:19080", "address of the management API (0.0.0.0:19080: every interface)")
 	f.BoolVarP(&o.verbose, "verbose", "v", false, "log every discovery request, not only ACKs, NACKs and reloads")
 	limits = addLimitFlags(f)
 	return cmd
@@ -84,6 +92,15 @@ func runServe(ctx context.Context, o serveOptions, logw io.Writer, ready func(xd
 	}
 	logger := slog.New(slog.NewTextHandler(logw, &slog.HandlerOptions{Level: level}))
 
+	if o.scenarioDir == "" {
+		proj, err := findProject(nil)
+		switch {
+		case err == nil:
+			o.scenarioDir = proj.scenarios
+		case o.scenarioName != "":
+			return err
+		}
+	}
 	var src xdsserver.Source
 	var listScenarios func() ([]*scenario.Scenario, error)
 	cat, err := catalog.Load()
@@ -91,7 +108,7 @@ func runServe(ctx context.Context, o serveOptions, logw io.Writer, ready func(xd
 		return err
 	}
 	loader := scenario.Loader{Catalog: cat, Root: o.scenarioDir, Limits: o.limits}
-	if _, err := os.Stat(o.scenarioDir); err == nil {
+	if _, err := os.Stat(o.scenarioDir); o.scenarioDir != "" && err == nil {
 		listScenarios = func() ([]*scenario.Scenario, error) {
 			set, err := loader.LoadPaths(o.scenarioDir)
 			if err != nil {
@@ -164,12 +181,18 @@ func runServe(ctx context.Context, o serveOptions, logw io.Writer, ready func(xd
 	}
 	logger.Info("serving", "source", l.Source, "profile", l.Profile, "version", version,
 		"xds", xl.Addr().String(), "admin", "http://"+al.Addr().String(), "watch", o.watch)
+	for _, a := range []net.Addr{xl.Addr(), al.Addr()} {
+		if ta, ok := a.(*net.TCPAddr); ok && !ta.IP.IsLoopback() {
+			logger.Warn("listening beyond this machine: whoever reaches this address reads the xDS, secrets included", "addr", a.String())
+		}
+	}
 	if ready != nil {
 		ready(xl.Addr(), al.Addr())
 	}
 
 	select {
 	case <-ctx.Done():
+		logger.Info("shutting down", "reason", context.Cause(ctx))
 	case err = <-errc:
 	}
 	shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)

@@ -120,6 +120,19 @@ func TestServeScenario(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Error("serve did not stop")
 	}
+	if !strings.Contains(logs.String(), "msg=\"shutting down\"") {
+		t.Errorf("no shutdown line:\n%s", logs.String())
+	}
+}
+
+// serve listens on this machine only unless told otherwise.
+func TestServeLoopbackByDefault(t *testing.T) {
+	f := newServeCmd().Flags()
+	for _, name := range []string{"xds-addr", "admin-addr"} {
+		if v := f.Lookup(name).DefValue; !strings.HasPrefix(v, "127.0.0.1:") {
+			t.Errorf("--%s defaults to %q, want 127.0.0.1:PORT", name, v)
+		}
+	}
 }
 
 func grepLine(s, sub string) string {

@@ -27,6 +27,9 @@ Objects without a namespace go to envoy-gateway-system, as with egctl x translat
 Kinds the translator does not read (Deployment, ServiceAccount...) are skipped with a warning.
 "-f -" reads standard input. The --max-* flags bound the input (size, objects, nesting,
 alias expansion); bad input exits 2 with the file and line.`,
+		Example: `  egharness translate -f gateway.yaml
+  egharness translate -f gateway.yaml --profile v1.8 -o json
+  kubectl get gateways,httproutes,services -A -o yaml | egharness translate -f - -n default`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if file == "" {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
@@ -25,6 +26,7 @@ const (
 func newUpgradeCheckCmd() *cobra.Command {
 	var from, to, fromImpl, toImpl, file, cfgFile, output, namespace, peersDir string
 	var limits *resource.Limits
+	var execTimeout time.Duration
 	cmd := &cobra.Command{
 		Use:   "upgrade-check --from P --to P -f FILE [--config EGCFG] [-o text|json|markdown|html]",
 		Short: "What an Envoy Gateway upgrade changes for your own objects: refusals, inert policies, renamed xDS, missed patches",
@@ -41,8 +43,10 @@ version you upgrade to (--to), and reports every difference as a finding:
     JWT providers by config, Lua scripts by source, rate limits by descriptor, secrets by content);
   - every EnvoyPatchPolicy operation that hits before and misses after, with its path.
 
-Each finding names a behavior ID (see README "Upgrade check"), the object, a severity
-(breaking, warning, info), a one-line summary and the before/after values.
+Each finding names a behavior ID (see docs/upgrade-check.md), the object to change (the
+policy that defines a JWT provider, a rate limit or a Lua script, the patch, the route), the
+routes and Gateways it affects, a severity (breaking, warning, info), a one-line summary and
+the before/after values.
 
 A side is a version profile (` + strings.Join(profile.Names(), ", ") + `), translated by the reference
 translator, or by another implementation with --from-impl/--to-impl (e.g. exec:COMMAND, see
@@ -53,8 +57,12 @@ file, else from the ConfigMap envoy-gateway-system/envoy-gateway-config it holds
 --config. Kinds egharness does not translate (Deployments, CRDs, Pods...) are skipped with a note.
 
 Output (-o): text (default), json ({"from","to","findings":[{"id","object","severity",
-"summary","before","after"}]}), markdown (for a pull-request comment), html (one
-self-contained page: findings grouped by object, side-by-side diffs of the affected xDS).
+"summary","before","after","context"}]}), markdown (for a pull-request comment), html (one
+self-contained page: findings grouped by the object to change, side-by-side diffs of the
+affected xDS).
+
+The file may be YAML (documents separated by ---) or JSON values one after another, in
+UTF-8 or UTF-16 with a byte-order mark (PowerShell's >); anything else is refused.
 
 Exit codes: 0 no breaking finding, 1 at least one breaking finding, 2 bad usage, bad input,
 or a side that cannot translate the input (e.g. egctl with enableLua off).`,
@@ -73,7 +81,7 @@ or a side that cannot translate the input (e.g. egctl with enableLua off).`,
 			if !validFormat(output) {
 				return badInput("-o must be one of %s, not %q", strings.Join(upgrade.Formats, ", "), output)
 			}
-			sideOpts := impl.Options{Limits: *limits, PeersDir: peersDir}
+			sideOpts := impl.Options{Limits: *limits, PeersDir: peersDir, Timeout: execTimeout}
 			fromSide, err := upgrade.ParseSide(from, fromImpl, sideOpts)
 			if err != nil {
 				return badInput("--from: %v", err)
@@ -112,9 +120,10 @@ or a side that cannot translate the input (e.g. egctl with enableLua off).`,
 	}
 	cmd.Flags().StringVar(&from, "from", "", "the side you run: a profile ("+strings.Join(profile.Names(), ", ")+") or NAME@VERSION")
 	cmd.Flags().StringVar(&to, "to", "", "the side you upgrade to")
-	cmd.Flags().StringVar(&peersDir, "peers-dir", "", "where `make peers` installed egctl, for NAME@VERSION sides (default $EGHARNESS_PEERS, else peers/)")
+	cmd.Flags().StringVar(&peersDir, "peers-dir", "", "the `DIR` make peers installed egctl into, for NAME@VERSION sides (default $EGHARNESS_PEERS, else peers/)")
 	cmd.Flags().StringVar(&fromImpl, "from-impl", "", "implementation of the --from side (default: the reference translator; exec:COMMAND)")
 	cmd.Flags().StringVar(&toImpl, "to-impl", "", "implementation of the --to side")
+	cmd.Flags().DurationVar(&execTimeout, "exec-timeout", time.Minute, "how long one translation by an exec: or NAME@VERSION side may take")
 	cmd.Flags().StringVarP(&file, "file", "f", "", "your objects: multi-document YAML or kubectl's kind: List (- for stdin)")
 	cmd.Flags().StringVar(&cfgFile, "config", "", "a file with the EnvoyGateway configuration document")
 	cmd.Flags().StringVarP(&output, "output", "o", "text", "output format: "+strings.Join(upgrade.Formats, ", "))

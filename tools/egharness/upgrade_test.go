@@ -1,11 +1,15 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode/utf16"
+
+	sigsyaml "sigs.k8s.io/yaml"
 )
 
 const sampleDump = "../../examples/upgrade/v1.8-cluster-dump.yaml"
@@ -24,6 +28,11 @@ type upgradeJSON struct {
 		Summary  string `json:"summary"`
 		Before   string `json:"before"`
 		After    string `json:"after"`
+		Context  []struct {
+			Kind      string `json:"kind"`
+			Namespace string `json:"namespace"`
+			Name      string `json:"name"`
+		} `json:"context"`
 	} `json:"findings"`
 }
 
@@ -154,7 +163,7 @@ items:
 
 func TestUpgradeCheckHTML(t *testing.T) {
 	_, stdout, _ := execute(t, "", "upgrade-check", "--from", "v1.8", "--to", "v1.9", "-f", sampleDump, "-o", "html")
-	for _, want := range []string{"<!DOCTYPE html>", "<h2>BackendTrafficPolicy/shop/checkout-limits</h2>", `<table class="diff">`, "BTP-03"} {
+	for _, want := range []string{"<!DOCTYPE html>", `<span class="kind">BackendTrafficPolicy</span> shop/checkout-limits`, `<table class="diff">`, "BTP-03"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("the page lacks %q", want)
 		}
@@ -165,4 +174,172 @@ func TestUpgradeCheckHTML(t *testing.T) {
 			t.Errorf("the page is not self-contained: it holds %q", external)
 		}
 	}
+}
+
+// The sample dump saved as UTF-16 with a BOM (PowerShell 5's `>`), and as JSON values
+// appended one after another (`kubectl get KIND -o json >> dump.json`), gives the findings
+// the UTF-8 YAML gives: no encoding or stream shape reads as "No differences".
+func TestUpgradeCheckSampleDumpEncodings(t *testing.T) {
+	_, want, _ := execute(t, "", "upgrade-check", "--from", "v1.8", "--to", "v1.9", "-f", sampleDump, "-o", "json")
+	if len(upgradeFindings(t, want).Findings) == 0 {
+		t.Fatal("the sample dump has no findings")
+	}
+	data, err := os.ReadFile(sampleDump)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var u16 []byte
+	for _, u := range utf16.Encode([]rune("\uFEFF" + strings.ReplaceAll(string(data), "\n", "\r\n"))) {
+		u16 = append(u16, byte(u), byte(u>>8))
+	}
+	var stream bytes.Buffer
+	for _, doc := range strings.Split(string(data), "\n---\n") {
+		js, err := sigsyaml.YAMLToJSON([]byte(doc))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(js) == "null" {
+			continue
+		}
+		if err := json.Indent(&stream, js, "", "    "); err != nil {
+			t.Fatal(err)
+		}
+		stream.WriteString("\n")
+	}
+	dir := t.TempDir()
+	for name, content := range map[string][]byte{"dump-utf16.yaml": u16, "dump.json": stream.Bytes()} {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, content, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		code, got, msg := execute(t, "", "upgrade-check", "--from", "v1.8", "--to", "v1.9", "-f", path, "-o", "json")
+		if code != exitFail || msg != "" {
+			t.Errorf("%s: exit %d (%q), want 1", name, code, msg)
+		}
+		g, w := upgradeFindings(t, got), upgradeFindings(t, want)
+		if len(g.Findings) != len(w.Findings) {
+			t.Errorf("%s: %d findings, want %d as in UTF-8 YAML", name, len(g.Findings), len(w.Findings))
+		}
+	}
+}
+
+func refString(kind, ns, name string) string { return kind + "/" + ns + "/" + name }
+
+// Each finding is on the object the user must change: the SecurityPolicy defining the JWT
+// provider (SP-06), the BackendTrafficPolicy with the shared rate limit (BTP-03), the
+// EnvoyExtensionPolicy with the Lua script (EEP-02/03), the patch (EPP); the route and the
+// Gateway are named as context. The sample dump has no UNMAPPED finding.
+func TestUpgradeCheckAttribution(t *testing.T) {
+	_, stdout, _ := execute(t, "", "upgrade-check", "--from", "v1.8", "--to", "v1.9", "-f", sampleDump, "-o", "json")
+	checkAttribution(t, upgradeFindings(t, stdout), map[string]string{
+		"SP-06":  "SecurityPolicy/shop/api-jwt",
+		"BTP-03": "BackendTrafficPolicy/shop/checkout-limits",
+		"EEP-02": "EnvoyExtensionPolicy/shop/add-header",
+	}, map[string]string{"SP-06": "HTTPRoute/shop/orders-api", "BTP-03": "HTTPRoute/shop/checkout", "EEP-02": "HTTPRoute/shop/storefront"})
+}
+
+// checkAttribution: every finding of each ID in owner is on an allowed object (the policy,
+// or an EnvoyPatchPolicy for a patch), at least one on the policy with the route in context;
+// no finding is UNMAPPED.
+func checkAttribution(t *testing.T, doc upgradeJSON, owner, route map[string]string) {
+	t.Helper()
+	onPolicy := map[string]bool{}
+	for _, f := range doc.Findings {
+		obj := refString(f.Object.Kind, f.Object.Namespace, f.Object.Name)
+		if f.ID == "UNMAPPED" {
+			t.Errorf("UNMAPPED finding on %s: %s", obj, f.Summary)
+		}
+		want, ok := owner[f.ID]
+		if !ok || f.Object.Kind == "EnvoyPatchPolicy" {
+			continue
+		}
+		if obj != want && !strings.HasPrefix(want, obj) {
+			// Several policies may share an ID (every policy with shared rules): want
+			// lists them separated by commas.
+			if !strings.Contains(","+want+",", ","+obj+",") {
+				t.Errorf("%s finding on %s, want it on %s: %s", f.ID, obj, want, f.Summary)
+				continue
+			}
+		}
+		for _, c := range f.Context {
+			if refString(c.Kind, c.Namespace, c.Name) == route[f.ID] {
+				onPolicy[f.ID+" "+obj] = true
+			}
+		}
+	}
+	for id, objs := range owner {
+		for _, obj := range strings.Split(objs, ",") {
+			if !onPolicy[id+" "+obj] {
+				t.Errorf("no %s finding on %s with %s as context", id, obj, route[id])
+			}
+		}
+	}
+}
+
+// A held-out style dump: the JWT SecurityPolicy targets the Gateway rather than the route,
+// and two BackendTrafficPolicies carry shared rate limit rules (one on the Gateway, one on
+// a route). SP-06 goes to the SecurityPolicy, BTP-03 to each policy with shared rules.
+func TestUpgradeCheckAttributionGatewayPolicies(t *testing.T) {
+	data, err := os.ReadFile(sampleDump)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(data)
+	s = strings.Replace(s, "  - {group: gateway.networking.k8s.io, kind: HTTPRoute, name: orders-api}\n  jwt:",
+		"  - {group: gateway.networking.k8s.io, kind: Gateway, name: eg}\n  jwt:", 1)
+	s += `---
+apiVersion: gateway.envoyproxy.io/v1alpha1
+kind: BackendTrafficPolicy
+metadata: {name: gateway-limits, namespace: shop}
+spec:
+  targetRefs:
+  - {group: gateway.networking.k8s.io, kind: Gateway, name: eg}
+  rateLimit:
+    type: Global
+    global:
+      rules:
+      - clientSelectors:
+        - headers: [{name: x-user, type: Distinct}]
+        limit: {requests: 10, unit: Second}
+        shared: true
+`
+	path := filepath.Join(t.TempDir(), "dump.yaml")
+	if err := os.WriteFile(path, []byte(s), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, stdout, msg := execute(t, "", "upgrade-check", "--from", "v1.8", "--to", "v1.9", "-f", path, "-o", "json")
+	doc := upgradeFindings(t, stdout)
+	if len(doc.Findings) == 0 {
+		t.Fatalf("no findings (%s)", msg)
+	}
+	checkAttribution(t, doc, map[string]string{
+		"SP-06":  "SecurityPolicy/shop/api-jwt",
+		"BTP-03": "BackendTrafficPolicy/shop/checkout-limits,BackendTrafficPolicy/shop/gateway-limits",
+	}, map[string]string{"SP-06": "HTTPRoute/shop/orders-api", "BTP-03": "Gateway/shop/eg"})
+}
+
+// A SecurityPolicy that selects its route by label (targetSelectors) is found like one that
+// names it: SP-06 goes to it, the route as context.
+func TestUpgradeCheckAttributionTargetSelectors(t *testing.T) {
+	data, err := os.ReadFile(sampleDump)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := strings.Replace(string(data), `metadata: {name: orders-api, namespace: shop, creationTimestamp: "2025-09-06T10:00:00Z"}`,
+		`metadata: {name: orders-api, namespace: shop, creationTimestamp: "2025-09-06T10:00:00Z", labels: {team: orders}}`, 1)
+	s = strings.Replace(s, "  - {group: gateway.networking.k8s.io, kind: HTTPRoute, name: orders-api}\n  jwt:",
+		"  - {group: gateway.networking.k8s.io, kind: HTTPRoute, name: no-such-route}\n  targetSelectors:\n  - {kind: HTTPRoute, matchLabels: {team: orders}}\n  jwt:", 1)
+	if !strings.Contains(s, "matchLabels: {team: orders}") || !strings.Contains(s, "labels: {team: orders}") {
+		t.Fatal("the dump changed: the test's edits no longer apply")
+	}
+	path := filepath.Join(t.TempDir(), "dump.yaml")
+	if err := os.WriteFile(path, []byte(s), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, stdout, msg := execute(t, "", "upgrade-check", "--from", "v1.8", "--to", "v1.9", "-f", path, "-o", "json")
+	doc := upgradeFindings(t, stdout)
+	if len(doc.Findings) == 0 {
+		t.Fatalf("no findings (%s)", msg)
+	}
+	checkAttribution(t, doc, map[string]string{"SP-06": "SecurityPolicy/shop/api-jwt"}, map[string]string{"SP-06": "HTTPRoute/shop/orders-api"})
 }

@@ -1,6 +1,6 @@
 // Command routegen writes a multi-document YAML file of one GatewayClass, one Gateway, one
 // Service and N HTTPRoutes (two matches each, spread over 50 hostnames), the input of the
-// README's performance numbers. The output depends only on its flags.
+// performance numbers of docs/performance.md. The output depends only on its flags.
 //
 //	go run ./tools/routegen -n 10000 > /tmp/routes-10k.yaml
 //	/usr/bin/time -v bin/egharness translate -f /tmp/routes-10k.yaml -o json > /dev/null

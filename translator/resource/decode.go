@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	goruntime "runtime"
 	"slices"
 	"sort"
@@ -128,7 +129,7 @@ func Decode(file string, data []byte, opts Options) (Decoded, error) {
 	if lim.MaxFileSize >= 0 && int64(len(data)) > lim.MaxFileSize {
 		return out, fileSizeError(file, lim.MaxFileSize)
 	}
-	data = unixBreaks(data)
+	data = unixBreaks(bytes.TrimPrefix(data, bomUTF8))
 	var errs []error
 	seen := map[Ref]int{}
 	var aliasBytes int64
@@ -170,7 +171,7 @@ func Decode(file string, data []byte, opts Options) (Decoded, error) {
 		seen[ref] = line
 		out.Objects = append(out.Objects, obj)
 	}
-	docs := splitDocuments(data)
+	docs := splitStream(data)
 	pre := prefetch(file, docs, opts, lim)
 	for i, doc := range docs {
 		line := doc.line + opts.LineOffset
@@ -390,7 +391,11 @@ func identify(file string, line int, text []byte, lim Limits, aliasBytes *int64)
 		return nil, tm, depthError(file, l+line-1, lim.MaxDepth)
 	}
 	if err := json.Unmarshal(js, &tm); err != nil {
-		return nil, tm, fmt.Errorf("%s:%d: not a Kubernetes object (a mapping with apiVersion, kind and metadata): %v", file, line, jsonProblem(err))
+		hint := ""
+		if bytes.HasPrefix(bytes.TrimSpace(text), []byte("[")) { // a JSON array, not a YAML sequence
+			hint = ` (objects in a JSON array, as jq -s writes them, are read once wrapped as a List: {"apiVersion": "v1", "kind": "List", "items": [...]})`
+		}
+		return nil, tm, fmt.Errorf("%s:%d: not a Kubernetes object (a mapping with apiVersion, kind and metadata): %v%s", file, line, jsonProblem(err), hint)
 	}
 	return js, tm, nil
 }
@@ -452,6 +457,61 @@ func article(kind string) string {
 type document struct {
 	text []byte
 	line int // line of the document's first line, 1-based
+}
+
+// splitStream cuts a file into documents: a stream of JSON values written one after
+// another (`kubectl get … -o json` per kind, appended) into one document per value, like a
+// stream of YAML documents; anything else at "---" lines (splitDocuments). Where the JSON
+// stream stops being JSON (a syntax error, or YAML after a "---"), the rest is cut as YAML,
+// so the error names its own line.
+func splitStream(data []byte) []document {
+	start := skipSpace(data, 0)
+	if start == len(data) || data[start] != '{' {
+		return splitDocuments(data)
+	}
+	var docs []document
+	dec := json.NewDecoder(bytes.NewReader(data))
+	line, at := 1, 0 // line of byte offset at
+	lineOf := func(off int) int {
+		line += bytes.Count(data[at:off], []byte{'\n'})
+		at = off
+		return line
+	}
+	for {
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			if err == io.EOF {
+				return docs
+			}
+			break
+		}
+		end := int(dec.InputOffset())
+		docs = append(docs, document{text: data[start:end], line: lineOf(start)})
+		start = skipSpace(data, end)
+		if start == len(data) {
+			return docs
+		}
+		if data[start] != '{' {
+			break
+		}
+	}
+	if len(docs) == 0 {
+		return splitDocuments(data)
+	}
+	// The rest as YAML documents, numbered from its line.
+	first := lineOf(start)
+	for _, d := range splitDocuments(data[start:]) {
+		d.line += first - 1
+		docs = append(docs, d)
+	}
+	return docs
+}
+
+func skipSpace(data []byte, i int) int {
+	for i < len(data) && (data[i] == ' ' || data[i] == '\t' || data[i] == '\n' || data[i] == '\r') {
+		i++
+	}
+	return i
 }
 
 // splitDocuments cuts at "---" separator lines, remembering where each document starts.

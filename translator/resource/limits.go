@@ -151,35 +151,50 @@ func ParseSize(s string) (int64, error) {
 	return n * mult, nil
 }
 
-// ReadFile reads file, or at most the file size limit of it: a larger file (or a device
-// that never ends) is refused with a *LimitError rather than read into memory.
+// ReadFile reads file, or at most the file size limit of it: a larger file is refused with
+// a *LimitError rather than read into memory. Only regular files are read (a named pipe, a
+// device or a directory is refused with a message), and the bytes are decoded as Text.
 func ReadFile(file string, l Limits) ([]byte, error) {
+	if err := checkRegular(file); err != nil {
+		return nil, err
+	}
 	f, err := os.Open(file)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
 	l = l.Resolved()
-	if info, err := f.Stat(); err == nil && info.Mode().IsRegular() && l.MaxFileSize >= 0 && info.Size() > l.MaxFileSize {
+	info, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if err := regular(file, info); err != nil {
+		return nil, err // replaced between the check and the open
+	}
+	if l.MaxFileSize >= 0 && info.Size() > l.MaxFileSize {
 		return nil, fileSizeError(file, l.MaxFileSize)
 	}
 	return ReadAll(file, f, l)
 }
 
-// ReadAll reads r (standard input, say), named file in errors, up to the file size limit.
+// ReadAll reads r (standard input, say), named file in errors, up to the file size limit,
+// and decodes it as Text (UTF-8 or UTF-16 with a BOM; binary refused).
 func ReadAll(file string, r io.Reader, l Limits) ([]byte, error) {
 	l = l.Resolved()
+	var data []byte
+	var err error
 	if l.MaxFileSize < 0 {
-		return io.ReadAll(r)
+		data, err = io.ReadAll(r)
+	} else {
+		data, err = io.ReadAll(io.LimitReader(r, l.MaxFileSize+1))
+		if err == nil && int64(len(data)) > l.MaxFileSize {
+			return nil, fileSizeError(file, l.MaxFileSize)
+		}
 	}
-	data, err := io.ReadAll(io.LimitReader(r, l.MaxFileSize+1))
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%s: %w", file, err)
 	}
-	if int64(len(data)) > l.MaxFileSize {
-		return nil, fileSizeError(file, l.MaxFileSize)
-	}
-	return data, nil
+	return Text(file, data)
 }
 
 // CheckTree measures a parsed YAML file (a scenario, say) against the depth and alias

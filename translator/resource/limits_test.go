@@ -68,17 +68,22 @@ func TestReadFileLimit(t *testing.T) {
 	}
 	_, err = resource.ReadFile(path, resource.Limits{MaxFileSize: 1 << 10})
 	wantLimit(t, err, "file size", path+": the file is over the file size limit of 1 KiB (raise it with --max-file-size)")
-	// A file that never ends is cut at the limit, not read forever.
+	// A device is refused before it is read (it may never end).
+	if _, err := resource.ReadFile("/dev/zero", resource.Limits{MaxFileSize: 1 << 20}); err == nil ||
+		err.Error() != "/dev/zero: is a character device; only regular files are read (to read a pipe or a command's output, give it on standard input with -f -)" {
+		t.Errorf("/dev/zero: %v", err)
+	}
+	// Standard input that never ends is cut at the limit, not read forever.
 	done := make(chan error, 1)
 	go func() {
-		_, err := resource.ReadFile("/dev/zero", resource.Limits{MaxFileSize: 1 << 20})
+		_, err := resource.ReadAll("<stdin>", zeros{}, resource.Limits{MaxFileSize: 1 << 20})
 		done <- err
 	}()
 	select {
 	case err := <-done:
-		wantLimit(t, err, "file size", "/dev/zero: the file is over the file size limit of 1 MiB (raise it with --max-file-size)")
+		wantLimit(t, err, "file size", "<stdin>: the file is over the file size limit of 1 MiB (raise it with --max-file-size)")
 	case <-time.After(10 * time.Second):
-		t.Fatal("reading /dev/zero did not stop at the limit")
+		t.Fatal("reading an endless stdin did not stop at the limit")
 	}
 	if _, err := resource.ReadFile(filepath.Join(dir, "missing.yaml"), resource.Limits{}); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("missing file: %v", err)
@@ -226,3 +231,8 @@ func TestDecodeLineBreaks(t *testing.T) {
 		}
 	}
 }
+
+// zeros is a reader that never ends.
+type zeros struct{}
+
+func (zeros) Read(p []byte) (int, error) { clear(p); return len(p), nil }
