@@ -1,12 +1,12 @@
 package scenario
 
 import (
-	"encoding/json"
 	"fmt"
 	"regexp"
 	"strconv"
 	"strings"
 
+	egv1a1 "github.com/envoyproxy/gateway/api/v1alpha1"
 	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
 )
 
@@ -62,18 +62,22 @@ func newObjIndex(s *Scenario) *objIndex {
 		case *gwapiv1.GRPCRoute:
 			ix.rules["grpcroute/"+v.Namespace+"/"+v.Name] = len(v.Spec.Rules)
 		}
-		if r.Kind == "EnvoyPatchPolicy" {
-			// Any "name" a patch value sets may be the name of a resource it adds.
-			b, _ := json.Marshal(o.Obj)
-			for _, m := range patchNameRE.FindAllSubmatch(b, -1) {
-				ix.patched[string(m[1])] = true
+		if epp, ok := o.Obj.(*egv1a1.EnvoyPatchPolicy); ok {
+			// Any "name" a patch's value sets may be the name of a resource it adds (the
+			// names patches target are not: an absent check on one is what a miss shows).
+			for _, jp := range epp.Spec.JSONPatches {
+				if v := jp.Operation.Value; v != nil {
+					for _, m := range patchNameRE.FindAllSubmatch(v.Raw, -1) {
+						ix.patched[string(m[1])] = true
+					}
+				}
 			}
 		}
 	}
 	return ix
 }
 
-var patchNameRE = regexp.MustCompile(`"name":"([^"]+)"`)
+var patchNameRE = regexp.MustCompile(`"name"\s*:\s*"([^"]+)"`)
 
 func (ix *objIndex) has(kind, ns, name string) bool {
 	return ix.objs[strings.ToLower(kind)+"/"+ns+"/"+name]
