@@ -297,15 +297,15 @@ var xdsWords = map[string]string{
 
 // diffTitle words the resource a side-by-side diff shows: what it is, and whether it is
 // new, gone or renamed on the upgraded side.
-func diffTitle(x XDSRef, from, to string) string {
+func diffTitle(x XDSRef, from, to string, inBefore, inAfter bool) string {
 	what := xdsWords[x.Type]
 	if what == "" {
 		what = x.Type
 	}
 	switch {
-	case x.Before == "":
+	case !inBefore:
 		return fmt.Sprintf("Envoy %s %q: new in %s", what, x.After, to)
-	case x.After == "":
+	case !inAfter:
 		return fmt.Sprintf("Envoy %s %q: not generated in %s", what, x.Before, to)
 	case x.Before != x.After:
 		return fmt.Sprintf("Envoy %s %q, named %q in %s", what, x.Before, x.After, to)
@@ -377,21 +377,39 @@ func (r *Report) writeHTML(w io.Writer) error {
 			if f.Severity == Breaking {
 				hg.Breaking = true
 			}
-			if f.XDS == nil || seen[*f.XDS] {
+			if f.XDS == nil {
 				continue
 			}
-			seen[*f.XDS] = true
-			var before, after string
-			if r.sides[0] != nil {
-				before = resourceYAML(r.sides[0].res, f.XDS.Type, f.XDS.Before)
+			x := *f.XDS
+			side := func(i int, name string) string {
+				if r.sides[i] == nil {
+					return ""
+				}
+				return resourceYAML(r.sides[i].res, x.Type, name)
 			}
-			if r.sides[1] != nil {
-				after = resourceYAML(r.sides[1].res, f.XDS.Type, f.XDS.After)
+			// A part that comes or goes inside a resource that stays (a Lua script in a
+			// route table): show that resource on both sides, not as created or deleted.
+			if x.After == "" && side(1, x.Before) != "" {
+				x.After = x.Before
 			}
+			if x.Before == "" && side(0, x.After) != "" {
+				x.Before = x.After
+			}
+			if seen[x] {
+				continue
+			}
+			seen[x] = true
+			before, after := side(0, x.Before), side(1, x.After)
 			if before == "" && after == "" {
 				continue
 			}
-			hg.Diffs = append(hg.Diffs, htmlDiff{Title: diffTitle(*f.XDS, r.From, r.To), Before: sideName(f.XDS.Before), After: sideName(f.XDS.After),
+			if before == "" {
+				x.Before = ""
+			}
+			if after == "" {
+				x.After = ""
+			}
+			hg.Diffs = append(hg.Diffs, htmlDiff{Title: diffTitle(x, r.From, r.To, before != "", after != ""), Before: sideName(x.Before), After: sideName(x.After),
 				Rows: sideBySide(before, after), Same: before == after})
 		}
 		groups = append(groups, hg)

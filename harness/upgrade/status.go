@@ -464,11 +464,36 @@ func (d *differ) inherit() {
 		if f.ID != Unmapped || !consequence[f.Change] {
 			continue
 		}
-		// Where to look: the object itself, then the policies targeting it; a route that
-		// fails closed looks at its policies first (its own findings are rarely the cause).
+		// Where to look: the object itself, then the policies targeting it, then the routes
+		// it affects and the policies targeting them or their Gateways; a route that fails
+		// closed looks at its policies first, the route's then its Gateways' (its own
+		// findings are rarely the cause). Among the policies of the context, one that turned
+		// invalid (Accepted False: it fails routes closed) explains more than one the API
+		// server refuses (that one is simply not applied), so those come first.
+		lostFirst := func(refs []resource.Ref) []resource.Ref {
+			var lost, rest []resource.Ref
+			for _, r := range refs {
+				if c, ok := cause[r]; ok && c.Change == ConditionLost {
+					lost = append(lost, r)
+				} else {
+					rest = append(rest, r)
+				}
+			}
+			return append(lost, rest...)
+		}
+		var ctxPolicies []resource.Ref
+		for _, c := range f.Context {
+			ctxPolicies = append(ctxPolicies, d.targets[c]...)
+		}
 		where := append([]resource.Ref{f.Object}, d.targets[f.Object]...)
+		for _, c := range f.Context {
+			if isRouteKind(c.Kind) {
+				where = append(where, c)
+			}
+		}
+		where = append(where, lostFirst(ctxPolicies)...)
 		if f.Change == FailClosed {
-			where = append(append([]resource.Ref(nil), d.targets[f.Object]...), f.Object)
+			where = append(lostFirst(append(append([]resource.Ref(nil), d.targets[f.Object]...), ctxPolicies...)), f.Object)
 		}
 		for _, r := range where {
 			if c, ok := cause[r]; ok {

@@ -168,6 +168,12 @@ func TestUpgradeCheckHTML(t *testing.T) {
 			t.Errorf("the page lacks %q", want)
 		}
 	}
+	// Diffs are named in words and say what comes and goes; a route table that stays (a Lua
+	// script leaves it) is shown on both sides, not as deleted.
+	if !strings.Contains(stdout, "Generated Envoy configuration: Envoy upstream cluster &#34;EmptyCluster&#34;: new in v1.9") ||
+		strings.Contains(stdout, "route table &#34;shop/eg/http&#34;: not generated") {
+		t.Error("the diff titles do not say what the page shows")
+	}
 	// No external asset and no script: URLs from the objects may appear, as escaped text.
 	for _, external := range []string{"<script", "<link", "<img", "src=", "href=", "@import", "url("} {
 		if strings.Contains(stdout, external) {
@@ -342,4 +348,42 @@ func TestUpgradeCheckAttributionTargetSelectors(t *testing.T) {
 		t.Fatalf("no findings (%s)", msg)
 	}
 	checkAttribution(t, doc, map[string]string{"SP-06": "SecurityPolicy/shop/api-jwt"}, map[string]string{"SP-06": "HTTPRoute/shop/orders-api"})
+}
+
+// Lua on the Gateway rather than a route: v1.9 (Lua off) fails every route of the Gateway
+// closed. Each such finding goes to the EnvoyExtensionPolicy as EEP-02 with its route as
+// context, not to the Gateway's other policies (a BackendTrafficPolicy the API server
+// refuses is not applied, it fails nothing closed), and nothing is UNMAPPED.
+func TestUpgradeCheckFailClosedByGatewayPolicy(t *testing.T) {
+	data, err := os.ReadFile(sampleDump)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := strings.Replace(string(data), "  - {group: gateway.networking.k8s.io, kind: HTTPRoute, name: storefront}\n  lua:",
+		"  - {group: gateway.networking.k8s.io, kind: Gateway, name: eg}\n  lua:", 1)
+	if s == string(data) {
+		t.Fatal("the dump changed: the test's edit no longer applies")
+	}
+	path := filepath.Join(t.TempDir(), "dump.yaml")
+	if err := os.WriteFile(path, []byte(s), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, stdout, _ := execute(t, "", "upgrade-check", "--from", "v1.8", "--to", "v1.9", "-f", path, "-o", "json")
+	closed := 0
+	for _, f := range upgradeFindings(t, stdout).Findings {
+		obj := refString(f.Object.Kind, f.Object.Namespace, f.Object.Name)
+		if f.ID == "UNMAPPED" {
+			t.Errorf("UNMAPPED finding on %s: %s", obj, f.Summary)
+		}
+		if !strings.Contains(f.Summary, "fails closed") {
+			continue
+		}
+		closed++
+		if f.ID != "EEP-02" || obj != "EnvoyExtensionPolicy/shop/add-header" || len(f.Context) == 0 || f.Context[0].Kind != "HTTPRoute" {
+			t.Errorf("%s on %s (context %v): %s", f.ID, obj, f.Context, f.Summary)
+		}
+	}
+	if closed < 3 {
+		t.Errorf("%d fail-closed findings, want one per route rule of the Gateway", closed)
+	}
 }
