@@ -160,10 +160,10 @@ func TestServeBadInput(t *testing.T) {
 }
 
 // The management API listens on port 19080 unless told otherwise (BLP-08: seed 002 names
-// the port), and the xDS server on 18000.
+// the port), and the xDS server on 18000, both on loopback only by default.
 func TestServeDefaultPorts(t *testing.T) {
 	f := newServeCmd().Flags()
-	for flag, want := range map[string]string{"admin-addr": ":19080", "xds-addr": ":18000"} {
+	for flag, want := range map[string]string{"admin-addr": "127.0.0.1:19080", "xds-addr": "127.0.0.1:18000"} {
 		if got := f.Lookup(flag).DefValue; got != want {
 			t.Errorf("--%s default = %q, want %q", flag, got, want)
 		}
