@@ -1,0 +1,125 @@
+package envoytier
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/egharness/egharness/harness/live"
+)
+
+// echoPool runs one echo server per scenario backend (namespace/name), started the first
+// time a scenario needs it and kept for the run. Each listens on its own loopback address
+// and answers HTTP/1.1 and HTTP/2 cleartext (h2c, prior knowledge: what Envoy speaks to a
+// backend whose appProtocol is h2c, and gRPC) with the request it received and its own
+// identity, in echo-basic's JSON shape (live.EchoReply), so the comparison code of the
+// kind suite reads it unchanged.
+type echoPool struct {
+	lo *loopback
+	mu sync.Mutex
+	// byKey: backend key → server; names: echo name → backend key (live.Compare's map).
+	byKey map[string]*echoServer
+	names map[string]string
+}
+
+type echoServer struct {
+	name, key, addr string
+	srv             *http.Server
+}
+
+func newEchoPool(lo *loopback) *echoPool {
+	return &echoPool{lo: lo, byKey: map[string]*echoServer{}, names: map[string]string{}}
+}
+
+// addrs returns host:port of an echo server for each key, starting the missing ones.
+func (p *echoPool) addrs(keys []string) (map[string]string, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := map[string]string{}
+	for _, k := range keys {
+		e := p.byKey[k]
+		if e == nil {
+			var err error
+			if e, err = p.start(k); err != nil {
+				return nil, err
+			}
+		}
+		out[k] = e.addr
+	}
+	return out, nil
+}
+
+func (p *echoPool) start(key string) (*echoServer, error) {
+	l, err := net.Listen("tcp", net.JoinHostPort(p.lo.addr(), "0"))
+	if err != nil {
+		return nil, fmt.Errorf("echo server for %s: %w", key, err)
+	}
+	e := &echoServer{name: fmt.Sprintf("echo-%d", len(p.byKey)), key: key, addr: l.Addr().String()}
+	var protocols http.Protocols
+	protocols.SetHTTP1(true)
+	protocols.SetUnencryptedHTTP2(true)
+	e.srv = &http.Server{Handler: e, Protocols: &protocols, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = e.srv.Serve(l) }()
+	p.byKey[key], p.names[e.name] = e, key
+	return e, nil
+}
+
+// echoes maps echo names to backend keys.
+func (p *echoPool) echoes() map[string]string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := make(map[string]string, len(p.names))
+	for k, v := range p.names {
+		out[k] = v
+	}
+	return out
+}
+
+func (p *echoPool) close(ctx context.Context) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var errs []error
+	keys := make([]string, 0, len(p.byKey))
+	for k := range p.byKey {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if err := p.byKey[k].srv.Shutdown(ctx); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// ServeHTTP answers with the request as it arrived. The pod name ends in two dash-separated
+// parts, as a Deployment's pods do, so live.EchoName recovers the echo name.
+func (e *echoServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	reply := live.EchoReply{
+		Path: r.URL.RequestURI(), Host: r.Host, Method: r.Method,
+		Namespace: "envoy-tier", Pod: e.name + "-tier-0",
+		Headers: map[string][]string{},
+	}
+	for k, v := range r.Header {
+		reply.Headers[k] = v
+	}
+	body, err := json.Marshal(reply)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if strings.HasPrefix(r.Header.Get("Content-Type"), "application/grpc") {
+		// A gRPC client reads the status from the trailers; the JSON body is for us.
+		w.Header().Set("Trailer", "Grpc-Status")
+		defer w.Header().Set("Grpc-Status", "0")
+	}
+	_, _ = w.Write(body)
+}

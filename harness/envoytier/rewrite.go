@@ -1,0 +1,77 @@
+package envoytier
+
+import (
+	"net"
+
+	clusterv3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
+	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
+	endpointv3 "github.com/envoyproxy/go-control-plane/envoy/config/endpoint/v3"
+	listenerv3 "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/egharness/egharness/translator/result"
+)
+
+// onLoopback returns a copy of x that touches nothing but loopback: every listener binds
+// listenIP on its translated port (EG's 80 → 10080 mapping is the translator's), and every
+// upstream address that is not already a loopback stand-in (an echo server) points at sink,
+// a loopback port that accepts and closes. DNS clusters (FQDN backends, external services
+// such as a JWKS host or the rate limit service) become static clusters on the sink, so
+// Envoy resolves no names and never reaches beyond the machine.
+func onLoopback(x *result.XDS, listenIP, sinkHost string, sinkPort uint32) *result.XDS {
+	out := *x
+	out.Listeners = make([]*listenerv3.Listener, len(x.Listeners))
+	for i, l := range x.Listeners {
+		c := proto.Clone(l).(*listenerv3.Listener)
+		bindLoopback(c.GetAddress(), listenIP)
+		for _, a := range c.GetAdditionalAddresses() {
+			bindLoopback(a.GetAddress(), listenIP)
+		}
+		out.Listeners[i] = c
+	}
+	out.Endpoints = make([]*endpointv3.ClusterLoadAssignment, len(x.Endpoints))
+	for i, cla := range x.Endpoints {
+		c := proto.Clone(cla).(*endpointv3.ClusterLoadAssignment)
+		sinkEndpoints(c, sinkHost, sinkPort)
+		out.Endpoints[i] = c
+	}
+	out.Clusters = make([]*clusterv3.Cluster, len(x.Clusters))
+	for i, cl := range x.Clusters {
+		c := proto.Clone(cl).(*clusterv3.Cluster)
+		switch c.GetType() {
+		case clusterv3.Cluster_STRICT_DNS, clusterv3.Cluster_LOGICAL_DNS:
+			c.ClusterDiscoveryType = &clusterv3.Cluster_Type{Type: clusterv3.Cluster_STATIC}
+		}
+		if c.GetLoadAssignment() != nil {
+			sinkEndpoints(c.GetLoadAssignment(), sinkHost, sinkPort)
+		}
+		out.Clusters[i] = c
+	}
+	return &out
+}
+
+func bindLoopback(a *corev3.Address, ip string) {
+	sa := a.GetSocketAddress()
+	if sa == nil {
+		return // an internal listener or a pipe: nothing binds a port
+	}
+	sa.Address = ip
+	sa.Ipv4Compat = false
+}
+
+func sinkEndpoints(cla *endpointv3.ClusterLoadAssignment, host string, port uint32) {
+	for _, l := range cla.GetEndpoints() {
+		for _, e := range l.GetLbEndpoints() {
+			sa := e.GetEndpoint().GetAddress().GetSocketAddress()
+			if sa == nil {
+				continue
+			}
+			if ip := net.ParseIP(sa.GetAddress()); ip != nil && ip.IsLoopback() {
+				continue
+			}
+			sa.Address = host
+			sa.PortSpecifier = &corev3.SocketAddress_PortValue{PortValue: port}
+			sa.ResolverName = ""
+		}
+	}
+}

@@ -1,0 +1,225 @@
+package envoytier
+
+import (
+	"context"
+	"fmt"
+	"runtime/debug"
+	"slices"
+	"strings"
+	"time"
+
+	resourcev3 "github.com/envoyproxy/go-control-plane/pkg/resource/v3"
+
+	"github.com/egharness/egharness/harness/live"
+	"github.com/egharness/egharness/harness/routecheck"
+	"github.com/egharness/egharness/harness/scenario"
+	"github.com/egharness/egharness/harness/xdsserver"
+	"github.com/egharness/egharness/translator/result"
+)
+
+// Run serves one scenario's translation (res; translated here with the reference
+// translator when nil or without its IR) to Envoy, waits for the ACK, and replays its
+// traffic. Nothing it meets stops a run: a panic becomes the outcome's error.
+func (t *Tier) Run(ctx context.Context, sc *scenario.Scenario, prof string, res *result.Result) (o *Outcome) {
+	start := time.Now()
+	o = &Outcome{Scenario: sc.Name, Profile: prof, File: sc.File}
+	defer func() {
+		if r := recover(); r != nil {
+			o.Err = fmt.Errorf("panic in the Envoy tier: %v\n%s", r, debug.Stack())
+		}
+		o.Duration = time.Since(start)
+	}()
+	traffic := sc.ExpectFor(prof).Traffic
+	notReplayed := func(why string) {
+		for i, te := range traffic {
+			o.Requests = append(o.Requests, Request{Index: i, Name: te.Name, NotReplayed: why})
+		}
+	}
+	if res == nil || res.IR == nil {
+		l, err := xdsserver.Translate(sc, prof)
+		if err != nil {
+			o.Err = err
+			return o
+		}
+		res = l.Result
+	}
+	if len(res.XDS.Listeners)+len(res.XDS.Clusters) == 0 {
+		o.NotServed = "the translation has no listeners or clusters"
+		notReplayed(o.NotServed)
+		return o
+	}
+	if c := xdsserver.PortConflicts(&res.XDS); len(c) > 0 {
+		// EG gives each Gateway its own Envoy; the tier runs one.
+		o.NotServed = "one Envoy cannot bind these listeners together: " + strings.Join(c, "; ")
+		notReplayed("not served: Gateways bind one address twice")
+		return o
+	}
+	if err := t.envoy.alive(); err != nil {
+		o.Err = err
+		return o
+	}
+	addrs, err := t.echo.addrs(live.Backends(res.IR))
+	if err != nil {
+		o.Err = err
+		return o
+	}
+	moved, err := live.RewriteEndpoints(&res.XDS, res.IR, addrs)
+	if err != nil {
+		o.Err = err
+		return o
+	}
+	ip := t.lo.addr()
+	sinkHost, sinkPort := t.sinkHostPort()
+	served := *res
+	served.XDS = *onLoopback(moved, ip, sinkHost, sinkPort)
+	version, _, err := t.srv.Update(ctx, &xdsserver.Loaded{Source: fmt.Sprintf("scenario %s (%s)", sc.Name, sc.File), Profile: prof, Result: &served})
+	if err != nil {
+		o.Err = fmt.Errorf("serving the translation: %w", err)
+		return o
+	}
+	o.Version = version
+	if err := t.waitApplied(ctx, o, &served.XDS); err != nil {
+		o.Err = err
+		if o.Nack != "" {
+			o.Err = nil
+		}
+		notReplayed("Envoy did not apply the xDS")
+		return o
+	}
+	o.Acked = true
+
+	table, err := routecheck.New(res.XDS.Listeners, res.XDS.Routes)
+	if err != nil {
+		o.Err = fmt.Errorf("route checker: %w", err)
+		return o
+	}
+	client := live.Client{Addr: func(port uint32) string { return fmt.Sprintf("%s:%d", ip, port) }, Timeout: t.opts.RequestTimeout}
+	echoes := t.echo.echoes()
+	for i, te := range traffic {
+		o.Requests = append(o.Requests, t.replay(ctx, client, table, res, i, te, echoes))
+	}
+	return o
+}
+
+// waitApplied waits until Envoy ACKs the version for every type it holds, or NACKs one
+// (recorded in o.Nack), then until no listener or cluster is still warming.
+func (t *Tier) waitApplied(ctx context.Context, o *Outcome, x *result.XDS) error {
+	types := []string{resourcev3.ClusterType, resourcev3.ListenerType}
+	if len(x.Routes) > 0 {
+		types = append(types, resourcev3.RouteType)
+	}
+	if len(x.Endpoints) > 0 {
+		types = append(types, resourcev3.EndpointType)
+	}
+	wctx, cancel := context.WithTimeout(ctx, t.opts.AckTimeout)
+	defer cancel()
+	err := t.srv.WaitFor(wctx, func(nodes []xdsserver.NodeStatus) bool {
+		for _, n := range nodes {
+			if n.ID != t.nodeID {
+				continue
+			}
+			for _, typ := range slices.Sorted(mapKeys(n.Nacked)) {
+				if nk := n.Nacked[typ]; nk.Version == o.Version {
+					o.Nack = fmt.Sprintf("%s: %s", typ[strings.LastIndex(typ, ".")+1:], nk.Error)
+					return true
+				}
+			}
+		}
+		return xdsserver.AckedAll(nodes, t.nodeID, o.Version, types...) || t.envoy.alive() != nil
+	})
+	if o.Nack != "" {
+		return fmt.Errorf("NACK")
+	}
+	if aerr := t.envoy.alive(); aerr != nil {
+		return aerr
+	}
+	if err != nil {
+		return fmt.Errorf("envoy did not ACK version %s within %s (waiting for %s; ACKed: %s): %w", o.Version, t.opts.AckTimeout, strings.Join(shortTypes(types), ", "), t.acked(), err)
+	}
+	// An ACK says the config is accepted; listeners and clusters still warm (secrets,
+	// routes and endpoints arriving). Requests go out once nothing warms.
+	for {
+		g, err := t.envoy.gauges(wctx, "listener_manager.total_listeners_warming", "cluster_manager.warming_clusters")
+		if err == nil && g["listener_manager.total_listeners_warming"] == 0 && g["cluster_manager.warming_clusters"] == 0 {
+			return nil
+		}
+		select {
+		case <-wctx.Done():
+			return fmt.Errorf("envoy ACKed version %s but listeners or clusters still warm after %s (%v, %v)", o.Version, t.opts.AckTimeout, g, err)
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+}
+
+// acked says which version the node ACKed per type, for errors.
+func (t *Tier) acked() string {
+	for _, n := range t.srv.Nodes() {
+		if n.ID != t.nodeID {
+			continue
+		}
+		var parts []string
+		for _, typ := range slices.Sorted(mapKeys(n.Acked)) {
+			parts = append(parts, shortTypes([]string{typ})[0]+" "+n.Acked[typ])
+		}
+		return strings.Join(parts, ", ")
+	}
+	return "nothing"
+}
+
+func mapKeys[V any](m map[string]V) func(func(string) bool) {
+	return func(yield func(string) bool) {
+		for k := range m {
+			if !yield(k) {
+				return
+			}
+		}
+	}
+}
+
+func shortTypes(types []string) []string {
+	out := make([]string, len(types))
+	for i, t := range types {
+		out[i] = t[strings.LastIndex(t, ".")+1:]
+	}
+	return out
+}
+
+// replay sends one expectation and compares. A request that disagrees is sent again a few
+// times: Envoy hands new listeners to its worker thread just after they warm, and a
+// weighted split may land on another share.
+func (t *Tier) replay(ctx context.Context, client live.Client, table *routecheck.Table, res *result.Result, i int, te scenario.TrafficExpect, echoes map[string]string) Request {
+	r := Request{Index: i, Name: te.Name}
+	exp := live.Expect(table, res, te.Request)
+	r.Offline = describeExpectation(exp)
+	if exp.Skip != "" {
+		r.NotReplayed = exp.Skip
+		return r
+	}
+	if why := unsendable(te.Request, exp); why != "" {
+		r.NotReplayed = why
+		return r
+	}
+	port := live.EnvoyPort(&res.XDS, te.Request.Port)
+	for attempt := 0; ; attempt++ {
+		obs := client.Do(ctx, te.Request, port, exp.TLS)
+		if live.IsNotReplayable(obs) {
+			r.NotReplayed = obs.Err.Error()
+			return r
+		}
+		r.Live = describeObservation(obs, echoes)
+		r.VsChecker = live.Compare(exp, te.Request, te.Expect, obs, echoes)
+		r.VsScenario = compareScenario(te.Expect, exp, obs, echoes, res)
+		if (len(r.VsChecker) == 0 && len(r.VsScenario) == 0) || attempt >= 4 || ctx.Err() != nil {
+			return r
+		}
+		time.Sleep(time.Duration(50*(attempt+1)) * time.Millisecond)
+	}
+}
+
+// unsendable says why a request cannot be sent for real yet ("" when it can).
+func unsendable(req scenario.Request, exp live.Expectation) string {
+	if strings.EqualFold(req.Protocol, "UDP") {
+		return "a UDP datagram: the tier has no UDP echo stand-in yet"
+	}
+	return ""
+}

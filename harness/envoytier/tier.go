@@ -1,0 +1,172 @@
+// Package envoytier is the real-Envoy tier: each scenario's translation is served over ADS
+// (harness/xdsserver, in this process) to a real Envoy on loopback, with every backend moved
+// onto a local echo server, and every traffic expectation is sent through it as a real
+// request. The answer is compared with the scenario's expectation and with the offline route
+// checker's answer, so an error the translator and the route checker share (they are
+// written by the same hands) shows up against an oracle neither wrote.
+//
+// One Envoy serves a whole run: each scenario replaces the snapshot, listeners move to a
+// fresh loopback address (so the previous scenario's sockets never hold a port the next
+// binds) and are closed at once (--drain-strategy immediate, --drain-time-s 0).
+package envoytier
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"strconv"
+	"time"
+
+	"google.golang.org/grpc"
+
+	"github.com/egharness/egharness/harness/xdsserver"
+)
+
+// Options configure a Tier.
+type Options struct {
+	// Envoy is the binary (see Find).
+	Envoy string
+	// EnvoyLog, when set, receives Envoy's own log (and access logs).
+	EnvoyLog io.Writer
+	// Logger receives the xDS server's ACKs and NACKs (nothing when nil).
+	Logger *slog.Logger
+	// AckTimeout bounds the wait for Envoy to ACK a scenario (default 30s).
+	AckTimeout time.Duration
+	// RequestTimeout bounds one real request (default 5s).
+	RequestTimeout time.Duration
+}
+
+// Tier is a running Envoy fed by an in-process xDS server, and the echo servers behind it.
+type Tier struct {
+	opts    Options
+	version string
+	nodeID  string
+	dir     string
+
+	srv   *xdsserver.Server
+	grpc  *grpc.Server
+	envoy *process
+	lo    *loopback
+	echo  *echoPool
+	sink  net.Listener
+	stop  context.CancelFunc
+}
+
+// Start runs the xDS server on a free loopback port, Envoy with a bootstrap pointing at it,
+// and a sink for upstream addresses that have no stand-in. Close stops them all.
+func Start(ctx context.Context, opts Options) (t *Tier, err error) {
+	if opts.AckTimeout == 0 {
+		opts.AckTimeout = 30 * time.Second
+	}
+	if opts.RequestTimeout == 0 {
+		opts.RequestTimeout = 5 * time.Second
+	}
+	version, err := Version(ctx, opts.Envoy)
+	if err != nil {
+		return nil, err
+	}
+	t = &Tier{opts: opts, version: version, nodeID: fmt.Sprintf("egharness-envoy-tier-%d", os.Getpid())}
+	defer func() {
+		if err != nil {
+			_ = t.Close()
+			t = nil
+		}
+	}()
+	if t.dir, err = os.MkdirTemp("", "egharness-envoy-"); err != nil {
+		return t, err
+	}
+	if t.lo, err = newLoopback(); err != nil {
+		return t, err
+	}
+	t.echo = newEchoPool(t.lo)
+	if t.sink, err = net.Listen("tcp", net.JoinHostPort(t.lo.addr(), "0")); err != nil {
+		return t, fmt.Errorf("sink: %w", err)
+	}
+	go func(l net.Listener) {
+		// Accept and close: an upstream without a stand-in is refused the way a dead
+		// backend is (Envoy answers 503), and nothing leaves the machine.
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			_ = c.Close()
+		}
+	}(t.sink)
+
+	sctx, cancel := context.WithCancel(context.Background())
+	t.stop = cancel
+	t.srv = xdsserver.New(sctx, xdsserver.Options{Logger: opts.Logger})
+	t.grpc = grpc.NewServer()
+	t.srv.Register(t.grpc)
+	xl, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return t, fmt.Errorf("xDS listener: %w", err)
+	}
+	go func() { _ = t.grpc.Serve(xl) }()
+	if t.envoy, err = startEnvoy(ctx, opts.Envoy, t.dir, xl.Addr().String(), t.nodeID, opts.EnvoyLog); err != nil {
+		return t, err
+	}
+	// Envoy is up once it has opened its ADS stream.
+	wctx, wcancel := context.WithTimeout(ctx, 30*time.Second)
+	defer wcancel()
+	if err := t.srv.WaitFor(wctx, func(nodes []xdsserver.NodeStatus) bool {
+		for _, n := range nodes {
+			if n.ID == t.nodeID && n.Streams > 0 {
+				return true
+			}
+		}
+		return t.envoy.alive() != nil
+	}); err != nil {
+		return t, fmt.Errorf("envoy opened no ADS stream within 30s: %w\n%s", err, t.envoy.log.String())
+	}
+	if err := t.envoy.alive(); err != nil {
+		return t, err
+	}
+	return t, nil
+}
+
+// Version is the Envoy release (1.39.3).
+func (t *Tier) Version() string { return t.version }
+
+// Log is the tail of Envoy's log.
+func (t *Tier) Log() string { return t.envoy.log.String() }
+
+// Close stops Envoy, the xDS server and the echo servers, and removes the work folder.
+func (t *Tier) Close() error {
+	var errs []error
+	if t.envoy != nil {
+		errs = append(errs, t.envoy.stop())
+	}
+	if t.grpc != nil {
+		t.grpc.Stop()
+	}
+	if t.stop != nil {
+		t.stop()
+	}
+	if t.echo != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		errs = append(errs, t.echo.close(ctx))
+		cancel()
+	}
+	if t.sink != nil {
+		_ = t.sink.Close()
+	}
+	if t.lo != nil {
+		_ = t.lo.close()
+	}
+	if t.dir != "" {
+		errs = append(errs, os.RemoveAll(t.dir))
+	}
+	return errors.Join(errs...)
+}
+
+func (t *Tier) sinkHostPort() (string, uint32) {
+	host, port, _ := net.SplitHostPort(t.sink.Addr().String())
+	p, _ := strconv.ParseUint(port, 10, 16)
+	return host, uint32(p)
+}
