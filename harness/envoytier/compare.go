@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/egharness/egharness/harness/check"
 	"github.com/egharness/egharness/harness/live"
 	"github.com/egharness/egharness/harness/scenario"
 	"github.com/egharness/egharness/translator/result"
@@ -14,7 +15,8 @@ import (
 // the status (or gRPC status), the redirect location and body Envoy answers with, the
 // backend the request reached, and the forwarded headers it names. Route, cluster and
 // filter names are not visible on the wire; the route checker comparison covers them.
-func compareScenario(want scenario.TrafficResult, exp live.Expectation, obs live.Observation, echoes map[string]string, res *result.Result) []string {
+func compareScenario(req scenario.Request, want scenario.TrafficResult, exp live.Expectation, obs live.Observation, echoes map[string]string, res *result.Result) []string {
+	grpc := req.GRPC
 	if exp.Err != nil || obs.Err != nil {
 		return nil // whether a connection must fail is the route checker comparison's
 	}
@@ -25,22 +27,28 @@ func compareScenario(want scenario.TrafficResult, exp live.Expectation, obs live
 	if obs.Echo != nil {
 		got = echoes[live.EchoName(obs.Echo.Pod)]
 	}
-	if want.Status != 0 && !weighted && obs.Status != want.Status {
-		add("status %d, the scenario expects %d", obs.Status, want.Status)
-	}
-	if want.GRPCStatus != "" && !weighted {
+	if grpc {
+		// Envoy turns its own answers to a gRPC call into HTTP 200 with a grpc-status
+		// (the body goes into grpc-message): the scenario's HTTP status is compared as the
+		// gRPC status a client reads.
 		gs := obs.GRPCStatus
 		if gs == "" && obs.Echo != nil {
 			gs = "OK"
 		}
-		if gs != want.GRPCStatus {
-			add("gRPC status %s, the scenario expects %s", orNone(gs), want.GRPCStatus)
+		w := want.GRPCStatus
+		if w == "" && want.Status != 0 {
+			w = check.GRPCStatus(want.Status)
 		}
+		if w != "" && !weighted && gs != w && !(gs == "" && obs.Status == want.Status) {
+			add("gRPC status %s (HTTP %d), the scenario expects %s", orNone(gs), obs.Status, w)
+		}
+	} else if want.Status != 0 && !weighted && obs.Status != want.Status {
+		add("status %d, the scenario expects %d", obs.Status, want.Status)
 	}
 	if want.Location != "" && obs.Location != want.Location {
 		add("location %q, the scenario expects %q", obs.Location, want.Location)
 	}
-	if want.Body != "" && obs.Echo == nil && obs.Body != want.Body {
+	if want.Body != "" && !grpc && obs.Echo == nil && obs.Body != want.Body {
 		add("body %q, the scenario expects %q", obs.Body, want.Body)
 	}
 	if want.Backend != "" && !weighted {
@@ -137,4 +145,3 @@ func trim(s string) string {
 	}
 	return s
 }
-

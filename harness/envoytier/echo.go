@@ -1,7 +1,9 @@
 package envoytier
 
 import (
+	"bufio"
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,6 +12,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/egharness/egharness/harness/live"
@@ -23,7 +26,11 @@ import (
 // kind suite reads it unchanged.
 type echoPool struct {
 	lo *loopback
-	mu sync.Mutex
+	ca *authority
+	// names are the server and subject alt names upstream TLS checks in the scenario
+	// being served; TLS leaves carry them.
+	tlsNamesNow atomic.Pointer[[]string]
+	mu          sync.Mutex
 	// byKey: backend key → server; names: echo name → backend key (live.Compare's map).
 	byKey map[string]*echoServer
 	names map[string]string
@@ -34,8 +41,17 @@ type echoServer struct {
 	srv             *http.Server
 }
 
-func newEchoPool(lo *loopback) *echoPool {
-	return &echoPool{lo: lo, byKey: map[string]*echoServer{}, names: map[string]string{}}
+func newEchoPool(lo *loopback, ca *authority) *echoPool {
+	return &echoPool{lo: lo, ca: ca, byKey: map[string]*echoServer{}, names: map[string]string{}}
+}
+
+func (p *echoPool) setTLSNames(n []string) { p.tlsNamesNow.Store(&n) }
+
+func (p *echoPool) tlsNames() []string {
+	if n := p.tlsNamesNow.Load(); n != nil {
+		return *n
+	}
+	return nil
 }
 
 // addrs returns host:port of an echo server for each key, starting the missing ones.
@@ -64,9 +80,18 @@ func (p *echoPool) start(key string) (*echoServer, error) {
 	e := &echoServer{name: fmt.Sprintf("echo-%d", len(p.byKey)), key: key, addr: l.Addr().String()}
 	var protocols http.Protocols
 	protocols.SetHTTP1(true)
+	protocols.SetHTTP2(true)
 	protocols.SetUnencryptedHTTP2(true)
-	e.srv = &http.Server{Handler: e, Protocols: &protocols, ReadHeaderTimeout: 10 * time.Second}
-	go func() { _ = e.srv.Serve(l) }()
+	tc := &tls.Config{
+		NextProtos: []string{"h2", "http/1.1"},
+		GetCertificate: func(hello *tls.ClientHelloInfo) (*tls.Certificate, error) {
+			// The names Envoy checks this scenario, and the server name it sent.
+			names := append([]string{hello.ServerName, "echo.egharness.local"}, p.tlsNames()...)
+			return p.ca.leaf(names)
+		},
+	}
+	e.srv = &http.Server{Handler: e, Protocols: &protocols, ReadHeaderTimeout: 10 * time.Second, TLSConfig: tc}
+	go func() { _ = e.srv.Serve(sniff(l, tc)) }()
 	p.byKey[key], p.names[e.name] = e, key
 	return e, nil
 }
@@ -123,3 +148,63 @@ func (e *echoServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	_, _ = w.Write(body)
 }
+
+// sniff serves TLS and cleartext on one port: a connection whose first byte starts a TLS
+// handshake (0x16) is wrapped in TLS, others are served as they are. Envoy speaks TLS to a
+// backend exactly when the translation says so, so one echo server answers both.
+func sniff(l net.Listener, tc *tls.Config) net.Listener {
+	s := &sniffer{Listener: l, conns: make(chan net.Conn), done: make(chan struct{})}
+	go func() {
+		defer close(s.done)
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				s.err = err
+				return
+			}
+			go func() {
+				_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
+				br := bufio.NewReader(c)
+				first, err := br.Peek(1)
+				_ = c.SetReadDeadline(time.Time{})
+				if err != nil {
+					_ = c.Close()
+					return
+				}
+				var out net.Conn = &peeked{Conn: c, r: br}
+				if first[0] == 0x16 {
+					out = tls.Server(out, tc)
+				}
+				select {
+				case s.conns <- out:
+				case <-s.done:
+					_ = c.Close()
+				}
+			}()
+		}
+	}()
+	return s
+}
+
+type sniffer struct {
+	net.Listener
+	conns chan net.Conn
+	done  chan struct{}
+	err   error
+}
+
+func (s *sniffer) Accept() (net.Conn, error) {
+	select {
+	case c := <-s.conns:
+		return c, nil
+	case <-s.done:
+		return nil, s.err
+	}
+}
+
+type peeked struct {
+	net.Conn
+	r *bufio.Reader
+}
+
+func (p *peeked) Read(b []byte) (int, error) { return p.r.Read(b) }

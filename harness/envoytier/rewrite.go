@@ -7,12 +7,13 @@ import (
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	endpointv3 "github.com/envoyproxy/go-control-plane/envoy/config/endpoint/v3"
 	listenerv3 "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
+	tlsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/egharness/egharness/translator/result"
 )
 
-// onLoopback returns a copy of x that touches nothing but loopback: every listener binds
+// onLoopback returns a deep copy of x (listeners, clusters, endpoints, secrets) that touches nothing but loopback: every listener binds
 // listenIP on its translated port (EG's 80 → 10080 mapping is the translator's), and every
 // upstream address that is not already a loopback stand-in (an echo server) points at sink,
 // a loopback port that accepts and closes. DNS clusters (FQDN backends, external services
@@ -34,6 +35,10 @@ func onLoopback(x *result.XDS, listenIP, sinkHost string, sinkPort uint32) *resu
 		c := proto.Clone(cla).(*endpointv3.ClusterLoadAssignment)
 		sinkEndpoints(c, sinkHost, sinkPort)
 		out.Endpoints[i] = c
+	}
+	out.Secrets = make([]*tlsv3.Secret, len(x.Secrets))
+	for i, sec := range x.Secrets {
+		out.Secrets[i] = proto.Clone(sec).(*tlsv3.Secret)
 	}
 	out.Clusters = make([]*clusterv3.Cluster, len(x.Clusters))
 	for i, cl := range x.Clusters {

@@ -2,10 +2,12 @@ package envoytier
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"runtime/debug"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 
 	resourcev3 "github.com/envoyproxy/go-control-plane/pkg/resource/v3"
@@ -72,6 +74,8 @@ func (t *Tier) Run(ctx context.Context, sc *scenario.Scenario, prof string, res 
 	sinkHost, sinkPort := t.sinkHostPort()
 	served := *res
 	served.XDS = *onLoopback(moved, ip, sinkHost, sinkPort)
+	tr := rewriteTrust(&served.XDS, t.ca.certPEM, fileSubstitutes(t.dir))
+	t.echo.setTLSNames(tr.names)
 	version, _, err := t.srv.Update(ctx, &xdsserver.Loaded{Source: fmt.Sprintf("scenario %s (%s)", sc.Name, sc.File), Profile: prof, Result: &served})
 	if err != nil {
 		o.Err = fmt.Errorf("serving the translation: %w", err)
@@ -208,8 +212,12 @@ func (t *Tier) replay(ctx context.Context, client live.Client, table *routecheck
 		}
 		r.Live = describeObservation(obs, echoes)
 		r.VsChecker = live.Compare(exp, te.Request, te.Expect, obs, echoes)
-		r.VsScenario = compareScenario(te.Expect, exp, obs, echoes, res)
-		if (len(r.VsChecker) == 0 && len(r.VsScenario) == 0) || attempt >= 4 || ctx.Err() != nil {
+		r.VsScenario = compareScenario(te.Request, te.Expect, exp, obs, echoes, res)
+		agreed := len(r.VsChecker) == 0 && len(r.VsScenario) == 0
+		// Only a refused connection (a listener not on the worker yet) or a weighted split
+		// is worth another try; anything else answers the same again.
+		retry := exp.Weighted() || (obs.Err != nil && errors.Is(obs.Err, syscall.ECONNREFUSED))
+		if agreed || !retry || attempt >= 4 || ctx.Err() != nil {
 			return r
 		}
 		time.Sleep(time.Duration(50*(attempt+1)) * time.Millisecond)

@@ -52,6 +52,7 @@ type Tier struct {
 	envoy *process
 	lo    *loopback
 	echo  *echoPool
+	ca    *authority
 	sink  net.Listener
 	stop  context.CancelFunc
 }
@@ -82,7 +83,13 @@ func Start(ctx context.Context, opts Options) (t *Tier, err error) {
 	if t.lo, err = newLoopback(); err != nil {
 		return t, err
 	}
-	t.echo = newEchoPool(t.lo)
+	if t.ca, err = newAuthority(); err != nil {
+		return t, err
+	}
+	if err := t.ca.files(t.dir, "envoy-ratelimit.envoy-gateway-system.svc.cluster.local", "envoy-gateway"); err != nil {
+		return t, err
+	}
+	t.echo = newEchoPool(t.lo, t.ca)
 	if t.sink, err = net.Listen("tcp", net.JoinHostPort(t.lo.addr(), "0")); err != nil {
 		return t, fmt.Errorf("sink: %w", err)
 	}

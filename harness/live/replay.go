@@ -179,12 +179,16 @@ func observe(resp *http.Response) Observation {
 
 // CodeName is a gRPC code as the status names scenarios use (UNIMPLEMENTED, NOT_FOUND).
 func CodeName(c codes.Code) string {
+	// An underscore goes between a lower-case letter and an upper-case one only: OK stays
+	// OK (real Envoy's answers showed the old O_K).
 	var b strings.Builder
-	for i, r := range c.String() {
-		if i > 0 && unicode.IsUpper(r) {
+	prev := rune(0)
+	for _, r := range c.String() {
+		if unicode.IsUpper(r) && unicode.IsLower(prev) {
 			b.WriteByte('_')
 		}
 		b.WriteRune(unicode.ToUpper(r))
+		prev = r
 	}
 	return b.String()
 }

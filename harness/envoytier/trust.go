@@ -1,0 +1,144 @@
+package envoytier
+
+import (
+	"path/filepath"
+	"strings"
+
+	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
+	tlsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/types/known/anypb"
+
+	"github.com/egharness/egharness/translator/result"
+)
+
+// trust is what rewriteTrust changed: the subject alt names and server names Envoy will
+// check on upstream certificates (the TLS echo servers' leaves carry them all).
+type trust struct {
+	names []string
+}
+
+// fileSubstitutes maps files EG's Envoy pods have (and this machine may lack) onto the
+// tier's: the certificates EG mounts at /certs (rate limit service, wasm and the like) and
+// the system trust store, which becomes the tier CA (the stand-ins are the only servers
+// reachable anyway).
+func fileSubstitutes(dir string) func(string) (string, bool) {
+	return func(name string) (string, bool) {
+		switch {
+		case strings.HasPrefix(name, "/certs/"):
+			return filepath.Join(dir, filepath.Base(name)), true
+		case name == "/etc/ssl/certs/ca-certificates.crt":
+			return filepath.Join(dir, "ca.crt"), true
+		}
+		return "", false
+	}
+}
+
+// rewriteTrust makes x's upstream TLS trust the tier CA (caPEM): each UpstreamTlsContext's
+// inline validation context, and the SDS secrets such contexts name, get the tier CA as
+// trusted_ca; file data sources the machine lacks are substituted. Downstream validation
+// (client certificates) is left alone. x is changed in place (it is the tier's copy).
+func rewriteTrust(x *result.XDS, caPEM []byte, files func(string) (string, bool)) trust {
+	var t trust
+	upstreamSecrets := map[string]bool{}
+	visit := func(m proto.Message) bool {
+		switch v := m.(type) {
+		case *corev3.DataSource:
+			if f, ok := files(v.GetFilename()); ok {
+				v.Specifier = &corev3.DataSource_Filename{Filename: f}
+				return true
+			}
+		case *tlsv3.UpstreamTlsContext:
+			if v.GetSni() != "" {
+				t.names = append(t.names, v.GetSni())
+			}
+			c := v.GetCommonTlsContext()
+			changed := false
+			if s := c.GetValidationContextSdsSecretConfig(); s != nil {
+				upstreamSecrets[s.GetName()] = true
+			}
+			if cv := c.GetCombinedValidationContext(); cv != nil {
+				if s := cv.GetValidationContextSdsSecretConfig(); s != nil {
+					upstreamSecrets[s.GetName()] = true
+				}
+				if d := cv.GetDefaultValidationContext(); d != nil {
+					t.names = append(t.names, subjectAltNames(d)...)
+				}
+			}
+			if vc := c.GetValidationContext(); vc != nil {
+				t.names = append(t.names, subjectAltNames(vc)...)
+				vc.TrustedCa = &corev3.DataSource{Specifier: &corev3.DataSource_InlineBytes{InlineBytes: caPEM}}
+				changed = true
+			}
+			return changed
+		}
+		return false
+	}
+	for _, c := range x.Clusters {
+		walk(c.ProtoReflect(), visit)
+	}
+	for _, l := range x.Listeners {
+		walk(l.ProtoReflect(), visit)
+	}
+	for _, s := range x.Secrets {
+		walk(s.ProtoReflect(), visit)
+		if vc := s.GetValidationContext(); vc != nil && upstreamSecrets[s.GetName()] {
+			t.names = append(t.names, subjectAltNames(vc)...)
+			vc.TrustedCa = &corev3.DataSource{Specifier: &corev3.DataSource_InlineBytes{InlineBytes: caPEM}}
+		}
+	}
+	return t
+}
+
+func subjectAltNames(vc *tlsv3.CertificateValidationContext) []string {
+	var out []string
+	for _, m := range vc.GetMatchTypedSubjectAltNames() {
+		if e := m.GetMatcher().GetExact(); e != "" {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// walk calls visit on m and every message inside it, unpacking Any fields (typed_config)
+// and packing them again when something inside changed. It reports a change.
+func walk(m protoreflect.Message, visit func(proto.Message) bool) bool {
+	changed := visit(m.Interface())
+	if a, ok := m.Interface().(*anypb.Any); ok {
+		inner, err := a.UnmarshalNew()
+		if err != nil {
+			return changed // a type this binary does not know: nothing to rewrite inside
+		}
+		if walk(inner.ProtoReflect(), visit) {
+			if b, err := anypb.New(inner); err == nil {
+				a.Value = b.Value
+				return true
+			}
+		}
+		return changed
+	}
+	m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
+		if fd.Kind() != protoreflect.MessageKind && fd.Kind() != protoreflect.GroupKind {
+			return true
+		}
+		switch {
+		case fd.IsList():
+			l := v.List()
+			for i := 0; i < l.Len(); i++ {
+				changed = walk(l.Get(i).Message(), visit) || changed
+			}
+		case fd.IsMap():
+			if fd.MapValue().Kind() == protoreflect.MessageKind {
+				v.Map().Range(func(_ protoreflect.MapKey, mv protoreflect.Value) bool {
+					changed = walk(mv.Message(), visit) || changed
+					return true
+				})
+			}
+		default:
+			changed = walk(v.Message(), visit) || changed
+		}
+		return true
+	})
+	return changed
+}
