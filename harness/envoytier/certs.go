@@ -102,6 +102,22 @@ func (a *authority) leaf(names []string) (*tls.Certificate, error) {
 	return c, nil
 }
 
+// pair returns a leaf for names as PEM.
+func (a *authority) pair(names ...string) (pemPair, error) {
+	c, err := a.leaf(names)
+	if err != nil {
+		return pemPair{}, err
+	}
+	keyDER, err := x509.MarshalPKCS8PrivateKey(c.PrivateKey)
+	if err != nil {
+		return pemPair{}, err
+	}
+	return pemPair{
+		cert: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: c.Certificate[0]}),
+		key:  pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER}),
+	}, nil
+}
+
 // files writes the CA and a leaf (for names) as ca.crt, tls.crt and tls.key in dir: what
 // EG mounts at /certs in its Envoy pods (for the rate limit service and the like).
 func (a *authority) files(dir string, names ...string) error {

@@ -74,7 +74,7 @@ func (t *Tier) Run(ctx context.Context, sc *scenario.Scenario, prof string, res 
 	sinkHost, sinkPort := t.sinkHostPort()
 	served := *res
 	served.XDS = *onLoopback(moved, ip, sinkHost, sinkPort)
-	tr := rewriteTrust(&served.XDS, t.ca.certPEM, fileSubstitutes(t.dir))
+	tr := rewriteTrust(&served.XDS, t.ca.certPEM, t.standIn, fileSubstitutes(t.dir))
 	t.echo.setTLSNames(tr.names)
 	version, _, err := t.srv.Update(ctx, &xdsserver.Loaded{Source: fmt.Sprintf("scenario %s (%s)", sc.Name, sc.File), Profile: prof, Result: &served})
 	if err != nil {

@@ -53,8 +53,10 @@ type Tier struct {
 	lo    *loopback
 	echo  *echoPool
 	ca    *authority
-	sink  net.Listener
-	stop  context.CancelFunc
+	// standIn is the certificate served for secrets of external SDS servers.
+	standIn pemPair
+	sink    net.Listener
+	stop    context.CancelFunc
 }
 
 // Start runs the xDS server on a free loopback port, Envoy with a bootstrap pointing at it,
@@ -87,6 +89,9 @@ func Start(ctx context.Context, opts Options) (t *Tier, err error) {
 		return t, err
 	}
 	if err := t.ca.files(t.dir, "envoy-ratelimit.envoy-gateway-system.svc.cluster.local", "envoy-gateway"); err != nil {
+		return t, err
+	}
+	if t.standIn, err = t.ca.pair("external-sds.egharness.local"); err != nil {
 		return t, err
 	}
 	t.echo = newEchoPool(t.lo, t.ca)

@@ -2,6 +2,7 @@ package envoytier
 
 import (
 	"path/filepath"
+	"slices"
 	"strings"
 
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
@@ -17,7 +18,12 @@ import (
 // check on upstream certificates (the TLS echo servers' leaves carry them all).
 type trust struct {
 	names []string
+	// standIns are the secrets of external SDS servers the tier serves itself.
+	standIns []string
 }
+
+// pemPair is a certificate and its key, PEM.
+type pemPair struct{ cert, key []byte }
 
 // fileSubstitutes maps files EG's Envoy pods have (and this machine may lack) onto the
 // tier's: the certificates EG mounts at /certs (rate limit service, wasm and the like) and
@@ -35,15 +41,35 @@ func fileSubstitutes(dir string) func(string) (string, bool) {
 	}
 }
 
-// rewriteTrust makes x's upstream TLS trust the tier CA (caPEM): each UpstreamTlsContext's
+// rewriteTrust moves secrets of external SDS servers onto the tier's ADS stream, and makes x's upstream TLS trust the tier CA (caPEM): each UpstreamTlsContext's
 // inline validation context, and the SDS secrets such contexts name, get the tier CA as
 // trusted_ca; file data sources the machine lacks are substituted. Downstream validation
 // (client certificates) is left alone. x is changed in place (it is the tier's copy).
-func rewriteTrust(x *result.XDS, caPEM []byte, files func(string) (string, bool)) trust {
+func rewriteTrust(x *result.XDS, caPEM []byte, standIn pemPair, files func(string) (string, bool)) trust {
 	var t trust
 	upstreamSecrets := map[string]bool{}
+	// Secrets an external SDS server (a socket on EG's node) would hand out: they come
+	// from the tier's ADS stream instead, as stand-ins (certificate: a tier leaf;
+	// validation context: the tier CA).
+	external := map[string]string{} // name → "certificate" or "validation"
+	fromADS := func(s *tlsv3.SdsSecretConfig, kind string) bool {
+		if s == nil || s.GetSdsConfig() == nil || s.GetSdsConfig().GetAds() != nil {
+			return false
+		}
+		external[s.GetName()] = kind
+		s.SdsConfig = &corev3.ConfigSource{ResourceApiVersion: corev3.ApiVersion_V3, ConfigSourceSpecifier: &corev3.ConfigSource_Ads{Ads: &corev3.AggregatedConfigSource{}}}
+		return true
+	}
 	visit := func(m proto.Message) bool {
 		switch v := m.(type) {
+		case *tlsv3.CommonTlsContext:
+			changed := false
+			for _, c := range v.GetTlsCertificateSdsSecretConfigs() {
+				changed = fromADS(c, "certificate") || changed
+			}
+			changed = fromADS(v.GetValidationContextSdsSecretConfig(), "validation") || changed
+			changed = fromADS(v.GetCombinedValidationContext().GetValidationContextSdsSecretConfig(), "validation") || changed
+			return changed
 		case *corev3.DataSource:
 			if f, ok := files(v.GetFilename()); ok {
 				v.Specifier = &corev3.DataSource_Filename{Filename: f}
@@ -80,6 +106,28 @@ func rewriteTrust(x *result.XDS, caPEM []byte, files func(string) (string, bool)
 	}
 	for _, l := range x.Listeners {
 		walk(l.ProtoReflect(), visit)
+	}
+	have := map[string]bool{}
+	for _, s := range x.Secrets {
+		have[s.GetName()] = true
+	}
+	for _, name := range slices.Sorted(mapKeys(external)) {
+		if have[name] {
+			continue
+		}
+		sec := &tlsv3.Secret{Name: name}
+		if external[name] == "certificate" {
+			sec.Type = &tlsv3.Secret_TlsCertificate{TlsCertificate: &tlsv3.TlsCertificate{
+				CertificateChain: &corev3.DataSource{Specifier: &corev3.DataSource_InlineBytes{InlineBytes: standIn.cert}},
+				PrivateKey:       &corev3.DataSource{Specifier: &corev3.DataSource_InlineBytes{InlineBytes: standIn.key}},
+			}}
+		} else {
+			sec.Type = &tlsv3.Secret_ValidationContext{ValidationContext: &tlsv3.CertificateValidationContext{
+				TrustedCa: &corev3.DataSource{Specifier: &corev3.DataSource_InlineBytes{InlineBytes: caPEM}},
+			}}
+		}
+		x.Secrets = append(x.Secrets, sec)
+		t.standIns = append(t.standIns, name)
 	}
 	for _, s := range x.Secrets {
 		walk(s.ProtoReflect(), visit)

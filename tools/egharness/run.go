@@ -1,8 +1,10 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
+	"os"
 
 	"strings"
 	"text/tabwriter"
@@ -10,6 +12,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/egharness/egharness/harness/catalog"
+	"github.com/egharness/egharness/harness/check"
+	"github.com/egharness/egharness/harness/envoytier"
 	"github.com/egharness/egharness/harness/impl"
 	"github.com/egharness/egharness/harness/runner"
 	"github.com/egharness/egharness/translator/profile"
@@ -27,6 +31,7 @@ func newRunCmd() *cobra.Command {
 		noGolden bool
 		peersDir string
 		caps     []string
+		envoy    string
 		limits   *resource.Limits
 	}
 	cmd := &cobra.Command{
@@ -42,7 +47,8 @@ Folders named invalid (scenarios/invalid: inputs that must fail to load) are ski
 named as a path. The --max-* flags bound every file read.`,
 		Example: `  egharness run
   egharness run scenarios/routing --profile v1.9
-  egharness run --focus RT-09 --label routing`,
+  egharness run --focus RT-09 --label routing
+  egharness run --envoy peers/envoy/envoy/_bin/envoy -v`,
 		RunE: func(cmd *cobra.Command, paths []string) error {
 			caps, err := impl.ParseCapabilities(opts.caps)
 			if err != nil {
@@ -75,12 +81,35 @@ named as a path. The --max-* flags bound every file read.`,
 					fmt.Fprintf(cmd.ErrOrStderr(), "[%d/%d] %s %s %s\n", done, total, o.Scenario.Name, o.Profile, verdict(o))
 				}
 			}
+			envoyBin := opts.envoy
+			if envoyBin == "" {
+				envoyBin = os.Getenv(envoytier.EnvVar)
+			}
+			if envoyBin != "" {
+				if !im.Golden() {
+					return badInput("--envoy serves the reference translation: it runs with --impl reference only")
+				}
+				if envoyBin, err = envoytier.Find(envoyBin, "."); err != nil {
+					return badInput("%v", err)
+				}
+			}
 			jobs := runner.Select(set.Scenarios, ro)
 			outcomes := runner.Run(cmd.Context(), jobs, ro)
 			w := cmd.OutOrStdout()
+			var envoySummary string
+			if envoyBin != "" {
+				s, err := runEnvoyTier(cmd.Context(), envoyBin, outcomes, opts.verbose, cmd.ErrOrStderr())
+				if err != nil {
+					return &exitError{code: exitFail, err: err}
+				}
+				envoySummary = s
+			}
 			failed := printOutcomes(w, outcomes)
 			printLoadErrors(w, set)
 			printCoverageSummary(w, cat, runner.CoverageOf(cat, set.Scenarios))
+			if envoySummary != "" {
+				fmt.Fprintf(w, "\n%s\n", envoySummary)
+			}
 			skipped := 0
 			for _, o := range outcomes {
 				if o.Skipped != "" {
@@ -111,6 +140,7 @@ named as a path. The --max-* flags bound every file read.`,
 	f.IntVar(&opts.parallel, "parallel", 0, "scenarios run at once (default: number of CPUs)")
 	f.BoolVarP(&opts.verbose, "verbose", "v", false, "print each scenario as it finishes")
 	f.BoolVar(&opts.noGolden, "no-golden", false, "skip golden file checks")
+	f.StringVar(&opts.envoy, "envoy", "", "after the offline checks, serve each scenario to this real Envoy binary and replay its traffic (default $"+envoytier.EnvVar+"; `make envoy` installs one)")
 	opts.limits = addLimitFlags(f)
 	return cmd
 }
@@ -198,4 +228,31 @@ func printCoverageSummary(w io.Writer, cat *catalog.Catalog, c runner.Coverage) 
 		fmt.Fprintf(w, "Not covered (%d): %s\n", len(c.Uncovered), strings.Join(c.Uncovered, " "))
 	}
 	_ = cat
+}
+
+// runEnvoyTier serves every translated outcome to one real Envoy, one after another, and
+// replays its traffic (package envoytier). A scenario Envoy refuses, or whose live answers
+// disagree, gets an "envoy" failure, so the table and the totals count it. It returns the
+// summary line; an error means the tier could not start at all.
+func runEnvoyTier(ctx context.Context, bin string, outcomes []*runner.Outcome, verbose bool, progress io.Writer) (string, error) {
+	tier, err := envoytier.Start(ctx, envoytier.Options{Envoy: bin})
+	if err != nil {
+		return "", fmt.Errorf("real Envoy tier: %w", err)
+	}
+	defer tier.Close()
+	var outs []*envoytier.Outcome
+	for i, o := range outcomes {
+		if o.Result == nil || o.Err != nil || o.Skipped != "" {
+			continue
+		}
+		eo := tier.Run(ctx, o.Scenario, o.Profile, o.Result)
+		outs = append(outs, eo)
+		if verbose {
+			fmt.Fprintf(progress, "[envoy %d/%d] %s\n", i+1, len(outcomes), eo.Describe(true))
+		}
+		if !eo.Passed() {
+			o.Failures = append(o.Failures, check.Failure{Check: "envoy", Msg: eo.Describe(false)})
+		}
+	}
+	return envoytier.Summarize(tier.Version(), outs).String(), nil
 }
