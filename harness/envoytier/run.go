@@ -2,6 +2,7 @@ package envoytier
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"runtime/debug"
@@ -97,7 +98,16 @@ func (t *Tier) Run(ctx context.Context, sc *scenario.Scenario, prof string, res 
 		o.Err = fmt.Errorf("route checker: %w", err)
 		return o
 	}
+	// The credentials credential_injector sends are secrets: the offline checks read them
+	// too (check.Run).
+	table.UseSecrets(res.XDS.Secrets)
 	client := live.Client{Addr: func(port uint32) string { return fmt.Sprintf("%s:%d", ip, port) }, Timeout: t.opts.RequestTimeout}
+	clientCert, err := t.ca.leaf(append([]string{"client.egharness.local"}, tr.clientNames...))
+	if err != nil {
+		o.Err = err
+		return o
+	}
+	client.Certificates = []tls.Certificate{*clientCert}
 	echoes := t.echo.echoes()
 	for i, te := range traffic {
 		o.Requests = append(o.Requests, t.replay(ctx, client, table, res, i, te, echoes))

@@ -18,6 +18,8 @@ import (
 // check on upstream certificates (the TLS echo servers' leaves carry them all).
 type trust struct {
 	names []string
+	// clientNames are the subject alt names listeners check on client certificates.
+	clientNames []string
 	// standIns are the secrets of external SDS servers the tier serves itself.
 	standIns []string
 }
@@ -47,7 +49,7 @@ func fileSubstitutes(dir string) func(string) (string, bool) {
 // (client certificates) is left alone. x is changed in place (it is the tier's copy).
 func rewriteTrust(x *result.XDS, caPEM []byte, standIn pemPair, files func(string) (string, bool)) trust {
 	var t trust
-	upstreamSecrets := map[string]bool{}
+	trustSecrets := map[string]bool{}
 	// Secrets an external SDS server (a socket on EG's node) would hand out: they come
 	// from the tier's ADS stream instead, as stand-ins (certificate: a tier leaf;
 	// validation context: the tier CA).
@@ -79,24 +81,15 @@ func rewriteTrust(x *result.XDS, caPEM []byte, standIn pemPair, files func(strin
 			if v.GetSni() != "" {
 				t.names = append(t.names, v.GetSni())
 			}
-			c := v.GetCommonTlsContext()
-			changed := false
-			if s := c.GetValidationContextSdsSecretConfig(); s != nil {
-				upstreamSecrets[s.GetName()] = true
-			}
-			if cv := c.GetCombinedValidationContext(); cv != nil {
-				if s := cv.GetValidationContextSdsSecretConfig(); s != nil {
-					upstreamSecrets[s.GetName()] = true
-				}
-				if d := cv.GetDefaultValidationContext(); d != nil {
-					t.names = append(t.names, subjectAltNames(d)...)
-				}
-			}
-			if vc := c.GetValidationContext(); vc != nil {
-				t.names = append(t.names, subjectAltNames(vc)...)
-				vc.TrustedCa = &corev3.DataSource{Specifier: &corev3.DataSource_InlineBytes{InlineBytes: caPEM}}
-				changed = true
-			}
+			names, changed := trustTier(v.GetCommonTlsContext(), caPEM, trustSecrets)
+			t.names = append(t.names, names...)
+			return changed
+		case *tlsv3.DownstreamTlsContext:
+			// Client certificates: the tier's client presents a tier leaf, so a listener
+			// that validates clients trusts the tier CA (scenarios speak for a client
+			// with a valid certificate).
+			names, changed := trustTier(v.GetCommonTlsContext(), caPEM, trustSecrets)
+			t.clientNames = append(t.clientNames, names...)
 			return changed
 		}
 		return false
@@ -131,19 +124,53 @@ func rewriteTrust(x *result.XDS, caPEM []byte, standIn pemPair, files func(strin
 	}
 	for _, s := range x.Secrets {
 		walk(s.ProtoReflect(), visit)
-		if vc := s.GetValidationContext(); vc != nil && upstreamSecrets[s.GetName()] {
+		if vc := s.GetValidationContext(); vc != nil && vc.GetTrustedCa() != nil && trustSecrets[s.GetName()] {
 			t.names = append(t.names, subjectAltNames(vc)...)
+			t.clientNames = append(t.clientNames, subjectAltNames(vc)...)
 			vc.TrustedCa = &corev3.DataSource{Specifier: &corev3.DataSource_InlineBytes{InlineBytes: caPEM}}
 		}
 	}
 	return t
 }
 
+// trustTier makes a TLS context's inline validation context trust the tier CA, records the
+// validation secrets it names in secrets, and returns the subject alt names it checks.
+func trustTier(c *tlsv3.CommonTlsContext, caPEM []byte, secrets map[string]bool) ([]string, bool) {
+	var names []string
+	changed := false
+	if s := c.GetValidationContextSdsSecretConfig(); s != nil {
+		secrets[s.GetName()] = true
+	}
+	if cv := c.GetCombinedValidationContext(); cv != nil {
+		if s := cv.GetValidationContextSdsSecretConfig(); s != nil {
+			secrets[s.GetName()] = true
+		}
+		if d := cv.GetDefaultValidationContext(); d != nil {
+			names = append(names, subjectAltNames(d)...)
+		}
+	}
+	if vc := c.GetValidationContext(); vc != nil && vc.GetTrustedCa() != nil {
+		names = append(names, subjectAltNames(vc)...)
+		vc.TrustedCa = &corev3.DataSource{Specifier: &corev3.DataSource_InlineBytes{InlineBytes: caPEM}}
+		changed = true
+	}
+	return names, changed
+}
+
 func subjectAltNames(vc *tlsv3.CertificateValidationContext) []string {
 	var out []string
+	// A name each matcher accepts (a leaf carrying them all passes any one of them).
 	for _, m := range vc.GetMatchTypedSubjectAltNames() {
-		if e := m.GetMatcher().GetExact(); e != "" {
-			out = append(out, e)
+		sm := m.GetMatcher()
+		switch {
+		case sm.GetExact() != "":
+			out = append(out, sm.GetExact())
+		case sm.GetSuffix() != "":
+			out = append(out, "egharness"+sm.GetSuffix())
+		case sm.GetPrefix() != "":
+			out = append(out, sm.GetPrefix()+"egharness")
+		case sm.GetContains() != "":
+			out = append(out, "egharness"+sm.GetContains()+"egharness")
 		}
 	}
 	return out

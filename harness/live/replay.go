@@ -76,6 +76,9 @@ type Client struct {
 	Addr func(port uint32) string
 	// Timeout bounds one request (default 10s).
 	Timeout time.Duration
+	// Certificates, when set, are presented to listeners that ask for a client
+	// certificate.
+	Certificates []tls.Certificate
 }
 
 // Do sends one request to Envoy's listener port, over TLS when useTLS (the listener's filter
@@ -98,10 +101,10 @@ func (c Client) Do(ctx context.Context, req scenario.Request, port uint32, useTL
 	return c.http(ctx, req, addr, useTLS)
 }
 
-func tlsConfig(sni string, alpn ...string) *tls.Config {
+func (c Client) tlsConfig(sni string, alpn ...string) *tls.Config {
 	// Scenario certificates are self-signed test certificates: the server name picks the
 	// filter chain, nothing is verified.
-	return &tls.Config{ServerName: sni, InsecureSkipVerify: true, NextProtos: alpn} //nolint:gosec // test traffic
+	return &tls.Config{ServerName: sni, InsecureSkipVerify: true, NextProtos: alpn, Certificates: c.Certificates} //nolint:gosec // test traffic
 }
 
 func (c Client) http(ctx context.Context, req scenario.Request, addr string, useTLS bool) Observation {
@@ -134,14 +137,14 @@ func (c Client) http(ctx context.Context, req scenario.Request, addr string, use
 	dialer := &net.Dialer{}
 	switch {
 	case req.GRPC && useTLS:
-		rt = &http2.Transport{TLSClientConfig: tlsConfig(req.SNI, "h2")}
+		rt = &http2.Transport{TLSClientConfig: c.tlsConfig(req.SNI, "h2")}
 	case req.GRPC:
 		hr.Header.Set("Content-Type", "application/grpc")
 		rt = &http2.Transport{AllowHTTP: true, DialTLSContext: func(ctx context.Context, network, a string, _ *tls.Config) (net.Conn, error) {
 			return dialer.DialContext(ctx, network, a)
 		}}
 	default:
-		rt = &http.Transport{TLSClientConfig: tlsConfig(req.SNI, "http/1.1"), DialContext: dialer.DialContext, DisableKeepAlives: true}
+		rt = &http.Transport{TLSClientConfig: c.tlsConfig(req.SNI, "http/1.1"), DialContext: dialer.DialContext, DisableKeepAlives: true}
 	}
 	if req.GRPC {
 		hr.Header.Set("Content-Type", "application/grpc")
@@ -207,7 +210,7 @@ func (c Client) tcp(ctx context.Context, req scenario.Request, addr string, useT
 		_ = conn.SetDeadline(dl)
 	}
 	if useTLS {
-		tc := tls.Client(conn, tlsConfig(req.SNI))
+		tc := tls.Client(conn, c.tlsConfig(req.SNI))
 		if err := tc.HandshakeContext(ctx); err != nil {
 			return Observation{Err: err}
 		}
