@@ -24,6 +24,12 @@ type trust struct {
 	standIns []string
 }
 
+// envoyClientSecret is the certificate Envoy presents to EG's rate limit service (and wasm
+// HTTP server): EG's translator emits it from its controller's Secret envoy (made by EG's
+// certgen, never part of a scenario); the reference translator does not, so Envoy would
+// warm ratelimit_cluster until its SDS fetch times out (15s). The tier serves a stand-in.
+const envoyClientSecret = "envoy-gateway-system/envoy"
+
 // pemPair is a certificate and its key, PEM.
 type pemPair struct{ cert, key []byte }
 
@@ -55,6 +61,9 @@ func rewriteTrust(x *result.XDS, caPEM []byte, standIn pemPair, files func(strin
 	// validation context: the tier CA).
 	external := map[string]string{} // name → "certificate" or "validation"
 	fromADS := func(s *tlsv3.SdsSecretConfig, kind string) bool {
+		if s.GetName() == envoyClientSecret {
+			external[s.GetName()] = kind
+		}
 		if s == nil || s.GetSdsConfig() == nil || s.GetSdsConfig().GetAds() != nil {
 			return false
 		}
