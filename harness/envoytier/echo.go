@@ -82,14 +82,7 @@ func (p *echoPool) start(key string) (*echoServer, error) {
 	protocols.SetHTTP1(true)
 	protocols.SetHTTP2(true)
 	protocols.SetUnencryptedHTTP2(true)
-	tc := &tls.Config{
-		NextProtos: []string{"h2", "http/1.1"},
-		GetCertificate: func(hello *tls.ClientHelloInfo) (*tls.Certificate, error) {
-			// The names Envoy checks this scenario, and the server name it sent.
-			names := append([]string{hello.ServerName, "echo.egharness.local"}, p.tlsNames()...)
-			return p.ca.leaf(names)
-		},
-	}
+	tc := echoTLS(p.ca, p.tlsNames)
 	e.srv = &http.Server{Handler: e, Protocols: &protocols, ReadHeaderTimeout: 10 * time.Second, TLSConfig: tc}
 	go func() { _ = e.srv.Serve(sniff(l, tc)) }()
 	p.byKey[key], p.names[e.name] = e, key
@@ -208,3 +201,18 @@ type peeked struct {
 }
 
 func (p *peeked) Read(b []byte) (int, error) { return p.r.Read(b) }
+
+// echoTLS is the TLS side of a stand-in: a tier leaf for the server name Envoy sends and
+// the names it checks in the scenario being served (names, when set).
+func echoTLS(ca *authority, names func() []string) *tls.Config {
+	return &tls.Config{
+		NextProtos: []string{"h2", "http/1.1"},
+		GetCertificate: func(hello *tls.ClientHelloInfo) (*tls.Certificate, error) {
+			n := []string{hello.ServerName, "echo.egharness.local"}
+			if names != nil {
+				n = append(n, names()...)
+			}
+			return ca.leaf(n)
+		},
+	}
+}

@@ -80,3 +80,16 @@ func sinkEndpoints(cla *endpointv3.ClusterLoadAssignment, host string, port uint
 		}
 	}
 }
+
+// moveAll points every endpoint of cla at host:port.
+func moveAll(cla *endpointv3.ClusterLoadAssignment, host string, port uint32) {
+	for _, l := range cla.GetEndpoints() {
+		for _, e := range l.GetLbEndpoints() {
+			if sa := e.GetEndpoint().GetAddress().GetSocketAddress(); sa != nil {
+				sa.Address = host
+				sa.PortSpecifier = &corev3.SocketAddress_PortValue{PortValue: port}
+				sa.ResolverName = ""
+			}
+		}
+	}
+}

@@ -77,6 +77,7 @@ func (t *Tier) Run(ctx context.Context, sc *scenario.Scenario, prof string, res 
 	served.XDS = *onLoopback(moved, ip, sinkHost, sinkPort)
 	tr := rewriteTrust(&served.XDS, t.ca.certPEM, t.standIn, fileSubstitutes(t.dir))
 	t.echo.setTLSNames(tr.names)
+	pointAt(&served.XDS, t.jwt.rewriteProviders(&served.XDS), t.jwt.addr)
 	version, _, err := t.srv.Update(ctx, &xdsserver.Loaded{Source: fmt.Sprintf("scenario %s (%s)", sc.Name, sc.File), Profile: prof, Result: &served})
 	if err != nil {
 		o.Err = fmt.Errorf("serving the translation: %w", err)
@@ -214,8 +215,9 @@ func (t *Tier) replay(ctx context.Context, client live.Client, table *routecheck
 		return r
 	}
 	port := live.EnvoyPort(&res.XDS, te.Request.Port)
+	sent := t.jwt.resign(te.Request)
 	for attempt := 0; ; attempt++ {
-		obs := client.Do(ctx, te.Request, port, exp.TLS)
+		obs := client.Do(ctx, sent, port, exp.TLS)
 		if live.IsNotReplayable(obs) {
 			r.NotReplayed = obs.Err.Error()
 			return r

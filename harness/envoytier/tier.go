@@ -53,6 +53,7 @@ type Tier struct {
 	lo    *loopback
 	echo  *echoPool
 	ca    *authority
+	jwt   *issuer
 	// standIn is the certificate served for secrets of external SDS servers.
 	standIn pemPair
 	sink    net.Listener
@@ -95,6 +96,9 @@ func Start(ctx context.Context, opts Options) (t *Tier, err error) {
 		return t, err
 	}
 	t.echo = newEchoPool(t.lo, t.ca)
+	if t.jwt, err = newIssuer(t.lo, t.ca); err != nil {
+		return t, err
+	}
 	if t.sink, err = net.Listen("tcp", net.JoinHostPort(t.lo.addr(), "0")); err != nil {
 		return t, fmt.Errorf("sink: %w", err)
 	}
@@ -164,6 +168,9 @@ func (t *Tier) Close() error {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		errs = append(errs, t.echo.close(ctx))
 		cancel()
+	}
+	if t.jwt != nil {
+		_ = t.jwt.srv.Close()
 	}
 	if t.sink != nil {
 		_ = t.sink.Close()
