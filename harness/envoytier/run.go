@@ -78,6 +78,7 @@ func (t *Tier) Run(ctx context.Context, sc *scenario.Scenario, prof string, res 
 	tr := rewriteTrust(&served.XDS, t.ca.certPEM, t.standIn, fileSubstitutes(t.dir))
 	t.echo.setTLSNames(tr.names)
 	pointAt(&served.XDS, t.jwt.rewriteProviders(&served.XDS), t.jwt.addr)
+	pointAt(&served.XDS, extServiceClusters(&served.XDS), t.svc.addr)
 	version, _, err := t.srv.Update(ctx, &xdsserver.Loaded{Source: fmt.Sprintf("scenario %s (%s)", sc.Name, sc.File), Profile: prof, Result: &served})
 	if err != nil {
 		o.Err = fmt.Errorf("serving the translation: %w", err)

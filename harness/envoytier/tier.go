@@ -54,6 +54,7 @@ type Tier struct {
 	echo  *echoPool
 	ca    *authority
 	jwt   *issuer
+	svc   *services
 	// standIn is the certificate served for secrets of external SDS servers.
 	standIn pemPair
 	sink    net.Listener
@@ -97,6 +98,9 @@ func Start(ctx context.Context, opts Options) (t *Tier, err error) {
 	}
 	t.echo = newEchoPool(t.lo, t.ca)
 	if t.jwt, err = newIssuer(t.lo, t.ca); err != nil {
+		return t, err
+	}
+	if t.svc, err = newServices(t.lo, t.ca); err != nil {
 		return t, err
 	}
 	if t.sink, err = net.Listen("tcp", net.JoinHostPort(t.lo.addr(), "0")); err != nil {
@@ -168,6 +172,9 @@ func (t *Tier) Close() error {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		errs = append(errs, t.echo.close(ctx))
 		cancel()
+	}
+	if t.svc != nil {
+		t.svc.close()
 	}
 	if t.jwt != nil {
 		_ = t.jwt.srv.Close()

@@ -67,3 +67,23 @@ func TestScratchAll(t *testing.T) {
 	}
 	t.Log(envoytier.Summarize(tier.Version(), outs).String(), time.Since(start))
 }
+
+func TestScratchLog(t *testing.T) {
+	if os.Getenv("SCRATCH_LOG") == "" {
+		t.Skip("scratch")
+	}
+	bin := envoyOrSkip(t)
+	ctx := context.Background()
+	tier, err := envoytier.Start(ctx, envoytier.Options{Envoy: bin})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tier.Close()
+	for _, sc := range scenarios(t) {
+		if sc.Name == os.Getenv("SCRATCH_LOG") {
+			t.Log(tier.Run(ctx, sc, sc.ProfilesOrDefault()[0], nil).Describe(true))
+		}
+	}
+	time.Sleep(1500 * time.Millisecond)
+	t.Log(tier.Log())
+}
