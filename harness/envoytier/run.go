@@ -85,10 +85,12 @@ func (t *Tier) Run(ctx context.Context, sc *scenario.Scenario, prof string, res 
 		return o
 	}
 	o.Version = version
+	recorded := t.recorded(sc, prof)
 	if err := t.waitApplied(ctx, o, &served.XDS); err != nil {
 		o.Err = err
 		if o.Nack != "" {
 			o.Err = nil
+			o.NackRecorded = recorded["nack"]
 		}
 		notReplayed("Envoy did not apply the xDS")
 		return o
@@ -112,9 +114,28 @@ func (t *Tier) Run(ctx context.Context, sc *scenario.Scenario, prof string, res 
 	client.Certificates = []tls.Certificate{*clientCert}
 	echoes := t.echo.echoes()
 	for i, te := range traffic {
-		o.Requests = append(o.Requests, t.replay(ctx, client, table, res, i, te, echoes))
+		r := t.replay(ctx, client, table, res, i, te, echoes)
+		if r.Replayed() && !r.Agrees() {
+			r.Recorded = recorded[fmt.Sprintf("expect.traffic[%d]", i)]
+		}
+		o.Requests = append(o.Requests, r)
 	}
 	return o
+}
+
+// ImplName is how scenarios name real Envoy in divergences: envoy@<version>.
+func (t *Tier) ImplName() string { return "envoy@" + t.version }
+
+// recorded maps the facts of the scenario's divergences for real Envoy (envoy@<version>)
+// to their reasons: "nack" and "expect.traffic[i]".
+func (t *Tier) recorded(sc *scenario.Scenario, prof string) map[string]string {
+	out := map[string]string{}
+	for _, d := range sc.DivergencesFor(t.ImplName(), prof) {
+		for _, f := range d.Facts {
+			out[f] = d.Reason
+		}
+	}
+	return out
 }
 
 // waitApplied waits until Envoy ACKs the version for every type it holds, or NACKs one
