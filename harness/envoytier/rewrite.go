@@ -43,8 +43,8 @@ func onLoopback(x *result.XDS, listenIP, sinkHost string, sinkPort uint32) *resu
 	out.Clusters = make([]*clusterv3.Cluster, len(x.Clusters))
 	for i, cl := range x.Clusters {
 		c := proto.Clone(cl).(*clusterv3.Cluster)
-		switch c.GetType() {
-		case clusterv3.Cluster_STRICT_DNS, clusterv3.Cluster_LOGICAL_DNS:
+		// The DNS cluster types, and the DNS cluster extension EG v1.9 emits instead.
+		if t := c.GetType(); t == clusterv3.Cluster_STRICT_DNS || t == clusterv3.Cluster_LOGICAL_DNS || c.GetClusterType().GetName() == "envoy.cluster.dns" {
 			c.ClusterDiscoveryType = &clusterv3.Cluster_Type{Type: clusterv3.Cluster_STATIC}
 		}
 		if c.GetLoadAssignment() != nil {
