@@ -50,7 +50,7 @@ func startTier(t *testing.T) *envoytier.Tier {
 		if os.Getenv(envoytier.RequireEnvVar) == "1" {
 			t.Fatalf("$%s=1 and %v", envoytier.RequireEnvVar, err)
 		}
-		t.Skip("real Envoy tier skipped: ", err)
+		t.Skipf("real Envoy tier skipped: %v", err)
 	}
 	tier, err := envoytier.Start(context.Background(), envoytier.Options{Envoy: bin})
 	if err != nil {

@@ -33,7 +33,7 @@ func TestEnvoy(t *testing.T) {
 		if os.Getenv(envoytier.RequireEnvVar) == "1" {
 			t.Fatalf("real Envoy tier: $%s=1 but %v", envoytier.RequireEnvVar, err)
 		}
-		t.Skip("real Envoy tier skipped: ", err)
+		t.Skipf("real Envoy tier skipped: %v", err)
 	}
 	envoyBin = bin
 	RegisterFailHandler(Fail)
@@ -52,9 +52,27 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 	DeferCleanup(func() { Expect(tier.Close()).To(Succeed()) })
 })
 
+// jobs is how many specs the tree holds: the share check below runs only on a whole run.
+var jobs int
+
+// minReplayed is the share of traffic expectations that must go through Envoy on a whole
+// run: a change that silently stops sending requests (a stand-in lost, a new skip) fails.
+const minReplayed = 0.85
+
+var _ = AfterSuite(func() {
+	if tier == nil {
+		return
+	}
+	s := envoytier.Summarize(tier.Version(), outs)
+	fmt.Fprintln(GinkgoWriter, s.String())
+	if len(outs) == jobs {
+		share := float64(s.Replayed) / float64(s.Replayed+s.NotReplayed)
+		Expect(share).To(BeNumerically(">=", minReplayed), "%s: only %.0f%% of the traffic expectations were sent", s, 100*share)
+	}
+})
+
 var _ = ReportAfterSuite("real Envoy summary", func(r Report) {
 	if tier != nil {
-		fmt.Fprintln(GinkgoWriter, envoytier.Summarize(tier.Version(), outs).String())
 		fmt.Println(envoytier.Summarize(tier.Version(), outs).String())
 	}
 })
@@ -72,6 +90,7 @@ var _ = Describe("Scenarios through real Envoy", Label("envoy"), func() {
 	}
 	for _, job := range runner.Select(set.Scenarios, runner.Options{}) {
 		job := job
+		jobs++
 		s := job.Scenario
 		It(fmt.Sprintf("%s/%s [%s]", s.Area, s.Name, job.Profile), Label(s.Area, job.Profile), func(ctx context.Context) {
 			o := tier.Run(ctx, s, job.Profile, nil)
