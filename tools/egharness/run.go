@@ -140,7 +140,7 @@ named as a path. The --max-* flags bound every file read.`,
 	f.IntVar(&opts.parallel, "parallel", 0, "scenarios run at once (default: number of CPUs)")
 	f.BoolVarP(&opts.verbose, "verbose", "v", false, "print each scenario as it finishes")
 	f.BoolVar(&opts.noGolden, "no-golden", false, "skip golden file checks")
-	f.StringVar(&opts.envoy, "envoy", "", "after the offline checks, serve each scenario to this real Envoy binary and replay its traffic (default $"+envoytier.EnvVar+"; `make envoy` installs one)")
+	f.StringVar(&opts.envoy, "envoy", "", "after the offline checks, serve each scenario to the real Envoy binary at `PATH` and replay its traffic (default $"+envoytier.EnvVar+"; make envoy installs one in peers/envoy)")
 	opts.limits = addLimitFlags(f)
 	return cmd
 }
