@@ -7,8 +7,10 @@ import (
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	endpointv3 "github.com/envoyproxy/go-control-plane/envoy/config/endpoint/v3"
 	listenerv3 "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
+	proxyprotocolv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/listener/proxy_protocol/v3"
 	tlsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/anypb"
 
 	"github.com/egharness/egharness/translator/result"
 )
@@ -92,4 +94,30 @@ func moveAll(cla *endpointv3.ClusterLoadAssignment, host string, port uint32) {
 			}
 		}
 	}
+}
+
+const proxyProtocolFilter = "envoy.filters.listener.proxy_protocol"
+
+// withProxyProtocol puts a PROXY protocol listener filter first on every TCP listener that
+// has none, accepting connections without the header too: a request with a clientIP is sent
+// with a PROXY header naming that address, so Envoy sees the client the scenario means
+// (RBAC on client CIDRs, rate limits on the remote address). Other requests send none.
+func withProxyProtocol(x *result.XDS) error {
+	cfg, err := anypb.New(&proxyprotocolv3.ProxyProtocol{AllowRequestsWithoutProxyProtocol: true})
+	if err != nil {
+		return err
+	}
+	for _, l := range x.Listeners {
+		if l.GetAddress().GetSocketAddress().GetProtocol() == corev3.SocketAddress_UDP || l.GetUdpListenerConfig() != nil {
+			continue
+		}
+		has := false
+		for _, f := range l.GetListenerFilters() {
+			has = has || f.GetName() == proxyProtocolFilter
+		}
+		if !has {
+			l.ListenerFilters = append([]*listenerv3.ListenerFilter{{Name: proxyProtocolFilter, ConfigType: &listenerv3.ListenerFilter_TypedConfig{TypedConfig: cfg}}}, l.ListenerFilters...)
+		}
+	}
+	return nil
 }

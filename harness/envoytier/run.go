@@ -5,6 +5,8 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"net"
+	"net/netip"
 	"runtime/debug"
 	"slices"
 	"strings"
@@ -81,6 +83,10 @@ func (t *Tier) Run(ctx context.Context, sc *scenario.Scenario, prof string, res 
 	t.echo.setTLSNames(tr.names)
 	pointAt(&served.XDS, t.jwt.rewriteProviders(&served.XDS), t.jwt.addr)
 	pointAt(&served.XDS, extServiceClusters(&served.XDS), t.svc.addr)
+	if err := withProxyProtocol(&served.XDS); err != nil {
+		o.Err = err
+		return o
+	}
 	version, _, err := t.srv.Update(ctx, &xdsserver.Loaded{Source: fmt.Sprintf("scenario %s (%s)", sc.Name, sc.File), Profile: prof, Result: &served})
 	if err != nil {
 		o.Err = fmt.Errorf("serving the translation: %w", err)
@@ -228,7 +234,7 @@ func shortTypes(types []string) []string {
 // weighted split may land on another share.
 func (t *Tier) replay(ctx context.Context, client live.Client, table *routecheck.Table, res *result.Result, i int, te scenario.TrafficExpect, echoes map[string]string) Request {
 	r := Request{Index: i, Name: te.Name}
-	exp := live.Expect(table, res, te.Request)
+	exp := live.ExpectWith(table, res, te.Request, live.ExpectOptions{ClientAddress: true})
 	r.Offline = describeExpectation(exp)
 	hostless := exp.Skip != "" && exp.Answer.Cluster != "" && exp.Answer.Status == 200 && hostlessCluster(&res.XDS, exp.Answer.Cluster)
 	if exp.Skip != "" && !hostless {
@@ -241,6 +247,9 @@ func (t *Tier) replay(ctx context.Context, client live.Client, table *routecheck
 	}
 	port := live.EnvoyPort(&res.XDS, te.Request.Port)
 	sent := t.jwt.resign(te.Request)
+	if te.Request.ClientIP != "" {
+		client.Dial = proxyDialer(te.Request.ClientIP)
+	}
 	for attempt := 0; ; attempt++ {
 		obs := client.Do(ctx, sent, port, exp.TLS)
 		if live.IsNotReplayable(obs) {
@@ -320,4 +329,30 @@ func hostlessDiffs(exp live.Expectation, obs live.Observation) []string {
 		return []string{fmt.Sprintf("status %d from a route to a cluster without hosts, Envoy answers 503", obs.Status)}
 	}
 	return nil
+}
+
+// proxyDialer opens connections that start with a PROXY protocol (v1) header naming
+// clientIP as the source, so Envoy takes the connection as coming from there.
+func proxyDialer(clientIP string) func(ctx context.Context, network, addr string) (net.Conn, error) {
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		conn, err := (&net.Dialer{}).DialContext(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		src, err := netip.ParseAddr(clientIP)
+		if err != nil {
+			conn.Close()
+			return nil, fmt.Errorf("clientIP %q: %w", clientIP, err)
+		}
+		dst := conn.RemoteAddr().(*net.TCPAddr)
+		fam := "TCP4"
+		if src.Is6() && !src.Is4In6() {
+			fam = "TCP6"
+		}
+		if _, err := fmt.Fprintf(conn, "PROXY %s %s %s %d %d\r\n", fam, src.Unmap(), dst.IP, 40000, dst.Port); err != nil {
+			conn.Close()
+			return nil, err
+		}
+		return conn, nil
+	}
 }

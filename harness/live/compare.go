@@ -43,8 +43,20 @@ func (e Expectation) Weighted() bool {
 	return len(e.Backends) > 1 || (e.Invalid5xx && len(e.Backends) > 0)
 }
 
+// ExpectOptions say what the caller can stage live.
+type ExpectOptions struct {
+	// ClientAddress: the caller sends the request from its clientIP (the Envoy tier
+	// announces it with the PROXY protocol), so such requests are not skipped.
+	ClientAddress bool
+}
+
 // Expect asks the offline route checker about req on the translation's xDS.
 func Expect(table *routecheck.Table, res *result.Result, req scenario.Request) Expectation {
+	return ExpectWith(table, res, req, ExpectOptions{})
+}
+
+// ExpectWith is Expect for a caller that can stage what opts say.
+func ExpectWith(table *routecheck.Table, res *result.Result, req scenario.Request, opts ExpectOptions) Expectation {
 	a, err := check.Send(table, &res.XDS, req)
 	e := Expectation{Answer: a, Err: err, TLS: terminatesTLS(&res.XDS, a.Listener, a.FilterChain)}
 	if err != nil {
@@ -55,7 +67,7 @@ func Expect(table *routecheck.Table, res *result.Result, req scenario.Request) E
 		e.Skip = fmt.Sprintf("%d requests in flight to %s cannot be staged by one live request", req.Inflight, a.Cluster)
 		return e
 	}
-	if req.ClientIP != "" {
+	if req.ClientIP != "" && !opts.ClientAddress {
 		// Authorization on the client address: a live client cannot pick its address.
 		e.Skip = "the request's clientIP cannot be chosen live"
 		return e
@@ -173,6 +185,13 @@ func Compare(e Expectation, req scenario.Request, want scenario.TrafficResult, o
 	if e.Err != nil {
 		if obs.Err == nil {
 			add("offline, Envoy cannot take the request (%v), but it answered %d", e.Err, obs.Status)
+		}
+		return diffs
+	}
+	if e.Answer.L4 && e.Answer.AnsweredBy == "rbac" {
+		// The network RBAC filter denies the connection: Envoy closes it.
+		if obs.Err == nil {
+			add("offline the network RBAC filter closes the connection, live it was answered %d", obs.Status)
 		}
 		return diffs
 	}

@@ -79,6 +79,15 @@ type Client struct {
 	// Certificates, when set, are presented to listeners that ask for a client
 	// certificate.
 	Certificates []tls.Certificate
+	// Dial, when set, opens the connections (a net.Dialer's otherwise).
+	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
+}
+
+func (c Client) dial(ctx context.Context, network, addr string) (net.Conn, error) {
+	if c.Dial != nil {
+		return c.Dial(ctx, network, addr)
+	}
+	return (&net.Dialer{}).DialContext(ctx, network, addr)
 }
 
 // Do sends one request to Envoy's listener port, over TLS when useTLS (the listener's filter
@@ -134,17 +143,27 @@ func (c Client) http(ctx context.Context, req scenario.Request, addr string, use
 		hr.Header.Set(k, v)
 	}
 	var rt http.RoundTripper
-	dialer := &net.Dialer{}
 	switch {
 	case req.GRPC && useTLS:
-		rt = &http2.Transport{TLSClientConfig: c.tlsConfig(req.SNI, "h2")}
+		rt = &http2.Transport{DialTLSContext: func(ctx context.Context, network, a string, cfg *tls.Config) (net.Conn, error) {
+			conn, err := c.dial(ctx, network, a)
+			if err != nil {
+				return nil, err
+			}
+			tc := tls.Client(conn, cfg)
+			if err := tc.HandshakeContext(ctx); err != nil {
+				conn.Close()
+				return nil, err
+			}
+			return tc, nil
+		}, TLSClientConfig: c.tlsConfig(req.SNI, "h2")}
 	case req.GRPC:
 		hr.Header.Set("Content-Type", "application/grpc")
 		rt = &http2.Transport{AllowHTTP: true, DialTLSContext: func(ctx context.Context, network, a string, _ *tls.Config) (net.Conn, error) {
-			return dialer.DialContext(ctx, network, a)
+			return c.dial(ctx, network, a)
 		}}
 	default:
-		rt = &http.Transport{TLSClientConfig: c.tlsConfig(req.SNI, "http/1.1"), DialContext: dialer.DialContext, DisableKeepAlives: true}
+		rt = &http.Transport{TLSClientConfig: c.tlsConfig(req.SNI, "http/1.1"), DialContext: c.dial, DisableKeepAlives: true}
 	}
 	if req.GRPC {
 		hr.Header.Set("Content-Type", "application/grpc")
@@ -200,8 +219,7 @@ func CodeName(c codes.Code) string {
 // one: a TLS-terminating listener) and sends an HTTP/1.1 request over it, which the echo
 // backend behind the proxy answers.
 func (c Client) tcp(ctx context.Context, req scenario.Request, addr string, useTLS bool) Observation {
-	d := &net.Dialer{}
-	conn, err := d.DialContext(ctx, "tcp", addr)
+	conn, err := c.dial(ctx, "tcp", addr)
 	if err != nil {
 		return Observation{Err: err}
 	}
