@@ -9,6 +9,7 @@ import (
 	"net/netip"
 	"runtime/debug"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -65,7 +66,7 @@ func (t *Tier) Run(ctx context.Context, sc *scenario.Scenario, prof string, res 
 		o.Err = err
 		return o
 	}
-	addrs, err := t.echo.addrs(live.Backends(res.IR))
+	addrs, err := t.echo.addrs(append(live.Backends(res.IR), dnsBackends(res)...))
 	if err != nil {
 		o.Err = err
 		return o
@@ -79,6 +80,7 @@ func (t *Tier) Run(ctx context.Context, sc *scenario.Scenario, prof string, res 
 	sinkHost, sinkPort := t.sinkHostPort()
 	served := *res
 	served.XDS = *onLoopback(moved, ip, sinkHost, sinkPort)
+	moveDNSBackends(&served.XDS, res, addrs)
 	tr := rewriteTrust(&served.XDS, t.ca.certPEM, t.standIn, fileSubstitutes(t.dir))
 	t.echo.setTLSNames(tr.names)
 	pointAt(&served.XDS, t.jwt.rewriteProviders(&served.XDS), t.jwt.addr)
@@ -234,7 +236,7 @@ func shortTypes(types []string) []string {
 // weighted split may land on another share.
 func (t *Tier) replay(ctx context.Context, client live.Client, table *routecheck.Table, res *result.Result, i int, te scenario.TrafficExpect, echoes map[string]string) Request {
 	r := Request{Index: i, Name: te.Name}
-	exp := live.ExpectWith(table, res, te.Request, live.ExpectOptions{ClientAddress: true})
+	exp := live.ExpectWith(table, res, te.Request, live.ExpectOptions{ClientAddress: true, DNSBackends: true})
 	r.Offline = describeExpectation(exp)
 	hostless := exp.Skip != "" && exp.Answer.Cluster != "" && exp.Answer.Status == 200 && hostlessCluster(&res.XDS, exp.Answer.Cluster)
 	if exp.Skip != "" && !hostless {
@@ -354,5 +356,42 @@ func proxyDialer(clientIP string) func(ctx context.Context, network, addr string
 			return nil, err
 		}
 		return conn, nil
+	}
+}
+
+// dnsBackends lists the FQDN backends (EG Backends with hostnames) of a translation, sorted:
+// they get echo stand-ins like Services.
+func dnsBackends(res *result.Result) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, b := range live.Localities(res.IR) {
+		if b.DNS && !b.Invalid && b.ServiceName != "" && !seen[live.BackendKey(b)] {
+			seen[live.BackendKey(b)] = true
+			out = append(out, live.BackendKey(b))
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// moveDNSBackends points the inline load assignments of DNS clusters (already static
+// copies, see onLoopback) at the echo stand-ins of their backends, locality by locality.
+func moveDNSBackends(x *result.XDS, res *result.Result, addrs map[string]string) {
+	locs := live.Localities(res.IR)
+	for _, c := range x.Clusters {
+		for _, l := range c.GetLoadAssignment().GetEndpoints() {
+			b := locs[l.GetLocality().GetRegion()]
+			if b == nil || !b.DNS || len(l.GetLbEndpoints()) == 0 {
+				continue
+			}
+			addr, ok := addrs[live.BackendKey(b)]
+			if !ok {
+				continue
+			}
+			host, portStr, _ := net.SplitHostPort(addr)
+			port, _ := strconv.ParseUint(portStr, 10, 16)
+			l.LbEndpoints = l.LbEndpoints[:1]
+			moveAll(&endpointv3.ClusterLoadAssignment{Endpoints: []*endpointv3.LocalityLbEndpoints{l}}, host, uint32(port))
+		}
 	}
 }

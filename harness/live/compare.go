@@ -48,6 +48,8 @@ type ExpectOptions struct {
 	// ClientAddress: the caller sends the request from its clientIP (the Envoy tier
 	// announces it with the PROXY protocol), so such requests are not skipped.
 	ClientAddress bool
+	// DNSBackends: the caller runs stand-ins for DNS backends too (FQDN EG Backends).
+	DNSBackends bool
 }
 
 // Expect asks the offline route checker about req on the translation's xDS.
@@ -57,6 +59,10 @@ func Expect(table *routecheck.Table, res *result.Result, req scenario.Request) E
 
 // ExpectWith is Expect for a caller that can stage what opts say.
 func ExpectWith(table *routecheck.Table, res *result.Result, req scenario.Request, opts ExpectOptions) Expectation {
+	servable := Servable
+	if opts.DNSBackends {
+		servable = func(b *ir.Backend) bool { return !b.Invalid && b.ServiceName != "" }
+	}
 	a, err := check.Send(table, &res.XDS, req)
 	e := Expectation{Answer: a, Err: err, TLS: terminatesTLS(&res.XDS, a.Listener, a.FilterChain)}
 	if err != nil {
@@ -89,7 +95,7 @@ func ExpectWith(table *routecheck.Table, res *result.Result, req scenario.Reques
 	}
 	for _, s := range split {
 		switch {
-		case Servable(s):
+		case servable(s):
 			if !slices.Contains(e.Backends, BackendKey(s)) {
 				e.Backends = append(e.Backends, BackendKey(s))
 			}
@@ -99,7 +105,7 @@ func ExpectWith(table *routecheck.Table, res *result.Result, req scenario.Reques
 	}
 	sort.Strings(e.Backends)
 	routed := a.Cluster != "" && a.Status == 200
-	if b := Localities(res.IR)[a.Backend]; routed && b != nil && Servable(b) {
+	if b := Localities(res.IR)[a.Backend]; routed && b != nil && servable(b) {
 		e.Picked = BackendKey(b)
 	}
 	if !e.Weighted() {
@@ -112,7 +118,7 @@ func ExpectWith(table *routecheck.Table, res *result.Result, req scenario.Reques
 		switch {
 		case b == nil:
 			e.Skip = fmt.Sprintf("cluster %s has no backend in the IR", a.Cluster)
-		case !Servable(b):
+		case !servable(b):
 			e.Skip = fmt.Sprintf("backend %s (%s) has no stand-in (DNS or invalid)", a.Backend, BackendKey(b))
 		default:
 			e.Backends = []string{BackendKey(b)}
