@@ -87,7 +87,8 @@ func (o *Outcome) Verdict() string {
 }
 
 // Describe is the outcome in a few lines: what was served, each request that disagreed (the
-// live answer and both references), each request not replayed and why.
+// live answer and both references), and with verbose each request not replayed and why.
+// It holds no timing, so reports that carry it stay the same run after run.
 func (o *Outcome) Describe(verbose bool) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s [%s]: %s", o.Scenario, o.Profile, o.Verdict())
@@ -104,7 +105,7 @@ func (o *Outcome) Describe(verbose bool) string {
 				}
 			}
 		}
-		fmt.Fprintf(&b, " (version %s, %d of %d requests replayed, %d agree, %s)", o.Version, sent, len(o.Requests), agree, o.Duration.Round(time.Millisecond))
+		fmt.Fprintf(&b, " (version %s, %d of %d requests replayed, %d agree)", o.Version, sent, len(o.Requests), agree)
 	}
 	if o.Err != nil {
 		fmt.Fprintf(&b, "\n    error: %s", indent(o.Err.Error()))

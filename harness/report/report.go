@@ -70,6 +70,7 @@ func Conformance(outcomes []*runner.Outcome, im Implementation, date time.Time, 
 		hasExt            bool
 		supported, broken map[string]bool
 		scenarios         int
+		envoy, envoyFail  int // runs through real Envoy, and those that failed there
 	}
 	areas := map[string]*area{}
 	var names []string
@@ -81,6 +82,15 @@ func Conformance(outcomes []*runner.Outcome, im Implementation, date time.Time, 
 			names = append(names, o.Scenario.Area)
 		}
 		a.scenarios++
+		if o.Envoy != "" {
+			a.envoy++
+			for _, f := range o.Failures {
+				if f.Check == "envoy" {
+					a.envoyFail++
+					break
+				}
+			}
+		}
 		st := &a.core
 		kinds := ExtensionKinds(o)
 		if len(kinds) > 0 {
@@ -127,6 +137,9 @@ func Conformance(outcomes []*runner.Outcome, im Implementation, date time.Time, 
 			sort.Strings(ext.UnsupportedFeatures)
 			pr.Extended = ext
 			pr.Summary += fmt.Sprintf("; extended %s, %d passed, %d failed, %d skipped", a.ext.Result, a.ext.Passed, a.ext.Failed, a.ext.Skipped)
+		}
+		if a.envoy > 0 {
+			pr.Summary += fmt.Sprintf("; through real Envoy: %d runs, %d failed", a.envoy, a.envoyFail)
 		}
 		rep.ProfileReports = append(rep.ProfileReports, pr)
 	}
@@ -180,6 +193,9 @@ func JUnit(w io.Writer, outcomes []*runner.Outcome, impl string) error {
 		}
 		for _, e := range o.Explained {
 			tc.SystemOut += fmt.Sprintf("known divergence: %s\nexplains: %s\n", strings.TrimSpace(e.Divergence.Reason), strings.Join(e.Items, "; "))
+		}
+		if o.Envoy != "" {
+			tc.SystemOut += "real Envoy: " + o.Envoy + "\n"
 		}
 		s.Tests++
 		s.Time += tc.Time

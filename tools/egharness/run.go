@@ -8,6 +8,7 @@ import (
 
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -247,8 +248,9 @@ func runEnvoyTier(ctx context.Context, bin string, outcomes []*runner.Outcome, v
 		}
 		eo := tier.Run(ctx, o.Scenario, o.Profile, o.Result)
 		outs = append(outs, eo)
+		o.Envoy = eo.Describe(true)
 		if verbose {
-			fmt.Fprintf(progress, "[envoy %d/%d] %s\n", i+1, len(outcomes), eo.Describe(true))
+			fmt.Fprintf(progress, "[envoy %d/%d %s] %s\n", i+1, len(outcomes), eo.Duration.Round(time.Millisecond), eo.Describe(true))
 		}
 		if !eo.Passed() {
 			o.Failures = append(o.Failures, check.Failure{Check: "envoy", Msg: eo.Describe(false)})
