@@ -78,6 +78,32 @@ func (t *Tier) Run(ctx context.Context, sc *scenario.Scenario, prof string, res 
 	}
 	ip := t.lo.addr()
 	sinkHost, sinkPort := t.sinkHostPort()
+
+	// First the translation as it is, but for what the machine forces: addresses on
+	// loopback, upstreams on the sink, files EG mounts, secrets that come from outside the
+	// translation (external SDS servers, EG's controller). Envoy must ACK that, so a
+	// stand-in below (a trusted CA, a key set) never hides xDS Envoy would refuse.
+	plain := *res
+	plain.XDS = *onLoopback(&res.XDS, ip, sinkHost, sinkPort)
+	secretStandIns(&plain.XDS, t.ca.certPEM, t.standIn, fileSubstitutes(t.dir))
+	v1, _, err := t.srv.Update(ctx, &xdsserver.Loaded{Source: fmt.Sprintf("scenario %s (%s), as translated", sc.Name, sc.File), Profile: prof, Result: &plain})
+	if err != nil {
+		o.Err = fmt.Errorf("serving the translation: %w", err)
+		return o
+	}
+	o.Version = v1
+	recorded := t.recorded(sc, prof)
+	if err := t.wait(ctx, o, &plain.XDS, false); err != nil {
+		o.Err = err
+		if o.Nack != "" {
+			o.Err = nil
+			o.NackRecorded = recorded["nack"]
+		}
+		notReplayed("Envoy did not accept the xDS")
+		return o
+	}
+
+	// Then with the stand-ins: echo backends, trust, secrets, keys, services.
 	served := *res
 	served.XDS = *onLoopback(moved, ip, sinkHost, sinkPort)
 	moveDNSBackends(&served.XDS, res, addrs)
@@ -95,7 +121,6 @@ func (t *Tier) Run(ctx context.Context, sc *scenario.Scenario, prof string, res 
 		return o
 	}
 	o.Version = version
-	recorded := t.recorded(sc, prof)
 	if err := t.waitApplied(ctx, o, &served.XDS); err != nil {
 		o.Err = err
 		if o.Nack != "" {
@@ -151,6 +176,11 @@ func (t *Tier) recorded(sc *scenario.Scenario, prof string) map[string]string {
 // waitApplied waits until Envoy ACKs the version for every type it holds, or NACKs one
 // (recorded in o.Nack), then until no listener or cluster is still warming.
 func (t *Tier) waitApplied(ctx context.Context, o *Outcome, x *result.XDS) error {
+	return t.wait(ctx, o, x, true)
+}
+
+// wait is waitApplied; warm says whether to wait for warming too.
+func (t *Tier) wait(ctx context.Context, o *Outcome, x *result.XDS, warm bool) error {
 	types := []string{resourcev3.ClusterType, resourcev3.ListenerType}
 	if len(x.Routes) > 0 {
 		types = append(types, resourcev3.RouteType)
@@ -182,6 +212,9 @@ func (t *Tier) waitApplied(ctx context.Context, o *Outcome, x *result.XDS) error
 	}
 	if err != nil {
 		return fmt.Errorf("envoy did not ACK version %s within %s (waiting for %s; ACKed: %s): %w", o.Version, t.opts.AckTimeout, strings.Join(shortTypes(types), ", "), t.acked(), err)
+	}
+	if !warm {
+		return nil
 	}
 	// An ACK says the config is accepted; listeners and clusters still warm (secrets,
 	// routes and endpoints arriving). Requests go out once nothing warms.

@@ -54,6 +54,17 @@ func fileSubstitutes(dir string) func(string) (string, bool) {
 // trusted_ca; file data sources the machine lacks are substituted. Downstream validation
 // (client certificates) is left alone. x is changed in place (it is the tier's copy).
 func rewriteTrust(x *result.XDS, caPEM []byte, standIn pemPair, files func(string) (string, bool)) trust {
+	return rewriteTrustWith(x, caPEM, standIn, files, true)
+}
+
+// secretStandIns is rewriteTrust without the trust: secrets of external SDS servers and of
+// EG's controller come from the ADS stream as stand-ins and files are substituted, but
+// every CA stays the translation's. What Envoy must accept as translated.
+func secretStandIns(x *result.XDS, caPEM []byte, standIn pemPair, files func(string) (string, bool)) {
+	rewriteTrustWith(x, caPEM, standIn, files, false)
+}
+
+func rewriteTrustWith(x *result.XDS, caPEM []byte, standIn pemPair, files func(string) (string, bool), replaceCA bool) trust {
 	var t trust
 	trustSecrets := map[string]bool{}
 	// Secrets an external SDS server (a socket on EG's node) would hand out: they come
@@ -90,6 +101,9 @@ func rewriteTrust(x *result.XDS, caPEM []byte, standIn pemPair, files func(strin
 			if v.GetSni() != "" {
 				t.names = append(t.names, v.GetSni())
 			}
+			if !replaceCA {
+				return false
+			}
 			names, changed := trustTier(v.GetCommonTlsContext(), caPEM, trustSecrets)
 			t.names = append(t.names, names...)
 			return changed
@@ -97,6 +111,9 @@ func rewriteTrust(x *result.XDS, caPEM []byte, standIn pemPair, files func(strin
 			// Client certificates: the tier's client presents a tier leaf, so a listener
 			// that validates clients trusts the tier CA (scenarios speak for a client
 			// with a valid certificate).
+			if !replaceCA {
+				return false
+			}
 			names, changed := trustTier(v.GetCommonTlsContext(), caPEM, trustSecrets)
 			t.clientNames = append(t.clientNames, names...)
 			return changed
