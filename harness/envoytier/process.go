@@ -46,6 +46,10 @@ func startEnvoy(ctx context.Context, binary, dir, xdsAddr, nodeID string, logw i
 	if err := os.WriteFile(bootstrap, y, 0o644); err != nil {
 		return nil, err
 	}
+	// A new Envoy (after one exited) must not read its predecessor's address.
+	if err := os.Remove(adminFile); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, err
+	}
 	p := &process{log: &tailBuffer{max: 64 << 10}, exit: make(chan struct{})}
 	cmd := exec.Command(binary, "-c", bootstrap,
 		"--admin-address-path", adminFile,

@@ -63,9 +63,20 @@ func (t *Tier) Run(ctx context.Context, sc *scenario.Scenario, prof string, res 
 		return o
 	}
 	if err := t.envoy.alive(); err != nil {
-		o.Err = err
-		return o
+		if rerr := t.revive(ctx, err); rerr != nil {
+			o.Err = rerr
+			return o
+		}
 	}
+	defer func() {
+		// Envoy exited or stopped answering during this scenario: the scenario says so
+		// (with Envoy's log), and the next one gets a new Envoy.
+		if o.Err != nil && (t.envoy.alive() != nil || errors.Is(o.Err, context.DeadlineExceeded)) {
+			if rerr := t.revive(ctx, o.Err); rerr != nil {
+				o.Err = rerr
+			}
+		}
+	}()
 	addrs, err := t.echo.addrs(append(live.Backends(res.IR), dnsBackends(res)...))
 	if err != nil {
 		o.Err = err

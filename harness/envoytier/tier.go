@@ -59,6 +59,10 @@ type Tier struct {
 	standIn pemPair
 	sink    net.Listener
 	stop    context.CancelFunc
+	// xdsAddr is where Envoy reaches the xDS server; restarts counts Envoys started
+	// again after one exited or hung.
+	xdsAddr  string
+	restarts int
 }
 
 // Start runs the xDS server on a free loopback port, Envoy with a bootstrap pointing at it,
@@ -128,10 +132,16 @@ func Start(ctx context.Context, opts Options) (t *Tier, err error) {
 		return t, fmt.Errorf("xDS listener: %w", err)
 	}
 	go func() { _ = t.grpc.Serve(xl) }()
-	if t.envoy, err = startEnvoy(ctx, opts.Envoy, t.dir, xl.Addr().String(), t.nodeID, opts.EnvoyLog); err != nil {
-		return t, err
+	t.xdsAddr = xl.Addr().String()
+	return t, t.startEnvoy(ctx)
+}
+
+// startEnvoy starts Envoy and waits until it has opened its ADS stream.
+func (t *Tier) startEnvoy(ctx context.Context) error {
+	var err error
+	if t.envoy, err = startEnvoy(ctx, t.opts.Envoy, t.dir, t.xdsAddr, t.nodeID, t.opts.EnvoyLog); err != nil {
+		return err
 	}
-	// Envoy is up once it has opened its ADS stream.
 	wctx, wcancel := context.WithTimeout(ctx, 30*time.Second)
 	defer wcancel()
 	if err := t.srv.WaitFor(wctx, func(nodes []xdsserver.NodeStatus) bool {
@@ -142,13 +152,24 @@ func Start(ctx context.Context, opts Options) (t *Tier, err error) {
 		}
 		return t.envoy.alive() != nil
 	}); err != nil {
-		return t, fmt.Errorf("envoy opened no ADS stream within 30s: %w\n%s", err, t.envoy.log.String())
+		return fmt.Errorf("envoy opened no ADS stream within 30s: %w\n%s", err, t.envoy.log.String())
 	}
-	if err := t.envoy.alive(); err != nil {
-		return t, err
-	}
-	return t, nil
+	return t.envoy.alive()
 }
+
+// revive starts a new Envoy when the last one exited or hangs (a crash in one scenario
+// must not end the run); it says why it had to.
+func (t *Tier) revive(ctx context.Context, why error) error {
+	_ = t.envoy.stop()
+	t.restarts++
+	if err := t.startEnvoy(ctx); err != nil {
+		return fmt.Errorf("%v; restarting Envoy failed: %w", why, err)
+	}
+	return nil
+}
+
+// Restarts is how many times Envoy had to be started again during the run.
+func (t *Tier) Restarts() int { return t.restarts }
 
 // Version is the Envoy release (1.39.3).
 func (t *Tier) Version() string { return t.version }

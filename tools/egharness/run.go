@@ -256,5 +256,9 @@ func runEnvoyTier(ctx context.Context, bin string, outcomes []*runner.Outcome, v
 			o.Failures = append(o.Failures, check.Failure{Check: "envoy", Msg: eo.Describe(false)})
 		}
 	}
-	return envoytier.Summarize(tier.Version(), outs).String(), nil
+	line := envoytier.Summarize(tier.Version(), outs).String()
+	if n := tier.Restarts(); n > 0 {
+		line += fmt.Sprintf("\nreal Envoy was started again %d time(s): it exited or hung (see the envoy failures)", n)
+	}
+	return line, nil
 }
