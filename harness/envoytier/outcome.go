@@ -27,6 +27,8 @@ type Outcome struct {
 	Err      error
 	Requests []Request
 	Duration time.Duration
+	// Notes are things the run met that do not change the verdict (Envoy started again).
+	Notes []string
 }
 
 // Request is one traffic expectation sent (or not) through Envoy.
@@ -109,6 +111,9 @@ func (o *Outcome) Describe(verbose bool) string {
 	}
 	if o.Err != nil {
 		fmt.Fprintf(&b, "\n    error: %s", indent(o.Err.Error()))
+	}
+	for _, n := range o.Notes {
+		fmt.Fprintf(&b, "\n    note: %s", indent(n))
 	}
 	if o.Nack != "" {
 		fmt.Fprintf(&b, "\n    Envoy refused the xDS: %s", indent(o.Nack))

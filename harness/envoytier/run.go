@@ -28,7 +28,32 @@ import (
 // Run serves one scenario's translation (res; translated here with the reference
 // translator when nil or without its IR) to Envoy, waits for the ACK, and replays its
 // traffic. Nothing it meets stops a run: a panic becomes the outcome's error.
-func (t *Tier) Run(ctx context.Context, sc *scenario.Scenario, prof string, res *result.Result) (o *Outcome) {
+//
+// Envoy 1.39.3 now and then crashes (a segmentation fault on a worker thread) while
+// listeners of the previous scenario close: when Envoy exits or hangs during a scenario,
+// a new Envoy is started and the scenario runs once more; the outcome keeps a note with
+// the first attempt's error and Restarts counts it.
+func (t *Tier) Run(ctx context.Context, sc *scenario.Scenario, prof string, res *result.Result) *Outcome {
+	before := t.restarts
+	o := t.runOnce(ctx, sc, prof, res)
+	if o.Err == nil || t.restarts == before || ctx.Err() != nil {
+		return o
+	}
+	again := t.runOnce(ctx, sc, prof, res)
+	again.Notes = append(again.Notes, "Envoy exited or hung during a first attempt, was started again and the scenario ran again; the first attempt: "+firstLines(o.Err.Error(), 3))
+	again.Duration += o.Duration
+	return again
+}
+
+func firstLines(s string, n int) string {
+	lines := strings.SplitN(s, "\n", n+1)
+	if len(lines) > n {
+		lines = append(lines[:n], "…")
+	}
+	return strings.Join(lines, "\n")
+}
+
+func (t *Tier) runOnce(ctx context.Context, sc *scenario.Scenario, prof string, res *result.Result) (o *Outcome) {
 	start := time.Now()
 	o = &Outcome{Scenario: sc.Name, Profile: prof, File: sc.File}
 	defer func() {
