@@ -26,7 +26,12 @@ import (
 // kind suite reads it unchanged.
 type echoPool struct {
 	lo *loopback
-	ca *authority
+	// Requests with HoldHeader wait until release is closed (or 30s): the requests in
+	// flight a circuit breaker counts. held counts those waiting.
+	holdMu  sync.Mutex
+	release chan struct{}
+	held    atomic.Int64
+	ca      *authority
 	// names are the server and subject alt names upstream TLS checks in the scenario
 	// being served; TLS leaves carry them.
 	tlsNamesNow atomic.Pointer[[]string]
@@ -39,6 +44,7 @@ type echoPool struct {
 type echoServer struct {
 	name, key, addr string
 	srv             *http.Server
+	pool            *echoPool
 }
 
 func newEchoPool(lo *loopback, ca *authority) *echoPool {
@@ -77,7 +83,7 @@ func (p *echoPool) start(key string) (*echoServer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("echo server for %s: %w", key, err)
 	}
-	e := &echoServer{name: fmt.Sprintf("echo-%d", len(p.byKey)), key: key, addr: l.Addr().String()}
+	e := &echoServer{name: fmt.Sprintf("echo-%d", len(p.byKey)), key: key, addr: l.Addr().String(), pool: p}
 	var protocols http.Protocols
 	protocols.SetHTTP1(true)
 	protocols.SetHTTP2(true)
@@ -119,7 +125,39 @@ func (p *echoPool) close(ctx context.Context) error {
 
 // ServeHTTP answers with the request as it arrived. The pod name ends in two dash-separated
 // parts, as a Deployment's pods do, so live.EchoName recovers the echo name.
+// HoldHeader on a request makes the echo server hold it open until released.
+const HoldHeader = live.HoldHeaderName
+
+// holdChannel is what held requests wait on; releaseHeld lets them all go.
+func (p *echoPool) holdChannel() chan struct{} {
+	p.holdMu.Lock()
+	defer p.holdMu.Unlock()
+	if p.release == nil {
+		p.release = make(chan struct{})
+	}
+	return p.release
+}
+
+func (p *echoPool) releaseHeld() {
+	p.holdMu.Lock()
+	defer p.holdMu.Unlock()
+	if p.release != nil {
+		close(p.release)
+		p.release = nil
+	}
+}
+
 func (e *echoServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Header.Get(HoldHeader) != "" {
+		ch := e.pool.holdChannel()
+		e.pool.held.Add(1)
+		select {
+		case <-ch:
+		case <-r.Context().Done():
+		case <-time.After(30 * time.Second):
+		}
+		e.pool.held.Add(-1)
+	}
 	reply := live.EchoReply{
 		Path: r.URL.RequestURI(), Host: r.Host, Method: r.Method,
 		Namespace: "envoy-tier", Pod: e.name + "-tier-0",

@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -305,7 +307,7 @@ func shortTypes(types []string) []string {
 // weighted split may land on another share.
 func (t *Tier) replay(ctx context.Context, client live.Client, table *routecheck.Table, res *result.Result, i int, te scenario.TrafficExpect, echoes map[string]string) Request {
 	r := Request{Index: i, Name: te.Name}
-	exp := live.ExpectWith(table, res, te.Request, live.ExpectOptions{ClientAddress: true, DNSBackends: true})
+	exp := live.ExpectWith(table, res, te.Request, live.ExpectOptions{ClientAddress: true, DNSBackends: true, MaxInflight: maxInflight})
 	r.Offline = describeExpectation(exp)
 	hostless := exp.Skip != "" && exp.Answer.Cluster != "" && exp.Answer.Status == 200 && hostlessCluster(&res.XDS, exp.Answer.Cluster)
 	if exp.Skip != "" && !hostless {
@@ -320,6 +322,15 @@ func (t *Tier) replay(ctx context.Context, client live.Client, table *routecheck
 	sent := t.jwt.resign(te.Request)
 	if te.Request.ClientIP != "" {
 		client.Dial = proxyDialer(te.Request.ClientIP)
+	}
+	if n := te.Request.Inflight; n > 0 {
+		// Hold n requests open to the same route first: the circuit breaker counts them.
+		release, err := t.holdInflight(ctx, client, sent, port, exp.TLS, int(n))
+		defer release()
+		if err != nil {
+			r.NotReplayed = err.Error()
+			return r
+		}
 	}
 	for attempt := 0; ; attempt++ {
 		obs := client.Do(ctx, sent, port, exp.TLS)
@@ -463,4 +474,44 @@ func moveDNSBackends(x *result.XDS, res *result.Result, addrs map[string]string)
 			moveAll(&endpointv3.ClusterLoadAssignment{Endpoints: []*endpointv3.LocalityLbEndpoints{l}}, host, uint32(port))
 		}
 	}
+}
+
+// maxInflight is the most requests the tier holds open to stage a request's inflight count.
+const maxInflight = 1000
+
+// holdInflight sends n requests like req that the echo server holds open, and returns once
+// Envoy has them all in flight (every one held by a backend, or answered by Envoy itself,
+// e.g. a 503 of the circuit breaker); release lets them finish.
+func (t *Tier) holdInflight(ctx context.Context, client live.Client, req scenario.Request, port uint32, useTLS bool, n int) (func(), error) {
+	hold := req
+	hold.Headers = map[string]string{live.HoldHeaderName: "1"}
+	for k, v := range req.Headers {
+		hold.Headers[k] = v
+	}
+	hctx, cancel := context.WithCancel(ctx)
+	base := t.echo.held.Load()
+	var answered atomic.Int64
+	var wg sync.WaitGroup
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			client.Do(hctx, hold, port, useTLS)
+			answered.Add(1)
+		}()
+	}
+	release := func() {
+		t.echo.releaseHeld()
+		cancel()
+		wg.Wait()
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for t.echo.held.Load()-base+answered.Load() < int64(n) {
+		if time.Now().After(deadline) {
+			release()
+			return func() {}, fmt.Errorf("%d requests in flight could not be staged: %d held, %d answered within 10s", n, t.echo.held.Load()-base, answered.Load())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	return release, nil
 }

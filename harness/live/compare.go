@@ -50,6 +50,9 @@ type ExpectOptions struct {
 	ClientAddress bool
 	// DNSBackends: the caller runs stand-ins for DNS backends too (FQDN EG Backends).
 	DNSBackends bool
+	// MaxInflight: the caller holds up to this many requests open to stage a request's
+	// inflight count (0: none).
+	MaxInflight uint32
 }
 
 // Expect asks the offline route checker about req on the translation's xDS.
@@ -68,9 +71,12 @@ func ExpectWith(table *routecheck.Table, res *result.Result, req scenario.Reques
 	if err != nil {
 		return e
 	}
-	if req.Inflight > 0 {
+	if req.Inflight > opts.MaxInflight {
 		// One live request cannot hold others open to fill the circuit breaker.
 		e.Skip = fmt.Sprintf("%d requests in flight to %s cannot be staged by one live request", req.Inflight, a.Cluster)
+		if opts.MaxInflight > 0 {
+			e.Skip = fmt.Sprintf("%d requests in flight to %s: more than the %d held open to stage them", req.Inflight, a.Cluster, opts.MaxInflight)
+		}
 		return e
 	}
 	if req.ClientIP != "" && !opts.ClientAddress {

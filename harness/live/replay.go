@@ -70,6 +70,10 @@ type Observation struct {
 	Err error
 }
 
+// HoldHeaderName asks the Envoy tier's echo servers to hold a request open (see
+// envoytier.HoldHeader).
+const HoldHeaderName = "X-Egharness-Hold"
+
 // Client sends scenario requests to a real Envoy.
 type Client struct {
 	// Addr is where Envoy's listener port is reached (host:port).
