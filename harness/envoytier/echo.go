@@ -45,6 +45,23 @@ type echoServer struct {
 	name, key, addr string
 	srv             *http.Server
 	pool            *echoPool
+	udp             net.PacketConn
+}
+
+// serveUDP answers each datagram with the echo reply: its payload as the path, UDP as the
+// method.
+func (e *echoServer) serveUDP(pc net.PacketConn) {
+	buf := make([]byte, 64<<10)
+	for {
+		n, from, err := pc.ReadFrom(buf)
+		if err != nil {
+			return
+		}
+		b, err := json.Marshal(live.EchoReply{Path: string(buf[:n]), Method: "UDP", Namespace: "envoy-tier", Pod: e.name + "-tier-0"})
+		if err == nil {
+			_, _ = pc.WriteTo(b, from)
+		}
+	}
 }
 
 func newEchoPool(lo *loopback, ca *authority) *echoPool {
@@ -91,6 +108,12 @@ func (p *echoPool) start(key string) (*echoServer, error) {
 	tc := echoTLS(p.ca, p.tlsNames)
 	e.srv = &http.Server{Handler: e, Protocols: &protocols, ReadHeaderTimeout: 10 * time.Second, TLSConfig: tc}
 	go func() { _ = e.srv.Serve(sniff(l, tc)) }()
+	// The same address over UDP, for udp_proxy listeners (a port a UDP socket already
+	// holds just leaves the backend without UDP).
+	if pc, err := net.ListenPacket("udp", e.addr); err == nil {
+		e.udp = pc
+		go e.serveUDP(pc)
+	}
 	p.byKey[key], p.names[e.name] = e, key
 	return e, nil
 }
@@ -118,6 +141,9 @@ func (p *echoPool) close(ctx context.Context) error {
 	for _, k := range keys {
 		if err := p.byKey[k].srv.Shutdown(ctx); err != nil {
 			errs = append(errs, err)
+		}
+		if u := p.byKey[k].udp; u != nil {
+			_ = u.Close()
 		}
 	}
 	return errors.Join(errs...)
