@@ -22,13 +22,19 @@ import (
 // such as a JWKS host or the rate limit service) become static clusters on the sink, so
 // Envoy resolves no names and never reaches beyond the machine.
 func onLoopback(x *result.XDS, listenIP, sinkHost string, sinkPort uint32) *result.XDS {
+	return onLoopbackBy(x, func(string) string { return listenIP }, sinkHost, sinkPort)
+}
+
+// onLoopbackBy is onLoopback with an address per listener (by name).
+func onLoopbackBy(x *result.XDS, listenIP func(listener string) string, sinkHost string, sinkPort uint32) *result.XDS {
 	out := *x
 	out.Listeners = make([]*listenerv3.Listener, len(x.Listeners))
 	for i, l := range x.Listeners {
 		c := proto.Clone(l).(*listenerv3.Listener)
-		bindLoopback(c.GetAddress(), listenIP)
+		ip := listenIP(c.GetName())
+		bindLoopback(c.GetAddress(), ip)
 		for _, a := range c.GetAdditionalAddresses() {
-			bindLoopback(a.GetAddress(), listenIP)
+			bindLoopback(a.GetAddress(), ip)
 		}
 		out.Listeners[i] = c
 	}

@@ -84,12 +84,10 @@ func (t *Tier) runOnce(ctx context.Context, sc *scenario.Scenario, prof string, 
 		notReplayed(o.NotServed)
 		return o
 	}
-	if c := xdsserver.PortConflicts(&res.XDS); len(c) > 0 {
-		// EG gives each Gateway its own Envoy; the tier runs one.
-		o.NotServed = "one Envoy cannot bind these listeners together: " + strings.Join(c, "; ")
-		notReplayed("not served: Gateways bind one address twice")
-		return o
-	}
+	// Gateways that bind one port (EG gives each its own Envoy): each Gateway's listeners
+	// get an address of their own, as its own Envoy would have. A request then does not
+	// say which Gateway it is for, so such requests are not sent.
+	conflicts := xdsserver.PortConflicts(&res.XDS)
 	if err := t.envoy.alive(); err != nil {
 		if rerr := t.revive(ctx, err); rerr != nil {
 			o.Err = rerr
@@ -117,13 +115,24 @@ func (t *Tier) runOnce(ctx context.Context, sc *scenario.Scenario, prof string, 
 	}
 	ip := t.lo.addr()
 	sinkHost, sinkPort := t.sinkHostPort()
+	listenIP := func(string) string { return ip }
+	if len(conflicts) > 0 {
+		byGateway := map[string]string{}
+		listenIP = func(listener string) string {
+			gw := gatewayOf(listener)
+			if byGateway[gw] == "" {
+				byGateway[gw] = t.lo.addr()
+			}
+			return byGateway[gw]
+		}
+	}
 
 	// First the translation as it is, but for what the machine forces: addresses on
 	// loopback, upstreams on the sink, files EG mounts, secrets that come from outside the
 	// translation (external SDS servers, EG's controller). Envoy must ACK that, so a
 	// stand-in below (a trusted CA, a key set) never hides xDS Envoy would refuse.
 	plain := *res
-	plain.XDS = *onLoopback(&res.XDS, ip, sinkHost, sinkPort)
+	plain.XDS = *onLoopbackBy(&res.XDS, listenIP, sinkHost, sinkPort)
 	secretStandIns(&plain.XDS, t.ca.certPEM, t.standIn, fileSubstitutes(t.dir))
 	v1, _, err := t.srv.Update(ctx, &xdsserver.Loaded{Source: fmt.Sprintf("scenario %s (%s), as translated", sc.Name, sc.File), Profile: prof, Result: &plain})
 	if err != nil {
@@ -144,7 +153,7 @@ func (t *Tier) runOnce(ctx context.Context, sc *scenario.Scenario, prof string, 
 
 	// Then with the stand-ins: echo backends, trust, secrets, keys, services.
 	served := *res
-	served.XDS = *onLoopback(moved, ip, sinkHost, sinkPort)
+	served.XDS = *onLoopbackBy(moved, listenIP, sinkHost, sinkPort)
 	moveDNSBackends(&served.XDS, res, addrs)
 	tr := rewriteTrust(&served.XDS, t.ca.certPEM, t.standIn, fileSubstitutes(t.dir))
 	t.echo.setTLSNames(tr.names)
@@ -188,6 +197,10 @@ func (t *Tier) runOnce(ctx context.Context, sc *scenario.Scenario, prof string, 
 	client.Certificates = []tls.Certificate{*clientCert}
 	echoes := t.echo.echoes()
 	for i, te := range traffic {
+		if len(conflicts) > 0 {
+			o.Requests = append(o.Requests, Request{Index: i, Name: te.Name, NotReplayed: "Gateways share the port (" + conflicts[0] + "): which Gateway's Envoy the request is for is not said"})
+			continue
+		}
 		r := t.replay(ctx, client, table, res, i, te, echoes)
 		if r.Replayed() && !r.Agrees() {
 			r.Recorded = recorded[fmt.Sprintf("expect.traffic[%d]", i)]
@@ -546,4 +559,13 @@ func (t *Tier) holdInflight(ctx context.Context, client live.Client, req scenari
 		time.Sleep(5 * time.Millisecond)
 	}
 	return release, nil
+}
+
+// gatewayOf is the Gateway part of a listener name (<namespace>/<gateway>/<listener>).
+func gatewayOf(listener string) string {
+	parts := strings.SplitN(listener, "/", 3)
+	if len(parts) < 3 {
+		return listener
+	}
+	return parts[0] + "/" + parts[1]
 }
