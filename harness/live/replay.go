@@ -70,12 +70,28 @@ type Observation struct {
 	Err error
 }
 
+// HoldHeaderName asks the Envoy tier's echo servers to hold a request open (see
+// envoytier.HoldHeader).
+const HoldHeaderName = "X-Egharness-Hold"
+
 // Client sends scenario requests to a real Envoy.
 type Client struct {
 	// Addr is where Envoy's listener port is reached (host:port).
 	Addr func(port uint32) string
 	// Timeout bounds one request (default 10s).
 	Timeout time.Duration
+	// Certificates, when set, are presented to listeners that ask for a client
+	// certificate.
+	Certificates []tls.Certificate
+	// Dial, when set, opens the connections (a net.Dialer's otherwise).
+	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
+}
+
+func (c Client) dial(ctx context.Context, network, addr string) (net.Conn, error) {
+	if c.Dial != nil {
+		return c.Dial(ctx, network, addr)
+	}
+	return (&net.Dialer{}).DialContext(ctx, network, addr)
 }
 
 // Do sends one request to Envoy's listener port, over TLS when useTLS (the listener's filter
@@ -98,10 +114,10 @@ func (c Client) Do(ctx context.Context, req scenario.Request, port uint32, useTL
 	return c.http(ctx, req, addr, useTLS)
 }
 
-func tlsConfig(sni string, alpn ...string) *tls.Config {
+func (c Client) tlsConfig(sni string, alpn ...string) *tls.Config {
 	// Scenario certificates are self-signed test certificates: the server name picks the
 	// filter chain, nothing is verified.
-	return &tls.Config{ServerName: sni, InsecureSkipVerify: true, NextProtos: alpn} //nolint:gosec // test traffic
+	return &tls.Config{ServerName: sni, InsecureSkipVerify: true, NextProtos: alpn, Certificates: c.Certificates} //nolint:gosec // test traffic
 }
 
 func (c Client) http(ctx context.Context, req scenario.Request, addr string, useTLS bool) Observation {
@@ -131,17 +147,27 @@ func (c Client) http(ctx context.Context, req scenario.Request, addr string, use
 		hr.Header.Set(k, v)
 	}
 	var rt http.RoundTripper
-	dialer := &net.Dialer{}
 	switch {
 	case req.GRPC && useTLS:
-		rt = &http2.Transport{TLSClientConfig: tlsConfig(req.SNI, "h2")}
+		rt = &http2.Transport{DialTLSContext: func(ctx context.Context, network, a string, cfg *tls.Config) (net.Conn, error) {
+			conn, err := c.dial(ctx, network, a)
+			if err != nil {
+				return nil, err
+			}
+			tc := tls.Client(conn, cfg)
+			if err := tc.HandshakeContext(ctx); err != nil {
+				conn.Close()
+				return nil, err
+			}
+			return tc, nil
+		}, TLSClientConfig: c.tlsConfig(req.SNI, "h2")}
 	case req.GRPC:
 		hr.Header.Set("Content-Type", "application/grpc")
 		rt = &http2.Transport{AllowHTTP: true, DialTLSContext: func(ctx context.Context, network, a string, _ *tls.Config) (net.Conn, error) {
-			return dialer.DialContext(ctx, network, a)
+			return c.dial(ctx, network, a)
 		}}
 	default:
-		rt = &http.Transport{TLSClientConfig: tlsConfig(req.SNI, "http/1.1"), DialContext: dialer.DialContext, DisableKeepAlives: true}
+		rt = &http.Transport{TLSClientConfig: c.tlsConfig(req.SNI, "http/1.1"), DialContext: c.dial, DisableKeepAlives: true}
 	}
 	if req.GRPC {
 		hr.Header.Set("Content-Type", "application/grpc")
@@ -179,12 +205,16 @@ func observe(resp *http.Response) Observation {
 
 // CodeName is a gRPC code as the status names scenarios use (UNIMPLEMENTED, NOT_FOUND).
 func CodeName(c codes.Code) string {
+	// An underscore goes between a lower-case letter and an upper-case one only: OK stays
+	// OK (real Envoy's answers showed the old O_K).
 	var b strings.Builder
-	for i, r := range c.String() {
-		if i > 0 && unicode.IsUpper(r) {
+	prev := rune(0)
+	for _, r := range c.String() {
+		if unicode.IsUpper(r) && unicode.IsLower(prev) {
 			b.WriteByte('_')
 		}
 		b.WriteRune(unicode.ToUpper(r))
+		prev = r
 	}
 	return b.String()
 }
@@ -193,8 +223,7 @@ func CodeName(c codes.Code) string {
 // one: a TLS-terminating listener) and sends an HTTP/1.1 request over it, which the echo
 // backend behind the proxy answers.
 func (c Client) tcp(ctx context.Context, req scenario.Request, addr string, useTLS bool) Observation {
-	d := &net.Dialer{}
-	conn, err := d.DialContext(ctx, "tcp", addr)
+	conn, err := c.dial(ctx, "tcp", addr)
 	if err != nil {
 		return Observation{Err: err}
 	}
@@ -203,7 +232,7 @@ func (c Client) tcp(ctx context.Context, req scenario.Request, addr string, useT
 		_ = conn.SetDeadline(dl)
 	}
 	if useTLS {
-		tc := tls.Client(conn, tlsConfig(req.SNI))
+		tc := tls.Client(conn, c.tlsConfig(req.SNI))
 		if err := tc.HandshakeContext(ctx); err != nil {
 			return Observation{Err: err}
 		}

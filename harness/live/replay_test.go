@@ -231,7 +231,7 @@ func TestCompare(t *testing.T) {
 	if d := live.Compare(grpcLocal, scenario.Request{GRPC: true}, scenario.TrafficResult{}, live.Observation{Status: 200, GRPCStatus: "UNIMPLEMENTED"}, echoes); len(d) != 0 {
 		t.Errorf("gRPC 404: %v", d)
 	}
-	if live.EchoName("echo-12-5d8f9c7b6-x2x9k") != "echo-12" || live.CodeName(codes.PermissionDenied) != "PERMISSION_DENIED" {
+	if live.EchoName("echo-12-5d8f9c7b6-x2x9k") != "echo-12" || live.CodeName(codes.PermissionDenied) != "PERMISSION_DENIED" || live.CodeName(codes.OK) != "OK" || live.CodeName(codes.DeadlineExceeded) != "DEADLINE_EXCEEDED" {
 		t.Error("names")
 	}
 }

@@ -74,6 +74,7 @@ func Conformance(outcomes []*runner.Outcome, im Implementation, date time.Time, 
 		supported, broken map[string]bool
 		diverged          map[string]bool // features with a run that diverges for a recorded reason
 		scenarios         int
+		envoy, envoyFail  int // runs through real Envoy, and those that failed there
 	}
 	areas := map[string]*area{}
 	var names []string
@@ -85,6 +86,15 @@ func Conformance(outcomes []*runner.Outcome, im Implementation, date time.Time, 
 			names = append(names, o.Scenario.Area)
 		}
 		a.scenarios++
+		if o.Envoy != "" {
+			a.envoy++
+			for _, f := range o.Failures {
+				if f.Check == "envoy" {
+					a.envoyFail++
+					break
+				}
+			}
+		}
 		st := &a.core
 		kinds := ExtensionKinds(o)
 		if len(kinds) > 0 {
@@ -150,6 +160,9 @@ func Conformance(outcomes []*runner.Outcome, im Implementation, date time.Time, 
 				pr.Summary += "; not reported supported, known divergences: " + strings.Join(diverged, ", ")
 			}
 		}
+		if a.envoy > 0 {
+			pr.Summary += fmt.Sprintf("; through real Envoy: %d runs, %d failed", a.envoy, a.envoyFail)
+		}
 		rep.ProfileReports = append(rep.ProfileReports, pr)
 	}
 	return rep
@@ -202,6 +215,9 @@ func JUnit(w io.Writer, outcomes []*runner.Outcome, impl string) error {
 		}
 		for _, e := range o.Explained {
 			tc.SystemOut += fmt.Sprintf("known divergence: %s\nexplains: %s\n", strings.TrimSpace(e.Divergence.Reason), strings.Join(e.Items, "; "))
+		}
+		if o.Envoy != "" {
+			tc.SystemOut += "real Envoy: " + o.Envoy + "\n"
 		}
 		s.Tests++
 		s.Time += tc.Time

@@ -132,3 +132,26 @@ func TestAgreement(t *testing.T) {
 		}
 	}
 }
+
+// A run's outcome through real Envoy goes into its test case and its area's summary.
+func TestEnvoyOutcomeInReports(t *testing.T) {
+	outs := outcomes()
+	outs[0].Envoy = "a [v1.9]: pass (version 1-x, 2 of 2 requests replayed, 2 agree)"
+	outs[1].Envoy = "b [v1.9]: NACK"
+	outs[1].Failures = append(outs[1].Failures, check.Failure{Check: "envoy", Msg: "b [v1.9]: NACK"})
+	var buf bytes.Buffer
+	if err := report.JUnit(&buf, outs, "reference"); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(buf.String(), "real Envoy: a [v1.9]: pass") {
+		t.Errorf("JUnit has no real Envoy outcome:\n%s", buf.String())
+	}
+	rep := report.Conformance(outs, report.Implementation{}, time.Unix(0, 0), "v1.6.1")
+	found := false
+	for _, p := range rep.ProfileReports {
+		found = found || strings.Contains(p.Summary, "through real Envoy: 2 runs, 1 failed")
+	}
+	if !found {
+		t.Errorf("no real Envoy summary: %+v", rep.ProfileReports)
+	}
+}

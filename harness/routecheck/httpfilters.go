@@ -35,9 +35,11 @@ import (
 //   - credential_injector: Outcome "injected" (the credential set in its header), "kept"
 //     (the client sent that header and the filter does not overwrite) or "unknown
 //     credential" (the table has no such secret: see UseSecrets).
-//   - others (lua, ext_authz, ext_proc, wasm, oauth2...): present, not evaluated (their
-//     decision is made by a service or module the checker does not run). oauth2 counts
-//     only on routes that configure it: EG's listener filter holds no configuration.
+//   - oauth2 (on routes that configure it: EG's listener filter holds none): Outcome
+//     "pass through", "session", "redirect" (302 to the authorization endpoint), "callback",
+//     "sign out" or "denied"; see evalOAuth2.
+//   - others (lua, ext_authz, ext_proc, wasm...): present, not evaluated (their decision
+//     is made by a service or module the checker does not run).
 type FilterEffect struct {
 	Name    string
 	Kind    string
@@ -94,6 +96,7 @@ func runHTTPFilters(h *hcmConfig, rt *routeTable, rs *requestState, ans Answer) 
 			reroute bool
 			err     error
 			addHdrs map[string]string
+			replyAt string // a reply's location
 			acting  = per != nil || !perRouteOnly[f.kind]
 		)
 		if !acting {
@@ -112,6 +115,8 @@ func runHTTPFilters(h *hcmConfig, rt *routeTable, rs *requestState, ans Answer) 
 			addHdrs, err = evalCredentialInjector(f, rs, &eff)
 		case "api_key_auth":
 			reply, err = evalAPIKeyAuth(f, per, rs, &eff)
+		case "oauth2":
+			reply, replyAt, err = evalOAuth2(per, rs, &eff)
 		case "rbac":
 			if per == nil {
 				continue // EG's listener RBAC filter holds no policy
@@ -137,7 +142,7 @@ func runHTTPFilters(h *hcmConfig, rt *routeTable, rs *requestState, ans Answer) 
 		if reply != 0 {
 			// The filter answers: nothing is forwarded.
 			ans = rs.matchedAns
-			ans.Status, ans.AnsweredBy = reply, f.kind
+			ans.Status, ans.AnsweredBy, ans.Location = reply, f.kind, replyAt
 			if rs.req.forwarded != nil {
 				*rs.req.forwarded = nil
 			}

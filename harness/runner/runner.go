@@ -53,6 +53,9 @@ type Outcome struct {
 	Compared bool
 	// Explained lists the recorded divergences that explain differences of this outcome.
 	Explained []Explained
+	// Envoy is the outcome of the real Envoy tier for this run, when it ran (see package
+	// envoytier; a failure there is also an "envoy" failure).
+	Envoy string
 }
 
 // Explained is a recorded divergence and the differences it explains.

@@ -30,7 +30,14 @@ var TypeURLs = []string{
 // consistency (every endpoint and route configuration referenced, none missing): an ADS
 // client waits forever for a resource a snapshot lacks, so an inconsistent one is refused.
 func NewSnapshot(version string, x *result.XDS) (*cachev3.Snapshot, error) {
+	// Every type is present, empty or not: go-control-plane gives a type missing from the
+	// map no version, so a translation without clusters (redirects only) would never be
+	// sent to Envoy, which would keep the clusters of the last snapshot (found by real
+	// Envoy: it never ACKed such a snapshot).
 	res := map[resourcev3.Type][]types.Resource{}
+	for _, typ := range TypeURLs {
+		res[typ] = []types.Resource{}
+	}
 	for _, l := range x.Listeners {
 		res[resourcev3.ListenerType] = append(res[resourcev3.ListenerType], l)
 	}

@@ -100,6 +100,7 @@ func runKind(ctx context.Context, sc *scenario.Scenario) {
 	serve(ctx, l)
 	table, err := routecheck.New(l.Result.XDS.Listeners, l.Result.XDS.Routes)
 	Expect(err).NotTo(HaveOccurred())
+	table.UseSecrets(l.Result.XDS.Secrets) // injected credentials, as check.Run reads them
 	sent := 0
 	for i, te := range sc.ExpectFor(*profileName).Traffic {
 		exp := live.Expect(table, l.Result, te.Request)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/egharness/egharness/harness/envoytier"
 	"github.com/egharness/egharness/harness/golden"
 	"github.com/egharness/egharness/harness/impl"
 	"github.com/egharness/egharness/harness/report"
@@ -28,6 +29,7 @@ const (
 func newReportCmd() *cobra.Command {
 	var opts struct {
 		format, impl, peersDir, output, into, date string
+		envoy                                      string
 		profiles, labels, focus, caps              []string
 		parallel                                   int
 		meta                                       report.Implementation
@@ -88,6 +90,18 @@ Exit codes as for run: 1 when a scenario failed (the report is still written).`,
 				printLoadErrors(cmd.ErrOrStderr(), set)
 				return &exitError{code: exitBad, err: fmt.Errorf("%d scenario file(s) could not be loaded", len(set.Errors))}
 			}
+			envoyBin := opts.envoy
+			if envoyBin == "" {
+				envoyBin = os.Getenv(envoytier.EnvVar)
+			}
+			if envoyBin != "" {
+				if !im.Golden() {
+					return badInput("--envoy serves the reference translation: it runs with --impl reference only")
+				}
+				if envoyBin, err = envoytier.Find(envoyBin, proj.root); err != nil {
+					return badInput("%v", err)
+				}
+			}
 			ro := runner.Options{Impl: im, Profiles: opts.profiles, Labels: opts.labels, Focus: opts.focus, Parallel: opts.parallel, GoldenRoot: proj.golden}
 			for _, id := range opts.focus {
 				if cat.Get(id) == nil {
@@ -99,6 +113,15 @@ Exit codes as for run: 1 when a scenario failed (the report is still written).`,
 				return err
 			}
 			outcomes := runner.Run(cmd.Context(), jobs, ro)
+			if envoyBin != "" {
+				// Each run's outcome through real Envoy goes into the report (JUnit
+				// system-out, the ConformanceReport's summaries); the line goes to stderr.
+				summary, err := runEnvoyTier(cmd.Context(), envoyBin, outcomes, false, cmd.ErrOrStderr())
+				if err != nil {
+					return &exitError{code: exitFail, err: err}
+				}
+				fmt.Fprintln(cmd.ErrOrStderr(), summary)
+			}
 
 			var buf bytes.Buffer
 			switch opts.format {
@@ -144,6 +167,7 @@ Exit codes as for run: 1 when a scenario failed (the report is still written).`,
 	f.StringVarP(&opts.output, "output", "o", "", "write the report to this file (default: standard output)")
 	f.StringVar(&opts.into, "into", "", "agreement: replace the table between the agreement markers of this Markdown file")
 	f.StringVar(&opts.date, "date", "", "conformance: the report's date (RFC 3339; default: now)")
+	f.StringVar(&opts.envoy, "envoy", "", "also serve each scenario to the real Envoy binary at `PATH` and report its outcome (default $"+envoytier.EnvVar+")")
 	f.StringSliceVar(&opts.profiles, "profile", nil, "only these profiles ("+strings.Join(profile.Names(), ", ")+")")
 	f.StringSliceVar(&opts.labels, "label", nil, "only scenarios with one of these labels or areas")
 	f.StringSliceVar(&opts.focus, "focus", nil, "only scenarios covering one of these behavior IDs")

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -11,6 +12,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/egharness/egharness/harness/check"
+	"github.com/egharness/egharness/harness/envoytier"
 	"github.com/egharness/egharness/harness/golden"
 	"github.com/egharness/egharness/harness/impl"
 	"github.com/egharness/egharness/harness/runner"
@@ -30,6 +33,7 @@ func newRunCmd() *cobra.Command {
 		noGolden bool
 		peersDir string
 		caps     []string
+		envoy    string
 		limits   *resource.Limits
 
 		execTimeout time.Duration
@@ -57,7 +61,8 @@ finished are printed, and the exit status is 130 (SIGINT) or 143 (SIGTERM).`,
   egharness run scenarios/routing --profile v1.9
   egharness run --focus RT-09 --label routing
   egharness run ~/src/egharness/scenarios/tls          # from any folder: that project's goldens
-  egharness run --impl "exec:./my-adapter" --exec-timeout 10s`,
+  egharness run --impl "exec:./my-adapter" --exec-timeout 10s
+  egharness run --envoy peers/envoy/envoy/_bin/envoy -v`,
 		RunE: func(cmd *cobra.Command, paths []string) error {
 			caps, err := impl.ParseCapabilities(opts.caps)
 			if err != nil {
@@ -94,6 +99,18 @@ finished are printed, and the exit status is 130 (SIGINT) or 143 (SIGTERM).`,
 					fmt.Fprintf(cmd.ErrOrStderr(), "[%d/%d] %s %s %s\n", done, total, o.Scenario.Name, o.Profile, verdict(o))
 				}
 			}
+			envoyBin := opts.envoy
+			if envoyBin == "" {
+				envoyBin = os.Getenv(envoytier.EnvVar)
+			}
+			if envoyBin != "" {
+				if !im.Golden() {
+					return badInput("--envoy serves the reference translation: it runs with --impl reference only")
+				}
+				if envoyBin, err = envoytier.Find(envoyBin, proj.root); err != nil {
+					return badInput("%v", err)
+				}
+			}
 			ctx, interrupted := interruptible(cmd.Context())
 			outcomes := runner.Run(ctx, jobs, ro)
 			w := cmd.OutOrStdout()
@@ -101,10 +118,21 @@ finished are printed, and the exit status is 130 (SIGINT) or 143 (SIGTERM).`,
 			if sig != nil {
 				fmt.Fprintf(w, "Interrupted by %s: %d of %d scenario runs finished; the results below are theirs.\n\n", signalName(sig), len(outcomes), len(jobs))
 			}
+			var envoySummary string
+			if envoyBin != "" && sig == nil {
+				s, err := runEnvoyTier(ctx, envoyBin, outcomes, opts.verbose, cmd.ErrOrStderr())
+				if err != nil {
+					return &exitError{code: exitFail, err: err}
+				}
+				envoySummary = s
+			}
 			failed := printOutcomes(w, outcomes)
 			printLoadErrors(w, set)
 			done := ran(outcomes)
 			printCoverageSummary(w, runner.CoverageOf(cat, done, goldenIn(proj.golden)), len(paths) > 0 || len(done) < len(set.Scenarios))
+			if envoySummary != "" {
+				fmt.Fprintf(w, "\n%s\n", envoySummary)
+			}
 			skipped := 0
 			for _, o := range outcomes {
 				if o.Skipped != "" {
@@ -138,6 +166,7 @@ finished are printed, and the exit status is 130 (SIGINT) or 143 (SIGTERM).`,
 	f.BoolVarP(&opts.verbose, "verbose", "v", false, "print each scenario as it finishes")
 	f.BoolVar(&opts.noGolden, "no-golden", false, "skip golden file checks")
 	f.DurationVar(&opts.execTimeout, "exec-timeout", time.Minute, "how long one translation by an exec: or egctl@ implementation may take")
+	f.StringVar(&opts.envoy, "envoy", "", "after the offline checks, serve each scenario to the real Envoy binary at `PATH` and replay its traffic (default $"+envoytier.EnvVar+"; make envoy installs one in peers/envoy)")
 	opts.limits = addLimitFlags(f)
 	return cmd
 }
@@ -250,4 +279,36 @@ func goldenIn(root string) func(*scenario.Scenario) bool {
 		}
 		return false
 	}
+}
+
+// runEnvoyTier serves every translated outcome to one real Envoy, one after another, and
+// replays its traffic (package envoytier). A scenario Envoy refuses, or whose live answers
+// disagree, gets an "envoy" failure, so the table and the totals count it. It returns the
+// summary line; an error means the tier could not start at all.
+func runEnvoyTier(ctx context.Context, bin string, outcomes []*runner.Outcome, verbose bool, progress io.Writer) (string, error) {
+	tier, err := envoytier.Start(ctx, envoytier.Options{Envoy: bin})
+	if err != nil {
+		return "", fmt.Errorf("real Envoy tier: %w", err)
+	}
+	defer tier.Close()
+	var outs []*envoytier.Outcome
+	for i, o := range outcomes {
+		if o.Result == nil || o.Err != nil || o.Skipped != "" {
+			continue
+		}
+		eo := tier.Run(ctx, o.Scenario, o.Profile, o.Result)
+		outs = append(outs, eo)
+		o.Envoy = eo.Describe(true)
+		if verbose {
+			fmt.Fprintf(progress, "[envoy %d/%d %s] %s\n", i+1, len(outcomes), eo.Duration.Round(time.Millisecond), eo.Describe(true))
+		}
+		if !eo.Passed() {
+			o.Failures = append(o.Failures, check.Failure{Check: "envoy", Msg: eo.Describe(false)})
+		}
+	}
+	line := envoytier.Summarize(tier.Version(), outs).String()
+	if n := tier.Restarts(); n > 0 {
+		line += fmt.Sprintf("\nreal Envoy was started again %d time(s): it exited or hung (see the envoy failures)", n)
+	}
+	return line, nil
 }

@@ -509,6 +509,7 @@ func (rt *routeTranslator) resolveDestination(kind, ns string, refs []gwapiv1.Ba
 		if b.Weight == 0 {
 			continue // a zero weight takes no traffic and makes no cluster
 		}
+		dest.HTTP2 = dest.HTTP2 || b.HTTP2
 		dest.Settings = append(dest.Settings, b)
 	}
 	dest.BackendLB = destinationLB(dest)
@@ -697,6 +698,11 @@ func (rt *routeTranslator) resolveBackend(routeKind, routeNS string, br gwapiv1.
 		return fail("PortNotFound", fmt.Sprintf("%s Port %d not found on Service %s/%s", want, *br.Port, ns, br.Name))
 	}
 	b.Endpoints = rt.endpoints(svc, sp)
+	if ap := sp.AppProtocol; ap != nil && (routeKind == "HTTPRoute" || routeKind == "GRPCRoute") {
+		// Real Envoy found this missing: a gRPC health check on an HTTP/1 cluster is
+		// refused ("cluster must support HTTP/2 for gRPC healthchecking").
+		b.HTTP2 = *ap == "kubernetes.io/h2c" || *ap == "gateway.envoyproxy.io/h2c" || *ap == "grpc"
+	}
 	if err := rt.applyBackendTLS(b, ns, sp); err != nil {
 		return fail(err.reason, err.msg)
 	}

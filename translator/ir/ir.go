@@ -204,6 +204,10 @@ type Backend struct {
 	Invalid bool `json:"invalid,omitempty"`
 	// DNS: the endpoints are hostnames (an EG Backend with FQDN endpoints), resolved by Envoy.
 	DNS bool `json:"dns,omitempty"`
+	// HTTP2: the Service port's appProtocol asks for HTTP/2 (kubernetes.io/h2c, or grpc),
+	// so the destination's cluster speaks HTTP/2 even for an HTTPRoute, as EG's
+	// resolveBackendProtocol decides.
+	HTTP2 bool `json:"http2,omitempty"`
 	// Service identifies the Kubernetes object behind the backend.
 	Kind        string `json:"kind"`
 	Namespace   string `json:"namespace"`

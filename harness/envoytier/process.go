@@ -1,0 +1,197 @@
+package envoytier
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/egharness/egharness/harness/live"
+)
+
+// process is one running Envoy: its admin address and its log.
+type process struct {
+	cmd   *exec.Cmd
+	admin string // host:port of the admin listener
+	log   *tailBuffer
+	exit  chan struct{}
+	err   error // set when exit is closed
+}
+
+// startEnvoy runs Envoy with a bootstrap that takes everything over ADS from xdsAddr. Hot
+// restart is off (no shared memory, so Envoys of concurrent runs cannot clash), one worker
+// thread (the machine is small and requests come one at a time), and listeners that a new
+// snapshot removes are closed at once instead of draining for minutes.
+func startEnvoy(ctx context.Context, binary, dir, xdsAddr, nodeID string, logw io.Writer) (*process, error) {
+	b, err := live.Bootstrap(live.BootstrapOptions{XDSAddress: xdsAddr, NodeID: nodeID, NodeCluster: "egharness", AdminPort: 0})
+	if err != nil {
+		return nil, err
+	}
+	y, err := live.BootstrapYAML(b)
+	if err != nil {
+		return nil, err
+	}
+	bootstrap := filepath.Join(dir, "bootstrap.yaml")
+	adminFile := filepath.Join(dir, "admin-address")
+	if err := os.WriteFile(bootstrap, y, 0o644); err != nil {
+		return nil, err
+	}
+	// A new Envoy (after one exited) must not read its predecessor's address.
+	if err := os.Remove(adminFile); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, err
+	}
+	p := &process{log: &tailBuffer{max: 64 << 10}, exit: make(chan struct{})}
+	cmd := exec.Command(binary, "-c", bootstrap,
+		"--admin-address-path", adminFile,
+		"--disable-hot-restart",
+		"--concurrency", "1",
+		"--drain-time-s", "0", "--drain-strategy", "immediate",
+		"--local-address-ip-version", "v4",
+		"--log-level", "warn",
+		"--service-node", nodeID, "--service-cluster", "egharness")
+	var out io.Writer = p.log
+	if logw != nil {
+		out = io.MultiWriter(p.log, logw)
+	}
+	cmd.Stdout, cmd.Stderr = out, out
+	// Its own process group: a Ctrl-C of the harness is handled by the harness, which
+	// stops Envoy itself.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("starting %s: %w", binary, err)
+	}
+	p.cmd = cmd
+	go func() {
+		p.err = cmd.Wait()
+		close(p.exit)
+	}()
+	// The admin address file appears once Envoy listens on it.
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if a, err := os.ReadFile(adminFile); err == nil && len(bytes.TrimSpace(a)) > 0 {
+			p.admin = strings.TrimSpace(string(a))
+			return p, nil
+		}
+		select {
+		case <-p.exit:
+			return nil, fmt.Errorf("envoy exited at start (%v):\n%s", p.err, p.log.String())
+		case <-ctx.Done():
+			p.stop()
+			return nil, ctx.Err()
+		case <-time.After(20 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			p.stop()
+			return nil, fmt.Errorf("envoy wrote no admin address within 30s:\n%s", p.log.String())
+		}
+	}
+}
+
+// stop ends Envoy: SIGTERM, then SIGKILL after 5s.
+func (p *process) stop() error {
+	if p == nil || p.cmd == nil || p.cmd.Process == nil {
+		return nil
+	}
+	select {
+	case <-p.exit:
+		return nil
+	default:
+	}
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-p.exit:
+	case <-time.After(5 * time.Second):
+		_ = p.cmd.Process.Kill()
+		<-p.exit
+	}
+	var ee *exec.ExitError
+	if p.err != nil && !errors.As(p.err, &ee) {
+		return p.err
+	}
+	return nil
+}
+
+// alive reports an Envoy that exited, with its log's tail.
+func (p *process) alive() error {
+	select {
+	case <-p.exit:
+		return fmt.Errorf("envoy exited (%v):\n%s", p.err, p.log.String())
+	default:
+		return nil
+	}
+}
+
+var adminClient = &http.Client{Timeout: 5 * time.Second}
+
+// adminGet reads an admin path.
+func (p *process) adminGet(ctx context.Context, path string) (string, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+p.admin+path, nil)
+	if err != nil {
+		return "", err
+	}
+	resp, err := adminClient.Do(req)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return "", err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return string(b), fmt.Errorf("admin %s: %s", path, resp.Status)
+	}
+	return string(b), nil
+}
+
+// gauges reads the named stats (text format, "name: value").
+func (p *process) gauges(ctx context.Context, names ...string) (map[string]int, error) {
+	text, err := p.adminGet(ctx, "/stats?usedonly&filter=^("+strings.Join(names, "|")+")$")
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]int{}
+	for _, line := range strings.Split(text, "\n") {
+		k, v, ok := strings.Cut(line, ": ")
+		if !ok {
+			continue
+		}
+		if n, err := strconv.Atoi(strings.TrimSpace(v)); err == nil {
+			out[k] = n
+		}
+	}
+	return out, nil
+}
+
+// tailBuffer keeps the last max bytes written to it: Envoy's log, for error messages.
+type tailBuffer struct {
+	mu  sync.Mutex
+	max int
+	b   []byte
+}
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.b = append(t.b, p...)
+	if len(t.b) > t.max {
+		t.b = append([]byte(nil), t.b[len(t.b)-t.max:]...)
+	}
+	return len(p), nil
+}
+
+func (t *tailBuffer) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return string(t.b)
+}

@@ -1,0 +1,102 @@
+// Package envoy is the real-Envoy tier as a ginkgo suite: every scenario under every profile
+// it names is served over ADS to a real Envoy on loopback (harness/envoytier), which must
+// ACK it, and every traffic expectation is sent through Envoy to local echo backends; the
+// answers must agree with the scenario and with the offline route checker.
+//
+// Envoy comes from --envoy / $EGHARNESS_ENVOY or `make envoy`'s install. Without one the
+// suite skips in one line, unless $EGHARNESS_REQUIRE_ENVOY=1 (CI), which makes it fail.
+package envoy
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"testing"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/egharness/egharness/harness/catalog"
+	"github.com/egharness/egharness/harness/envoytier"
+	"github.com/egharness/egharness/harness/runner"
+	"github.com/egharness/egharness/harness/scenario"
+)
+
+const scenarioRoot = "../../scenarios"
+
+var envoyBin string
+
+func TestEnvoy(t *testing.T) {
+	wd, _ := os.Getwd()
+	bin, err := envoytier.Find("", wd)
+	if err != nil {
+		if os.Getenv(envoytier.RequireEnvVar) == "1" {
+			t.Fatalf("real Envoy tier: $%s=1 but %v", envoytier.RequireEnvVar, err)
+		}
+		t.Skipf("real Envoy tier skipped: %v", err)
+	}
+	envoyBin = bin
+	RegisterFailHandler(Fail)
+	RunSpecs(t, "Real Envoy")
+}
+
+var (
+	tier *envoytier.Tier
+	outs []*envoytier.Outcome
+)
+
+var _ = BeforeSuite(func(ctx SpecContext) {
+	var err error
+	tier, err = envoytier.Start(ctx, envoytier.Options{Envoy: envoyBin})
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(func() { Expect(tier.Close()).To(Succeed()) })
+})
+
+// jobs is how many specs the tree holds: the share check below runs only on a whole run.
+var jobs int
+
+// minReplayed is the share of traffic expectations that must go through Envoy on a whole
+// run: a change that silently stops sending requests (a stand-in lost, a new skip) fails.
+const minReplayed = 0.85
+
+var _ = AfterSuite(func() {
+	if tier == nil {
+		return
+	}
+	s := envoytier.Summarize(tier.Version(), outs)
+	fmt.Fprintln(GinkgoWriter, s.String())
+	if len(outs) == jobs {
+		share := float64(s.Replayed) / float64(s.Replayed+s.NotReplayed)
+		Expect(share).To(BeNumerically(">=", minReplayed), "%s: only %.0f%% of the traffic expectations were sent", s, 100*share)
+	}
+})
+
+var _ = ReportAfterSuite("real Envoy summary", func(r Report) {
+	if tier != nil {
+		fmt.Println(envoytier.Summarize(tier.Version(), outs).String())
+	}
+})
+
+var _ = Describe("Scenarios through real Envoy", Label("envoy"), func() {
+	cat, err := catalog.Load()
+	if err != nil {
+		It("loads the behavior catalog", func() { Fail(err.Error()) })
+		return
+	}
+	set, err := scenario.Loader{Catalog: cat, Root: scenarioRoot}.LoadPaths(scenarioRoot)
+	if err != nil {
+		It("finds the scenarios", func() { Fail(err.Error()) })
+		return
+	}
+	for _, job := range runner.Select(set.Scenarios, runner.Options{}) {
+		job := job
+		jobs++
+		s := job.Scenario
+		It(fmt.Sprintf("%s/%s [%s]", s.Area, s.Name, job.Profile), Label(s.Area, job.Profile), func(ctx context.Context) {
+			o := tier.Run(ctx, s, job.Profile, nil)
+			outs = append(outs, o)
+			AddReportEntry("real Envoy", o.Describe(true))
+			Expect(o.Passed()).To(BeTrue(), "%s (%s)\n%s", s.Name, s.File, o.Describe(true))
+		})
+	}
+})
