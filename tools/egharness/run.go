@@ -113,18 +113,18 @@ finished are printed, and the exit status is 130 (SIGINT) or 143 (SIGTERM).`,
 			}
 			ctx, interrupted := interruptible(cmd.Context())
 			outcomes := runner.Run(ctx, jobs, ro)
+			// The real Envoy tier follows the offline checks, under the same interruption.
+			var envoySummary string
+			var envoyErr error
+			if envoyBin != "" && ctx.Err() == nil {
+				envoySummary, envoyErr = runEnvoyTier(ctx, envoyBin, outcomes, opts.verbose, cmd.ErrOrStderr())
+			}
 			w := cmd.OutOrStdout()
 			sig := interrupted()
 			if sig != nil {
 				fmt.Fprintf(w, "Interrupted by %s: %d of %d scenario runs finished; the results below are theirs.\n\n", signalName(sig), len(outcomes), len(jobs))
-			}
-			var envoySummary string
-			if envoyBin != "" && sig == nil {
-				s, err := runEnvoyTier(ctx, envoyBin, outcomes, opts.verbose, cmd.ErrOrStderr())
-				if err != nil {
-					return &exitError{code: exitFail, err: err}
-				}
-				envoySummary = s
+			} else if envoyErr != nil {
+				return &exitError{code: exitFail, err: envoyErr}
 			}
 			failed := printOutcomes(w, outcomes)
 			printLoadErrors(w, set)
