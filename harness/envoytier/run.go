@@ -380,6 +380,11 @@ func (t *Tier) replay(ctx context.Context, client live.Client, table *routecheck
 
 // unsendable says why a request cannot be sent for real yet ("" when it can).
 func unsendable(req scenario.Request, exp live.Expectation) string {
+	if req.Inflight > 0 {
+		// The route checker takes the requests already open to the cluster as given; one
+		// live request has none open, so the circuit breaker cannot be at its limit.
+		return fmt.Sprintf("it assumes %d requests already in flight to the cluster (the circuit breaker's state), which one live request does not reproduce", req.Inflight)
+	}
 	return ""
 }
 
