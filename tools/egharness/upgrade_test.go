@@ -170,7 +170,7 @@ func TestUpgradeCheckHTML(t *testing.T) {
 	}
 	// Diffs are named in words and say what comes and goes; a route table that stays (a Lua
 	// script leaves it) is shown on both sides, not as deleted.
-	if !strings.Contains(stdout, "Generated Envoy configuration: Envoy upstream cluster &#34;EmptyCluster&#34;: new in v1.9") ||
+	if !strings.Contains(stdout, "Generated Envoy configuration: Envoy upstream cluster &#34;ratelimit_cluster&#34;: new in v1.9") ||
 		strings.Contains(stdout, "route table &#34;shop/eg/http&#34;: not generated") {
 		t.Error("the diff titles do not say what the page shows")
 	}

@@ -34,6 +34,7 @@ type Set struct {
 	Release string
 	byKind  map[schema.GroupKind]*entry
 	groups  map[string]bool
+	answers answers
 }
 
 // entry is one CRD: its raw document until first use, then the parsed definition and a
