@@ -15,8 +15,10 @@ import (
 
 // Defaults of Limits.
 const (
-	DefaultMaxFileSize       int64 = 32 << 20 // 32 MiB
-	DefaultMaxObjects              = 20000
+	// A cluster dump of 50,000 HTTPRoutes with their Gateways, policies, Services and
+	// EndpointSlices (about four objects a route, 1 KB each) fits both defaults.
+	DefaultMaxFileSize       int64 = 128 << 20 // 128 MiB
+	DefaultMaxObjects              = 250000
 	DefaultMaxDepth                = 100
 	DefaultMaxAliasExpansion int64 = 8 << 20 // 8 MiB
 )
@@ -25,10 +27,10 @@ const (
 // dump, a vendor's output) fails with a clear error instead of exhausting memory. A zero
 // field means its default; a negative one, no limit.
 type Limits struct {
-	// MaxFileSize is the largest file read, in bytes (default 32 MiB; --max-file-size).
+	// MaxFileSize is the largest file read, in bytes (default 128 MiB; --max-file-size).
 	MaxFileSize int64
 	// MaxObjects is the most documents (objects, skipped ones included) in one file
-	// (default 20000; --max-objects).
+	// (default 250000; --max-objects).
 	MaxObjects int
 	// MaxDepth is the deepest nesting of mappings and sequences in one document
 	// (default 100; --max-depth).

@@ -35,7 +35,7 @@ func wantLimit(t *testing.T, err error, limit, msg string) {
 
 func TestLimitsDefaults(t *testing.T) {
 	l := resource.Limits{}.Resolved()
-	if l.MaxFileSize != 32<<20 || l.MaxObjects != 20000 || l.MaxDepth != 100 || l.MaxAliasExpansion != 8<<20 {
+	if l.MaxFileSize != 128<<20 || l.MaxObjects != 250000 || l.MaxDepth != 100 || l.MaxAliasExpansion != 8<<20 {
 		t.Errorf("defaults %+v", l)
 	}
 	l = resource.Limits{MaxFileSize: -1, MaxObjects: 5, MaxDepth: -1, MaxAliasExpansion: 7}.Resolved()
