@@ -79,11 +79,8 @@ func (t *Tier) runOnce(ctx context.Context, sc *scenario.Scenario, prof string, 
 		}
 		res = l.Result
 	}
-	if len(res.XDS.Listeners)+len(res.XDS.Clusters) == 0 {
-		o.NotServed = "the translation has no listeners or clusters"
-		notReplayed(o.NotServed)
-		return o
-	}
+	// A translation without listeners or clusters is served too: Envoy must take the empty
+	// configuration (and drop the previous scenario's).
 	// Gateways that bind one port (EG gives each its own Envoy): each Gateway's listeners
 	// get an address of their own, as its own Envoy would have. A request then does not
 	// say which Gateway it is for, so such requests are not sent.
