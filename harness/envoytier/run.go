@@ -521,37 +521,49 @@ func moveDNSBackends(x *result.XDS, res *result.Result, addrs map[string]string)
 // maxInflight is the most requests the tier holds open to stage a request's inflight count.
 const maxInflight = 1000
 
-// holdInflight sends n requests like req that the echo server holds open, and returns once
-// Envoy has them all in flight (every one held by a backend, or answered by Envoy itself,
-// e.g. a 503 of the circuit breaker); release lets them finish.
+// holdInflight sends n requests like req that the echo servers hold open, and returns once
+// Envoy has them all in flight (every one held by a backend, or refused by Envoy itself,
+// e.g. by the circuit breaker); release lets them finish. Requests that end otherwise (a
+// timeout, a reset) leave the count short: the request is then not replayed.
 func (t *Tier) holdInflight(ctx context.Context, client live.Client, req scenario.Request, port uint32, useTLS bool, n int) (func(), error) {
 	hold := req
 	hold.Headers = map[string]string{live.HoldHeaderName: "1"}
 	for k, v := range req.Headers {
 		hold.Headers[k] = v
 	}
+	holder := client
+	holder.Timeout = 60 * time.Second // held until released, not cut by the request timeout
 	hctx, cancel := context.WithCancel(ctx)
 	base := t.echo.held.Load()
-	var answered atomic.Int64
+	var refused, failed atomic.Int64
 	var wg sync.WaitGroup
 	for i := 0; i < n; i++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			client.Do(hctx, hold, port, useTLS)
-			answered.Add(1)
+			obs := holder.Do(hctx, hold, port, useTLS)
+			switch {
+			case hctx.Err() != nil:
+			case obs.Err == nil && obs.Echo == nil:
+				refused.Add(1)
+			default:
+				failed.Add(1)
+			}
 		}()
 	}
 	release := func() {
+		// Let the held requests finish normally (not reset), so Envoy counts none of
+		// them by the time the next scenario or request runs.
 		t.echo.releaseHeld()
-		cancel()
 		wg.Wait()
+		cancel()
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for t.echo.held.Load()-base+answered.Load() < int64(n) {
-		if time.Now().After(deadline) {
+	deadline := time.Now().Add(20 * time.Second)
+	for t.echo.held.Load()-base+refused.Load() < int64(n) {
+		if time.Now().After(deadline) || failed.Load() > 0 {
+			held := t.echo.held.Load() - base
 			release()
-			return func() {}, fmt.Errorf("%d requests in flight could not be staged: %d held, %d answered within 10s", n, t.echo.held.Load()-base, answered.Load())
+			return func() {}, fmt.Errorf("%d requests in flight could not be staged: %d held by the backend, %d refused by Envoy, %d failed", n, held, refused.Load(), failed.Load())
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
