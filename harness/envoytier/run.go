@@ -325,10 +325,6 @@ func (t *Tier) replay(ctx context.Context, client live.Client, table *routecheck
 		r.NotReplayed = exp.Skip
 		return r
 	}
-	if why := unsendable(te.Request, exp); why != "" {
-		r.NotReplayed = why
-		return r
-	}
 	port := live.EnvoyPort(&res.XDS, te.Request.Port)
 	sent := t.jwt.resign(te.Request)
 	if te.Request.ClientIP != "" {
@@ -373,11 +369,6 @@ func (t *Tier) replay(ctx context.Context, client live.Client, table *routecheck
 		}
 		time.Sleep(time.Duration(50*(attempt+1)) * time.Millisecond)
 	}
-}
-
-// unsendable says why a request cannot be sent for real yet ("" when it can).
-func unsendable(req scenario.Request, exp live.Expectation) string {
-	return ""
 }
 
 // sendUDP sends one datagram through a udp_proxy listener; the echo backend behind it
