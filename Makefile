@@ -10,7 +10,7 @@ build: ## build bin/egharness
 run: build ## run every scenario against the reference translator, with coverage
 	$(BIN) run
 
-test: ## vet, unit tests and the ginkgo conformance suite
+test: ## vet, unit tests, the ginkgo conformance suite and the real Envoy tier (skipped without `make envoy`)
 	$(GO) vet ./...
 	$(GO) test ./...
 
