@@ -37,7 +37,7 @@ crds: ## fetch the CRDs of the other EG releases the profiles use into the modul
 run: build crds ## run every scenario against the reference translator, with coverage
 	$(BIN) run
 
-test: first-run-note-test crds ## vet, unit tests and the ginkgo conformance suite
+test: first-run-note-test crds ## vet, unit tests, the ginkgo conformance suite and the real Envoy tier (skipped without `make envoy`)
 	$(GO) vet ./...
 	$(GO) test ./...
 

@@ -79,11 +79,8 @@ func (t *Tier) runOnce(ctx context.Context, sc *scenario.Scenario, prof string, 
 		}
 		res = l.Result
 	}
-	if len(res.XDS.Listeners)+len(res.XDS.Clusters) == 0 {
-		o.NotServed = "the translation has no listeners or clusters"
-		notReplayed(o.NotServed)
-		return o
-	}
+	// A translation without listeners or clusters is served too: Envoy must take the empty
+	// configuration (and drop the previous scenario's).
 	// Gateways that bind one port (EG gives each its own Envoy): each Gateway's listeners
 	// get an address of their own, as its own Envoy would have. A request then does not
 	// say which Gateway it is for, so such requests are not sent.
@@ -328,10 +325,6 @@ func (t *Tier) replay(ctx context.Context, client live.Client, table *routecheck
 		r.NotReplayed = exp.Skip
 		return r
 	}
-	if why := unsendable(te.Request, exp); why != "" {
-		r.NotReplayed = why
-		return r
-	}
 	port := live.EnvoyPort(&res.XDS, te.Request.Port)
 	sent := t.jwt.resign(te.Request)
 	if te.Request.ClientIP != "" {
@@ -376,16 +369,6 @@ func (t *Tier) replay(ctx context.Context, client live.Client, table *routecheck
 		}
 		time.Sleep(time.Duration(50*(attempt+1)) * time.Millisecond)
 	}
-}
-
-// unsendable says why a request cannot be sent for real yet ("" when it can).
-func unsendable(req scenario.Request, exp live.Expectation) string {
-	if req.Inflight > 0 {
-		// The route checker takes the requests already open to the cluster as given; one
-		// live request has none open, so the circuit breaker cannot be at its limit.
-		return fmt.Sprintf("it assumes %d requests already in flight to the cluster (the circuit breaker's state), which one live request does not reproduce", req.Inflight)
-	}
-	return ""
 }
 
 // sendUDP sends one datagram through a udp_proxy listener; the echo backend behind it
@@ -529,39 +512,58 @@ func moveDNSBackends(x *result.XDS, res *result.Result, addrs map[string]string)
 // maxInflight is the most requests the tier holds open to stage a request's inflight count.
 const maxInflight = 1000
 
-// holdInflight sends n requests like req that the echo server holds open, and returns once
-// Envoy has them all in flight (every one held by a backend, or answered by Envoy itself,
-// e.g. a 503 of the circuit breaker); release lets them finish.
+// holdInflight sends n requests like req that the echo servers hold open, and returns once
+// Envoy has them all in flight (every one held by a backend, or refused by Envoy itself,
+// e.g. by the circuit breaker); release lets them finish. Requests that end otherwise (a
+// timeout, a reset) leave the count short: the request is then not replayed.
 func (t *Tier) holdInflight(ctx context.Context, client live.Client, req scenario.Request, port uint32, useTLS bool, n int) (func(), error) {
 	hold := req
 	hold.Headers = map[string]string{live.HoldHeaderName: "1"}
 	for k, v := range req.Headers {
 		hold.Headers[k] = v
 	}
+	holder := client
+	holder.Timeout = 60 * time.Second // held until released, not cut by the request timeout
 	hctx, cancel := context.WithCancel(ctx)
 	base := t.echo.held.Load()
-	var answered atomic.Int64
+	var refused, failed atomic.Int64
 	var wg sync.WaitGroup
+	release := func() {
+		// Let the held requests finish normally (not reset), so Envoy counts none of
+		// them by the time the next scenario or request runs.
+		t.echo.releaseHeld()
+		wg.Wait()
+		cancel()
+	}
+	settled := func() int64 { return t.echo.held.Load() - base + refused.Load() + failed.Load() }
+	deadline := time.Now().Add(20 * time.Second)
+	// One at a time: each request is held or refused before the next is sent, so Envoy
+	// never has more than one waiting for a connection and refuses one only at the
+	// breaker's real limit (in flight or connections), not for a burst of pending ones.
 	for i := 0; i < n; i++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			client.Do(hctx, hold, port, useTLS)
-			answered.Add(1)
+			obs := holder.Do(hctx, hold, port, useTLS)
+			switch {
+			case hctx.Err() != nil:
+			case obs.Err == nil && obs.Echo == nil:
+				refused.Add(1)
+			default:
+				failed.Add(1)
+			}
 		}()
-	}
-	release := func() {
-		t.echo.releaseHeld()
-		cancel()
-		wg.Wait()
-	}
-	deadline := time.Now().Add(10 * time.Second)
-	for t.echo.held.Load()-base+answered.Load() < int64(n) {
-		if time.Now().After(deadline) {
-			release()
-			return func() {}, fmt.Errorf("%d requests in flight could not be staged: %d held, %d answered within 10s", n, t.echo.held.Load()-base, answered.Load())
+		for settled() < int64(i+1) {
+			if time.Now().After(deadline) {
+				break
+			}
+			time.Sleep(time.Millisecond)
 		}
-		time.Sleep(5 * time.Millisecond)
+		if failed.Load() > 0 || time.Now().After(deadline) {
+			held := t.echo.held.Load() - base
+			release()
+			return func() {}, fmt.Errorf("%d requests in flight could not be staged: %d held by the backend, %d refused by Envoy, %d failed", n, held, refused.Load(), failed.Load())
+		}
 	}
 	return release, nil
 }
