@@ -90,17 +90,9 @@ Exit codes as for run: 1 when a scenario failed (the report is still written).`,
 				printLoadErrors(cmd.ErrOrStderr(), set)
 				return &exitError{code: exitBad, err: fmt.Errorf("%d scenario file(s) could not be loaded", len(set.Errors))}
 			}
-			envoyBin := opts.envoy
-			if envoyBin == "" {
-				envoyBin = os.Getenv(envoytier.EnvVar)
-			}
-			if envoyBin != "" {
-				if !im.Golden() {
-					return badInput("--envoy serves the reference translation: it runs with --impl reference only")
-				}
-				if envoyBin, err = envoytier.Find(envoyBin, proj.root); err != nil {
-					return badInput("%v", err)
-				}
+			envoyBin, err := envoyFor(opts.envoy, im, proj.root)
+			if err != nil {
+				return err
 			}
 			ro := runner.Options{Impl: im, Profiles: opts.profiles, Labels: opts.labels, Focus: opts.focus, Parallel: opts.parallel, GoldenRoot: proj.golden}
 			for _, id := range opts.focus {

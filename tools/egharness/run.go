@@ -99,17 +99,9 @@ finished are printed, and the exit status is 130 (SIGINT) or 143 (SIGTERM).`,
 					fmt.Fprintf(cmd.ErrOrStderr(), "[%d/%d] %s %s %s\n", done, total, o.Scenario.Name, o.Profile, verdict(o))
 				}
 			}
-			envoyBin := opts.envoy
-			if envoyBin == "" {
-				envoyBin = os.Getenv(envoytier.EnvVar)
-			}
-			if envoyBin != "" {
-				if !im.Golden() {
-					return badInput("--envoy serves the reference translation: it runs with --impl reference only")
-				}
-				if envoyBin, err = envoytier.Find(envoyBin, proj.root); err != nil {
-					return badInput("%v", err)
-				}
+			envoyBin, err := envoyFor(opts.envoy, im, proj.root)
+			if err != nil {
+				return err
 			}
 			ctx, interrupted := interruptible(cmd.Context())
 			outcomes := runner.Run(ctx, jobs, ro)
@@ -285,6 +277,27 @@ func goldenIn(root string) func(*scenario.Scenario) bool {
 // replays its traffic (package envoytier). A scenario Envoy refuses, or whose live answers
 // disagree, gets an "envoy" failure, so the table and the totals count it. It returns the
 // summary line; an error means the tier could not start at all.
+// envoyFor is the Envoy binary a run sends its traffic through: --envoy, else
+// $EGHARNESS_ENVOY, else none (""). It serves the reference's translation, so it takes
+// only the reference implementation.
+func envoyFor(flag string, im impl.Implementation, root string) (string, error) {
+	bin := flag
+	if bin == "" {
+		bin = os.Getenv(envoytier.EnvVar)
+	}
+	if bin == "" {
+		return "", nil
+	}
+	if !im.Golden() {
+		return "", badInput("--envoy serves the reference translation: it runs with --impl reference only")
+	}
+	found, err := envoytier.Find(bin, root)
+	if err != nil {
+		return "", badInput("%v", err)
+	}
+	return found, nil
+}
+
 func runEnvoyTier(ctx context.Context, bin string, outcomes []*runner.Outcome, verbose bool, progress io.Writer) (string, error) {
 	tier, err := envoytier.Start(ctx, envoytier.Options{Envoy: bin})
 	if err != nil {
