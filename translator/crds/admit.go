@@ -2,11 +2,8 @@ package crds
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/json"
 	"fmt"
 	"strings"
-	"sync"
 
 	"k8s.io/apiextensions-apiserver/pkg/apihelpers"
 	apiextensionsinternal "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
@@ -134,23 +131,8 @@ func (e *entry) storageVersion() (string, error) {
 }
 
 // Admit answers a create of the object whose JSON is js. An error is a problem with the
-// CRDs themselves (unreadable, not structural), never with the object. The same bytes get
-// the same answer, so answers are kept (up to a budget) for the next time: the second
-// profile of a scenario, the other side of an upgrade-check between profiles that share
-// these CRDs, an unchanged object at a serve reload.
+// CRDs themselves (unreadable, not structural), never with the object.
 func (s *Set) Admit(js []byte) (Verdict, error) {
-	key := sha256.Sum256(js)
-	if v, ok := s.answers.get(key); ok {
-		return v, nil
-	}
-	v, err := s.admit(js)
-	if err == nil {
-		s.answers.put(key, v)
-	}
-	return v, err
-}
-
-func (s *Set) admit(js []byte) (Verdict, error) {
 	var obj map[string]any
 	if err := utiljson.Unmarshal(js, &obj); err != nil {
 		return Verdict{Message: fmt.Sprintf("the object is not valid JSON: %v", err)}, nil
@@ -260,59 +242,4 @@ func noMatch(gvk schema.GroupVersionKind) string {
 // cannotHandle is how the API server words a request body it cannot decode.
 func cannotHandle(gvk schema.GroupVersionKind, detail string) string {
 	return fmt.Sprintf("%s in version %q cannot be handled as a %s: %s", gvk.Kind, gvk.Version, gvk.Kind, detail)
-}
-
-// answers keeps Admit's verdicts by the SHA-256 of the object's JSON. An admitted object is
-// kept as the JSON of what is stored and decoded afresh for each caller, who may change it.
-// Past the byte budget nothing more is kept.
-type answers struct {
-	mu    sync.Mutex
-	byKey map[[32]byte]answer
-	bytes int
-}
-
-type answer struct {
-	allowed bool
-	message string
-	stored  []byte
-}
-
-// answersBudget bounds the JSON kept for admitted objects (about 60k HTTPRoutes).
-const answersBudget = 128 << 20
-
-func (a *answers) get(key [32]byte) (Verdict, bool) {
-	a.mu.Lock()
-	an, ok := a.byKey[key]
-	a.mu.Unlock()
-	if !ok {
-		return Verdict{}, false
-	}
-	v := Verdict{Allowed: an.allowed, Message: an.message}
-	if an.allowed {
-		if err := utiljson.Unmarshal(an.stored, &v.Object); err != nil {
-			return Verdict{}, false
-		}
-	}
-	return v, true
-}
-
-func (a *answers) put(key [32]byte, v Verdict) {
-	an := answer{allowed: v.Allowed, message: v.Message}
-	if v.Allowed {
-		b, err := json.Marshal(v.Object)
-		if err != nil {
-			return
-		}
-		an.stored = b
-	}
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.bytes+len(an.stored)+len(an.message) > answersBudget {
-		return
-	}
-	if a.byKey == nil {
-		a.byKey = map[[32]byte]answer{}
-	}
-	a.byKey[key] = an
-	a.bytes += len(an.stored) + len(an.message)
 }

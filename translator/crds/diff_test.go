@@ -58,3 +58,27 @@ func TestDiffV180V191(t *testing.T) {
 		t.Errorf("a release differs from itself: %v", none[0])
 	}
 }
+
+// Each CRD's group and kind are read from its first lines, without parsing the schema; the
+// fast reading agrees with a full parse for every CRD EG ships.
+func TestIdentityFastPath(t *testing.T) {
+	for _, release := range []string{"v1.8.0", "v1.9.1"} {
+		set, err := crds.ForRelease(release)
+		if err != nil {
+			t.Fatal(err)
+		}
+		kinds := set.Kinds()
+		if len(kinds) < 20 {
+			t.Fatalf("%s: %d kinds", release, len(kinds))
+		}
+		for _, gk := range kinds {
+			crd, err := set.CRD(gk)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if crd.Spec.Group != gk.Group || crd.Spec.Names.Kind != gk.Kind {
+				t.Errorf("%s: indexed as %s, the CRD says %s %s", release, gk, crd.Spec.Group, crd.Spec.Names.Kind)
+			}
+		}
+	}
+}

@@ -81,30 +81,3 @@ func kubectlValidate(v *validator.Validator, o resource.Object) string {
 	}
 	return ""
 }
-
-// A kept answer is the first one, and what a caller does to the object it got does not
-// reach the next caller.
-func TestAdmitKeepsAnswers(t *testing.T) {
-	set, err := crds.ForRelease(crds.Built)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ok := []byte(`{"apiVersion":"gateway.networking.k8s.io/v1beta1","kind":"HTTPRoute","metadata":{"name":"kept","namespace":"default"},"spec":{"rules":[{"backendRefs":[{"name":"app","port":80}]}]}}`)
-	bad := []byte(`{"apiVersion":"gateway.networking.k8s.io/v1","kind":"HTTPRoute","metadata":{"name":"kept-bad","namespace":"default"},"spec":{"hostnames":["Bad.Example"]}}`)
-	for round := 0; round < 3; round++ {
-		v, err := set.Admit(ok)
-		if err != nil || !v.Allowed || v.Object["apiVersion"] != "gateway.networking.k8s.io/v1" {
-			t.Fatalf("round %d: %v %+v", round, err, v)
-		}
-		rules := v.Object["spec"].(map[string]any)["rules"].([]any)
-		ref := rules[0].(map[string]any)["backendRefs"].([]any)[0].(map[string]any)
-		if ref["weight"] != int64(1) {
-			t.Errorf("round %d: backendRef weight %#v, want the CRD default 1", round, ref["weight"])
-		}
-		ref["weight"] = int64(99) // the caller's own change
-		w, err := set.Admit(bad)
-		if err != nil || w.Allowed || !strings.Contains(w.Message, `"Bad.Example"`) {
-			t.Fatalf("round %d: %v %+v", round, err, w)
-		}
-	}
-}

@@ -34,7 +34,6 @@ type Set struct {
 	Release string
 	byKind  map[schema.GroupKind]*entry
 	groups  map[string]bool
-	answers answers
 }
 
 // entry is one CRD: its raw document until first use, then the parsed definition and a
@@ -169,6 +168,7 @@ func crdIdentity(doc []byte) (schema.GroupKind, bool) {
 			gk.Group = strings.TrimSpace(strings.TrimPrefix(l, "  group: "))
 		case inSpec && l == "  names:":
 			inNames = true
+			continue
 		case inNames && strings.HasPrefix(l, "    kind: "):
 			gk.Kind = strings.TrimSpace(strings.TrimPrefix(l, "    kind: "))
 		case inSpec && strings.HasPrefix(l, "  versions:"):
