@@ -163,13 +163,39 @@ func Input(req Request) ([]byte, error) {
 		docs = append(docs, string(b))
 	}
 	for _, o := range req.Objects {
-		b, err := yaml.Marshal(o.Obj)
+		b, err := objectYAML(o)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %v", o.Ref(), err)
 		}
 		docs = append(docs, string(b))
 	}
 	return []byte(strings.Join(docs, "---\n")), nil
+}
+
+// objectYAML is an object as the implementation reads it. An object of a CRD-defined group
+// goes as written (its JSON), so that what the API server would refuse (an unknown field, a
+// wrong type, a field left out rather than empty) reaches the implementation unchanged; its
+// namespace is filled in when the file left it out, as the harness read it. Other objects
+// go as their Go values.
+func objectYAML(o resource.Object) ([]byte, error) {
+	if o.Raw == nil {
+		return yaml.Marshal(o.Obj)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(o.Raw, &m); err != nil {
+		return nil, err
+	}
+	if ns := o.Obj.GetNamespace(); ns != "" {
+		meta, _ := m["metadata"].(map[string]any)
+		if meta == nil {
+			meta = map[string]any{}
+			m["metadata"] = meta
+		}
+		if _, set := meta["namespace"]; !set {
+			meta["namespace"] = ns
+		}
+	}
+	return yaml.Marshal(m)
 }
 
 // tail is the end of a command's stderr, for an error message.
