@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -27,7 +28,9 @@ const ExitCannotExpress = 3
 // Exec runs an external implementation once per translation. The protocol:
 //   - stdin: the scenario's objects as multi-document YAML, preceded by an EnvoyGateway
 //     document when the scenario sets extensionApis or runtimeFlags;
-//   - environment: EGHARNESS_PROFILE (v1.8, v1.9, v1.10-preview) and EGHARNESS_SCENARIO;
+//   - environment: EGHARNESS_PROFILE (v1.8, v1.9, v1.10-preview), EGHARNESS_SCENARIO and
+//     EGHARNESS_MERGE_GATEWAYS (true when the scenario merges Gateways, as an EnvoyProxy's
+//     spec.mergeGateways does);
 //   - stdout: one JSON object in the `egharness translate -o json` shape;
 //   - exit status 0; 3 (ExitCannotExpress) skips the scenario with the last line of stderr
 //     as the reason; anything else is that scenario's failure, with the end of stderr.
@@ -57,7 +60,8 @@ func (e Exec) Translate(ctx context.Context, req Request) (*result.Result, error
 	if err != nil {
 		return nil, err
 	}
-	env := []string{"EGHARNESS_PROFILE=" + req.Profile.Name, "EGHARNESS_SCENARIO=" + req.Scenario}
+	env := []string{"EGHARNESS_PROFILE=" + req.Profile.Name, "EGHARNESS_SCENARIO=" + req.Scenario,
+		"EGHARNESS_MERGE_GATEWAYS=" + strconv.FormatBool(req.Config.MergeGateways)}
 	out, err := runCommand(ctx, e.Name(), []string{"sh", "-c", e.Command}, in, env, e.Timeout, e.Limits)
 	if err != nil {
 		return nil, err

@@ -76,10 +76,16 @@ func TestExecAnswer(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The command echoes a reference translation and checks what it was given.
-	cmd := `test "$EGHARNESS_PROFILE" = v1.9 && test "$EGHARNESS_SCENARIO" = demo && grep -q 'kind: Gateway' && echo '` + string(js) + `'`
+	cmd := `test "$EGHARNESS_PROFILE" = v1.9 && test "$EGHARNESS_SCENARIO" = demo && test "$EGHARNESS_MERGE_GATEWAYS" = false && grep -q 'kind: Gateway' && echo '` + string(js) + `'`
 	got, err := Exec{Command: cmd}.Translate(context.Background(), req)
 	if err != nil {
 		t.Fatal(err)
+	}
+	// A scenario that merges Gateways says so in the environment.
+	merged := req
+	merged.Config.MergeGateways = true
+	if _, err := (Exec{Command: `test "$EGHARNESS_MERGE_GATEWAYS" = true && cat >/dev/null && echo '` + string(js) + `'`}).Translate(context.Background(), merged); err != nil {
+		t.Errorf("EGHARNESS_MERGE_GATEWAYS not true for a merging scenario: %v", err)
 	}
 	if len(got.XDS.Listeners) != 1 || got.XDS.Listeners[0].GetName() != "default/eg/http" {
 		t.Errorf("listeners read back: %v", got.XDS.Listeners)

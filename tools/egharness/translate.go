@@ -15,6 +15,7 @@ import (
 
 func newTranslateCmd() *cobra.Command {
 	var file, prof, cfgFile, output, namespace string
+	var mergeGateways bool
 	var limits *resource.Limits
 	cmd := &cobra.Command{
 		Use:   "translate -f FILE [--profile P] [--config EGCFG] [-o yaml|json]",
@@ -29,6 +30,7 @@ Kinds the translator does not read (Deployment, ServiceAccount...) are skipped w
 alias expansion); bad input exits 2 with the file and line.`,
 		Example: `  egharness translate -f gateway.yaml
   egharness translate -f gateway.yaml --profile v1.8 -o json
+  egharness translate -f gateways.yaml --merge-gateways
   kubectl get gateways,httproutes,services -A -o yaml | egharness translate -f - -n default`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -66,6 +68,9 @@ alias expansion); bad input exits 2 with the file and line.`,
 					return badInput("%v", err)
 				}
 			}
+			if mergeGateways {
+				cfg.MergeGateways = true
+			}
 			res, err := translator.Translate(translator.Input{Objects: dec.Objects, Config: cfg, Profile: p})
 			if err != nil {
 				return &exitError{code: exitFail, err: err}
@@ -95,6 +100,7 @@ alias expansion); bad input exits 2 with the file and line.`,
 	}
 	cmd.Flags().StringVarP(&file, "file", "f", "", "objects to translate (multi-document YAML; - for stdin)")
 	cmd.Flags().StringVar(&prof, "profile", profile.Default, "version profile")
+	cmd.Flags().BoolVar(&mergeGateways, "merge-gateways", false, "put every Gateway of a GatewayClass on one proxy, as an EnvoyProxy's spec.mergeGateways does (the exec protocol's $EGHARNESS_MERGE_GATEWAYS)")
 	cmd.Flags().StringVar(&cfgFile, "config", "", "a file with an EnvoyGateway configuration document")
 	cmd.Flags().StringVarP(&output, "output", "o", "yaml", "output format: yaml or json")
 	cmd.Flags().StringVarP(&namespace, "namespace", "n", "envoy-gateway-system", "namespace of objects that name none (egctl x translate's default)")
