@@ -71,7 +71,12 @@ spec:
 }
 
 func benchRequest(tb testing.TB, n int, from, to string) Request {
-	dec, err := resource.Decode("bench.yaml", []byte(routesDump(n)), resource.Options{})
+	return dumpRequest(tb, routesDump(n), from, to)
+}
+
+// dumpRequest is an upgrade check of the objects of a YAML dump between two profiles.
+func dumpRequest(tb testing.TB, dump, from, to string) Request {
+	dec, err := resource.Decode("dump.yaml", []byte(dump), resource.Options{})
 	if err != nil {
 		tb.Fatal(err)
 	}

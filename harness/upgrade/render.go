@@ -1,7 +1,7 @@
 package upgrade
 
 import (
-	"bytes"
+	"bufio"
 	"encoding/json"
 	"fmt"
 	"html/template"
@@ -165,56 +165,63 @@ func (r *Report) writeMarkdown(w io.Writer) error {
 	return err
 }
 
-// resourceYAML renders one xDS resource of a result as YAML, or "" when it does not exist.
-func resourceYAML(res *result.Result, typ, name string) string {
-	if res == nil || name == "" {
+// resourceRenderer renders the xDS resources of one side as YAML, each at most once: a
+// report's findings point at the same few listeners and route tables many times, and
+// rendering them again for each finding made the page quadratic in the routes.
+type resourceRenderer struct {
+	byKey    map[xdsLoc]proto.Message
+	rendered map[xdsLoc]string
+}
+
+func newResourceRenderer(res *result.Result) *resourceRenderer {
+	r := &resourceRenderer{byKey: map[xdsLoc]proto.Message{}, rendered: map[xdsLoc]string{}}
+	if res == nil {
+		return r
+	}
+	// The first of equal names wins, as a scan of the sorted lists would find it.
+	add := func(typ, name string, m proto.Message) {
+		k := xdsLoc{typ, name}
+		if _, ok := r.byKey[k]; !ok {
+			r.byKey[k] = m
+		}
+	}
+	for _, x := range res.XDS.Listeners {
+		add("Listener", x.GetName(), x)
+	}
+	for _, x := range res.XDS.Routes {
+		add("RouteConfiguration", x.GetName(), x)
+	}
+	for _, x := range res.XDS.Clusters {
+		add("Cluster", x.GetName(), x)
+	}
+	for _, x := range res.XDS.Endpoints {
+		add("ClusterLoadAssignment", x.GetClusterName(), x)
+	}
+	for _, x := range res.XDS.Secrets {
+		add("Secret", x.GetName(), x)
+	}
+	return r
+}
+
+// yaml is the resource of that type and name as YAML, or "" when it does not exist.
+func (r *resourceRenderer) yaml(typ, name string) string {
+	if name == "" {
 		return ""
 	}
-	var m proto.Message
-	switch typ {
-	case "Listener":
-		for _, x := range res.XDS.Listeners {
-			if x.GetName() == name {
-				m = x
-			}
-		}
-	case "RouteConfiguration":
-		for _, x := range res.XDS.Routes {
-			if x.GetName() == name {
-				m = x
-			}
-		}
-	case "Cluster":
-		for _, x := range res.XDS.Clusters {
-			if x.GetName() == name {
-				m = x
-			}
-		}
-	case "ClusterLoadAssignment":
-		for _, x := range res.XDS.Endpoints {
-			if x.GetClusterName() == name {
-				m = x
-			}
-		}
-	case "Secret":
-		for _, x := range res.XDS.Secrets {
-			if x.GetName() == name {
-				m = x
+	k := xdsLoc{typ, name}
+	if y, ok := r.rendered[k]; ok {
+		return y
+	}
+	out := ""
+	if m := r.byKey[k]; m != nil {
+		if js, err := result.MarshalResource(m); err == nil {
+			if y, err := yaml.JSONToYAML(js); err == nil {
+				out = string(y)
 			}
 		}
 	}
-	if m == nil {
-		return ""
-	}
-	js, err := result.MarshalResource(m)
-	if err != nil {
-		return ""
-	}
-	y, err := yaml.JSONToYAML(js)
-	if err != nil {
-		return ""
-	}
-	return string(y)
+	r.rendered[k] = out
+	return out
 }
 
 // diffRow is one line of a side-by-side diff.
@@ -266,17 +273,45 @@ func sideBySide(a, b string) []diffRow {
 }
 
 type htmlDiff struct {
-	Title         string
+	Title, Anchor string
 	Before, After string
 	Rows          []diffRow
+	Omitted       int // rows past diffRows, not shown
 	Same          bool
 }
 
+// diffRows is how many rows of one side-by-side diff the page shows: a route table that
+// changes on every route would otherwise make a page no browser opens.
+const diffRows = 120
+
 type htmlGroup struct {
-	Kind, Name string
-	Findings   []htmlFinding
-	Diffs      []htmlDiff
-	Breaking   bool
+	Kind, Name, Anchor string
+	Findings           []htmlFinding
+	More               []htmlFinding // past groupRows, folded
+	Diffs              []htmlDiff
+	Links              []htmlLink // diffs already shown under another object
+	Breaking           bool
+}
+
+// htmlLink points at a diff shown under another object: the same resource, or (SameAs)
+// another resource with the same change.
+type htmlLink struct{ Title, Anchor, SameAs string }
+
+// changeSignature is what a diff changes, without its context lines or line numbers.
+func changeSignature(rows []diffRow) string {
+	var b strings.Builder
+	for _, r := range rows {
+		if r.Op == "equal" || r.Op == "gap" {
+			continue
+		}
+		b.WriteString(r.Op)
+		b.WriteByte(0)
+		b.WriteString(r.Left)
+		b.WriteByte(0)
+		b.WriteString(r.Right)
+		b.WriteByte(0)
+	}
+	return b.String()
 }
 
 type htmlFinding struct {
@@ -362,15 +397,31 @@ func sideName(name string) string {
 	return name
 }
 
+// groupRows is how many findings of one object the page lists before it folds the rest.
+const groupRows = 25
+
 func (r *Report) writeHTML(w io.Writer) error {
+	var render [2]*resourceRenderer
+	for i := range render {
+		var res *result.Result
+		if r.sides[i] != nil {
+			res = r.sides[i].res
+		}
+		render[i] = newResourceRenderer(res)
+	}
+	// Each pair of resources is diffed once, under the first object whose findings point
+	// at it; the other objects link to it.
+	shownAt := map[XDSRef]string{}
+	type shownDiff struct{ anchor, title string }
+	sameChange := map[string]shownDiff{}
 	var groups []htmlGroup
-	for _, g := range r.groups() {
+	for gi, g := range r.groups() {
 		o := g[0].Object
 		name := o.Name
 		if o.Namespace != "" {
 			name = o.Namespace + "/" + o.Name
 		}
-		hg := htmlGroup{Kind: o.Kind, Name: name}
+		hg := htmlGroup{Kind: o.Kind, Name: name, Anchor: fmt.Sprintf("g%d", gi)}
 		seen := map[XDSRef]bool{}
 		for _, f := range g {
 			hg.Findings = append(hg.Findings, htmlFinding{Finding: f, Severity: severityWord(f.Severity), Summary: HumanSummary(f.Summary), Affects: refList(f.Context)})
@@ -381,12 +432,7 @@ func (r *Report) writeHTML(w io.Writer) error {
 				continue
 			}
 			x := *f.XDS
-			side := func(i int, name string) string {
-				if r.sides[i] == nil {
-					return ""
-				}
-				return resourceYAML(r.sides[i].res, x.Type, name)
-			}
+			side := func(i int, name string) string { return render[i].yaml(x.Type, name) }
 			// A part that comes or goes inside a resource that stays (a Lua script in a
 			// route table): show that resource on both sides, not as created or deleted.
 			if x.After == "" && side(1, x.Before) != "" {
@@ -409,14 +455,37 @@ func (r *Report) writeHTML(w io.Writer) error {
 			if after == "" {
 				x.After = ""
 			}
-			hg.Diffs = append(hg.Diffs, htmlDiff{Title: diffTitle(x, r.From, r.To, before != "", after != ""), Before: sideName(x.Before), After: sideName(x.After),
-				Rows: sideBySide(before, after), Same: before == after})
+			title := diffTitle(x, r.From, r.To, before != "", after != "")
+			if at, ok := shownAt[x]; ok {
+				hg.Links = append(hg.Links, htmlLink{Title: title, Anchor: at})
+				continue
+			}
+			anchor := fmt.Sprintf("d%d", len(shownAt))
+			shownAt[x] = anchor
+			d := htmlDiff{Title: title, Anchor: anchor, Before: sideName(x.Before), After: sideName(x.After),
+				Rows: sideBySide(before, after), Same: before == after}
+			// The same change in many resources (a TLS version on every upstream cluster)
+			// is shown once; the others link to it.
+			sig := x.Type + "\x00" + changeSignature(d.Rows)
+			if first, ok := sameChange[sig]; ok && !d.Same {
+				shownAt[x] = first.anchor
+				hg.Links = append(hg.Links, htmlLink{Title: title, Anchor: first.anchor, SameAs: first.title})
+				continue
+			}
+			sameChange[sig] = shownDiff{anchor, title}
+			if len(d.Rows) > diffRows {
+				d.Rows, d.Omitted = d.Rows[:diffRows], len(d.Rows)-diffRows
+			}
+			hg.Diffs = append(hg.Diffs, d)
+		}
+		if len(hg.Findings) > groupRows {
+			hg.Findings, hg.More = hg.Findings[:groupRows], hg.Findings[groupRows:]
 		}
 		groups = append(groups, hg)
 	}
 	n := r.Count()
-	var buf bytes.Buffer
-	err := pageTemplate.Execute(&buf, struct {
+	bw := bufio.NewWriter(w)
+	err := pageTemplate.Execute(bw, struct {
 		Title                   string
 		From, To                string
 		Breaking, Warning, Info int
@@ -427,13 +496,19 @@ func (r *Report) writeHTML(w io.Writer) error {
 	if err != nil {
 		return err
 	}
-	_, err = w.Write(buf.Bytes())
-	return err
+	return bw.Flush()
 }
 
 // The page carries its own style and nothing else: no script, no external asset.
 // html/template escapes every value.
-var pageTemplate = template.Must(template.New("page").Parse(`<!DOCTYPE html>
+var pageTemplate = template.Must(template.New("page").Funcs(template.FuncMap{
+	"rows": func(from, to string, rows []htmlFinding) any {
+		return struct {
+			From, To string
+			Rows     []htmlFinding
+		}{from, to, rows}
+	},
+}).Parse(`<!DOCTYPE html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
@@ -460,10 +535,10 @@ summary{cursor:pointer;color:#0969da}
 table.diff{table-layout:fixed}
 table.diff td{font-family:ui-monospace,SFMono-Regular,Menlo,monospace;font-size:.78em;white-space:pre-wrap;word-break:break-all;border:none;padding:0 .4em}
 table.diff col.no{width:3.2em}
-table.diff td.no{color:#57606a;text-align:right;user-select:none}
-tr.delete td.l,tr.replace td.l{background:#ffebe9}
-tr.insert td.r,tr.replace td.r{background:#dafbe1}
-tr.gap td{background:#f6f8fa;text-align:center;color:#57606a}
+table.diff td:nth-child(odd){color:#57606a;text-align:right;user-select:none}
+tr.delete td:nth-child(2),tr.replace td:nth-child(2){background:#ffebe9}
+tr.insert td:nth-child(4),tr.replace td:nth-child(4){background:#dafbe1}
+table.diff tr.gap td{background:#f6f8fa;text-align:center;color:#57606a}
 .notes{color:#57606a;font-size:.85em}
 </style>
 </head>
@@ -473,18 +548,24 @@ tr.gap td{background:#f6f8fa;text-align:center;color:#57606a}
 Each finding is listed under the object to change; “Affects” names the routes and Gateways where it shows.</p>
 {{if .Notes}}<details class="notes"><summary>{{len .Notes}} note(s) about the input</summary><ul>{{range .Notes}}<li>{{.}}</li>{{end}}</ul></details>{{end}}
 {{if not .Groups}}<p>No differences: the objects translate the same way on both sides.</p>{{end}}
-{{range .Groups}}
-<h2><span class="kind">{{.Kind}}</span> {{.Name}}{{if .Breaking}}<span class="fix">change before upgrading</span>{{end}}</h2>
-<table>
+{{define "findings"}}<table>
 <colgroup><col class="sev"><col class="what"><col class="affects"><col><col><col class="id"></colgroup>
-<tr><th>Severity</th><th>What changes</th><th>Affects</th><th>In {{$.From}}</th><th>In {{$.To}}</th><th>Behavior</th></tr>
-{{range .Findings}}<tr class="finding {{.Finding.Severity}}"><td class="sev">{{.Severity}}</td><td>{{.Summary}}</td><td>{{.Affects}}</td><td><code>{{.Before}}</code></td><td><code>{{.After}}</code></td><td>{{.ID}}</td></tr>
-{{end}}</table>
-{{range .Diffs}}<details><summary>Generated Envoy configuration: {{.Title}}{{if .Same}} (the same on both sides){{end}}</summary>
+<tr><th>Severity</th><th>What changes</th><th>Affects</th><th>In {{.From}}</th><th>In {{.To}}</th><th>Behavior</th></tr>
+{{range .Rows}}<tr class="finding {{.Finding.Severity}}"><td class="sev">{{.Severity}}</td><td>{{.Summary}}</td><td>{{.Affects}}</td><td><code>{{.Before}}</code></td><td><code>{{.After}}</code></td><td>{{.ID}}</td></tr>
+{{end}}</table>{{end}}
+{{range .Groups}}
+<h2 id="{{.Anchor}}"><span class="kind">{{.Kind}}</span> {{.Name}}{{if .Breaking}}<span class="fix">change before upgrading</span>{{end}}</h2>
+{{template "findings" (rows $.From $.To .Findings)}}
+{{if .More}}<details><summary>{{len .More}} more finding(s) of this object</summary>
+{{template "findings" (rows $.From $.To .More)}}
+</details>{{end}}
+{{if .Links}}<p class="notes">Generated Envoy configuration shown above:{{range $i, $l := .Links}}{{if $i}};{{end}} {{if .SameAs}}{{.Title}}, the same change as <a href="#{{.Anchor}}">there</a>{{else}}<a href="#{{.Anchor}}">{{.Title}}</a>{{end}}{{end}}.</p>
+{{end}}{{range .Diffs}}<details id="{{.Anchor}}"><summary>Generated Envoy configuration: {{.Title}}{{if .Same}} (the same on both sides){{end}}</summary>
 <table class="diff">
 <colgroup><col class="no"><col><col class="no"><col></colgroup>
 <tr><th colspan="2">{{$.From}}: {{.Before}}</th><th colspan="2">{{$.To}}: {{.After}}</th></tr>
-{{range .Rows}}{{if eq .Op "gap"}}<tr class="gap"><td colspan="4">…</td></tr>{{else}}<tr class="{{.Op}}"><td class="no">{{if .LeftNo}}{{.LeftNo}}{{end}}</td><td class="l">{{.Left}}</td><td class="no">{{if .RightNo}}{{.RightNo}}{{end}}</td><td class="r">{{.Right}}</td></tr>{{end}}
+{{range .Rows}}{{if eq .Op "gap"}}<tr class="gap"><td colspan="4">…</td></tr>{{else}}<tr{{if ne .Op "equal"}} class="{{.Op}}"{{end}}><td>{{if .LeftNo}}{{.LeftNo}}{{end}}<td>{{.Left}}<td>{{if .RightNo}}{{.RightNo}}{{end}}<td>{{.Right}}</tr>{{end}}
+{{end}}{{if .Omitted}}<tr class="gap"><td colspan="4">… {{.Omitted}} more rows of this diff are not shown: compare the output of <code>egharness translate</code> with each profile</td></tr>
 {{end}}</table>
 </details>
 {{end}}{{end}}

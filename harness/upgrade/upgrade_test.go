@@ -2,7 +2,10 @@ package upgrade
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -472,5 +475,102 @@ func TestHumanSummary(t *testing.T) {
 		if got := HumanSummary(in); got != want {
 			t.Errorf("%q: %q, want %q", in, got, want)
 		}
+	}
+}
+
+// The page stays linear in the findings: a resource many findings point at (the route
+// table of a Gateway with many routes) is rendered and diffed once and linked from the
+// other objects, the same change in many resources is shown once, and long diffs are cut.
+func TestHTMLShowsEachDiffOnce(t *testing.T) {
+	for _, sides := range [][2]string{{"v1.8", "v1.9"}, {"v1.9", "v1.10-preview"}} {
+		rep, err := Check(context.Background(), benchRequest(t, 200, sides[0], sides[1]))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var page bytes.Buffer
+		if err := rep.Write(&page, "html"); err != nil {
+			t.Fatal(err)
+		}
+		html := page.String()
+		titles := map[string]int{}
+		for _, m := range regexp.MustCompile(`<details id="d\d+"><summary>([^<]*)</summary>`).FindAllStringSubmatch(html, -1) {
+			titles[m[1]]++
+		}
+		if len(titles) == 0 {
+			t.Fatalf("%s → %s: no diff on the page", sides[0], sides[1])
+		}
+		for title, n := range titles {
+			if n > 1 {
+				t.Errorf("%s → %s: %q shown %d times", sides[0], sides[1], title, n)
+			}
+		}
+		if sides[0] == "v1.8" && !strings.Contains(html, `Generated Envoy configuration shown above:`) {
+			t.Errorf("%s → %s: no object links to a diff shown under another", sides[0], sides[1])
+		}
+		for _, table := range strings.Split(html, `<table class="diff">`)[1:] {
+			if rows := strings.Count(table[:strings.Index(table, "</table>")], "<tr"); rows > diffRows+2 {
+				t.Errorf("%s → %s: a diff of %d rows", sides[0], sides[1], rows)
+			}
+		}
+	}
+}
+
+// Gateways that are not merged are separate proxies: their listeners share an address and
+// a port without being one listener. A change on one Gateway's listener is attributed to
+// that Gateway, and the filters the other Gateway keeps are not reported as new.
+func TestListenersOfSeparateGatewaysOnOnePort(t *testing.T) {
+	dump := `apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: {name: eg}
+spec: {controllerName: gateway.envoyproxy.io/gatewayclass-controller}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: app, namespace: default}
+spec: {clusterIP: 10.96.0.10, ports: [{name: http, port: 8080}]}
+`
+	// Both routes have CORS; only b's policy has a JWT provider, whose names change in
+	// v1.9 (SP-06).
+	jwt := map[string]string{"b": `
+  jwt: {providers: [{name: issuer, remoteJWKS: {uri: "https://issuer.example.com/jwks.json"}}]}`}
+	for _, gw := range []string{"a", "b"} {
+		dump += fmt.Sprintf(`---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: %[1]s, namespace: default}
+spec:
+  gatewayClassName: eg
+  listeners: [{name: http, protocol: HTTP, port: 80}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: %[1]s, namespace: default}
+spec:
+  parentRefs: [{name: %[1]s}]
+  hostnames: [%[1]s.example.com]
+  rules: [{backendRefs: [{name: app, port: 8080}]}]
+---
+apiVersion: gateway.envoyproxy.io/v1alpha1
+kind: SecurityPolicy
+metadata: {name: sp-%[1]s, namespace: default}
+spec:
+  targetRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: %[1]s}]
+  cors: {allowOrigins: ["https://*.example.com"]}%[2]s
+`, gw, jwt[gw])
+	}
+	rep, err := Check(context.Background(), dumpRequest(t, dump, "v1.8", "v1.9"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range rep.Findings {
+		if f.ID == "UNMAPPED" || strings.HasPrefix(f.Summary, "new HTTPFilter") {
+			t.Errorf("a filter both sides have is reported: %s %s (%s)", f.ID, f.Summary, f.Object)
+		}
+		if strings.Contains(f.Summary, "default/a/") || f.Object.Name == "a" {
+			t.Errorf("Gateway a does not change, yet: %s %s (%s)", f.ID, f.Summary, f.Object)
+		}
+	}
+	if len(findingsByID(rep)["SP-06"]) == 0 {
+		t.Error("no SP-06 finding for b's JWT provider")
 	}
 }

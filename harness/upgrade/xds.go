@@ -227,6 +227,39 @@ var knownLower = sync.OnceValue(func() map[string]string {
 	return out
 })
 
+// gatewayOfListener is the Gateway a listener belongs to: from its name
+// (NAMESPACE/GATEWAY/LISTENER), else from its first filter chain's (the V2 name scheme names
+// listeners by protocol and port and their chains after the Gateway listener), when the
+// input holds that Gateway.
+func (d *differ) gatewayOfListener(l *listenerv3.Listener) (resource.Ref, bool) {
+	if gw, ok := d.gatewayOf(l.GetName()); ok {
+		return gw, true
+	}
+	chains := l.GetFilterChains()
+	if dc := l.GetDefaultFilterChain(); dc != nil {
+		chains = append(chains[:len(chains):len(chains)], dc)
+	}
+	for _, fc := range chains {
+		if gw, ok := d.gatewayOf(fc.GetName()); ok {
+			return gw, true
+		}
+	}
+	return resource.Ref{}, false
+}
+
+// gatewayOf is the Gateway of a name NAMESPACE/GATEWAY/LISTENER, when the input holds it.
+func (d *differ) gatewayOf(name string) (resource.Ref, bool) {
+	parts := strings.SplitN(name, "/", 3)
+	if len(parts) < 3 {
+		return resource.Ref{}, false
+	}
+	ref := resource.Ref{Kind: "Gateway", Namespace: parts[0], Name: parts[1]}
+	if _, ok := d.objects[ref]; !ok {
+		return resource.Ref{}, false
+	}
+	return ref, true
+}
+
 // gatewaysByPort maps an Envoy port to the Gateways with a listener on it (EG binds
 // privileged ports 10000 higher).
 func (d *differ) gatewaysByPort() map[uint32][]resource.Ref {
@@ -262,7 +295,18 @@ func (c *collector) listener(l *listenerv3.Listener, rcRefs map[string][]string,
 	sa := l.GetAddress().GetSocketAddress()
 	lid := fmt.Sprintf("%s %s:%d", sa.GetProtocol(), sa.GetAddress(), sa.GetPortValue())
 	owner := resource.Ref{Kind: "Listener", Name: l.GetName()}
-	if gws := c.gwsAt[sa.GetPortValue()]; len(gws) > 0 {
+	// Each Gateway is its own fleet of proxies (unless Gateways are merged, when the
+	// listener is named after the first of them): listeners of different Gateways share an
+	// address and port without being the same listener, so the Gateway is part of the
+	// identity, when it is known from the names or is the only one on the port.
+	gws := c.gwsAt[sa.GetPortValue()]
+	if gw, ok := c.d.gatewayOfListener(l); ok {
+		owner = gw
+		lid = gw.String() + " " + lid
+	} else if len(gws) == 1 {
+		owner = gws[0]
+		lid = gws[0].String() + " " + lid
+	} else if len(gws) > 0 {
 		owner = gws[0]
 	}
 	loc := xdsLoc{"Listener", l.GetName()}

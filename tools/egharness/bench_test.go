@@ -14,9 +14,10 @@ import (
 
 // routesFile writes the routegen file of n HTTPRoutes (tools/routegen, docs/performance.md's
 // performance input) into a temporary folder.
-func routesFile(b *testing.B, n int) string {
+func routesFile(b *testing.B, n int, flags ...string) string {
 	b.Helper()
-	out, err := exec.Command("go", "run", "../routegen", "-n", fmt.Sprint(n)).Output()
+	args := append([]string{"run", "../routegen", "-n", fmt.Sprint(n)}, flags...)
+	out, err := exec.Command("go", args...).Output()
 	if err != nil {
 		b.Fatalf("routegen: %v", err)
 	}
@@ -66,6 +67,21 @@ func BenchmarkScalingTranslateCommand(b *testing.B) {
 		small := benchcpu.Steady(b, translateCommand(b, smallFile, "json"))
 		large := benchcpu.Steady(b, translateCommand(b, largeFile, "json"))
 		benchcpu.CheckRatio(b, small, large, 12)
+	}
+}
+
+// The realistic mix (routegen -mix: per 1,000 routes 50 Gateways with TLS, 600 policies of
+// every kind, BackendTLSPolicies, Services with EndpointSlices, ReferenceGrants).
+func BenchmarkTranslateCommandMix1k(b *testing.B)      { benchmarkMix(b, 1000, "json") }
+func BenchmarkTranslateCommandMix10k(b *testing.B)     { benchmarkMix(b, 10000, "json") }
+func BenchmarkTranslateCommandMix1kYAML(b *testing.B)  { benchmarkMix(b, 1000, "yaml") }
+func BenchmarkTranslateCommandMix10kYAML(b *testing.B) { benchmarkMix(b, 10000, "yaml") }
+
+func benchmarkMix(b *testing.B, n int, format string) {
+	run := translateCommand(b, routesFile(b, n, "-mix"), format)
+	b.ReportAllocs()
+	for b.Loop() {
+		run()
 	}
 }
 

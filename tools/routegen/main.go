@@ -1,6 +1,7 @@
 // Command routegen writes a multi-document YAML file of one GatewayClass, one Gateway, one
 // Service and N HTTPRoutes (two matches each, spread over 50 hostnames), the input of the
-// performance numbers of docs/performance.md. The output depends only on its flags.
+// performance numbers of docs/performance.md; with -mix, the realistic mix of Gateways, TLS and
+// every policy kind that mix.go describes. The output depends only on its flags.
 //
 //	go run ./tools/routegen -n 10000 > /tmp/routes-10k.yaml
 //	/usr/bin/time -v bin/egharness translate -f /tmp/routes-10k.yaml -o json > /dev/null
@@ -75,12 +76,26 @@ spec:
 func main() {
 	n := flag.Int("n", 1000, "number of HTTPRoutes")
 	hosts := flag.Int("hosts", 50, "number of distinct hostnames the routes share")
+	mix := flag.Bool("mix", false, "write the realistic mix instead: per 1,000 routes 50 Gateways with TLS, "+
+		"200 SecurityPolicies, 200 BackendTrafficPolicies, 100 ClientTrafficPolicies, 100 BackendTLSPolicies, "+
+		"Services with EndpointSlices and ReferenceGrants over ten namespaces (-hosts is ignored)")
 	flag.Parse()
 	if *n < 0 || *hosts < 1 {
 		fmt.Fprintln(os.Stderr, "routegen: -n must be >= 0 and -hosts >= 1")
 		os.Exit(2)
 	}
 	w := bufio.NewWriter(os.Stdout)
+	if *mix {
+		if err := writeMix(w, *n); err != nil {
+			fmt.Fprintln(os.Stderr, "routegen:", err)
+			os.Exit(1)
+		}
+		if err := w.Flush(); err != nil {
+			fmt.Fprintln(os.Stderr, "routegen:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	fmt.Fprint(w, head)
 	for i := 0; i < *n; i++ {
 		fmt.Fprintf(w, route, i, i%*hosts)
