@@ -26,6 +26,9 @@ type Input struct {
 	Objects []resource.Object
 	Config  config.Config
 	Profile profile.Profile
+	// AdmissionMemo, when not nil, carries the API server's verdicts from one translation
+	// to the next of mostly the same objects (serve --watch).
+	AdmissionMemo *admission.Memo
 }
 
 // Translate runs the pipeline. A panic in a stage is returned as an error with its stack,
@@ -41,7 +44,7 @@ func Translate(in Input) (res *result.Result, err error) {
 	}
 	res = &result.Result{}
 	res.Warnings = append(res.Warnings, in.Config.Warnings()...)
-	verdicts, admitted, admissionWarnings, err := admission.Review(in.Objects, in.Profile)
+	verdicts, admitted, admissionWarnings, err := admission.Review(in.Objects, in.Profile, in.AdmissionMemo)
 	if err != nil {
 		return nil, err
 	}

@@ -36,6 +36,7 @@ import (
 	"github.com/egharness/egharness/harness/catalog"
 	"github.com/egharness/egharness/harness/scenario"
 	"github.com/egharness/egharness/harness/xdsserver"
+	"github.com/egharness/egharness/translator/admission"
 	"github.com/egharness/egharness/translator/profile"
 )
 
@@ -464,5 +465,38 @@ func TestEveryScenarioServes(t *testing.T) {
 				t.Errorf("%s [%s]: %v", sc.Name, p, err)
 			}
 		}
+	}
+}
+
+// `touch` reloads (it changes only the file's times), and a reload admits again only the
+// objects an edit changed: the other verdicts come from the memo of the previous load.
+func TestWatchTouchAndMemo(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	s := xdsserver.New(ctx, xdsserver.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	file := writeObjects(t, "https-listeners-share-port")
+	p, _ := profile.Get("v1.9")
+	memo := &admission.Memo{}
+	src := xdsserver.FileSource{Path: file, Profile: p, Namespace: "default", Memo: memo}
+	l, err := src.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	hits, objects := memo.Stats()
+	if objects == 0 || hits != 0 {
+		t.Fatalf("first load: %d hits, %d misses", hits, objects)
+	}
+	if _, _, err := s.Update(ctx, l); err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = xdsserver.Watch(ctx, s, src, l.Files) }()
+	time.Sleep(100 * time.Millisecond) // let the watcher start
+	later := time.Now().Add(time.Minute)
+	if err := os.Chtimes(file, later, later); err != nil {
+		t.Fatal(err)
+	}
+	waitEvent(t, s, xdsserver.EventUnchanged)
+	if hits, misses := memo.Stats(); hits != objects || misses != 0 {
+		t.Errorf("reload after touch: %d hits, %d misses, want %d hits", hits, misses, objects)
 	}
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/egharness/egharness/harness/scenario"
 	"github.com/egharness/egharness/translator"
+	"github.com/egharness/egharness/translator/admission"
 	"github.com/egharness/egharness/translator/config"
 	"github.com/egharness/egharness/translator/profile"
 	"github.com/egharness/egharness/translator/resource"
@@ -35,6 +36,9 @@ type FileSource struct {
 	// Namespace is given to objects that name none (translate's -n).
 	Namespace string
 	Limits    resource.Limits
+	// Memo, when set, keeps the API server's verdicts from one load to the next, so a
+	// reload after an edit admits again only the objects the edit changed.
+	Memo *admission.Memo
 }
 
 // Load reads, decodes and translates the file.
@@ -50,7 +54,7 @@ func (f FileSource) Load() (*Loaded, error) {
 	if len(dec.Objects) == 0 && dec.EnvoyGateway == nil {
 		return nil, fmt.Errorf("%s: no Kubernetes objects to translate", f.Path)
 	}
-	res, err := translator.Translate(translator.Input{Objects: dec.Objects, Config: config.FromEnvoyGateway(dec.EnvoyGateway), Profile: f.Profile})
+	res, err := translator.Translate(translator.Input{Objects: dec.Objects, Config: config.FromEnvoyGateway(dec.EnvoyGateway), Profile: f.Profile, AdmissionMemo: f.Memo})
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", f.Path, err)
 	}

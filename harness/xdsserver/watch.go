@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"runtime/debug"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
@@ -66,7 +67,9 @@ func Watch(ctx context.Context, s *Server, src Source, files []string) error {
 				return nil
 			}
 			abs, _ := filepath.Abs(ev.Name)
-			if watched[abs] && ev.Op&(fsnotify.Write|fsnotify.Create|fsnotify.Rename|fsnotify.Remove) != 0 {
+			// Chmod too: `touch` changes only the file's times, and a user who touches the
+			// file asks for a reload.
+			if watched[abs] && ev.Op&(fsnotify.Write|fsnotify.Create|fsnotify.Rename|fsnotify.Remove|fsnotify.Chmod) != 0 {
 				timer = time.After(Debounce)
 			}
 		case <-timer:
@@ -76,7 +79,11 @@ func Watch(ctx context.Context, s *Server, src Source, files []string) error {
 				s.ReloadFailed("reload", err)
 				continue
 			}
-			if _, _, err := s.Update(ctx, l); err != nil {
+			_, _, err = s.Update(ctx, l)
+			// A reload of a large file leaves a heap of garbage the size of a translation;
+			// handing it back now keeps a long-running serve at the size of one.
+			debug.FreeOSMemory()
+			if err != nil {
 				continue // recorded by Update
 			}
 			if err := setFiles(l.Files); err != nil {

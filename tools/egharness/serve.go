@@ -19,6 +19,7 @@ import (
 	"github.com/egharness/egharness/harness/catalog"
 	"github.com/egharness/egharness/harness/scenario"
 	"github.com/egharness/egharness/harness/xdsserver"
+	"github.com/egharness/egharness/translator/admission"
 	"github.com/egharness/egharness/translator/profile"
 	"github.com/egharness/egharness/translator/resource"
 )
@@ -126,7 +127,7 @@ func runServe(ctx context.Context, o serveOptions, logw io.Writer, ready func(xd
 		if err != nil {
 			return badInput("%v", err)
 		}
-		src = xdsserver.FileSource{Path: o.file, Profile: p, Namespace: o.namespace, Limits: o.limits}
+		src = xdsserver.FileSource{Path: o.file, Profile: p, Namespace: o.namespace, Limits: o.limits, Memo: &admission.Memo{}}
 	} else {
 		if o.profile != "" {
 			if _, err := profile.Get(o.profile); err != nil {

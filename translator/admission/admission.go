@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"runtime/debug"
 	"strings"
+	"sync"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -26,11 +27,14 @@ import (
 // server would (crds.Set.Admit), and translated as the API server stores them (defaults
 // filled in, in the storage version); the checks of this package add what no CRD can
 // express. An error means the release's CRDs cannot be had, not that an object is bad.
-func Review(objs []resource.Object, p profile.Profile) ([]result.Admission, []resource.Object, []string, error) {
+// memo, when not nil, answers objects the previous review with it saw unchanged.
+func Review(objs []resource.Object, p profile.Profile, memo *Memo) ([]result.Admission, []resource.Object, []string, error) {
 	set, err := crds.ForRelease(p.CRDRelease())
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("profile %s: %w", p.Name, err)
 	}
+	memo.begin(p.CRDRelease())
+	defer memo.end()
 	type outcome struct {
 		verdict  result.Admission
 		obj      resource.Object
@@ -53,7 +57,7 @@ func Review(objs []resource.Object, p profile.Profile) ([]result.Admission, []re
 		}()
 		out.verdict = result.Admission{Object: o.Ref()}
 		if governed(set, o) {
-			v, err := set.Admit(o.Raw)
+			v, err := memo.admit(set, o.Raw)
 			if err != nil {
 				out.err = fmt.Errorf("%s: %s: %w", o.Where(), o.Ref(), err)
 				return
@@ -133,4 +137,73 @@ func asStored(o resource.Object, stored map[string]any) (resource.Object, error)
 	}
 	o.Obj, o.APIVersion, o.DecodeErr = typed, u.GetAPIVersion(), nil
 	return o, nil
+}
+
+// Memo remembers the API server's verdicts of one review for the next: `serve --watch`
+// translates a file again after each edit, and an edit changes few of its objects, while
+// admission is most of the cost of a large file. An object is looked up by its JSON, as
+// written, and the release of the CRDs; only the last review's verdicts are kept, so memory
+// follows the file rather than its history. Safe for one review at a time.
+type Memo struct {
+	mu           sync.Mutex
+	release      string
+	prev, next   map[string]crds.Verdict
+	hits, misses int
+}
+
+// Stats counts the objects of the last review answered from memory (hits) and by the
+// CRDs (misses).
+func (m *Memo) Stats() (hits, misses int) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.hits, m.misses
+}
+
+func (m *Memo) begin(release string) {
+	if m == nil {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.release != release {
+		m.prev = nil
+	}
+	m.release, m.next, m.hits, m.misses = release, map[string]crds.Verdict{}, 0, 0
+}
+
+func (m *Memo) end() {
+	if m == nil {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.prev, m.next = m.next, nil
+}
+
+// admit is set.Admit(raw), from memory when the previous review saw the same JSON. The
+// stored object of a remembered verdict is shared: callers only read it.
+func (m *Memo) admit(set *crds.Set, raw []byte) (crds.Verdict, error) {
+	if m == nil {
+		return set.Admit(raw)
+	}
+	key := string(raw)
+	m.mu.Lock()
+	v, ok := m.prev[key]
+	if ok {
+		m.next[key] = v
+		m.hits++
+	}
+	m.mu.Unlock()
+	if ok {
+		return v, nil
+	}
+	v, err := set.Admit(raw)
+	if err != nil {
+		return v, err
+	}
+	m.mu.Lock()
+	m.next[key] = v
+	m.misses++
+	m.mu.Unlock()
+	return v, nil
 }

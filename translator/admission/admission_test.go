@@ -1,6 +1,8 @@
 package admission
 
 import (
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -17,7 +19,7 @@ func review(t *testing.T, text string) ([]string, []resource.Object, []string) {
 		t.Fatal(err)
 	}
 	p, _ := profile.Get("v1.9")
-	verdicts, admitted, warnings, err := Review(dec.Objects, p)
+	verdicts, admitted, warnings, err := Review(dec.Objects, p, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,5 +114,64 @@ func TestReviewListsEveryRefusal(t *testing.T) {
 		if !strings.Contains(v, "should be less than or equal to 65535") {
 			t.Errorf("verdict %q", v)
 		}
+	}
+}
+
+// A memo answers the objects an earlier review saw unchanged, with the same verdicts and
+// stored objects, and asks the CRDs about the rest; it keeps only the last review's
+// verdicts and forgets them all when the release changes.
+func TestMemo(t *testing.T) {
+	text := func(hostname string) string {
+		return `apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: a}
+spec: {hostnames: [a.example.com], rules: [{backendRefs: [{name: app, port: 80}]}]}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: b}
+spec: {hostnames: [` + hostname + `]}
+`
+	}
+	decode := func(s string) []resource.Object {
+		dec, err := resource.Decode("in.yaml", []byte(s), resource.Options{DefaultNamespace: "apps"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return dec.Objects
+	}
+	v19, _ := profile.Get("v1.9")
+	v18, _ := profile.Get("v1.8")
+	memo := &Memo{}
+	run := func(p profile.Profile, s string) ([]string, int, int) {
+		verdicts, admitted, _, err := Review(decode(s), p, memo)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, v := range verdicts {
+			out = append(out, fmt.Sprint(v.Object, v.Allowed, v.Message))
+		}
+		for _, o := range admitted {
+			out = append(out, o.Obj.GetNamespace()+"/"+o.Obj.GetName()+" "+o.APIVersion)
+		}
+		hits, misses := memo.Stats()
+		return out, hits, misses
+	}
+	first, hits, misses := run(v19, text("b.example.com"))
+	if hits != 0 || misses != 2 {
+		t.Errorf("first review: %d hits, %d misses", hits, misses)
+	}
+	again, hits, misses := run(v19, text("b.example.com"))
+	if hits != 2 || misses != 0 || !slices.Equal(first, again) {
+		t.Errorf("same objects: %d hits, %d misses, verdicts %v then %v", hits, misses, first, again)
+	}
+	nofresh, _, _, _ := Review(decode(text("B.example.com")), v19, nil)
+	edited, hits, misses := run(v19, text("B.example.com")) // upper case: refused
+	if hits != 1 || misses != 1 || edited[1] != fmt.Sprint(nofresh[1].Object, nofresh[1].Allowed, nofresh[1].Message) || nofresh[1].Allowed {
+		t.Errorf("one object edited: %d hits, %d misses, %v", hits, misses, edited)
+	}
+	if _, hits, misses = run(v18, text("B.example.com")); hits != 0 || misses != 2 {
+		t.Errorf("another release: %d hits, %d misses", hits, misses)
 	}
 }

@@ -13,10 +13,11 @@ func boolValue(v bool) *wrapperspb.BoolValue { return wrapperspb.Bool(v) }
 func u32(v uint32) *wrapperspb.UInt32Value { return wrapperspb.UInt32(v) }
 
 // mustAny wraps a message the stage built itself; marshalling one can only fail on a
-// programming error, which tests catch.
+// programming error, which tests catch. The payload is marshalled deterministically (maps
+// in key order), so equal xDS has equal wire bytes and serve can digest it cheaply.
 func mustAny(m proto.Message) *anypb.Any {
-	a, err := anypb.New(m)
-	if err != nil {
+	a := &anypb.Any{}
+	if err := anypb.MarshalFrom(a, m, proto.MarshalOptions{Deterministic: true}); err != nil {
 		panic(err)
 	}
 	return a
