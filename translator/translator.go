@@ -60,7 +60,7 @@ func Translate(in Input) (res *result.Result, err error) {
 	// The features of the policies in force read their Secrets and ConfigMaps; a policy
 	// whose features cannot be built is Invalid and its routes fail closed (EEP-02...).
 	featureErrs := policy.ResolveFeatures(&gw.IR, policy.NewRefObjects(admitted).WithBackends(gw.PolicyBackends), in.Config.LuaEnabled(in.Profile.LuaDefaultOn))
-	policy.MarkFeatureErrors(pol.Statuses, featureErrs)
+	pol.FeaturesFailed(featureErrs)
 	res.Statuses = append(res.Statuses, pol.Statuses...)
 	res.Warnings = append(res.Warnings, pol.Warnings...)
 

@@ -86,6 +86,11 @@ type engine[T any] struct {
 	lsPolicy   map[sectionKey]*pol[T]
 	overrides  *scopeGraph
 	merged     *scopeGraph
+	// merges are the route policies merged into a parent scope's policy, and scoped the
+	// Gateway and ListenerSet policies whose Merged and Overridden conditions list the
+	// scopes below them: a merge whose features then fail is undone (unmerge).
+	merges []mergeRecord
+	scoped []scopedAncestor
 	// merge combines a parent's and a route policy's specs (MRG-02..05).
 	merge func(parent, child *pol[T]) (*ir.Applied[T], error)
 }
@@ -403,6 +408,7 @@ func (e *engine[T]) mergeOnListeners(p *pol[T], rs []irRoute, rule func(int) boo
 		}
 		e.apply(groups[l], a, rule)
 		e.merged.add(pscope, routeScope)
+		e.merges = append(e.merges, mergeRecord{child: p.ref, st: &p.st, anc: anc, parent: pscope, route: routeScope})
 		p.st.set(anc, cond(condMerged, "True", reasonMerged, fmt.Sprintf("Merged with policy %s/%s", parent.ref.Namespace, parent.ref.Name)))
 	}
 }
@@ -526,15 +532,62 @@ func (e *engine[T]) check(spec *T, targetKind string) error {
 }
 
 // scopeConditions writes Merged and Overridden on a Gateway or ListenerSet policy's
-// ancestor for the more specific scopes whose policies merged into it or replaced it.
+// ancestor for the more specific scopes whose policies merged into it or replaced it, and
+// removes them when no such scope is left (after unmerge).
 func (e *engine[T]) scopeConditions(p *pol[T], anc result.ParentRef, own scope) {
+	e.scoped = append(e.scoped, scopedAncestor{st: &p.st, anc: anc, own: own})
+	e.writeScopeConditions(&p.st, anc, own)
+}
+
+func (e *engine[T]) writeScopeConditions(st *ancestors, anc result.ParentRef, own scope) {
 	merged := e.merged.direct(own)
 	overridden := e.overrides.withDescendants(own).minus(merged)
 	if m := merged.describe(); m != "" {
-		p.st.set(anc, cond(condMerged, "True", reasonMerged, fmt.Sprintf("This policy is being merged by other %s for %s", e.k.plural, m)))
+		st.set(anc, cond(condMerged, "True", reasonMerged, fmt.Sprintf("This policy is being merged by other %s for %s", e.k.plural, m)))
+	} else {
+		st.unset(anc, condMerged)
 	}
 	if m := overridden.describe(); m != "" {
-		p.st.set(anc, cond(condOverridden, "True", reasonOverridden, fmt.Sprintf("This policy is being overridden by other %s for %s", e.k.plural, m)))
+		st.set(anc, cond(condOverridden, "True", reasonOverridden, fmt.Sprintf("This policy is being overridden by other %s for %s", e.k.plural, m)))
+	} else {
+		st.unset(anc, condOverridden)
+	}
+}
+
+// mergeRecord is one route policy merged into the policy of a parent scope.
+type mergeRecord struct {
+	child  ir.PolicyRef
+	st     *ancestors
+	anc    result.ParentRef
+	parent scope
+	route  scope
+}
+
+// scopedAncestor is a Gateway or ListenerSet policy's ancestor that lists its scopes.
+type scopedAncestor struct {
+	st  *ancestors
+	anc result.ParentRef
+	own scope
+}
+
+// unmerge undoes the merges of the route policies whose features could not be built: EG
+// records a merge only once the merged policy is translated, so such a policy is not
+// Merged, and the parent's policy counts its route as overridden, not merged.
+func (e *engine[T]) unmerge(failed FeatureErrors) {
+	changed := false
+	for _, m := range e.merges {
+		if _, ok := failed[m.child]; !ok {
+			continue
+		}
+		e.merged.remove(m.parent, m.route)
+		m.st.unset(m.anc, condMerged)
+		changed = true
+	}
+	if !changed {
+		return
+	}
+	for _, s := range e.scoped {
+		e.writeScopeConditions(s.st, s.anc, s.own)
 	}
 }
 

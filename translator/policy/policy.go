@@ -36,6 +36,27 @@ type Translator struct {
 type Output struct {
 	Statuses []result.ObjectStatus
 	Warnings []string
+
+	// unmerge undoes, per kind, the merges of policies whose features fail; render
+	// writes the statuses again from the policies' state.
+	unmerge []func(FeatureErrors)
+	render  func() []result.ObjectStatus
+}
+
+// FeaturesFailed takes the policies whose features could not be built (ResolveFeatures,
+// which runs after attachment): a merge of such a policy is undone, as EG records a merge
+// only once the merged policy translates, and every ancestor it has turns Accepted=False.
+func (o *Output) FeaturesFailed(errs FeatureErrors) {
+	if len(errs) == 0 {
+		return
+	}
+	for _, u := range o.unmerge {
+		u(errs)
+	}
+	if o.render != nil {
+		o.Statuses = o.render()
+	}
+	MarkFeatureErrors(o.Statuses, errs)
 }
 
 // Translate attaches every policy of the four kinds among objs to the IR x, whose origin
@@ -73,7 +94,6 @@ func (t Translator) Translate(objs []resource.Object, x *ir.XDS, topo *gatewayap
 	}
 	ce := &ctpEngine{w: w, pols: ctps, objs: newCTPObjects(objs, now())}
 	ce.run()
-	out.Statuses = append(out.Statuses, statuses(ctps, "ClientTrafficPolicy")...)
 
 	sortByAge(btps)
 	newEngine(w, kindInfo[egv1a1.BackendTrafficPolicySpec]{
@@ -94,10 +114,9 @@ func (t Translator) Translate(objs []resource.Object, x *ir.XDS, topo *gatewayap
 		btpByRef[p.ref] = p
 	}
 	resolveRateLimits(x, btpByRef, t.Config.GlobalRateLimitOn())
-	out.Statuses = append(out.Statuses, statuses(btps, "BackendTrafficPolicy")...)
 
 	sortByAge(sps)
-	newEngine(w, kindInfo[egv1a1.SecurityPolicySpec]{
+	se := newEngine(w, kindInfo[egv1a1.SecurityPolicySpec]{
 		kind: "SecurityPolicy", plural: "securityPolicies", routeOverride: "securityPolicies",
 		slot: func(r *ir.RoutePolicies) **ir.Applied[egv1a1.SecurityPolicySpec] { return &r.Security },
 		deprecated: func(s *egv1a1.SecurityPolicySpec) map[string]string {
@@ -110,15 +129,27 @@ func (t Translator) Translate(objs []resource.Object, x *ir.XDS, topo *gatewayap
 			}
 			return m
 		},
-	}, sps).run()
-	out.Statuses = append(out.Statuses, statuses(sps, "SecurityPolicy")...)
+	}, sps)
+	se.run()
 
 	sortByAge(eeps)
-	newEngine(w, kindInfo[egv1a1.EnvoyExtensionPolicySpec]{
+	ee := newEngine(w, kindInfo[egv1a1.EnvoyExtensionPolicySpec]{
 		kind: "EnvoyExtensionPolicy", plural: "envoyExtensionPolicies", routeOverride: "envoyExtensionPolicies",
 		slot: func(r *ir.RoutePolicies) **ir.Applied[egv1a1.EnvoyExtensionPolicySpec] { return &r.Extension },
-	}, eeps).run()
-	out.Statuses = append(out.Statuses, statuses(eeps, "EnvoyExtensionPolicy")...)
+	}, eeps)
+	ee.run()
+
+	// Features are resolved later (ResolveFeatures): only SecurityPolicies and
+	// EnvoyExtensionPolicies can fail there.
+	out.unmerge = []func(FeatureErrors){se.unmerge, ee.unmerge}
+	out.render = func() []result.ObjectStatus {
+		var all []result.ObjectStatus
+		all = append(all, statuses(ctps, "ClientTrafficPolicy")...)
+		all = append(all, statuses(btps, "BackendTrafficPolicy")...)
+		all = append(all, statuses(sps, "SecurityPolicy")...)
+		return append(all, statuses(eeps, "EnvoyExtensionPolicy")...)
+	}
+	out.Statuses = out.render()
 	return out
 }
 

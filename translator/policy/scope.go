@@ -66,6 +66,11 @@ func (g *scopeGraph) add(parent, child scope) {
 	}
 }
 
+// remove drops one parent → child relation.
+func (g *scopeGraph) remove(parent, child scope) {
+	delete(g.children[parent], child)
+}
+
 // registerListenerSet records that the ListenerSet's listeners are below the Gateway.
 func (g *scopeGraph) registerListenerSet(ls, gw scope) { g.contain(gw, ls) }
 

@@ -65,6 +65,22 @@ func (a *ancestors) set(ref result.ParentRef, c result.Condition) {
 	}
 }
 
+// unset removes the ancestor's condition of the type, if it has one.
+func (a *ancestors) unset(ref result.ParentRef, typ string) {
+	for i := range a.list {
+		if a.list[i].Ref != ref {
+			continue
+		}
+		cs := a.list[i].Conditions
+		for j := range cs {
+			if cs[j].Type == typ {
+				a.list[i].Conditions = append(cs[:j:j], cs[j+1:]...)
+				return
+			}
+		}
+	}
+}
+
 // has reports whether the ancestor already carries a condition of the type.
 func (a *ancestors) has(ref result.ParentRef, typ string) bool {
 	for i := range a.list {
