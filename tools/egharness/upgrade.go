@@ -65,7 +65,8 @@ The file may be YAML (documents separated by ---) or JSON values one after anoth
 UTF-8 or UTF-16 with a byte-order mark (PowerShell's >); anything else is refused.
 
 Exit codes: 0 no breaking finding, 1 at least one breaking finding, 2 bad usage, bad input,
-or a side that cannot translate the input (e.g. egctl with enableLua off).`,
+a side that cannot translate the input (e.g. egctl with enableLua off), or a report that
+cannot be written (a full disk, a closed pipe).`,
 		Example: `  egharness upgrade-check --from v1.8 --to v1.9 -f cluster-dump.yaml
   kubectl get gateways,httproutes,securitypolicies,envoypatchpolicies -A -o yaml > dump.yaml
   egharness upgrade-check --from v1.9 --to v1.10-preview -f dump.yaml -o html > upgrade.html
@@ -109,7 +110,9 @@ or a side that cannot translate the input (e.g. egctl with enableLua off).`,
 			}
 			rep.Notes = append(notes, dec.Notes...)
 			if err := rep.Write(cmd.OutOrStdout(), output); err != nil {
-				return &exitError{code: exitFail, err: err}
+				// The report could not be written (a full disk, a closed pipe): no answer,
+				// which is not "breaking" either.
+				return &exitError{code: exitBad, err: err}
 			}
 			if rep.Breaking() {
 				// The report says it all; exit 1 without another message.

@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -389,5 +391,26 @@ func TestUpgradeCheckFailClosedByGatewayPolicy(t *testing.T) {
 	}
 	if closed < 3 {
 		t.Errorf("%d fail-closed findings, want one per route rule of the Gateway", closed)
+	}
+}
+
+// fullWriter fails every write, as stdout on a full disk or a closed pipe does.
+type fullWriter struct{}
+
+func (fullWriter) Write([]byte) (int, error) { return 0, errors.New("no space left on device") }
+
+// A report that cannot be written is no answer: exit 2 with the error, never 0 or the 1
+// that means "breaking findings".
+func TestUpgradeCheckWriteError(t *testing.T) {
+	for _, format := range []string{"text", "json", "markdown", "html"} {
+		root := newRoot()
+		root.SetArgs([]string{"upgrade-check", "--from", "v1.8", "--to", "v1.9", "-f", sampleDump, "-o", format})
+		root.SetOut(fullWriter{})
+		root.SetErr(io.Discard)
+		err := root.Execute()
+		var ee *exitError
+		if !errors.As(err, &ee) || ee.code != exitBad || !strings.Contains(ee.err.Error(), "no space left") {
+			t.Errorf("-o %s: %v, want exit %d with the write error", format, err, exitBad)
+		}
 	}
 }

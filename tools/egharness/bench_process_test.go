@@ -1,0 +1,108 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// processCost is one run of the egharness binary as a user runs it: wall time, CPU time
+// (user + system) and peak resident memory, from the process's own accounting.
+type processCost struct {
+	wall, cpu time.Duration
+	peakMB    float64
+}
+
+// buildBinary builds egharness once into the benchmark's temporary folder.
+func buildBinary(b *testing.B) string {
+	b.Helper()
+	bin := filepath.Join(b.TempDir(), "egharness")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		b.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// runProcess runs the binary with args, its output discarded; exit code 1 (a breaking
+// upgrade finding) is a result, not a failure.
+func runProcess(b *testing.B, bin string, args ...string) processCost {
+	b.Helper()
+	cmd := exec.Command(bin, args...)
+	devnull, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer devnull.Close()
+	cmd.Stdout, cmd.Stderr = devnull, devnull
+	start := time.Now()
+	err = cmd.Run()
+	wall := time.Since(start)
+	if ee, ok := err.(*exec.ExitError); err != nil && (!ok || ee.ExitCode() != 1) {
+		b.Fatalf("%s %v: %v", bin, args, err)
+	}
+	ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
+	return processCost{
+		wall:   wall,
+		cpu:    time.Duration(ru.Utime.Nano() + ru.Stime.Nano()),
+		peakMB: float64(ru.Maxrss) / 1024, // kilobytes on Linux
+	}
+}
+
+func (c processCost) report(b *testing.B) {
+	b.ReportMetric(c.wall.Seconds(), "wall-s")
+	b.ReportMetric(c.cpu.Seconds(), "cpu-s")
+	b.ReportMetric(c.peakMB, "peak-MB")
+}
+
+// BenchmarkMixCommands runs every command users run on a dump, as a process, on the
+// realistic mix (routegen -mix) of 1,000 and 10,000 routes: translate in both formats and
+// upgrade-check v1.8 → v1.9 in every format. Each reports wall and CPU seconds and the
+// peak resident memory of the last run; translate-json also checks that ten times the
+// routes cost at most twelve times the time and the memory.
+func BenchmarkMixCommands(b *testing.B) {
+	bin := buildBinary(b)
+	files := map[int]string{1000: routesFile(b, 1000, "-mix"), 10000: routesFile(b, 10000, "-mix")}
+	commands := []struct {
+		name string
+		args []string
+	}{
+		{"translate-json", []string{"translate", "-o", "json"}},
+		{"translate-yaml", []string{"translate"}},
+		{"upgrade-check-text", []string{"upgrade-check", "--from", "v1.8", "--to", "v1.9"}},
+		{"upgrade-check-json", []string{"upgrade-check", "--from", "v1.8", "--to", "v1.9", "-o", "json"}},
+		{"upgrade-check-markdown", []string{"upgrade-check", "--from", "v1.8", "--to", "v1.9", "-o", "markdown"}},
+		{"upgrade-check-html", []string{"upgrade-check", "--from", "v1.8", "--to", "v1.9", "-o", "html"}},
+	}
+	last := map[string]processCost{}
+	for _, n := range []int{1000, 10000} {
+		for _, c := range commands {
+			name := fmt.Sprintf("%s-%dk", c.name, n/1000)
+			b.Run(name, func(b *testing.B) {
+				var cost processCost
+				for b.Loop() {
+					cost = runProcess(b, bin, append(c.args, "-f", files[n])...)
+				}
+				cost.report(b)
+				last[name] = cost
+			})
+		}
+	}
+	small, large := last["translate-json-1k"], last["translate-json-10k"]
+	if small.wall > 0 && large.wall > 0 {
+		b.Run("translate-json-growth", func(b *testing.B) {
+			for b.Loop() {
+			}
+			wall, mem := large.wall.Seconds()/small.wall.Seconds(), large.peakMB/small.peakMB
+			b.ReportMetric(wall, "10x-wall-ratio")
+			b.ReportMetric(large.cpu.Seconds()/small.cpu.Seconds(), "10x-cpu-ratio")
+			b.ReportMetric(mem, "10x-peak-ratio")
+			if wall > 12 || mem > 12 {
+				b.Errorf("10x the routes took %.1fx the time and %.1fx the memory (at most 12x)", wall, mem)
+			}
+		})
+	}
+}
