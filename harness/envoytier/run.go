@@ -239,6 +239,15 @@ func (t *Tier) wait(ctx context.Context, o *Outcome, x *result.XDS, warm bool) e
 	}
 	wctx, cancel := context.WithTimeout(ctx, t.opts.AckTimeout)
 	defer cancel()
+	// An Envoy that exits (a crash) closes its stream without the server noticing a
+	// change: the wait ends at once rather than at the timeout.
+	go func(exit <-chan struct{}) {
+		select {
+		case <-exit:
+			cancel()
+		case <-wctx.Done():
+		}
+	}(t.envoy.exit)
 	err := t.srv.WaitFor(wctx, func(nodes []xdsserver.NodeStatus) bool {
 		for _, n := range nodes {
 			if n.ID != t.nodeID {
