@@ -22,10 +22,12 @@ import (
 	resourcev3 "github.com/envoyproxy/go-control-plane/pkg/resource/v3"
 
 	"github.com/egharness/egharness/harness/live"
+	"github.com/egharness/egharness/harness/ratelimitsvc"
 	"github.com/egharness/egharness/harness/routecheck"
 	"github.com/egharness/egharness/harness/scenario"
 	"github.com/egharness/egharness/harness/xdsserver"
 	"github.com/egharness/egharness/translator/result"
+	"github.com/egharness/egharness/translator/xds"
 )
 
 // Run serves one scenario's translation (res; translated here with the reference
@@ -156,6 +158,14 @@ func (t *Tier) runOnce(ctx context.Context, sc *scenario.Scenario, prof string, 
 	t.echo.setTLSNames(tr.names)
 	pointAt(&served.XDS, t.jwt.rewriteProviders(&served.XDS), t.jwt.addr)
 	pointAt(&served.XDS, extServiceClusters(&served.XDS), t.svc.addr)
+	// EG's rate limit service: the stand-in holds the limits EG would hand it.
+	pointAt(&served.XDS, map[string]bool{rateLimitCluster: true}, t.svc.addr)
+	limits, err := ratelimitsvc.Load(xds.RateLimitServiceConfigs(res.IR))
+	if err != nil {
+		o.Err = err
+		return o
+	}
+	t.svc.rls.SetLimits(limits)
 	if err := withProxyProtocol(&served.XDS); err != nil {
 		o.Err = err
 		return o
@@ -185,6 +195,7 @@ func (t *Tier) runOnce(ctx context.Context, sc *scenario.Scenario, prof string, 
 	// The credentials credential_injector sends are secrets: the offline checks read them
 	// too (check.Run).
 	table.UseSecrets(res.XDS.Secrets)
+	table.UseRateLimitService(limits)
 	client := live.Client{Addr: func(port uint32) string { return fmt.Sprintf("%s:%d", ip, port) }, Timeout: t.opts.RequestTimeout}
 	clientCert, err := t.ca.leaf(append([]string{"client.egharness.local"}, tr.clientNames...))
 	if err != nil {
@@ -327,7 +338,7 @@ func shortTypes(types []string) []string {
 // weighted split may land on another share.
 func (t *Tier) replay(ctx context.Context, client live.Client, table *routecheck.Table, res *result.Result, i int, te scenario.TrafficExpect, echoes map[string]string) Request {
 	r := Request{Index: i, Name: te.Name}
-	exp := live.ExpectWith(table, res, te.Request, live.ExpectOptions{ClientAddress: true, DNSBackends: true, MaxInflight: maxInflight})
+	exp := live.ExpectWith(table, res, te.Request, live.ExpectOptions{ClientAddress: true, DNSBackends: true, MaxInflight: maxInflight, MaxAfter: maxAfter})
 	r.Offline = describeExpectation(exp)
 	hostless := exp.Skip != "" && exp.Answer.Cluster != "" && exp.Answer.Status == 200 && hostlessCluster(&res.XDS, exp.Answer.Cluster)
 	if exp.Skip != "" && !hostless {
@@ -348,7 +359,17 @@ func (t *Tier) replay(ctx context.Context, client live.Client, table *routecheck
 			return r
 		}
 	}
+	// Each expectation starts with fresh rate limit counters, as the route checker counts
+	// only the requests it says were sent before (after).
+	t.svc.rls.Reset()
+	if n := te.Request.After; n > 0 {
+		if err := t.sendBefore(ctx, client, sent, port, exp.TLS, int(n)); err != nil {
+			r.NotReplayed = err.Error()
+			return r
+		}
+	}
 	for attempt := 0; ; attempt++ {
+		t.svc.rls.ForgetCalls()
 		var obs live.Observation
 		if strings.EqualFold(sent.Protocol, "UDP") {
 			obs = sendUDP(ctx, client.Addr(port), sent, t.opts.RequestTimeout)
@@ -368,11 +389,12 @@ func (t *Tier) replay(ctx context.Context, client live.Client, table *routecheck
 			return r
 		}
 		r.VsChecker = live.Compare(exp, te.Request, te.Expect, obs, echoes)
+		r.VsChecker = append(r.VsChecker, compareRateLimitCalls(exp, t.svc.rls.Calls())...)
 		r.VsScenario = compareScenario(te.Request, te.Expect, exp, obs, echoes, res)
 		agreed := len(r.VsChecker) == 0 && len(r.VsScenario) == 0
 		// Only a refused connection (a listener not on the worker yet) or a weighted split
 		// is worth another try; anything else answers the same again.
-		retry := exp.Weighted() || (obs.Err != nil && errors.Is(obs.Err, syscall.ECONNREFUSED))
+		retry := (exp.Weighted() || (obs.Err != nil && errors.Is(obs.Err, syscall.ECONNREFUSED))) && te.Request.After == 0
 		if agreed || !retry || attempt >= 4 || ctx.Err() != nil {
 			return r
 		}
@@ -516,6 +538,20 @@ func moveDNSBackends(x *result.XDS, res *result.Result, addrs map[string]string)
 			moveAll(&endpointv3.ClusterLoadAssignment{Endpoints: []*endpointv3.LocalityLbEndpoints{l}}, host, uint32(port))
 		}
 	}
+}
+
+// maxAfter is the most requests the tier sends before a request to stage its after count.
+const maxAfter = 1000
+
+// sendBefore sends n requests like req, one after another, before req itself: rate limits
+// count them. Each must be answered (by a backend or by Envoy itself).
+func (t *Tier) sendBefore(ctx context.Context, client live.Client, req scenario.Request, port uint32, useTLS bool, n int) error {
+	for i := 0; i < n; i++ {
+		if obs := client.Do(ctx, req, port, useTLS); obs.Err != nil {
+			return fmt.Errorf("request %d of the %d sent before it: %w", i+1, n, obs.Err)
+		}
+	}
+	return nil
 }
 
 // maxInflight is the most requests the tier holds open to stage a request's inflight count.

@@ -12,6 +12,8 @@
 package routecheck
 
 import (
+	"github.com/egharness/egharness/harness/ratelimitsvc"
+
 	"errors"
 	"fmt"
 	"sort"
@@ -63,6 +65,10 @@ type Request struct {
 	// on the same port; "" also falls back to the UDP listener when the port
 	// has no TCP one, "TCP" and "UDP" do not.
 	Protocol string
+	// After is how many requests like this one were sent just before it: a rate limit
+	// counts them, and past its limit Envoy answers 429. Global limits need the rate limit
+	// service's configuration (UseRateLimitService).
+	After uint32
 	// forwarded, when set (CheckForwarded), receives the request as forwarded to a cluster.
 	forwarded *map[string]string
 	// filters, when set (CheckDetailed), receives the HTTP filters that acted.
@@ -97,6 +103,8 @@ type Table struct {
 	// generic are the generic SDS secrets of the snapshot by name (UseSecrets): the
 	// credentials a credential_injector filter adds.
 	generic map[string][]byte
+	// rls is the rate limit service's configuration (UseRateLimitService); nil when unknown.
+	rls *ratelimitsvc.Limits
 }
 
 // UseSecrets gives the table the snapshot's secrets, so that filters that read one (the
@@ -110,6 +118,11 @@ func (t *Table) UseSecrets(secrets []*tlsv3.Secret) {
 		}
 	}
 }
+
+// UseRateLimitService gives the table the limits EG's rate limit service holds, so a
+// request sent After others can be answered 429 by a ratelimit filter. Without them, such a
+// request on a globally rate-limited route is an ErrUnsupported error, not a guess.
+func (t *Table) UseRateLimitService(l *ratelimitsvc.Limits) { t.rls = l }
 
 // New compiles the snapshot. It fails only when the snapshot as a whole is
 // unusable (nil entries, duplicate names); problems confined to one listener
@@ -218,6 +231,7 @@ func (t *Table) Check(req Request) (Answer, error) {
 	}
 	rs := newRequestState(req, h)
 	rs.secrets = t.generic
+	rs.rls = t.rls
 	if rs.localReply != 0 {
 		// The HTTP connection manager answered before routing (path normalization).
 		ans.Status = rs.localReply

@@ -287,6 +287,10 @@ type Request struct {
 	// Inflight is how many requests to the chosen cluster are already in flight: at or over
 	// the cluster's circuit breaker (max_requests), Envoy answers 503 at once.
 	Inflight uint32 `json:"inflight,omitempty"`
+	// After is how many requests like this one were sent just before it: rate limits count
+	// them (global rules at EG's rate limit service, local token buckets), so past a limit
+	// the answer is 429.
+	After uint32 `json:"after,omitempty"`
 }
 
 // TrafficResult is the answer; empty fields are not checked.
