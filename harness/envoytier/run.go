@@ -84,8 +84,8 @@ func (t *Tier) runOnce(ctx context.Context, sc *scenario.Scenario, prof string, 
 	// A translation without listeners or clusters is served too: Envoy must take the empty
 	// configuration (and drop the previous scenario's).
 	// Gateways that bind one port (EG gives each its own Envoy): each Gateway's listeners
-	// get an address of their own, as its own Envoy would have. A request then does not
-	// say which Gateway it is for, so such requests are not sent.
+	// get an address of their own, as its own Envoy would have; a request names its
+	// Gateway (gateway:), and goes to that Gateway's address.
 	conflicts := xdsserver.PortConflicts(&res.XDS)
 	if err := t.envoy.alive(); err != nil {
 		if rerr := t.revive(ctx, err); rerr != nil {
@@ -205,11 +205,7 @@ func (t *Tier) runOnce(ctx context.Context, sc *scenario.Scenario, prof string, 
 	client.Certificates = []tls.Certificate{*clientCert}
 	echoes := t.echo.echoes()
 	for i, te := range traffic {
-		if len(conflicts) > 0 {
-			o.Requests = append(o.Requests, Request{Index: i, Name: te.Name, NotReplayed: "Gateways share the port (" + conflicts[0] + "): which Gateway's Envoy the request is for is not said"})
-			continue
-		}
-		r := t.replay(ctx, client, table, res, i, te, echoes)
+		r := t.replay(ctx, client, listenIP, table, res, i, te, echoes)
 		if r.Replayed() && !r.Agrees() {
 			r.Recorded = recorded[fmt.Sprintf("expect.traffic[%d]", i)]
 		}
@@ -336,9 +332,15 @@ func shortTypes(types []string) []string {
 // replay sends one expectation and compares. A request that disagrees is sent again a few
 // times: Envoy hands new listeners to its worker thread just after they warm, and a
 // weighted split may land on another share.
-func (t *Tier) replay(ctx context.Context, client live.Client, table *routecheck.Table, res *result.Result, i int, te scenario.TrafficExpect, echoes map[string]string) Request {
+//
+// listenIP is the address a listener binds: when Gateways share a port each Gateway's
+// listeners have their own (as on their own Envoy), and the request goes to the address of
+// the listener the route checker picked (a request names its Gateway there).
+func (t *Tier) replay(ctx context.Context, client live.Client, listenIP func(listener string) string, table *routecheck.Table, res *result.Result, i int, te scenario.TrafficExpect, echoes map[string]string) Request {
 	r := Request{Index: i, Name: te.Name}
 	exp := live.ExpectWith(table, res, te.Request, live.ExpectOptions{ClientAddress: true, DNSBackends: true, MaxInflight: maxInflight, MaxAfter: maxAfter})
+	ip := listenIP(exp.Answer.Listener)
+	client.Addr = func(port uint32) string { return fmt.Sprintf("%s:%d", ip, port) }
 	r.Offline = describeExpectation(exp)
 	hostless := exp.Skip != "" && exp.Answer.Cluster != "" && exp.Answer.Status == 200 && hostlessCluster(&res.XDS, exp.Answer.Cluster)
 	if exp.Skip != "" && !hostless {

@@ -69,6 +69,10 @@ type Request struct {
 	// counts them, and past its limit Envoy answers 429. Global limits need the rate limit
 	// service's configuration (UseRateLimitService).
 	After uint32
+	// Gateway (namespace/name), when set, keeps to that Gateway's listeners (named
+	// <namespace>/<name>/<listener>): EG gives each Gateway its own Envoy, so Gateways on
+	// one port are told apart by which proxy the request reaches.
+	Gateway string
 	// forwarded, when set (CheckForwarded), receives the request as forwarded to a cluster.
 	forwarded *map[string]string
 	// filters, when set (CheckDetailed), receives the HTTP filters that acted.
@@ -178,7 +182,7 @@ func (t *Table) Check(req Request) (Answer, error) {
 	if err != nil {
 		return ans, err
 	}
-	le, err := t.findListener(req.Port, proto)
+	le, err := t.findListener(req.Port, proto, req.Gateway)
 	if err != nil {
 		return ans, err
 	}
@@ -253,8 +257,20 @@ func normalizeProtocol(p string) (string, error) {
 	return "", fmt.Errorf("%w: request protocol %q (want \"\", %q or %q)", ErrUnsupported, p, ProtocolTCP, ProtocolUDP)
 }
 
-func (t *Table) findListener(port uint32, proto string) (*listenerEntry, error) {
+func (t *Table) findListener(port uint32, proto, gateway string) (*listenerEntry, error) {
 	all := t.byPort[port]
+	if gateway != "" {
+		var mine []*listenerEntry
+		for _, le := range all {
+			if strings.HasPrefix(le.name, gateway+"/") {
+				mine = append(mine, le)
+			}
+		}
+		if len(mine) == 0 {
+			return nil, fmt.Errorf("%w of Gateway %s on port %d; listeners: %s", ErrNoListener, gateway, port, t.listenerSummary())
+		}
+		all = mine
+	}
 	var tcp, udp []*listenerEntry
 	for _, le := range all {
 		if le.udp {

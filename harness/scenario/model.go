@@ -291,6 +291,9 @@ type Request struct {
 	// them (global rules at EG's rate limit service, local token buckets), so past a limit
 	// the answer is 429.
 	After uint32 `json:"after,omitempty"`
+	// Gateway (namespace/name) is the Gateway whose proxy the request is sent to: EG runs
+	// an Envoy per Gateway, so when Gateways bind the same port it says which one answers.
+	Gateway string `json:"gateway,omitempty"`
 }
 
 // TrafficResult is the answer; empty fields are not checked.
