@@ -32,7 +32,7 @@ type Answer struct {
 // Send evaluates one request against a result's xDS. A Gateway port below 1024 that has no
 // Envoy listener is tried as EG maps it (80 → 10080), so scenarios can speak in Gateway ports.
 func Send(t *routecheck.Table, x *result.XDS, req scenario.Request) (Answer, error) {
-	rq := routecheck.Request{Port: req.Port, Host: req.Host, Path: req.Path, Method: req.Method, Headers: req.Headers, SNI: req.SNI, Protocol: req.Protocol, ClientIP: req.ClientIP, After: req.After, Gateway: req.Gateway}
+	rq := routecheck.Request{Port: req.Port, Host: req.Host, Path: req.Path, Method: req.Method, Headers: req.Headers, SNI: req.SNI, Protocol: req.Protocol, ClientIP: req.ClientIP, After: req.After, Gateway: req.Gateway, OAuth2Login: req.OAuth2Login}
 	if req.GRPC {
 		rq.Method = "POST"
 		rq.Headers = map[string]string{"content-type": "application/grpc"}

@@ -158,6 +158,8 @@ func (t *Tier) runOnce(ctx context.Context, sc *scenario.Scenario, prof string, 
 	t.echo.setTLSNames(tr.names)
 	pointAt(&served.XDS, t.jwt.rewriteProviders(&served.XDS), t.jwt.addr)
 	pointAt(&served.XDS, extServiceClusters(&served.XDS), t.svc.addr)
+	// The OIDC providers: token endpoint clusters point at the stand-in.
+	pointAt(&served.XDS, t.idp.configure(&served.XDS), t.idp.addr)
 	// EG's rate limit service: the stand-in holds the limits EG would hand it.
 	pointAt(&served.XDS, map[string]bool{rateLimitCluster: true}, t.svc.addr)
 	limits, err := ratelimitsvc.Load(xds.RateLimitServiceConfigs(res.IR))
@@ -369,6 +371,27 @@ func (t *Tier) replay(ctx context.Context, client live.Client, listenIP func(lis
 			r.NotReplayed = err.Error()
 			return r
 		}
+	}
+	if te.Request.OAuth2Login {
+		// Sign in first; the request then goes with Envoy's session cookies.
+		first := sent
+		first.OAuth2Login = false
+		cookies, err := t.idp.login(ctx, client, first, port, exp.TLS)
+		if err != nil {
+			r.Live = "no answer: " + err.Error()
+			r.VsChecker = []string{"the OAuth2 login failed live: " + err.Error()}
+			return r
+		}
+		h := map[string]string{}
+		for k, v := range sent.Headers {
+			h[k] = v
+		}
+		c := cookieHeader(cookies)
+		if old := h["cookie"]; old != "" {
+			c = old + "; " + c
+		}
+		h["cookie"] = c
+		sent.Headers = h
 	}
 	for attempt := 0; ; attempt++ {
 		t.svc.rls.ForgetCalls()

@@ -56,6 +56,7 @@ type Tier struct {
 	ca    *authority
 	jwt   *issuer
 	svc   *services
+	idp   *provider
 	// standIn is the certificate served for secrets of external SDS servers.
 	standIn pemPair
 	sink    net.Listener
@@ -116,6 +117,9 @@ func Start(ctx context.Context, opts Options) (t *Tier, err error) {
 		return t, err
 	}
 	if t.svc, err = newServices(t.lo, t.ca); err != nil {
+		return t, err
+	}
+	if t.idp, err = newProvider(t.lo, t.ca); err != nil {
 		return t, err
 	}
 	if t.sink, err = net.Listen("tcp", net.JoinHostPort(t.lo.addr(), "0")); err != nil {
@@ -207,6 +211,9 @@ func (t *Tier) Close() error {
 	}
 	if t.svc != nil {
 		t.svc.close()
+	}
+	if t.idp != nil {
+		t.idp.close()
 	}
 	if t.jwt != nil {
 		_ = t.jwt.srv.Close()

@@ -3,6 +3,7 @@ package routecheck
 import (
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -135,6 +136,9 @@ func runHTTPFilters(h *hcmConfig, rt *routeTable, rs *requestState, ans Answer) 
 			if err == nil && !selected {
 				continue
 			}
+		}
+		if errors.Is(err, ErrUnsupported) {
+			return ans, fmt.Errorf("filter %s on route %s: %w", f.name, rs.matched.name, err)
 		}
 		if err != nil {
 			return ans, fmt.Errorf("%w: filter %s on route %s: %v", ErrInvalidConfig, f.name, rs.matched.name, err)

@@ -73,6 +73,10 @@ type Request struct {
 	// <namespace>/<name>/<listener>): EG gives each Gateway its own Envoy, so Gateways on
 	// one port are told apart by which proxy the request reaches.
 	Gateway string
+	// OAuth2Login: the client went through the OAuth2 login first (scenario.Request). The
+	// checker cannot model the callback (the code exchange at the token endpoint, the HMAC
+	// of the cookies Envoy sets): it answers the request as a signed-in one, and says so.
+	OAuth2Login bool
 	// forwarded, when set (CheckForwarded), receives the request as forwarded to a cluster.
 	forwarded *map[string]string
 	// filters, when set (CheckDetailed), receives the HTTP filters that acted.

@@ -294,6 +294,12 @@ type Request struct {
 	// Gateway (namespace/name) is the Gateway whose proxy the request is sent to: EG runs
 	// an Envoy per Gateway, so when Gateways bind the same port it says which one answers.
 	Gateway string `json:"gateway,omitempty"`
+	// OAuth2Login signs in first, on a route with an OIDC policy: the request is sent
+	// without a session and redirected to the provider's authorization endpoint, the
+	// provider's code comes back to the redirect URL, Envoy exchanges it at the token
+	// endpoint and sets its session cookies, and the request is sent again with them. The
+	// expectation is the answer to that last request.
+	OAuth2Login bool `json:"oauth2Login,omitempty"`
 }
 
 // TrafficResult is the answer; empty fields are not checked.
