@@ -340,7 +340,7 @@ func shortTypes(types []string) []string {
 // the listener the route checker picked (a request names its Gateway there).
 func (t *Tier) replay(ctx context.Context, client live.Client, listenIP func(listener string) string, table *routecheck.Table, res *result.Result, i int, te scenario.TrafficExpect, echoes map[string]string) Request {
 	r := Request{Index: i, Name: te.Name}
-	exp := live.ExpectWith(table, res, te.Request, live.ExpectOptions{ClientAddress: true, DNSBackends: true, MaxInflight: maxInflight, MaxAfter: maxAfter})
+	exp := live.ExpectWith(table, res, te.Request, live.ExpectOptions{ClientAddress: true, DNSBackends: true, MaxInflight: maxInflight, MaxAfter: maxAfter, OAuth2Login: true})
 	ip := listenIP(exp.Answer.Listener)
 	client.Addr = func(port uint32) string { return fmt.Sprintf("%s:%d", ip, port) }
 	r.Offline = describeExpectation(exp)
