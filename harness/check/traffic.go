@@ -1,6 +1,9 @@
 package check
 
 import (
+	"github.com/egharness/egharness/harness/ratelimitsvc"
+	"github.com/egharness/egharness/translator/xds"
+
 	"errors"
 	"fmt"
 	"sort"
@@ -29,7 +32,7 @@ type Answer struct {
 // Send evaluates one request against a result's xDS. A Gateway port below 1024 that has no
 // Envoy listener is tried as EG maps it (80 → 10080), so scenarios can speak in Gateway ports.
 func Send(t *routecheck.Table, x *result.XDS, req scenario.Request) (Answer, error) {
-	rq := routecheck.Request{Port: req.Port, Host: req.Host, Path: req.Path, Method: req.Method, Headers: req.Headers, SNI: req.SNI, Protocol: req.Protocol, ClientIP: req.ClientIP}
+	rq := routecheck.Request{Port: req.Port, Host: req.Host, Path: req.Path, Method: req.Method, Headers: req.Headers, SNI: req.SNI, Protocol: req.Protocol, ClientIP: req.ClientIP, After: req.After, Gateway: req.Gateway, OAuth2Login: req.OAuth2Login}
 	if req.GRPC {
 		rq.Method = "POST"
 		rq.Headers = map[string]string{"content-type": "application/grpc"}
@@ -71,6 +74,20 @@ func Send(t *routecheck.Table, x *result.XDS, req scenario.Request) (Answer, err
 		out.Status = 503 // Envoy: upstream overflow
 	}
 	return out, nil
+}
+
+// UseRateLimitService gives the table the limits of EG's rate limit service for the
+// translation (the reference's: from its IR; other implementations give none).
+func UseRateLimitService(t *routecheck.Table, res *result.Result) error {
+	if res.IR == nil {
+		return nil
+	}
+	l, err := ratelimitsvc.Load(xds.RateLimitServiceConfigs(res.IR))
+	if err != nil {
+		return err
+	}
+	t.UseRateLimitService(l)
+	return nil
 }
 
 func hasCluster(x *result.XDS, name string) bool {
@@ -175,6 +192,10 @@ func (c *collector) traffic(exp []scenario.TrafficExpect, res *result.Result, se
 		return
 	}
 	table.UseSecrets(res.XDS.Secrets)
+	if err := UseRateLimitService(table, res); err != nil {
+		c.failf("traffic", "traffic", "%v", err)
+		return
+	}
 	for i, t := range exp {
 		where := fmt.Sprintf("traffic[%d]", i)
 		what := describeRequest(t.Request)

@@ -2,11 +2,14 @@ package envoytier
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 
 	"github.com/egharness/egharness/harness/check"
 	"github.com/egharness/egharness/harness/live"
+	"github.com/egharness/egharness/harness/ratelimitsvc"
 	"github.com/egharness/egharness/harness/scenario"
 	"github.com/egharness/egharness/translator/result"
 )
@@ -144,4 +147,42 @@ func trim(s string) string {
 		return s[:160] + "…"
 	}
 	return s
+}
+
+// rateLimitCluster is the cluster through which Envoy reaches EG's rate limit service.
+const rateLimitCluster = "ratelimit_cluster"
+
+// compareRateLimitCalls compares what Envoy asked the rate limit service (domain and
+// descriptors, per call) with the ratelimit filters the route checker says act on the
+// request: the same domains, each with the same descriptors.
+func compareRateLimitCalls(exp live.Expectation, calls []ratelimitsvc.Call) []string {
+	want := map[string]string{}
+	for _, f := range exp.Answer.Filters {
+		if f.Kind == "ratelimit" {
+			want[f.Mode] = strings.TrimSuffix(f.Outcome, " (over the limit)")
+		}
+	}
+	byDomain := map[string][]string{}
+	for _, c := range calls {
+		byDomain[c.Domain] = append(byDomain[c.Domain], c.Descriptors...)
+	}
+	got := map[string]string{}
+	for d, descs := range byDomain {
+		slices.Sort(descs)
+		got[d] = strings.Join(descs, "; ")
+	}
+	var diffs []string
+	for _, d := range slices.Sorted(maps.Keys(want)) {
+		if g, ok := got[d]; !ok {
+			diffs = append(diffs, fmt.Sprintf("offline the rate limit service is asked in domain %s about %s, live Envoy did not ask it", d, want[d]))
+		} else if g != want[d] {
+			diffs = append(diffs, fmt.Sprintf("in domain %s live Envoy sent the rate limit service %s, offline %s", d, g, want[d]))
+		}
+	}
+	for _, d := range slices.Sorted(maps.Keys(got)) {
+		if _, ok := want[d]; !ok {
+			diffs = append(diffs, fmt.Sprintf("live Envoy asked the rate limit service in domain %s about %s, offline no ratelimit filter acts there", d, got[d]))
+		}
+	}
+	return diffs
 }

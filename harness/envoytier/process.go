@@ -51,14 +51,18 @@ func startEnvoy(ctx context.Context, binary, dir, xdsAddr, nodeID string, logw i
 		return nil, err
 	}
 	p := &process{log: &tailBuffer{max: 64 << 10}, exit: make(chan struct{})}
-	cmd := exec.Command(binary, "-c", bootstrap,
+	args := []string{"-c", bootstrap,
 		"--admin-address-path", adminFile,
 		"--disable-hot-restart",
 		"--concurrency", "1",
 		"--drain-time-s", "0", "--drain-strategy", "immediate",
 		"--local-address-ip-version", "v4",
-		"--log-level", "warn",
-		"--service-node", nodeID, "--service-cluster", "egharness")
+		"--log-level", logLevel(),
+		"--service-node", nodeID, "--service-cluster", "egharness"}
+	if c := componentLogLevels(); c != "" {
+		args = append(args, "--component-log-level", c)
+	}
+	cmd := exec.Command(binary, args...)
 	var out io.Writer = p.log
 	if logw != nil {
 		out = io.MultiWriter(p.log, logw)
@@ -95,6 +99,30 @@ func startEnvoy(ctx context.Context, binary, dir, xdsAddr, nodeID string, logw i
 			return nil, fmt.Errorf("envoy wrote no admin address within 30s:\n%s", p.log.String())
 		}
 	}
+}
+
+// LogLevelEnvVar sets Envoy's log level (default warn), e.g. debug to find what precedes
+// a crash, with $EGHARNESS_ENVOY_LOG keeping the whole log: a level, then optionally
+// component levels (warn,jwt:debug,oauth2:debug gives --log-level warn
+// --component-log-level jwt:debug,oauth2:debug).
+const LogLevelEnvVar = "EGHARNESS_ENVOY_LOG_LEVEL"
+
+func logLevel() string {
+	l, _, _ := strings.Cut(os.Getenv(LogLevelEnvVar), ",")
+	if l == "" || strings.Contains(l, ":") {
+		return "warn"
+	}
+	return l
+}
+
+func componentLogLevels() string {
+	var out []string
+	for _, p := range strings.Split(os.Getenv(LogLevelEnvVar), ",") {
+		if strings.Contains(p, ":") {
+			out = append(out, p)
+		}
+	}
+	return strings.Join(out, ",")
 }
 
 // stop ends Envoy: SIGTERM, then SIGKILL after 5s.

@@ -3,11 +3,17 @@ package envoytier
 import (
 	"context"
 	"os"
+	"strings"
+	"syscall"
 	"testing"
+	"time"
+
+	clusterv3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
 
 	"github.com/egharness/egharness/harness/catalog"
 	"github.com/egharness/egharness/harness/scenario"
 	"github.com/egharness/egharness/harness/xdsserver"
+	"github.com/egharness/egharness/translator/result"
 )
 
 // An Envoy that dies between scenarios is started again: the run goes on.
@@ -47,5 +53,45 @@ func TestReviveAfterEnvoyExits(t *testing.T) {
 	}
 	if tier.Restarts() != 1 {
 		t.Errorf("restarts %d", tier.Restarts())
+	}
+}
+
+// An Envoy that exits while the tier waits for its ACK ends the wait at once, not at the
+// ACK timeout (its stream closes without the xDS server seeing a change).
+func TestWaitEndsWhenEnvoyExits(t *testing.T) {
+	wd, _ := os.Getwd()
+	bin, err := Find("", wd)
+	if err != nil {
+		if os.Getenv(RequireEnvVar) == "1" {
+			t.Fatal(err)
+		}
+		t.Skipf("real Envoy tier skipped: %v", err)
+	}
+	ctx := context.Background()
+	tier, err := Start(ctx, Options{Envoy: bin, AckTimeout: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tier.Close()
+	// A stopped Envoy cannot ACK; it is killed while the tier waits.
+	if err := tier.envoy.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	x := &result.XDS{Clusters: []*clusterv3.Cluster{{Name: "c", ClusterDiscoveryType: &clusterv3.Cluster_Type{Type: clusterv3.Cluster_STATIC}}}}
+	v, _, err := tier.srv.Update(ctx, &xdsserver.Loaded{Source: "test", Result: &result.Result{XDS: *x}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		time.Sleep(200 * time.Millisecond)
+		_ = tier.envoy.cmd.Process.Kill()
+	}()
+	start := time.Now()
+	err = tier.wait(ctx, &Outcome{Version: v}, x, false)
+	if err == nil || !strings.Contains(err.Error(), "envoy exited") {
+		t.Fatalf("wait: %v", err)
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("the wait took %s after Envoy exited", d)
 	}
 }

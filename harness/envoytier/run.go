@@ -22,10 +22,12 @@ import (
 	resourcev3 "github.com/envoyproxy/go-control-plane/pkg/resource/v3"
 
 	"github.com/egharness/egharness/harness/live"
+	"github.com/egharness/egharness/harness/ratelimitsvc"
 	"github.com/egharness/egharness/harness/routecheck"
 	"github.com/egharness/egharness/harness/scenario"
 	"github.com/egharness/egharness/harness/xdsserver"
 	"github.com/egharness/egharness/translator/result"
+	"github.com/egharness/egharness/translator/xds"
 )
 
 // Run serves one scenario's translation (res; translated here with the reference
@@ -82,8 +84,8 @@ func (t *Tier) runOnce(ctx context.Context, sc *scenario.Scenario, prof string, 
 	// A translation without listeners or clusters is served too: Envoy must take the empty
 	// configuration (and drop the previous scenario's).
 	// Gateways that bind one port (EG gives each its own Envoy): each Gateway's listeners
-	// get an address of their own, as its own Envoy would have. A request then does not
-	// say which Gateway it is for, so such requests are not sent.
+	// get an address of their own, as its own Envoy would have; a request names its
+	// Gateway (gateway:), and goes to that Gateway's address.
 	conflicts := xdsserver.PortConflicts(&res.XDS)
 	if err := t.envoy.alive(); err != nil {
 		if rerr := t.revive(ctx, err); rerr != nil {
@@ -156,6 +158,16 @@ func (t *Tier) runOnce(ctx context.Context, sc *scenario.Scenario, prof string, 
 	t.echo.setTLSNames(tr.names)
 	pointAt(&served.XDS, t.jwt.rewriteProviders(&served.XDS), t.jwt.addr)
 	pointAt(&served.XDS, extServiceClusters(&served.XDS), t.svc.addr)
+	// The OIDC providers: token endpoint clusters point at the stand-in.
+	pointAt(&served.XDS, t.idp.configure(&served.XDS), t.idp.addr)
+	// EG's rate limit service: the stand-in holds the limits EG would hand it.
+	pointAt(&served.XDS, map[string]bool{rateLimitCluster: true}, t.svc.addr)
+	limits, err := ratelimitsvc.Load(xds.RateLimitServiceConfigs(res.IR))
+	if err != nil {
+		o.Err = err
+		return o
+	}
+	t.svc.rls.SetLimits(limits)
 	if err := withProxyProtocol(&served.XDS); err != nil {
 		o.Err = err
 		return o
@@ -185,6 +197,7 @@ func (t *Tier) runOnce(ctx context.Context, sc *scenario.Scenario, prof string, 
 	// The credentials credential_injector sends are secrets: the offline checks read them
 	// too (check.Run).
 	table.UseSecrets(res.XDS.Secrets)
+	table.UseRateLimitService(limits)
 	client := live.Client{Addr: func(port uint32) string { return fmt.Sprintf("%s:%d", ip, port) }, Timeout: t.opts.RequestTimeout}
 	clientCert, err := t.ca.leaf(append([]string{"client.egharness.local"}, tr.clientNames...))
 	if err != nil {
@@ -194,11 +207,7 @@ func (t *Tier) runOnce(ctx context.Context, sc *scenario.Scenario, prof string, 
 	client.Certificates = []tls.Certificate{*clientCert}
 	echoes := t.echo.echoes()
 	for i, te := range traffic {
-		if len(conflicts) > 0 {
-			o.Requests = append(o.Requests, Request{Index: i, Name: te.Name, NotReplayed: "Gateways share the port (" + conflicts[0] + "): which Gateway's Envoy the request is for is not said"})
-			continue
-		}
-		r := t.replay(ctx, client, table, res, i, te, echoes)
+		r := t.replay(ctx, client, listenIP, table, res, i, te, echoes)
 		if r.Replayed() && !r.Agrees() {
 			r.Recorded = recorded[fmt.Sprintf("expect.traffic[%d]", i)]
 		}
@@ -239,6 +248,15 @@ func (t *Tier) wait(ctx context.Context, o *Outcome, x *result.XDS, warm bool) e
 	}
 	wctx, cancel := context.WithTimeout(ctx, t.opts.AckTimeout)
 	defer cancel()
+	// An Envoy that exits (a crash) closes its stream without the server noticing a
+	// change: the wait ends at once rather than at the timeout.
+	go func(exit <-chan struct{}) {
+		select {
+		case <-exit:
+			cancel()
+		case <-wctx.Done():
+		}
+	}(t.envoy.exit)
 	err := t.srv.WaitFor(wctx, func(nodes []xdsserver.NodeStatus) bool {
 		for _, n := range nodes {
 			if n.ID != t.nodeID {
@@ -316,9 +334,15 @@ func shortTypes(types []string) []string {
 // replay sends one expectation and compares. A request that disagrees is sent again a few
 // times: Envoy hands new listeners to its worker thread just after they warm, and a
 // weighted split may land on another share.
-func (t *Tier) replay(ctx context.Context, client live.Client, table *routecheck.Table, res *result.Result, i int, te scenario.TrafficExpect, echoes map[string]string) Request {
+//
+// listenIP is the address a listener binds: when Gateways share a port each Gateway's
+// listeners have their own (as on their own Envoy), and the request goes to the address of
+// the listener the route checker picked (a request names its Gateway there).
+func (t *Tier) replay(ctx context.Context, client live.Client, listenIP func(listener string) string, table *routecheck.Table, res *result.Result, i int, te scenario.TrafficExpect, echoes map[string]string) Request {
 	r := Request{Index: i, Name: te.Name}
-	exp := live.ExpectWith(table, res, te.Request, live.ExpectOptions{ClientAddress: true, DNSBackends: true, MaxInflight: maxInflight})
+	exp := live.ExpectWith(table, res, te.Request, live.ExpectOptions{ClientAddress: true, DNSBackends: true, MaxInflight: maxInflight, MaxAfter: maxAfter, OAuth2Login: true})
+	ip := listenIP(exp.Answer.Listener)
+	client.Addr = func(port uint32) string { return fmt.Sprintf("%s:%d", ip, port) }
 	r.Offline = describeExpectation(exp)
 	hostless := exp.Skip != "" && exp.Answer.Cluster != "" && exp.Answer.Status == 200 && hostlessCluster(&res.XDS, exp.Answer.Cluster)
 	if exp.Skip != "" && !hostless {
@@ -339,7 +363,38 @@ func (t *Tier) replay(ctx context.Context, client live.Client, table *routecheck
 			return r
 		}
 	}
+	// Each expectation starts with fresh rate limit counters, as the route checker counts
+	// only the requests it says were sent before (after).
+	t.svc.rls.Reset()
+	if n := te.Request.After; n > 0 {
+		if err := t.sendBefore(ctx, client, sent, port, exp.TLS, int(n)); err != nil {
+			r.NotReplayed = err.Error()
+			return r
+		}
+	}
+	if te.Request.OAuth2Login {
+		// Sign in first; the request then goes with Envoy's session cookies.
+		first := sent
+		first.OAuth2Login = false
+		cookies, err := t.idp.login(ctx, client, first, port, exp.TLS)
+		if err != nil {
+			r.Live = "no answer: " + err.Error()
+			r.VsChecker = []string{"the OAuth2 login failed live: " + err.Error()}
+			return r
+		}
+		h := map[string]string{}
+		for k, v := range sent.Headers {
+			h[k] = v
+		}
+		c := cookieHeader(cookies)
+		if old := h["cookie"]; old != "" {
+			c = old + "; " + c
+		}
+		h["cookie"] = c
+		sent.Headers = h
+	}
 	for attempt := 0; ; attempt++ {
+		t.svc.rls.ForgetCalls()
 		var obs live.Observation
 		if strings.EqualFold(sent.Protocol, "UDP") {
 			obs = sendUDP(ctx, client.Addr(port), sent, t.opts.RequestTimeout)
@@ -359,11 +414,12 @@ func (t *Tier) replay(ctx context.Context, client live.Client, table *routecheck
 			return r
 		}
 		r.VsChecker = live.Compare(exp, te.Request, te.Expect, obs, echoes)
+		r.VsChecker = append(r.VsChecker, compareRateLimitCalls(exp, t.svc.rls.Calls())...)
 		r.VsScenario = compareScenario(te.Request, te.Expect, exp, obs, echoes, res)
 		agreed := len(r.VsChecker) == 0 && len(r.VsScenario) == 0
 		// Only a refused connection (a listener not on the worker yet) or a weighted split
 		// is worth another try; anything else answers the same again.
-		retry := exp.Weighted() || (obs.Err != nil && errors.Is(obs.Err, syscall.ECONNREFUSED))
+		retry := (exp.Weighted() || (obs.Err != nil && errors.Is(obs.Err, syscall.ECONNREFUSED))) && te.Request.After == 0
 		if agreed || !retry || attempt >= 4 || ctx.Err() != nil {
 			return r
 		}
@@ -507,6 +563,20 @@ func moveDNSBackends(x *result.XDS, res *result.Result, addrs map[string]string)
 			moveAll(&endpointv3.ClusterLoadAssignment{Endpoints: []*endpointv3.LocalityLbEndpoints{l}}, host, uint32(port))
 		}
 	}
+}
+
+// maxAfter is the most requests the tier sends before a request to stage its after count.
+const maxAfter = 1000
+
+// sendBefore sends n requests like req, one after another, before req itself: rate limits
+// count them. Each must be answered (by a backend or by Envoy itself).
+func (t *Tier) sendBefore(ctx context.Context, client live.Client, req scenario.Request, port uint32, useTLS bool, n int) error {
+	for i := 0; i < n; i++ {
+		if obs := client.Do(ctx, req, port, useTLS); obs.Err != nil {
+			return fmt.Errorf("request %d of the %d sent before it: %w", i+1, n, obs.Err)
+		}
+	}
+	return nil
 }
 
 // maxInflight is the most requests the tier holds open to stage a request's inflight count.

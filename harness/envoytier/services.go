@@ -12,16 +12,19 @@ import (
 
 	authv3 "github.com/envoyproxy/go-control-plane/envoy/service/auth/v3"
 	extprocv3 "github.com/envoyproxy/go-control-plane/envoy/service/ext_proc/v3"
+	rlsv3 "github.com/envoyproxy/go-control-plane/envoy/service/ratelimit/v3"
 	"google.golang.org/genproto/googleapis/rpc/status"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 
+	"github.com/egharness/egharness/harness/ratelimitsvc"
 	"github.com/egharness/egharness/translator/result"
 )
 
 // services is the stand-in for the external services policies call: an ext_authz server
-// (gRPC Authorization/Check and the HTTP flavour) that allows every request, and an
-// ext_proc server that lets every phase through unchanged. The route checker's answers
+// (gRPC Authorization/Check and the HTTP flavour) that allows every request, an ext_proc
+// server that lets every phase through unchanged, and EG's rate limit service
+// (harness/ratelimitsvc: the scenario's limits, counted). The route checker's answers
 // assume exactly that (an authorized request reaches its backend, a processor changes
 // nothing), so the comparison checks that Envoy calls them and then routes as translated.
 // Calls are counted per service.
@@ -29,6 +32,9 @@ type services struct {
 	srv  *http.Server
 	grpc *grpc.Server
 	addr string
+
+	// rls stands in for EG's rate limit service (ratelimit_cluster).
+	rls *ratelimitsvc.Server
 
 	mu    sync.Mutex
 	calls map[string]int
@@ -38,8 +44,9 @@ type services struct {
 var extServiceCluster = regexp.MustCompile(`^(securitypolicy|envoyextensionpolicy)/[^/]+/[^/]+/(extauth|extproc)/[0-9]+$`)
 
 func newServices(lo *loopback, ca *authority) (*services, error) {
-	s := &services{calls: map[string]int{}, grpc: grpc.NewServer()}
+	s := &services{calls: map[string]int{}, grpc: grpc.NewServer(), rls: ratelimitsvc.NewServer()}
 	authv3.RegisterAuthorizationServer(s.grpc, allowAll{s})
+	rlsv3.RegisterRateLimitServiceServer(s.grpc, s.rls)
 	extprocv3.RegisterExternalProcessorServer(s.grpc, passThrough{s})
 	l, err := net.Listen("tcp", net.JoinHostPort(lo.addr(), "0"))
 	if err != nil {

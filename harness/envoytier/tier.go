@@ -30,7 +30,8 @@ import (
 type Options struct {
 	// Envoy is the binary (see Find).
 	Envoy string
-	// EnvoyLog, when set, receives Envoy's own log (and access logs).
+	// EnvoyLog, when set, receives Envoy's own log (and access logs); when nil and
+	// $EGHARNESS_ENVOY_LOG names a file, that file does (created or truncated).
 	EnvoyLog io.Writer
 	// Logger receives the xDS server's ACKs and NACKs (nothing when nil).
 	Logger *slog.Logger
@@ -55,6 +56,7 @@ type Tier struct {
 	ca    *authority
 	jwt   *issuer
 	svc   *services
+	idp   *provider
 	// standIn is the certificate served for secrets of external SDS servers.
 	standIn pemPair
 	sink    net.Listener
@@ -63,6 +65,8 @@ type Tier struct {
 	// again after one exited or hung.
 	xdsAddr  string
 	restarts int
+	// logFile is $EGHARNESS_ENVOY_LOG's file, closed by Close.
+	logFile *os.File
 }
 
 // Start runs the xDS server on a free loopback port, Envoy with a bootstrap pointing at it,
@@ -85,6 +89,14 @@ func Start(ctx context.Context, opts Options) (t *Tier, err error) {
 			t = nil
 		}
 	}()
+	if opts.EnvoyLog == nil && os.Getenv(LogEnvVar) != "" {
+		f, err := os.Create(os.Getenv(LogEnvVar))
+		if err != nil {
+			return t, fmt.Errorf("$%s: %w", LogEnvVar, err)
+		}
+		t.logFile = f
+		t.opts.EnvoyLog = f
+	}
 	if t.dir, err = os.MkdirTemp("", "egharness-envoy-"); err != nil {
 		return t, err
 	}
@@ -105,6 +117,9 @@ func Start(ctx context.Context, opts Options) (t *Tier, err error) {
 		return t, err
 	}
 	if t.svc, err = newServices(t.lo, t.ca); err != nil {
+		return t, err
+	}
+	if t.idp, err = newProvider(t.lo, t.ca); err != nil {
 		return t, err
 	}
 	if t.sink, err = net.Listen("tcp", net.JoinHostPort(t.lo.addr(), "0")); err != nil {
@@ -197,6 +212,9 @@ func (t *Tier) Close() error {
 	if t.svc != nil {
 		t.svc.close()
 	}
+	if t.idp != nil {
+		t.idp.close()
+	}
 	if t.jwt != nil {
 		_ = t.jwt.srv.Close()
 	}
@@ -208,6 +226,9 @@ func (t *Tier) Close() error {
 	}
 	if t.dir != "" {
 		errs = append(errs, os.RemoveAll(t.dir))
+	}
+	if t.logFile != nil {
+		errs = append(errs, t.logFile.Close())
 	}
 	return errors.Join(errs...)
 }

@@ -53,6 +53,12 @@ type ExpectOptions struct {
 	// MaxInflight: the caller holds up to this many requests open to stage a request's
 	// inflight count (0: none).
 	MaxInflight uint32
+	// MaxAfter: the caller sends up to this many requests like a request before it, to
+	// stage its after count (0: none).
+	MaxAfter uint32
+	// OAuth2Login: the caller goes through an OIDC login for a request that asks for one
+	// (the real Envoy tier, with its provider stand-in).
+	OAuth2Login bool
 }
 
 // Expect asks the offline route checker about req on the translation's xDS.
@@ -65,6 +71,14 @@ func ExpectWith(table *routecheck.Table, res *result.Result, req scenario.Reques
 	servable := Servable
 	if opts.DNSBackends {
 		servable = func(b *ir.Backend) bool { return !b.Invalid && b.ServiceName != "" }
+	}
+	if req.After > opts.MaxAfter {
+		// Checked first: counting the requests before it needs the rate limit service's
+		// limits, which a caller that cannot stage them need not give the table.
+		return Expectation{Skip: fmt.Sprintf("a request after %d like it cannot be staged (at most %d are sent first)", req.After, opts.MaxAfter)}
+	}
+	if req.OAuth2Login && !opts.OAuth2Login {
+		return Expectation{Skip: "an OAuth2 login needs the real Envoy tier's provider stand-in"}
 	}
 	a, err := check.Send(table, &res.XDS, req)
 	e := Expectation{Answer: a, Err: err, TLS: terminatesTLS(&res.XDS, a.Listener, a.FilterChain)}

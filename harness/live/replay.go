@@ -68,6 +68,8 @@ type Observation struct {
 	Echo *EchoReply
 	// Err is set when no answer came (refused, reset, closed).
 	Err error
+	// Cookies are the answer's Set-Cookie cookies.
+	Cookies []*http.Cookie
 }
 
 // HoldHeaderName asks the Envoy tier's echo servers to hold a request open (see
@@ -183,7 +185,7 @@ func (c Client) http(ctx context.Context, req scenario.Request, addr string, use
 
 func observe(resp *http.Response) Observation {
 	b, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	o := Observation{Status: resp.StatusCode, Location: resp.Header.Get("Location"), Body: string(b)}
+	o := Observation{Status: resp.StatusCode, Location: resp.Header.Get("Location"), Body: string(b), Cookies: resp.Cookies()}
 	if err != nil {
 		o.Err = err
 	}

@@ -51,12 +51,13 @@ type fakeEnvoy struct {
 	table    *routecheck.Table
 	res      *result.Result
 	port     uint32
+	gateway  string            // the Gateway whose proxy this is, when Gateways share a port
 	echoName map[string]string // backend key → echo name
 	wrong    bool
 }
 
 func (f *fakeEnvoy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	req := scenario.Request{Port: f.port, Host: r.Host, Path: r.URL.RequestURI(), Method: r.Method, Headers: map[string]string{}}
+	req := scenario.Request{Port: f.port, Gateway: f.gateway, Host: r.Host, Path: r.URL.RequestURI(), Method: r.Method, Headers: map[string]string{}}
 	for k, v := range r.Header {
 		req.Headers[strings.ToLower(k)] = strings.Join(v, ",")
 	}
@@ -126,12 +127,18 @@ func replayAll(t *testing.T, sc *scenario.Scenario, wrong bool) (diffs []string,
 		echoes[e.Name] = e.Backend
 		echoName[e.Backend] = e.Name
 	}
-	addrs := map[uint32]string{}
-	addr := func(port uint32, tlsPort bool) string {
-		if a, ok := addrs[port]; ok {
+	// One fake Envoy per port, and per Gateway when a request names one (Gateways that
+	// share a port have proxies of their own).
+	type key struct {
+		port    uint32
+		gateway string
+	}
+	addrs := map[key]string{}
+	addr := func(port uint32, gateway string, tlsPort bool) string {
+		if a, ok := addrs[key{port, gateway}]; ok {
 			return a
 		}
-		h := &fakeEnvoy{table: table, res: res, port: port, echoName: echoName, wrong: wrong}
+		h := &fakeEnvoy{table: table, res: res, port: port, gateway: gateway, echoName: echoName, wrong: wrong}
 		var srv *httptest.Server
 		if tlsPort {
 			srv = httptest.NewUnstartedServer(h)
@@ -141,17 +148,18 @@ func replayAll(t *testing.T, sc *scenario.Scenario, wrong bool) (diffs []string,
 			srv = httptest.NewServer(h2c.NewHandler(h, &http2.Server{}))
 		}
 		t.Cleanup(srv.Close)
-		addrs[port] = strings.TrimPrefix(strings.TrimPrefix(srv.URL, "http://"), "https://")
-		return addrs[port]
+		addrs[key{port, gateway}] = strings.TrimPrefix(strings.TrimPrefix(srv.URL, "http://"), "https://")
+		return addrs[key{port, gateway}]
 	}
 	for i, te := range sc.ExpectFor(l.Profile).Traffic {
 		port := live.EnvoyPort(&res.XDS, te.Request.Port)
 		exp := live.Expect(table, res, te.Request)
-		addr(port, exp.TLS || te.Request.SNI != "")
+		gw := te.Request.Gateway
+		addr(port, gw, exp.TLS || te.Request.SNI != "")
 		if exp.Skip != "" {
 			continue
 		}
-		client := live.Client{Addr: func(p uint32) string { return addrs[p] }}
+		client := live.Client{Addr: func(p uint32) string { return addrs[key{p, gw}] }}
 		obs := client.Do(context.Background(), te.Request, port, exp.TLS)
 		if live.IsNotReplayable(obs) {
 			continue

@@ -3,6 +3,7 @@ package routecheck
 import (
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -123,17 +124,21 @@ func runHTTPFilters(h *hcmConfig, rt *routeTable, rs *requestState, ans Answer) 
 			}
 			reply, err = evalRBAC(per, rs, &eff)
 		case "ratelimit", "local_ratelimit":
-			// Rate limits count the request (the checker sends one, under any limit):
-			// the filter acts when the route's rate limits select the request.
+			// Rate limits count the request: the filter acts when the route's rate
+			// limits select it, and answers 429 when the requests sent before it
+			// (Request.After) used up a limit.
 			var selected bool
 			if f.kind == "ratelimit" {
-				selected, err = evalRateLimit(f, per, rs, &eff)
+				selected, reply, err = evalRateLimit(f, per, rs, &eff)
 			} else {
-				selected, err = evalLocalRateLimit(per, rs, &eff)
+				selected, reply, err = evalLocalRateLimit(per, rs, &eff)
 			}
 			if err == nil && !selected {
 				continue
 			}
+		}
+		if errors.Is(err, ErrUnsupported) {
+			return ans, fmt.Errorf("filter %s on route %s: %w", f.name, rs.matched.name, err)
 		}
 		if err != nil {
 			return ans, fmt.Errorf("%w: filter %s on route %s: %v", ErrInvalidConfig, f.name, rs.matched.name, err)

@@ -1,6 +1,7 @@
 package routecheck
 
 import (
+	"errors"
 	"strings"
 	"testing"
 
@@ -72,5 +73,13 @@ func TestOAuth2Filter(t *testing.T) {
 		if c.outcome == "redirect" && (d.AnsweredBy != "oauth2" || !strings.HasPrefix(d.Location, "https://idp.example.com/auth?")) {
 			t.Errorf("%s: answered by %q, location %q", c.name, d.AnsweredBy, d.Location)
 		}
+	} // The checker cannot model the callback's code exchange: it says so.
+	if _, err := tbl.CheckDetailed(Request{Port: 10080, Host: "a", Path: "/oauth2/callback?code=c&state=s"}); !errors.Is(err, ErrUnsupported) {
+		t.Errorf("a callback with a code: %v, want ErrUnsupported", err)
+	}
+	// After a login the request is taken as signed in.
+	d, err := tbl.CheckDetailed(Request{Port: 10080, Host: "a", Path: "/app", OAuth2Login: true})
+	if err != nil || d.Status != 200 || len(d.Filters) != 1 || !strings.HasPrefix(d.Filters[0].Outcome, "session after a login") {
+		t.Errorf("after a login: %v %d %v", err, d.Status, d.Filters)
 	}
 }

@@ -1,6 +1,9 @@
 package routecheck
 
 import (
+	"github.com/egharness/egharness/harness/ratelimitsvc"
+	commonrlv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/common/ratelimit/v3"
+
 	"fmt"
 	"net/netip"
 	"sort"
@@ -24,14 +27,17 @@ import (
 // route's bucket always, and the descriptors its rate limits produce.
 
 // evalRateLimit reports what a ratelimit filter sends the rate limit service for the
-// request: Mode is the domain, Outcome the descriptors. It never answers (the checker has
-// no rate limit service): acting is false when no descriptor is produced.
-func evalRateLimit(f httpFilterEntry, per *anypb.Any, rs *requestState, eff *FilterEffect) (bool, error) {
+// request: Mode is the domain, Outcome the descriptors. acting is false when no descriptor
+// is produced. The service's answer is modelled only for a request sent After others: with
+// the service's limits (Table.UseRateLimitService), a descriptor whose limit those requests
+// and this one exceed makes the filter answer 429 (shadow-mode limits never do); without
+// them that is ErrUnsupported. A single request is under any limit.
+func evalRateLimit(f httpFilterEntry, per *anypb.Any, rs *requestState, eff *FilterEffect) (bool, int, error) {
 	domain := ""
 	if f.cfg != nil {
 		cfg := &ratelimitv3.RateLimit{}
 		if err := f.cfg.UnmarshalTo(cfg); err != nil {
-			return false, err
+			return false, 0, err
 		}
 		domain = cfg.GetDomain()
 	}
@@ -39,7 +45,7 @@ func evalRateLimit(f httpFilterEntry, per *anypb.Any, rs *requestState, eff *Fil
 	if per != nil {
 		pr := &ratelimitv3.RateLimitPerRoute{}
 		if err := per.UnmarshalTo(pr); err != nil {
-			return false, err
+			return false, 0, err
 		}
 		if pr.GetDomain() != "" {
 			domain = pr.GetDomain()
@@ -48,48 +54,102 @@ func evalRateLimit(f httpFilterEntry, per *anypb.Any, rs *requestState, eff *Fil
 			limits = pr.GetRateLimits()
 		}
 	}
-	descs, err := descriptors(limits, rs)
+	descs, err := descriptorEntries(limits, rs)
 	if err != nil || len(descs) == 0 {
-		return false, err
+		return false, 0, err
 	}
-	eff.Mode, eff.Outcome = domain, strings.Join(descs, "; ")
-	return true, nil
+	eff.Mode, eff.Outcome = domain, joinDescriptors(descs)
+	if rs.req.After == 0 {
+		return true, 0, nil
+	}
+	if rs.rls == nil {
+		return true, 0, fmt.Errorf("%w: a request after %d others on a global rate limit needs the rate limit service's limits", ErrUnsupported, rs.req.After)
+	}
+	for _, d := range descs {
+		lim, ok := rs.rls.Lookup(domain, d.entries)
+		if !ok || lim.Shadow || d.onDone {
+			continue
+		}
+		if uint64(rs.req.After+1)*d.hits > uint64(lim.Requests) {
+			eff.Outcome += " (over the limit)"
+			return true, 429, nil
+		}
+	}
+	return true, 0, nil
 }
 
 // evalLocalRateLimit reports the buckets a route's local rate limit takes a token from.
-func evalLocalRateLimit(per *anypb.Any, rs *requestState, eff *FilterEffect) (bool, error) {
+// A request sent After others finds the route's bucket empty once those took its tokens
+// (the bucket refills every fill interval; scenarios keep the requests well inside one):
+// local_ratelimit answers 429. Counting a descriptor's bucket over requests is
+// ErrUnsupported.
+func evalLocalRateLimit(per *anypb.Any, rs *requestState, eff *FilterEffect) (bool, int, error) {
 	if per == nil {
-		return false, nil
+		return false, 0, nil
 	}
 	cfg := &localrlv3.LocalRateLimit{}
 	if err := per.UnmarshalTo(cfg); err != nil {
-		return false, err
+		return false, 0, err
 	}
 	buckets := []string{}
-	if b := cfg.GetTokenBucket(); b != nil {
+	b := cfg.GetTokenBucket()
+	if b != nil {
 		buckets = append(buckets, fmt.Sprintf("route %d/%s", b.GetMaxTokens(), b.GetFillInterval().AsDuration()))
 	}
-	descs, err := descriptors(cfg.GetRateLimits(), rs)
+	descs, err := descriptorEntries(cfg.GetRateLimits(), rs)
 	if err != nil {
-		return false, err
+		return false, 0, err
 	}
-	buckets = append(buckets, descs...)
+	for _, d := range descs {
+		buckets = append(buckets, d.String())
+	}
 	if len(buckets) == 0 {
-		return false, nil
+		return false, 0, nil
 	}
+	sort.Strings(buckets[min(1, len(buckets)):])
 	eff.Mode, eff.Outcome = "local", strings.Join(buckets, "; ")
-	return true, nil
+	if rs.req.After == 0 {
+		return true, 0, nil
+	}
+	if len(descs) > 0 {
+		return true, 0, fmt.Errorf("%w: local rate limit descriptors counted over %d requests", ErrUnsupported, rs.req.After)
+	}
+	if b != nil && rs.req.After+1 > b.GetMaxTokens() {
+		eff.Outcome += " (empty)"
+		return true, 429, nil
+	}
+	return true, 0, nil
 }
 
-// descriptors evaluates rate limits' actions on the request: a rate limit whose actions
-// all produce an entry yields one descriptor (its entries key=value joined by commas).
-func descriptors(limits []*routev3.RateLimit, rs *requestState) ([]string, error) {
-	var out []string
+// descriptor is one descriptor a rate limit produces for the request, and the hits it adds.
+type descriptor struct {
+	entries []*commonrlv3.RateLimitDescriptor_Entry
+	hits    uint64
+	// onDone: sent when the stream completes (a response cost), after the answer.
+	onDone bool
+}
+
+// String is the entries as key=value joined by commas.
+func (d descriptor) String() string { return ratelimitsvc.DescriptorString(d.entries) }
+
+func joinDescriptors(ds []descriptor) string {
+	out := make([]string, len(ds))
+	for i, d := range ds {
+		out[i] = d.String()
+	}
+	sort.Strings(out)
+	return strings.Join(out, "; ")
+}
+
+// descriptorEntries evaluates rate limits' actions on the request: a rate limit whose
+// actions all produce an entry yields one descriptor.
+func descriptorEntries(limits []*routev3.RateLimit, rs *requestState) ([]descriptor, error) {
+	var out []descriptor
 	for _, rl := range limits {
 		if rl.GetStage().GetValue() != 0 {
 			continue
 		}
-		var entries []string
+		var entries []*commonrlv3.RateLimitDescriptor_Entry
 		complete := true
 		for _, a := range rl.GetActions() {
 			e, ok, err := actionEntry(a, rs)
@@ -100,13 +160,17 @@ func descriptors(limits []*routev3.RateLimit, rs *requestState) ([]string, error
 				complete = false
 				break
 			}
-			entries = append(entries, e)
+			k, v, _ := strings.Cut(e, "=")
+			entries = append(entries, &commonrlv3.RateLimitDescriptor_Entry{Key: k, Value: v})
 		}
 		if complete && len(entries) > 0 {
-			out = append(out, strings.Join(entries, ","))
+			hits := uint64(1)
+			if n := rl.GetHitsAddend().GetNumber().GetValue(); n > 0 {
+				hits = n
+			}
+			out = append(out, descriptor{entries: entries, hits: hits, onDone: rl.GetApplyOnStreamDone()})
 		}
 	}
-	sort.Strings(out)
 	return out, nil
 }
 

@@ -1,6 +1,7 @@
 package routecheck
 
 import (
+	"errors"
 	"fmt"
 	"net/netip"
 	"strings"
@@ -41,6 +42,12 @@ func evalRBAC(per *anypb.Any, rs *requestState, eff *FilterEffect) (int, error) 
 	action := m.GetOnNoMatch().GetAction()
 	for _, fm := range m.GetMatcherList().GetMatchers() {
 		ok, err := ev.predicate(fm.GetPredicate())
+		if errors.Is(err, errUndecided) {
+			// Real Envoy 1.39.3: a matcher that cannot decide at request time denies,
+			// whatever the later rules and on_no_match say.
+			eff.Mode, eff.Outcome = fm.GetOnMatch().GetAction().GetName(), "denied (the matcher cannot decide: "+err.Error()+")"
+			return 403, nil
+		}
 		if err != nil {
 			return 0, err
 		}
@@ -170,8 +177,14 @@ func (e *rbacEval) header(name string) (string, bool) {
 	return v, ok
 }
 
+// errUndecided: a predicate cannot be decided at request time.
+var errUndecided = errors.New("undecided")
+
 // cel evaluates an expression over Envoy's request attributes; a result that is not
-// true, or an error (such as reading a response attribute), is no match.
+// true, or an evaluation error, is no match. An expression that reads a response
+// attribute cannot be decided at request time (the response may come): real Envoy 1.39.3
+// then stops the RBAC matcher and denies (scenario authorization-cel), which errUndecided
+// reports.
 func (e *rbacEval) cel(parsed *expr.ParsedExpr) (bool, error) {
 	b, err := proto.Marshal(parsed)
 	if err != nil {
@@ -180,6 +193,9 @@ func (e *rbacEval) cel(parsed *expr.ParsedExpr) (bool, error) {
 	v1 := &exprpb.ParsedExpr{}
 	if err := proto.Unmarshal(b, v1); err != nil {
 		return false, err
+	}
+	if readsIdent(v1.GetExpr(), "response") {
+		return false, fmt.Errorf("%w: a CEL expression on response attributes at request time", errUndecided)
 	}
 	env, err := cel.NewEnv(cel.Variable("request", cel.DynType), cel.Variable("connection", cel.DynType), cel.Variable("source", cel.DynType))
 	if err != nil {
@@ -297,4 +313,46 @@ func networkRBACDenies(cfg *anypb.Any, req Request) (bool, error) {
 	rs := &requestState{req: req, headers: map[string]string{}}
 	status, err := evalRBAC(per, rs, &FilterEffect{})
 	return status == 403, err
+}
+
+// readsIdent reports whether the expression refers to the identifier name.
+func readsIdent(x *exprpb.Expr, name string) bool {
+	if x == nil {
+		return false
+	}
+	switch k := x.GetExprKind().(type) {
+	case *exprpb.Expr_IdentExpr:
+		return k.IdentExpr.GetName() == name
+	case *exprpb.Expr_SelectExpr:
+		return readsIdent(k.SelectExpr.GetOperand(), name)
+	case *exprpb.Expr_CallExpr:
+		if readsIdent(k.CallExpr.GetTarget(), name) {
+			return true
+		}
+		for _, a := range k.CallExpr.GetArgs() {
+			if readsIdent(a, name) {
+				return true
+			}
+		}
+	case *exprpb.Expr_ListExpr:
+		for _, el := range k.ListExpr.GetElements() {
+			if readsIdent(el, name) {
+				return true
+			}
+		}
+	case *exprpb.Expr_StructExpr:
+		for _, en := range k.StructExpr.GetEntries() {
+			if readsIdent(en.GetMapKey(), name) || readsIdent(en.GetValue(), name) {
+				return true
+			}
+		}
+	case *exprpb.Expr_ComprehensionExpr:
+		c := k.ComprehensionExpr
+		for _, sub := range []*exprpb.Expr{c.GetIterRange(), c.GetAccuInit(), c.GetLoopCondition(), c.GetLoopStep(), c.GetResult()} {
+			if readsIdent(sub, name) {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -1,6 +1,8 @@
 package routecheck
 
 import (
+	"github.com/egharness/egharness/harness/ratelimitsvc"
+
 	"net/netip"
 	"strconv"
 	"strings"
@@ -18,7 +20,8 @@ type requestState struct {
 	scheme  string // :scheme
 	xfp     string // x-forwarded-proto
 	headers map[string]string
-	secrets map[string][]byte // the table's generic secrets (credentials)
+	secrets map[string][]byte    // the table's generic secrets (credentials)
+	rls     *ratelimitsvc.Limits // the rate limit service's limits (UseRateLimitService)
 
 	localReply         int // non-zero: the HCM replied before routing
 	localReplyLocation string

@@ -12,6 +12,8 @@
 package routecheck
 
 import (
+	"github.com/egharness/egharness/harness/ratelimitsvc"
+
 	"errors"
 	"fmt"
 	"sort"
@@ -63,6 +65,18 @@ type Request struct {
 	// on the same port; "" also falls back to the UDP listener when the port
 	// has no TCP one, "TCP" and "UDP" do not.
 	Protocol string
+	// After is how many requests like this one were sent just before it: a rate limit
+	// counts them, and past its limit Envoy answers 429. Global limits need the rate limit
+	// service's configuration (UseRateLimitService).
+	After uint32
+	// Gateway (namespace/name), when set, keeps to that Gateway's listeners (named
+	// <namespace>/<name>/<listener>): EG gives each Gateway its own Envoy, so Gateways on
+	// one port are told apart by which proxy the request reaches.
+	Gateway string
+	// OAuth2Login: the client went through the OAuth2 login first (scenario.Request). The
+	// checker cannot model the callback (the code exchange at the token endpoint, the HMAC
+	// of the cookies Envoy sets): it answers the request as a signed-in one, and says so.
+	OAuth2Login bool
 	// forwarded, when set (CheckForwarded), receives the request as forwarded to a cluster.
 	forwarded *map[string]string
 	// filters, when set (CheckDetailed), receives the HTTP filters that acted.
@@ -97,6 +111,8 @@ type Table struct {
 	// generic are the generic SDS secrets of the snapshot by name (UseSecrets): the
 	// credentials a credential_injector filter adds.
 	generic map[string][]byte
+	// rls is the rate limit service's configuration (UseRateLimitService); nil when unknown.
+	rls *ratelimitsvc.Limits
 }
 
 // UseSecrets gives the table the snapshot's secrets, so that filters that read one (the
@@ -110,6 +126,11 @@ func (t *Table) UseSecrets(secrets []*tlsv3.Secret) {
 		}
 	}
 }
+
+// UseRateLimitService gives the table the limits EG's rate limit service holds, so a
+// request sent After others can be answered 429 by a ratelimit filter. Without them, such a
+// request on a globally rate-limited route is an ErrUnsupported error, not a guess.
+func (t *Table) UseRateLimitService(l *ratelimitsvc.Limits) { t.rls = l }
 
 // New compiles the snapshot. It fails only when the snapshot as a whole is
 // unusable (nil entries, duplicate names); problems confined to one listener
@@ -165,7 +186,7 @@ func (t *Table) Check(req Request) (Answer, error) {
 	if err != nil {
 		return ans, err
 	}
-	le, err := t.findListener(req.Port, proto)
+	le, err := t.findListener(req.Port, proto, req.Gateway)
 	if err != nil {
 		return ans, err
 	}
@@ -218,6 +239,7 @@ func (t *Table) Check(req Request) (Answer, error) {
 	}
 	rs := newRequestState(req, h)
 	rs.secrets = t.generic
+	rs.rls = t.rls
 	if rs.localReply != 0 {
 		// The HTTP connection manager answered before routing (path normalization).
 		ans.Status = rs.localReply
@@ -239,8 +261,20 @@ func normalizeProtocol(p string) (string, error) {
 	return "", fmt.Errorf("%w: request protocol %q (want \"\", %q or %q)", ErrUnsupported, p, ProtocolTCP, ProtocolUDP)
 }
 
-func (t *Table) findListener(port uint32, proto string) (*listenerEntry, error) {
+func (t *Table) findListener(port uint32, proto, gateway string) (*listenerEntry, error) {
 	all := t.byPort[port]
+	if gateway != "" {
+		var mine []*listenerEntry
+		for _, le := range all {
+			if strings.HasPrefix(le.name, gateway+"/") {
+				mine = append(mine, le)
+			}
+		}
+		if len(mine) == 0 {
+			return nil, fmt.Errorf("%w of Gateway %s on port %d; listeners: %s", ErrNoListener, gateway, port, t.listenerSummary())
+		}
+		all = mine
+	}
 	var tcp, udp []*listenerEntry
 	for _, le := range all {
 		if le.udp {

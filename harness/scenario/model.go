@@ -287,6 +287,19 @@ type Request struct {
 	// Inflight is how many requests to the chosen cluster are already in flight: at or over
 	// the cluster's circuit breaker (max_requests), Envoy answers 503 at once.
 	Inflight uint32 `json:"inflight,omitempty"`
+	// After is how many requests like this one were sent just before it: rate limits count
+	// them (global rules at EG's rate limit service, local token buckets), so past a limit
+	// the answer is 429.
+	After uint32 `json:"after,omitempty"`
+	// Gateway (namespace/name) is the Gateway whose proxy the request is sent to: EG runs
+	// an Envoy per Gateway, so when Gateways bind the same port it says which one answers.
+	Gateway string `json:"gateway,omitempty"`
+	// OAuth2Login signs in first, on a route with an OIDC policy: the request is sent
+	// without a session and redirected to the provider's authorization endpoint, the
+	// provider's code comes back to the redirect URL, Envoy exchanges it at the token
+	// endpoint and sets its session cookies, and the request is sent again with them. The
+	// expectation is the answer to that last request.
+	OAuth2Login bool `json:"oauth2Login,omitempty"`
 }
 
 // TrafficResult is the answer; empty fields are not checked.

@@ -129,6 +129,7 @@ func sharedDomain(rule *ir.RateLimitRule) string {
 type domainLimit struct {
 	domain string
 	limit  *routev3.RateLimit
+	rule   *ir.RateLimitRule
 }
 
 // routeRateLimits builds a route's global rules as Envoy rate limits in rule order, each
@@ -167,12 +168,12 @@ func routeRateLimits(r *ir.HTTPRoute, listener string) []domainLimit {
 				}}
 			}
 			rl.HitsAddend = hitsAddend(rule.RequestCost)
-			out = append(out, domainLimit{domain, rl})
+			out = append(out, domainLimit{domain, rl, rule})
 			if rule.ResponseCost != nil {
 				out = append(out, domainLimit{domain, &routev3.RateLimit{
 					Actions: actions, ApplyOnStreamDone: true, XRatelimitOption: rl.XRatelimitOption,
 					HitsAddend: hitsAddend(rule.ResponseCost), Limit: rl.Limit,
-				}})
+				}, rule})
 			}
 		}
 	}
