@@ -147,9 +147,10 @@ var Rules = []Rule{
 	// route-level rate limit that appears is one a patch made where the rule used to be.
 	{Added, "PerFilterConfig", re(`filters\.http\.ratelimit`), "BTP-03", Info},
 	{Added, "RateLimit", nil, "BTP-03", Info},
-	// Global rate limits arriving at all (a policy the old CRDs refused): the ratelimit
-	// filters and the rate limit service's cluster.
-	{Added, "HTTPFilter", re(`filters\.http\.ratelimit`), "BTP-03", Info},
+	// Rate limits arriving at all (a policy the old CRDs refused: EG v1.8.0's refuses every
+	// rate limit rule, local ones too): the ratelimit and local_ratelimit filters and the
+	// rate limit service's cluster.
+	{Added, "HTTPFilter", re(`filters\.http\.(local_)?ratelimit`), "BTP-03", Info},
 	{Added, "Cluster", re(`ratelimit_cluster`), "BTP-03", Info},
 	// v1.9 trusts the system CA bundle through one shared secret (SDS-03).
 	{Added, "Secret", re(`system_ca_certificates`), "SDS-03", Info},

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -411,6 +412,33 @@ func TestUpgradeCheckWriteError(t *testing.T) {
 		var ee *exitError
 		if !errors.As(err, &ee) || ee.code != exitBad || !strings.Contains(ee.err.Error(), "no space left") {
 			t.Errorf("-o %s: %v, want exit %d with the write error", format, err, exitBad)
+		}
+	}
+}
+
+// On the realistic mix (routegen -mix: many Gateways on the same ports, TLS, every policy
+// kind), every finding from v1.8 to v1.9 names a behavior: nothing is UNMAPPED, and no
+// Gateway is blamed for another Gateway's listener.
+func TestUpgradeCheckMixHasNoUnmappedFinding(t *testing.T) {
+	out, err := exec.Command("go", "run", "../routegen", "-mix", "-n", "100").Output()
+	if err != nil {
+		t.Fatalf("routegen: %v", err)
+	}
+	file := filepath.Join(t.TempDir(), "mix.yaml")
+	if err := os.WriteFile(file, out, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, stdout, msg := execute(t, "", "upgrade-check", "--from", "v1.8", "--to", "v1.9", "-f", file, "-o", "json")
+	rep := upgradeFindings(t, stdout)
+	if len(rep.Findings) == 0 {
+		t.Fatalf("no findings (%s)", msg)
+	}
+	for _, f := range rep.Findings {
+		if f.ID == "UNMAPPED" {
+			t.Errorf("UNMAPPED: %s (%s)", f.Summary, f.Object)
+		}
+		if gw := f.Object; gw.Kind == "Gateway" && strings.Contains(f.Summary, "(listener infra/") && !strings.Contains(f.Summary, "(listener infra/"+gw.Name+"/") {
+			t.Errorf("Gateway %s blamed for: %s", gw.Name, f.Summary)
 		}
 	}
 }
