@@ -107,7 +107,7 @@ or a side that cannot translate the input (e.g. egctl with enableLua off).`,
 				// that is not a breaking finding, so not exit 1.
 				return &exitError{code: exitBad, err: err}
 			}
-			rep.Notes = append(notes, dec.Notes...)
+			rep.Notes = append(append(notes, dec.Notes...), rep.Notes...)
 			if err := rep.Write(cmd.OutOrStdout(), output); err != nil {
 				return &exitError{code: exitFail, err: err}
 			}

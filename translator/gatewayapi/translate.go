@@ -280,29 +280,6 @@ func (t Translator) Translate(objs []resource.Object) Output {
 	out.PolicyBackends = &PolicyBackends{rt: &rt}
 	backendStatuses(ix, st, t.Config.ExtensionAPIs != nil && t.Config.ExtensionAPIs.EnableBackend)
 	out.Statuses = st.list()
-	out.Warnings = append(out.Warnings, notYetTranslated(objs)...)
-	return out
-}
-
-// notYetTranslated names the objects the reference translator reads but does not act on
-// yet, so that nobody mistakes their silence in the output for EG's behavior.
-func notYetTranslated(objs []resource.Object) []string {
-	var out []string
-	for _, o := range objs {
-		if ep, ok := o.Obj.(*egv1a1.EnvoyProxy); ok && ep.Spec.Bootstrap != nil {
-			out = append(out, fmt.Sprintf("EnvoyProxy %s/%s: spec.bootstrap is not checked by the reference translator (EG refuses one that changes the parts of its bootstrap it relies on, such as dynamic_resources, and then refuses the Gateways using this EnvoyProxy)",
-				ep.Namespace, ep.Name))
-		}
-		if ep, ok := o.Obj.(*egv1a1.EnvoyProxy); ok && ep.Spec.MergeType != nil {
-			out = append(out, fmt.Sprintf("EnvoyProxy %s/%s: spec.mergeType %s is not applied by the reference translator: a Gateway's own EnvoyProxy replaces its class's",
-				ep.Namespace, ep.Name, *ep.Spec.MergeType))
-		}
-		if o.Kind == "EnvoyProxy" {
-			out = append(out, fmt.Sprintf("EnvoyProxy %s/%s: admitted by the EnvoyProxy CRD and checked with EG's own EnvoyProxy validation, but the reference translator reads only spec.backendTLS (the client certificate, versions, ciphers and ALPN of upstream TLS) and spec.dynamicModules (the modules EnvoyExtensionPolicies may load); its other settings have no effect on this output",
-				o.Obj.GetNamespace(), o.Obj.GetName()))
-			continue
-		}
-	}
 	return out
 }
 
