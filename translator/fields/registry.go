@@ -181,7 +181,7 @@ var Registry = map[string]Kind{
 			{"spec.bootstrap", "EG v1.9 builds the proxy's bootstrap from it and refuses one that changes what it relies on (dynamic_resources...), and then the Gateways using this EnvoyProxy; the reference translator does not check it"},
 			{"spec.filterOrder", "EG v1.9 would reorder the HTTP filters of the listeners"},
 			{"spec.geoIP", "EG v1.9 would configure the geoip provider SecurityPolicy clientIPGeoLocations use"},
-			{"spec.ipFamily", "EG v1.9 would bind the listeners to :: (IPv6, and dual stack)"},
+			{"spec.ipFamily", "only the readiness listener follows it (on ::); EG v1.9 would also bind the Gateway's listeners to :: (IPv4-compatible with DualStack) and set the DNS lookup family of its clusters"},
 			{"spec.luaValidation", "EG v1.9 would validate EnvoyExtensionPolicy Lua scripts at that level"},
 			{"spec.mergeBackends", "EG v1.9 would merge the backends of the Gateways' routes into shared clusters"},
 			{"spec.mergeGateways", "EG v1.9 would merge the Gateways using this EnvoyProxy into one proxy"},

@@ -230,7 +230,9 @@ func (t Translator) Translate(objs []resource.Object) Output {
 		}
 		g := t.processGateway(gw, ix, rt.permitted, &out)
 		rt.gatewayTLS(g)
-		if ep, _ := ix.envoyProxyOf(gw); ep != nil && len(ep.Spec.DynamicModules) > 0 {
+		ep, _ := ix.envoyProxyOf(gw)
+		out.IR.Ready = append(out.IR.Ready, readyListener(ep))
+		if ep != nil && len(ep.Spec.DynamicModules) > 0 {
 			for _, l := range g.listeners {
 				if l.ir != nil {
 					l.ir.DynamicModules = ep.Spec.DynamicModules
@@ -281,6 +283,15 @@ func (t Translator) Translate(objs []resource.Object) Output {
 	backendStatuses(ix, st, t.Config.ExtensionAPIs != nil && t.Config.ExtensionAPIs.EnableBackend)
 	out.Statuses = st.list()
 	return out
+}
+
+// readyListener is the readiness listener EG v1.9 gives the proxy of a Gateway, whose
+// address follows its EnvoyProxy's IP family.
+func readyListener(ep *egv1a1.EnvoyProxy) ir.ReadyListener {
+	if ep != nil && ep.Spec.IPFamily != nil && (*ep.Spec.IPFamily == egv1a1.IPv6 || *ep.Spec.IPFamily == egv1a1.DualStack) {
+		return ir.ReadyListener{Address: "::", IPv4Compat: true}
+	}
+	return ir.ReadyListener{Address: "0.0.0.0"}
 }
 
 // l4RouteVersions takes the TCPRoutes and UDPRoutes stored as v1alpha2 (the storage

@@ -14,6 +14,17 @@ type XDS struct {
 	HTTP []*HTTPListener `json:"http,omitempty"`
 	TCP  []*TCPListener  `json:"tcp,omitempty"`
 	UDP  []*UDPListener  `json:"udp,omitempty"`
+	// Ready is the readiness listener of each proxy (one per Gateway, or per GatewayClass
+	// with mergeGateways): EG v1.9 puts it in every proxy's LDS.
+	Ready []ReadyListener `json:"ready,omitempty"`
+}
+
+// ReadyListener is a proxy's readiness listener (EG v1.9 internal/gatewayapi/listener.go
+// processProxyReadyListener): port 19003, path /ready, on 0.0.0.0, or on :: when its
+// EnvoyProxy's ipFamily is IPv6 or DualStack (then IPv4-compatible).
+type ReadyListener struct {
+	Address    string `json:"address"`
+	IPv4Compat bool   `json:"ipv4Compat,omitempty"`
 }
 
 // TCPListener is a Gateway listener of protocol TCP or TLS.
