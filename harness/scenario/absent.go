@@ -120,7 +120,7 @@ var (
 	rePolicyOwned = regexp.MustCompile(`^(securitypolicy|envoyextensionpolicy|backendtrafficpolicy|clienttrafficpolicy|httproutefilter)/` + seg + `/` + seg + `(/.*)?$`)
 	reSDSCluster  = regexp.MustCompile(`^sds_.*_[0-9a-f]{32}$`)
 	reHostPort    = regexp.MustCompile(`^[a-z0-9_.-]+_[0-9]+$`)
-	reFilterName  = regexp.MustCompile(`^envoy\.filters\.(http|network)\.[a-z0-9_]+$`)
+	reFilterName  = regexp.MustCompile(`^envoy\.filters\.(http|network)\.[a-z0-9_]+(\.(gzip|brotli|zstd))?$`)
 	reSlotFilter  = regexp.MustCompile(`^envoy\.filters\.http\.[a-z0-9_]+/([0-9]+|request|response)$`)
 	reHost        = regexp.MustCompile(`^[*a-z0-9_-]+(\.?[a-z0-9_-]+)*$|^\*$`)
 	reMirror      = regexp.MustCompile(`^-mirror-[0-9]+$`)
