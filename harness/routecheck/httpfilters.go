@@ -38,6 +38,9 @@ import (
 //   - oauth2 (on routes that configure it: EG's listener filter holds none): Outcome
 //     "pass through", "session", "redirect" (302 to the authorization endpoint), "callback",
 //     "sign out" or "denied"; see evalOAuth2.
+//   - health_check: Outcome "healthy" (answered 200) or "not a health check".
+//   - custom_response: Outcome is the name of the matcher's action that replaced the
+//     answer; see applyCustomResponse.
 //   - fault: Outcome "delayed <duration>", "aborted <status>" (the answer), both, or
 //     "no fault" when the request's random value falls outside the shares; see evalFault.
 //   - others (lua, ext_authz, ext_proc, wasm...): present, not evaluated (their decision
@@ -111,6 +114,10 @@ func runHTTPFilters(h *hcmConfig, rt *routeTable, rs *requestState, ans Answer) 
 			reply, err = evalCSRF(per, rs, &eff)
 		case "fault":
 			reply, err = evalFault(per, rs, &eff)
+		case "health_check":
+			reply, err = evalHealthCheck(f, rs, &eff)
+		case "custom_response":
+			continue // an encoder filter: it acts on the answer (applyCustomResponse)
 		case "cors":
 			reply, err = evalCORS(per, rs, &eff)
 		case "basic_auth":

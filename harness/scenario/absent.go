@@ -115,6 +115,7 @@ const seg = `([^/]+)`
 
 var (
 	reV2Listener  = regexp.MustCompile(`^(tcp|udp|http)-[0-9]+$`)
+	reReady       = regexp.MustCompile(`^envoy-gateway-proxy-ready-(0\.0\.0\.0|::)-19003$`)
 	reRouteRule   = regexp.MustCompile(`^(httproute|grpcroute|tcproute|udproute|tlsroute)/` + seg + `/` + seg + `/rule/(-?[0-9]+)`)
 	reL4Route     = regexp.MustCompile(`^(tcproute|udproute|tlsroute)/` + seg + `/` + seg + `$`)
 	rePolicyOwned = regexp.MustCompile(`^(securitypolicy|envoyextensionpolicy|backendtrafficpolicy|clienttrafficpolicy|httproutefilter)/` + seg + `/` + seg + `(/.*)?$`)
@@ -142,7 +143,7 @@ func (ix *objIndex) fits(kind, name string) bool {
 	switch kind {
 	case KindListener, KindRouteConfig:
 		// an HTTP/3 listener is its TCP listener's name with -quic
-		return ix.listener(name) || ix.listener(strings.TrimSuffix(name, "-quic")) || reV2Listener.MatchString(name)
+		return ix.listener(name) || ix.listener(strings.TrimSuffix(name, "-quic")) || reV2Listener.MatchString(name) || (kind == KindListener && reReady.MatchString(name))
 	case KindFilterChain:
 		return ix.listener(name) || ix.routeName(name) || reV2Listener.MatchString(name)
 	case KindVirtualHost:

@@ -72,6 +72,7 @@ var Registry = map[string]Kind{
 			`spec.mergeType`,
 			`spec.rateLimit{global.rules[]{clientSelectors[]{headers[]{invert,name,type,value},methods[]{invert,value},path{invert,type,value},queryParams[]{invert,name,type,value},sourceCIDR{invert,type,value}},cost{request{from,metadata{key,namespace},number},response{from,metadata{key,namespace},number}},limit{fromMetadata{key,namespace},requests,unit},shadowMode,shared,xRateLimitHeaders},local.rules[]{clientSelectors[]{headers[]{invert,name,type,value},methods[]{invert,value},path{invert,type,value},queryParams[]{invert,name,type,value},sourceCIDR{invert,type,value}},cost{request{from,metadata{key,namespace},number},response{from,metadata{key,namespace},number}},limit{fromMetadata{key,namespace},requests,unit},shadowMode,shared,xRateLimitHeaders},type}`,
 			`spec.requestBuffer.limit`,
+			`spec.responseOverride[]{match{responseHeaders[]{name,value{type,value}},statusCodes[]{range{end,start},type,value}},redirect{hostname,path{replaceFullPath,type},port,scheme,statusCode},response{body{inline,type,valueRef{group,kind,name}},contentType,header{add[]{name,value},set[]{name,value}},statusCode},source}`,
 			`spec.retry{numAttemptsPerPriority,numRetries,perRetry{backOff{baseInterval,maxInterval},timeout},retryOn{httpStatusCodes,triggers}}`,
 			`spec.targetRef{group,kind,name,sectionName}`,
 			`spec.targetRefs[]{group,kind,name,sectionName}`,
@@ -93,7 +94,6 @@ var Registry = map[string]Kind{
 			{"spec.loadBalancer.endpointOverride", "EG v1.9 would let a request header pick the endpoint (override_host)"},
 			{"spec.loadBalancer.zoneAware", "EG v1.9 would set zone-aware routing on the route's clusters"},
 			{"spec.proxyProtocol", "EG v1.9 would send the PROXY protocol header to the route's backends"},
-			{"spec.responseOverride", "EG v1.9 would add an envoy.filters.http.custom_response filter"},
 			{"spec.routingType", "EG v1.9 would route to the Services' cluster IPs instead of their endpoints (or the reverse)"},
 			{"spec.tcpKeepalive", "EG v1.9 would set TCP keepalive on the route's upstream connections"},
 			{"spec.telemetry", "EG v1.9 would set the route's tracing and its metrics stat names"},
@@ -102,6 +102,10 @@ var Registry = map[string]Kind{
 			{"spec.timeout.http.maxStreamDuration", "EG v1.9 would set the route's maximum stream duration"},
 			{"spec.timeout.tcp", "EG v1.9 would set connect_timeout on the route's clusters"},
 			{"spec.useClientProtocol", "EG v1.9 would speak the client's HTTP version to the backends"},
+		},
+		NoEffect: []Field{
+			{"spec.responseOverride[].redirect.path.replacePrefixMatch", "EG v1.9 writes only a full path replacement into a response override redirect"},
+			{"spec.responseOverride[].response.header.remove", "EG v1.9 applies only the add and set headers of a response override"},
 		},
 	},
 	// ClientTrafficPolicy: translator/policy/clienttraffic.go, clienthttp.go, clienttls.go and translator/xds/client*.go.
@@ -176,12 +180,12 @@ var Registry = map[string]Kind{
 		Handled: []string{
 			`spec.backendTLS{alpnProtocols,ciphers,clientCertificateRef{group,kind,name,namespace},ecdhCurves,fingerprints,maxVersion,minVersion,signatureAlgorithms}`,
 			`spec.dynamicModules[]{doNotClose,loadGlobally,name,source{local.path,remote{sha256,url},type}}`,
+			`spec.ipFamily`,
 		},
 		NotHandled: []Field{
 			{"spec.bootstrap", "EG v1.9 builds the proxy's bootstrap from it and refuses one that changes what it relies on (dynamic_resources...), and then the Gateways using this EnvoyProxy; the reference translator does not check it"},
 			{"spec.filterOrder", "EG v1.9 would reorder the HTTP filters of the listeners"},
 			{"spec.geoIP", "EG v1.9 would configure the geoip provider SecurityPolicy clientIPGeoLocations use"},
-			{"spec.ipFamily", "only the readiness listener follows it (on ::); EG v1.9 would also bind the Gateway's listeners to :: (IPv4-compatible with DualStack) and set the DNS lookup family of its clusters"},
 			{"spec.luaValidation", "EG v1.9 would validate EnvoyExtensionPolicy Lua scripts at that level"},
 			{"spec.mergeBackends", "EG v1.9 would merge the backends of the Gateways' routes into shared clusters"},
 			{"spec.mergeGateways", "EG v1.9 would merge the Gateways using this EnvoyProxy into one proxy"},

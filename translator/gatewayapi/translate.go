@@ -232,6 +232,18 @@ func (t Translator) Translate(objs []resource.Object) Output {
 		rt.gatewayTLS(g)
 		ep, _ := ix.envoyProxyOf(gw)
 		out.IR.Ready = append(out.IR.Ready, readyListener(ep))
+		if addr, compat := listenerAddress(ep); addr != "0.0.0.0" {
+			for _, l := range g.listeners {
+				switch {
+				case l.ir != nil:
+					l.ir.Address, l.ir.IPv4Compat = addr, compat
+				case l.tcp != nil:
+					l.tcp.Address, l.tcp.IPv4Compat = addr, compat
+				case l.udp != nil:
+					l.udp.Address, l.udp.IPv4Compat = addr, compat
+				}
+			}
+		}
 		if ep != nil && len(ep.Spec.DynamicModules) > 0 {
 			for _, l := range g.listeners {
 				if l.ir != nil {
@@ -292,6 +304,21 @@ func readyListener(ep *egv1a1.EnvoyProxy) ir.ReadyListener {
 		return ir.ReadyListener{Address: "::", IPv4Compat: true}
 	}
 	return ir.ReadyListener{Address: "0.0.0.0"}
+}
+
+// listenerAddress is where EG v1.9 binds a Gateway's listeners: 0.0.0.0, or :: when its
+// EnvoyProxy's ipFamily is IPv6 or DualStack, taking IPv4 too (ipv4Compat) with DualStack.
+func listenerAddress(ep *egv1a1.EnvoyProxy) (string, bool) {
+	if ep == nil || ep.Spec.IPFamily == nil {
+		return "0.0.0.0", false
+	}
+	switch *ep.Spec.IPFamily {
+	case egv1a1.IPv6:
+		return "::", false
+	case egv1a1.DualStack:
+		return "::", true
+	}
+	return "0.0.0.0", false
 }
 
 // l4RouteVersions takes the TCPRoutes and UDPRoutes stored as v1alpha2 (the storage

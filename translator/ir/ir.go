@@ -29,8 +29,10 @@ type ReadyListener struct {
 
 // TCPListener is a Gateway listener of protocol TCP or TLS.
 type TCPListener struct {
-	Name        string `json:"name"`
-	Address     string `json:"address"`
+	Name    string `json:"name"`
+	Address string `json:"address"`
+	// IPv4Compat: the :: address also takes IPv4 (EnvoyProxy ipFamily DualStack).
+	IPv4Compat  bool   `json:"ipv4Compat,omitempty"`
 	Port        uint32 `json:"port"`
 	GatewayPort uint32 `json:"gatewayPort"`
 	// Protocol is TCP or TLS.
@@ -58,6 +60,7 @@ type TCPRoute struct {
 type UDPListener struct {
 	Name        string    `json:"name"`
 	Address     string    `json:"address"`
+	IPv4Compat  bool      `json:"ipv4Compat,omitempty"`
 	Port        uint32    `json:"port"`
 	GatewayPort uint32    `json:"gatewayPort"`
 	Route       *UDPRoute `json:"route,omitempty"`
@@ -76,10 +79,13 @@ type UDPRoute struct {
 // the xDS stage folds them into one Envoy listener.
 type HTTPListener struct {
 	// Name is <gateway namespace>/<gateway name>/<listener name>.
-	Name        string       `json:"name"`
-	Gateway     string       `json:"gateway"` // namespace/name
-	SectionName string       `json:"sectionName"`
+	Name        string `json:"name"`
+	Gateway     string `json:"gateway"` // namespace/name
+	SectionName string `json:"sectionName"`
+	// Address is 0.0.0.0, or :: when the Gateway's EnvoyProxy ipFamily is IPv6 or
+	// DualStack (IPv4Compat with DualStack).
 	Address     string       `json:"address"`
+	IPv4Compat  bool         `json:"ipv4Compat,omitempty"`
 	Port        uint32       `json:"port"`        // the Envoy listener port
 	GatewayPort uint32       `json:"gatewayPort"` // the port written on the Gateway
 	Hostnames   []string     `json:"hostnames"`   // "*" when the listener names none

@@ -62,6 +62,9 @@ func (s *httpFilterSet) addTraffic(out *routev3.Route, r *ir.HTTPRoute) error {
 			out.RequestHeadersToRemove = append(out.RequestHeadersToRemove, "accept-encoding")
 		}
 	}
+	if err := s.addResponseOverride(out, r); err != nil {
+		return err
+	}
 	if rb := spec.RequestBuffer; rb != nil {
 		limit, ok := rb.Limit.AsInt64()
 		if !ok || limit < 0 || limit > math.MaxUint32 {

@@ -49,7 +49,7 @@ func addAltSvc(r *routev3.Route, gatewayPort uint32) {
 
 // buildQUICListener is the UDP listener of an HTTP/3 port.
 func (t Translator) buildQUICListener(el *envoyListener) *listenerv3.Listener {
-	addr := socketAddress(el.first.Address, el.first.Port)
+	addr := listenAddress(el.first.Address, el.first.Port, el.first.IPv4Compat)
 	addr.GetSocketAddress().Protocol = corev3.SocketAddress_UDP
 	lis := &listenerv3.Listener{
 		Name:      t.Naming.quicListenerName(el.first),

@@ -31,7 +31,7 @@ const (
 func (t Translator) buildTCPListener(l *ir.TCPListener) *listenerv3.Listener {
 	lis := &listenerv3.Listener{
 		Name:                                 t.Naming.TCPListener(l),
-		Address:                              socketAddress(l.Address, l.Port),
+		Address:                              listenAddress(l.Address, l.Port, l.IPv4Compat),
 		AccessLog:                            []*accesslogv3.AccessLog{accessLog(noRouteFilter())},
 		MaxConnectionsToAcceptPerSocketEvent: u32(1),
 		PerConnectionBufferLimitBytes:        u32(bufferLimitBytes),
@@ -130,7 +130,7 @@ func tcpIdleTimeout(l *ir.TCPListener) *durationpb.Duration {
 // buildUDPListener is a UDP Gateway listener: the udp_proxy listener filter sends every
 // datagram to the route's cluster.
 func (t Translator) buildUDPListener(l *ir.UDPListener) *listenerv3.Listener {
-	addr := socketAddress(l.Address, l.Port)
+	addr := listenAddress(l.Address, l.Port, l.IPv4Compat)
 	addr.GetSocketAddress().Protocol = corev3.SocketAddress_UDP
 	cfg := &udpproxyv3.UdpProxyConfig{
 		StatPrefix: "service",

@@ -88,7 +88,7 @@ func (t Translator) buildListener(l *ir.HTTPListener, routeConfig string, grpc b
 	conn := connectionOf(clientHTTPOf(l))
 	lis := &listenerv3.Listener{
 		Name:      name,
-		Address:   socketAddress(l.Address, l.Port),
+		Address:   listenAddress(l.Address, l.Port, l.IPv4Compat),
 		AccessLog: []*accesslogv3.AccessLog{accessLog(noRouteFilter())},
 		DefaultFilterChain: &listenerv3.FilterChain{
 			Name:    routeConfig, // the port's one route configuration and its chain share a name
@@ -109,7 +109,7 @@ func (t Translator) buildListener(l *ir.HTTPListener, routeConfig string, grpc b
 func (t Translator) buildTLSListener(el *envoyListener) *listenerv3.Listener {
 	lis := &listenerv3.Listener{
 		Name:                                 t.Naming.Listener(el.first),
-		Address:                              socketAddress(el.first.Address, el.first.Port),
+		Address:                              listenAddress(el.first.Address, el.first.Port, el.first.IPv4Compat),
 		AccessLog:                            []*accesslogv3.AccessLog{accessLog(noRouteFilter())},
 		MaxConnectionsToAcceptPerSocketEvent: u32(1),
 		PerConnectionBufferLimitBytes:        u32(bufferLimitBytes),
