@@ -193,7 +193,7 @@ var Registry = map[string]Kind{
 			{"spec.preserveRouteOrder", "EG v1.9 would keep the routes in the order they are written instead of sorting them by precedence"},
 			{"spec.provider.kubernetes.useListenerPortAsContainerPort", "EG v1.9 would bind the listeners to their own ports instead of port + 10000 for ports below 1024"},
 			{"spec.routingType", "EG v1.9 would route to the Services' cluster IPs instead of their endpoints"},
-			{"spec.telemetry.accessLog", "EG v1.9 would add access loggers to every listener"},
+			{"spec.telemetry.accessLog", "EG v1.9 would replace the default JSON access logs to /dev/stdout of every listener and connection manager with these settings (none with disable: true); the reference keeps the defaults"},
 			{"spec.telemetry.healthCheckLog", "EG v1.9 would log the proxy's active health check events"},
 			{"spec.telemetry.metrics", "EG v1.9 would add metrics sinks and stats settings to the proxy"},
 			{"spec.telemetry.requestID", "EG v1.9 would set how request IDs are generated and used for tracing"},
