@@ -181,6 +181,7 @@ var Registry = map[string]Kind{
 			`spec.backendTLS{alpnProtocols,ciphers,clientCertificateRef{group,kind,name,namespace},ecdhCurves,fingerprints,maxVersion,minVersion,signatureAlgorithms}`,
 			`spec.dynamicModules[]{doNotClose,loadGlobally,name,source{local.path,remote{sha256,url},type}}`,
 			`spec.ipFamily`,
+			`spec.telemetry.accessLog{disable,settings[]{format{json,text,type},sinks[]{file.path,type},type}}`,
 		},
 		NotHandled: []Field{
 			{"spec.bootstrap", "EG v1.9 builds the proxy's bootstrap from it and refuses one that changes what it relies on (dynamic_resources...), and then the Gateways using this EnvoyProxy; the reference translator does not check it"},
@@ -193,7 +194,9 @@ var Registry = map[string]Kind{
 			{"spec.preserveRouteOrder", "EG v1.9 would keep the routes in the order they are written instead of sorting them by precedence"},
 			{"spec.provider.kubernetes.useListenerPortAsContainerPort", "EG v1.9 would bind the listeners to their own ports instead of port + 10000 for ports below 1024"},
 			{"spec.routingType", "EG v1.9 would route to the Services' cluster IPs instead of their endpoints"},
-			{"spec.telemetry.accessLog", "EG v1.9 would replace the default JSON access logs to /dev/stdout of every listener and connection manager with these settings (none with disable: true); the reference keeps the defaults"},
+			{"spec.telemetry.accessLog.settings[].matches", "EG v1.9 would log only the requests these CEL expressions match (and refuse the Gateway for an invalid one)"},
+			{"spec.telemetry.accessLog.settings[].sinks[].als", "EG v1.9 would send the log to that ALS gRPC service, through a cluster of its own"},
+			{"spec.telemetry.accessLog.settings[].sinks[].openTelemetry", "EG v1.9 would send the log to that OpenTelemetry collector, through a cluster of its own"},
 			{"spec.telemetry.healthCheckLog", "EG v1.9 would log the proxy's active health check events"},
 			{"spec.telemetry.metrics", "EG v1.9 would add metrics sinks and stats settings to the proxy"},
 			{"spec.telemetry.requestID", "EG v1.9 would set how request IDs are generated and used for tracing"},

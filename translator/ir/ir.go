@@ -35,6 +35,8 @@ type TCPListener struct {
 	IPv4Compat  bool   `json:"ipv4Compat,omitempty"`
 	Port        uint32 `json:"port"`
 	GatewayPort uint32 `json:"gatewayPort"`
+	// AccessLog is the proxy's access logging (nil: EG's default).
+	AccessLog *AccessLog `json:"accessLog,omitempty"`
 	// Protocol is TCP or TLS.
 	Protocol string `json:"protocol"`
 	// TLS is set when Envoy terminates TLS (mode Terminate); nil for TCP and passthrough.
@@ -58,12 +60,13 @@ type TCPRoute struct {
 
 // UDPListener is a Gateway listener of protocol UDP with its one route.
 type UDPListener struct {
-	Name        string    `json:"name"`
-	Address     string    `json:"address"`
-	IPv4Compat  bool      `json:"ipv4Compat,omitempty"`
-	Port        uint32    `json:"port"`
-	GatewayPort uint32    `json:"gatewayPort"`
-	Route       *UDPRoute `json:"route,omitempty"`
+	Name        string     `json:"name"`
+	Address     string     `json:"address"`
+	IPv4Compat  bool       `json:"ipv4Compat,omitempty"`
+	AccessLog   *AccessLog `json:"accessLog,omitempty"`
+	Port        uint32     `json:"port"`
+	GatewayPort uint32     `json:"gatewayPort"`
+	Route       *UDPRoute  `json:"route,omitempty"`
 }
 
 // UDPRoute is the UDPRoute a UDP listener forwards datagrams for.
@@ -84,8 +87,10 @@ type HTTPListener struct {
 	SectionName string `json:"sectionName"`
 	// Address is 0.0.0.0, or :: when the Gateway's EnvoyProxy ipFamily is IPv6 or
 	// DualStack (IPv4Compat with DualStack).
-	Address     string       `json:"address"`
-	IPv4Compat  bool         `json:"ipv4Compat,omitempty"`
+	Address    string `json:"address"`
+	IPv4Compat bool   `json:"ipv4Compat,omitempty"`
+	// AccessLog is the proxy's access logging (nil: EG's default).
+	AccessLog   *AccessLog   `json:"accessLog,omitempty"`
 	Port        uint32       `json:"port"`        // the Envoy listener port
 	GatewayPort uint32       `json:"gatewayPort"` // the port written on the Gateway
 	Hostnames   []string     `json:"hostnames"`   // "*" when the listener names none

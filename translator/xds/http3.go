@@ -3,7 +3,6 @@ package xds
 import (
 	"fmt"
 
-	accesslogv3 "github.com/envoyproxy/go-control-plane/envoy/config/accesslog/v3"
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	listenerv3 "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
 	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
@@ -54,7 +53,7 @@ func (t Translator) buildQUICListener(el *envoyListener) *listenerv3.Listener {
 	lis := &listenerv3.Listener{
 		Name:      t.Naming.quicListenerName(el.first),
 		Address:   addr,
-		AccessLog: []*accesslogv3.AccessLog{accessLog(noRouteFilter())},
+		AccessLog: accessLogs(el.first.AccessLog, logAtListener),
 		UdpListenerConfig: &listenerv3.UdpListenerConfig{
 			DownstreamSocketConfig: &corev3.UdpSocketConfig{},
 			QuicOptions:            &listenerv3.QuicProtocolOptions{},

@@ -89,7 +89,7 @@ func (t Translator) buildListener(l *ir.HTTPListener, routeConfig string, grpc b
 	lis := &listenerv3.Listener{
 		Name:      name,
 		Address:   listenAddress(l.Address, l.Port, l.IPv4Compat),
-		AccessLog: []*accesslogv3.AccessLog{accessLog(noRouteFilter())},
+		AccessLog: accessLogs(l.AccessLog, logAtListener),
 		DefaultFilterChain: &listenerv3.FilterChain{
 			Name:    routeConfig, // the port's one route configuration and its chain share a name
 			Filters: withConnectionLimit(conn, t.Naming.StatPrefix(l), hcmFilterOf(routeConfig, t.Naming.StatPrefix(l), grpc, policyFilters, l)),
@@ -110,7 +110,7 @@ func (t Translator) buildTLSListener(el *envoyListener) *listenerv3.Listener {
 	lis := &listenerv3.Listener{
 		Name:                                 t.Naming.Listener(el.first),
 		Address:                              listenAddress(el.first.Address, el.first.Port, el.first.IPv4Compat),
-		AccessLog:                            []*accesslogv3.AccessLog{accessLog(noRouteFilter())},
+		AccessLog:                            accessLogs(el.first.AccessLog, logAtListener),
 		MaxConnectionsToAcceptPerSocketEvent: u32(1),
 		PerConnectionBufferLimitBytes:        u32(bufferLimitBytes),
 	}
@@ -190,7 +190,7 @@ func hcmOf(routeConfig, statPrefix string, grpc bool, policyFilters []*hcmv3.Htt
 			RouteConfigName: routeConfig,
 		}},
 		HttpFilters: filters,
-		AccessLog:   []*accesslogv3.AccessLog{accessLog(nil)},
+		AccessLog:   accessLogs(l.AccessLog, logAtRoute),
 		CommonHttpProtocolOptions: &corev3.HttpProtocolOptions{
 			HeadersWithUnderscoresAction: corev3.HttpProtocolOptions_REJECT_REQUEST,
 		},
@@ -207,6 +207,7 @@ func hcmOf(routeConfig, statPrefix string, grpc bool, policyFilters []*hcmv3.Htt
 	}
 	applyClientTraffic(hcm, l)
 	applyClientHTTP(hcm, clientHTTPOf(l))
+	applyUpstreamLogs(hcm, l.AccessLog)
 	return hcm
 }
 
