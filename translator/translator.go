@@ -12,6 +12,7 @@ import (
 
 	"github.com/egharness/egharness/translator/admission"
 	"github.com/egharness/egharness/translator/config"
+	"github.com/egharness/egharness/translator/fields"
 	"github.com/egharness/egharness/translator/gatewayapi"
 	"github.com/egharness/egharness/translator/patch"
 	"github.com/egharness/egharness/translator/policy"
@@ -50,6 +51,9 @@ func Translate(in Input) (res *result.Result, err error) {
 	}
 	res.Admission = verdicts
 	res.Warnings = append(res.Warnings, admissionWarnings...)
+	// The fields the admitted objects set that the translator does not translate (the
+	// registry of translator/fields), one warning per object and field.
+	res.Warnings = append(res.Warnings, fields.Warnings(admitted)...)
 
 	gw := gatewayapi.Translator{Profile: in.Profile, Config: in.Config}.Translate(admitted)
 	res.Statuses = gw.Statuses

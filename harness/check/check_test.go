@@ -41,7 +41,7 @@ resources: |
   apiVersion: gateway.envoyproxy.io/v1alpha1
   kind: EnvoyProxy
   metadata: {name: proxy, namespace: default}
-  spec: {}
+  spec: {preserveRouteOrder: true}
   ---
   apiVersion: gateway.networking.k8s.io/v1
   kind: HTTPRoute
@@ -98,7 +98,7 @@ expect:
     expect: {status: 200, cluster: httproute/default/app/rule/1, route: httproute/default/app/rule/1/match/0/app_example_com}
   - request: {port: 80, host: other.example.com, path: /app}
     expect: {status: 404}
-  warnings: ["EnvoyProxy default/proxy: admitted by the EnvoyProxy CRD"]
+  warnings: ["EnvoyProxy default/proxy: spec.preserveRouteOrder is not translated"]
 `
 
 func load(t *testing.T, text string) *scenario.Scenario {
@@ -303,7 +303,7 @@ func TestWrongExpectationsFail(t *testing.T) {
 			old:   "- {kind: Listener, name: default/eg/http}",
 			new:   "- {kind: Listener, name: tcp-10080}",
 			check: "xds", where: "expect.xds[0]", marker: "name: tcp-10080",
-			msg: "Listener tcp-10080: not found (present: default/eg/http)",
+			msg: "Listener tcp-10080: not found (present: default/eg/http, envoy-gateway-proxy-ready-0.0.0.0-19003)",
 		},
 		{
 			name:  "xds route in another virtual host",
@@ -370,10 +370,10 @@ func TestWrongExpectationsFail(t *testing.T) {
 		},
 		{
 			name:  "warning",
-			old:   `warnings: ["EnvoyProxy default/proxy: admitted by the EnvoyProxy CRD"]`,
-			new:   `warnings: ["EnvoyProxy default/other: admitted by the EnvoyProxy CRD"]`,
+			old:   `warnings: ["EnvoyProxy default/proxy: spec.preserveRouteOrder is not translated"]`,
+			new:   `warnings: ["EnvoyProxy default/other: spec.preserveRouteOrder is not translated"]`,
 			check: "warnings", where: "expect.warnings[0]", marker: "warnings: [\"EnvoyProxy default/other",
-			msg: `no warning contains "EnvoyProxy default/other: admitted by the EnvoyProxy CRD"`,
+			msg: `no warning contains "EnvoyProxy default/other: spec.preserveRouteOrder is not translated"`,
 		},
 	}
 	for _, tt := range tests {

@@ -59,12 +59,9 @@ type egctlRef struct {
 	Port        int32  `json:"port"`
 }
 
-// proxyListenerPrefix names the listeners EG adds to every proxy for its own readiness and
-// stats; they come from the bootstrap, not from the objects, and the reference has none.
-const proxyListenerPrefix = "envoy-gateway-proxy-"
-
 // ReadEgctlOutput converts egctl's JSON output into a result: statuses from the printed
-// objects, xDS from the config dumps (without the proxy's own listeners).
+// objects, xDS from the config dumps (the proxy's readiness listener included: EG's
+// translator puts it in every proxy's LDS, and the reference emits it too).
 func ReadEgctlOutput(data []byte) (*result.Result, error) {
 	var top map[string]json.RawMessage
 	if err := json.Unmarshal(data, &top); err != nil {
@@ -172,7 +169,7 @@ func readConfigDumps(raw json.RawMessage, res *result.Result) error {
 			switch strings.TrimPrefix(typ, "type.googleapis.com/") {
 			case "envoy.admin.v3.ListenersConfigDump":
 				err = eachDumped(cfg, "dynamicListeners", []string{"activeState", "listener"}, where, res, func(m *listenerv3.Listener) {
-					if !strings.HasPrefix(m.GetName(), proxyListenerPrefix) && !seen["l/"+m.GetName()] {
+					if !seen["l/"+m.GetName()] {
 						seen["l/"+m.GetName()] = true
 						res.XDS.Listeners = append(res.XDS.Listeners, m)
 					}

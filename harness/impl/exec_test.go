@@ -87,7 +87,8 @@ func TestExecAnswer(t *testing.T) {
 	if _, err := (Exec{Command: `test "$EGHARNESS_MERGE_GATEWAYS" = true && cat >/dev/null && echo '` + string(js) + `'`}).Translate(context.Background(), merged); err != nil {
 		t.Errorf("EGHARNESS_MERGE_GATEWAYS not true for a merging scenario: %v", err)
 	}
-	if len(got.XDS.Listeners) != 1 || got.XDS.Listeners[0].GetName() != "default/eg/http" {
+	// the Gateway's listener and the proxy's readiness listener
+	if len(got.XDS.Listeners) != 2 || got.XDS.Listeners[0].GetName() != "default/eg/http" || got.XDS.Listeners[1].GetName() != "envoy-gateway-proxy-ready-0.0.0.0-19003" {
 		t.Errorf("listeners read back: %v", got.XDS.Listeners)
 	}
 	if got.Status(res.Statuses[0].Object) == nil {

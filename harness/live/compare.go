@@ -7,6 +7,9 @@ import (
 	"sort"
 	"strings"
 
+	faultv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/fault/v3"
+	typev3 "github.com/envoyproxy/go-control-plane/envoy/type/v3"
+
 	"github.com/egharness/egharness/harness/check"
 	"github.com/egharness/egharness/harness/routecheck"
 	"github.com/egharness/egharness/harness/scenario"
@@ -96,6 +99,12 @@ func ExpectWith(table *routecheck.Table, res *result.Result, req scenario.Reques
 	if req.ClientIP != "" && !opts.ClientAddress {
 		// Authorization on the client address: a live client cannot pick its address.
 		e.Skip = "the request's clientIP cannot be chosen live"
+		return e
+	}
+	if partialFault(&res.XDS, a.Route) {
+		// The fault filter hits a share of the requests by Envoy's own random draw; the
+		// checker decides by the request's random value, which a live request cannot set.
+		e.Skip = "the route's fault injection hits a share of the requests, by a random draw a live request cannot choose"
 		return e
 	}
 	if a.L4 && req.SNI != "" && !e.TLS {
@@ -352,4 +361,35 @@ func IsNotReplayable(obs Observation) bool { return errors.Is(obs.Err, ErrNotRep
 // so the route checker knows the location up to its query (it ends in "?").
 func locationPrefix(a check.Answer, got string) bool {
 	return a.AnsweredBy == "oauth2" && strings.HasSuffix(a.Location, "?") && strings.HasPrefix(got, a.Location)
+}
+
+// partialFault reports whether the named route injects a delay or an abort into a share
+// of its requests strictly between none and all.
+func partialFault(x *result.XDS, route string) bool {
+	if route == "" {
+		return false
+	}
+	for _, rc := range x.Routes {
+		for _, vh := range rc.GetVirtualHosts() {
+			for _, r := range vh.GetRoutes() {
+				if r.GetName() != route {
+					continue
+				}
+				cfg := r.GetTypedPerFilterConfig()["envoy.filters.http.fault"]
+				f := &faultv3.HTTPFault{}
+				if cfg == nil || cfg.UnmarshalTo(f) != nil {
+					return false
+				}
+				partial := func(p *typev3.FractionalPercent) bool {
+					if p == nil {
+						return false
+					}
+					den := map[typev3.FractionalPercent_DenominatorType]uint32{typev3.FractionalPercent_HUNDRED: 100, typev3.FractionalPercent_TEN_THOUSAND: 10000, typev3.FractionalPercent_MILLION: 1000000}[p.GetDenominator()]
+					return p.GetNumerator() > 0 && p.GetNumerator() < den
+				}
+				return (f.GetDelay() != nil && partial(f.GetDelay().GetPercentage())) || (f.GetAbort() != nil && partial(f.GetAbort().GetPercentage()))
+			}
+		}
+	}
+	return false
 }

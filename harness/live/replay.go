@@ -2,6 +2,7 @@ package live
 
 import (
 	"bufio"
+	"compress/gzip"
 	"bytes"
 	"context"
 	"crypto/tls"
@@ -66,6 +67,9 @@ type Observation struct {
 	GRPCStatus string
 	// Echo is set when an echo backend answered.
 	Echo *EchoReply
+	// ContentEncoding is the answer's content-encoding (a compressor filter's gzip...); a
+	// gzip body is decoded before it is read.
+	ContentEncoding string
 	// Err is set when no answer came (refused, reset, closed).
 	Err error
 	// Cookies are the answer's Set-Cookie cookies.
@@ -185,7 +189,16 @@ func (c Client) http(ctx context.Context, req scenario.Request, addr string, use
 
 func observe(resp *http.Response) Observation {
 	b, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	o := Observation{Status: resp.StatusCode, Location: resp.Header.Get("Location"), Body: string(b), Cookies: resp.Cookies()}
+	enc := strings.ToLower(strings.TrimSpace(resp.Header.Get("Content-Encoding")))
+	if err == nil && enc == "gzip" {
+		// Envoy compressed the answer (BackendTrafficPolicy compressor): read what the
+		// backend said.
+		var zr *gzip.Reader
+		if zr, err = gzip.NewReader(bytes.NewReader(b)); err == nil {
+			b, err = io.ReadAll(io.LimitReader(zr, 1<<20))
+		}
+	}
+	o := Observation{Status: resp.StatusCode, Location: resp.Header.Get("Location"), Body: string(b), ContentEncoding: enc, Cookies: resp.Cookies()}
 	if err != nil {
 		o.Err = err
 	}

@@ -39,6 +39,11 @@ import (
 //   - oauth2 (on routes that configure it: EG's listener filter holds none): Outcome
 //     "pass through", "session", "redirect" (302 to the authorization endpoint), "callback",
 //     "sign out" or "denied"; see evalOAuth2.
+//   - health_check: Outcome "healthy" (answered 200) or "not a health check".
+//   - custom_response: Outcome is the name of the matcher's action that replaced the
+//     answer; see applyCustomResponse.
+//   - fault: Outcome "delayed <duration>", "aborted <status>" (the answer), both, or
+//     "no fault" when the request's random value falls outside the shares; see evalFault.
 //   - others (lua, ext_authz, ext_proc, wasm...): present, not evaluated (their decision
 //     is made by a service or module the checker does not run).
 type FilterEffect struct {
@@ -77,7 +82,7 @@ func filterKind(name string) string {
 
 // perRouteOnly are the kinds that do nothing without a route's config in EG's output: the
 // listener filter holds no policy of its own.
-var perRouteOnly = map[string]bool{"jwt_authn": true, "cors": true, "csrf": true, "rbac": true, "oauth2": true, "credential_injector": true}
+var perRouteOnly = map[string]bool{"jwt_authn": true, "cors": true, "csrf": true, "rbac": true, "oauth2": true, "credential_injector": true, "fault": true}
 
 // runHTTPFilters passes the routed request through the connection manager's HTTP filters
 // in order. A filter that answers ends the request there; jwt_authn may add claim headers
@@ -108,6 +113,12 @@ func runHTTPFilters(h *hcmConfig, rt *routeTable, rs *requestState, ans Answer) 
 			reply, addHdrs, reroute, err = evalJWT(f, per, rs, &eff)
 		case "csrf":
 			reply, err = evalCSRF(per, rs, &eff)
+		case "fault":
+			reply, err = evalFault(per, rs, &eff)
+		case "health_check":
+			reply, err = evalHealthCheck(f, rs, &eff)
+		case "custom_response":
+			continue // an encoder filter: it acts on the answer (applyCustomResponse)
 		case "cors":
 			reply, err = evalCORS(per, rs, &eff)
 		case "basic_auth":

@@ -250,7 +250,11 @@ func (t *Table) Check(req Request) (Answer, error) {
 	if err != nil || rs.matched == nil {
 		return ans, err
 	}
-	return runHTTPFilters(h, rt, rs, ans)
+	ans, err = runHTTPFilters(h, rt, rs, ans)
+	if err != nil {
+		return ans, err
+	}
+	return applyCustomResponse(h, rs, ans)
 }
 
 func normalizeProtocol(p string) (string, error) {

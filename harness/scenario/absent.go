@@ -115,12 +115,13 @@ const seg = `([^/]+)`
 
 var (
 	reV2Listener  = regexp.MustCompile(`^(tcp|udp|http)-[0-9]+$`)
+	reReady       = regexp.MustCompile(`^envoy-gateway-proxy-ready-(0\.0\.0\.0|::)-19003$`)
 	reRouteRule   = regexp.MustCompile(`^(httproute|grpcroute|tcproute|udproute|tlsroute)/` + seg + `/` + seg + `/rule/(-?[0-9]+)`)
 	reL4Route     = regexp.MustCompile(`^(tcproute|udproute|tlsroute)/` + seg + `/` + seg + `$`)
 	rePolicyOwned = regexp.MustCompile(`^(securitypolicy|envoyextensionpolicy|backendtrafficpolicy|clienttrafficpolicy|httproutefilter)/` + seg + `/` + seg + `(/.*)?$`)
 	reSDSCluster  = regexp.MustCompile(`^sds_.*_[0-9a-f]{32}$`)
 	reHostPort    = regexp.MustCompile(`^[a-z0-9_.-]+_[0-9]+$`)
-	reFilterName  = regexp.MustCompile(`^envoy\.filters\.(http|network)\.[a-z0-9_]+$`)
+	reFilterName  = regexp.MustCompile(`^envoy\.filters\.(http|network)\.[a-z0-9_]+(\.(gzip|brotli|zstd))?$`)
 	reSlotFilter  = regexp.MustCompile(`^envoy\.filters\.http\.[a-z0-9_]+/([0-9]+|request|response)$`)
 	reHost        = regexp.MustCompile(`^[*a-z0-9_-]+(\.?[a-z0-9_-]+)*$|^\*$`)
 	reMirror      = regexp.MustCompile(`^-mirror-[0-9]+$`)
@@ -142,7 +143,7 @@ func (ix *objIndex) fits(kind, name string) bool {
 	switch kind {
 	case KindListener, KindRouteConfig:
 		// an HTTP/3 listener is its TCP listener's name with -quic
-		return ix.listener(name) || ix.listener(strings.TrimSuffix(name, "-quic")) || reV2Listener.MatchString(name)
+		return ix.listener(name) || ix.listener(strings.TrimSuffix(name, "-quic")) || reV2Listener.MatchString(name) || (kind == KindListener && reReady.MatchString(name))
 	case KindFilterChain:
 		return ix.listener(name) || ix.routeName(name) || reV2Listener.MatchString(name)
 	case KindVirtualHost:

@@ -10,6 +10,7 @@ import (
 	"github.com/egharness/egharness/harness/catalog"
 	"github.com/egharness/egharness/harness/impl"
 	"github.com/egharness/egharness/translator/config"
+	"github.com/egharness/egharness/translator/fields"
 	"github.com/egharness/egharness/translator/profile"
 	"github.com/egharness/egharness/translator/resource"
 	"github.com/egharness/egharness/translator/result"
@@ -110,7 +111,23 @@ func Check(ctx context.Context, req Request) (*Report, error) {
 			return nil, fmt.Errorf("translating under %s: no result", s.Label)
 		}
 	}
-	return Compare(req.From.Label, req.To.Label, res[0], res[1], req.Objects), nil
+	rep := Compare(req.From.Label, req.To.Label, res[0], res[1], req.Objects)
+	rep.Notes = append(rep.Notes, fieldNotes(req)...)
+	return rep, nil
+}
+
+// fieldNotes name the fields of the objects that the reference translator does not
+// translate, when a side is the reference: both sides' output lacks their effect alike, so
+// no finding can show what the upgrade does to them (the registry of translator/fields).
+func fieldNotes(req Request) []string {
+	if req.From.Impl.Name() != (impl.Reference{}).Name() && req.To.Impl.Name() != (impl.Reference{}).Name() {
+		return nil
+	}
+	var out []string
+	for _, g := range fields.Gaps(req.Objects) {
+		out = append(out, g.Note())
+	}
+	return out
 }
 
 // Compare computes the findings between two results of the same objects.

@@ -108,7 +108,7 @@ cannot be written (a full disk, a closed pipe).`,
 				// that is not a breaking finding, so not exit 1.
 				return &exitError{code: exitBad, err: err}
 			}
-			rep.Notes = append(notes, dec.Notes...)
+			rep.Notes = append(append(notes, dec.Notes...), rep.Notes...)
 			if err := rep.Write(cmd.OutOrStdout(), output); err != nil {
 				// The report could not be written (a full disk, a closed pipe): no answer,
 				// which is not "breaking" either.

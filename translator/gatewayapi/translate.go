@@ -230,7 +230,33 @@ func (t Translator) Translate(objs []resource.Object) Output {
 		}
 		g := t.processGateway(gw, ix, rt.permitted, &out)
 		rt.gatewayTLS(g)
-		if ep, _ := ix.envoyProxyOf(gw); ep != nil && len(ep.Spec.DynamicModules) > 0 {
+		ep, _ := ix.envoyProxyOf(gw)
+		out.IR.Ready = append(out.IR.Ready, readyListener(ep))
+		if al := accessLogOf(ep); al != nil {
+			for _, l := range g.listeners {
+				switch {
+				case l.ir != nil:
+					l.ir.AccessLog = al
+				case l.tcp != nil:
+					l.tcp.AccessLog = al
+				case l.udp != nil:
+					l.udp.AccessLog = al
+				}
+			}
+		}
+		if addr, compat := listenerAddress(ep); addr != "0.0.0.0" {
+			for _, l := range g.listeners {
+				switch {
+				case l.ir != nil:
+					l.ir.Address, l.ir.IPv4Compat = addr, compat
+				case l.tcp != nil:
+					l.tcp.Address, l.tcp.IPv4Compat = addr, compat
+				case l.udp != nil:
+					l.udp.Address, l.udp.IPv4Compat = addr, compat
+				}
+			}
+		}
+		if ep != nil && len(ep.Spec.DynamicModules) > 0 {
 			for _, l := range g.listeners {
 				if l.ir != nil {
 					l.ir.DynamicModules = ep.Spec.DynamicModules
@@ -280,30 +306,90 @@ func (t Translator) Translate(objs []resource.Object) Output {
 	out.PolicyBackends = &PolicyBackends{rt: &rt}
 	backendStatuses(ix, st, t.Config.ExtensionAPIs != nil && t.Config.ExtensionAPIs.EnableBackend)
 	out.Statuses = st.list()
-	out.Warnings = append(out.Warnings, notYetTranslated(objs)...)
 	return out
 }
 
-// notYetTranslated names the objects the reference translator reads but does not act on
-// yet, so that nobody mistakes their silence in the output for EG's behavior.
-func notYetTranslated(objs []resource.Object) []string {
-	var out []string
-	for _, o := range objs {
-		if ep, ok := o.Obj.(*egv1a1.EnvoyProxy); ok && ep.Spec.Bootstrap != nil {
-			out = append(out, fmt.Sprintf("EnvoyProxy %s/%s: spec.bootstrap is not checked by the reference translator (EG refuses one that changes the parts of its bootstrap it relies on, such as dynamic_resources, and then refuses the Gateways using this EnvoyProxy)",
-				ep.Namespace, ep.Name))
+// readyListener is the readiness listener EG v1.9 gives the proxy of a Gateway, whose
+// address follows its EnvoyProxy's IP family.
+func readyListener(ep *egv1a1.EnvoyProxy) ir.ReadyListener {
+	if ep != nil && ep.Spec.IPFamily != nil && (*ep.Spec.IPFamily == egv1a1.IPv6 || *ep.Spec.IPFamily == egv1a1.DualStack) {
+		return ir.ReadyListener{Address: "::", IPv4Compat: true}
+	}
+	return ir.ReadyListener{Address: "0.0.0.0"}
+}
+
+// accessLogOf is the access logging of the proxy an EnvoyProxy configures, as EG v1.9
+// reads telemetry.accessLog: none set (or settings without disable) keeps EG's default
+// (nil), disable turns logging off, and each setting's format (JSON unless it says Text or
+// gives only a text) goes to each of its File sinks, or to /dev/stdout without sinks. The
+// ALS and OpenTelemetry sinks and the CEL matches are not translated (the field registry
+// warns of them).
+func accessLogOf(ep *egv1a1.EnvoyProxy) *ir.AccessLog {
+	if ep == nil || ep.Spec.Telemetry == nil || ep.Spec.Telemetry.AccessLog == nil {
+		return nil
+	}
+	spec := ep.Spec.Telemetry.AccessLog
+	disabled := spec.Disable != nil && *spec.Disable
+	if disabled {
+		return &ir.AccessLog{Disabled: true}
+	}
+	if len(spec.Settings) == 0 {
+		return nil
+	}
+	out := &ir.AccessLog{}
+	for _, st := range spec.Settings {
+		logType := ""
+		if st.Type != nil {
+			logType = string(*st.Type)
 		}
-		if ep, ok := o.Obj.(*egv1a1.EnvoyProxy); ok && ep.Spec.MergeType != nil {
-			out = append(out, fmt.Sprintf("EnvoyProxy %s/%s: spec.mergeType %s is not applied by the reference translator: a Gateway's own EnvoyProxy replaces its class's",
-				ep.Namespace, ep.Name, *ep.Spec.MergeType))
+		text := false
+		var format egv1a1.ProxyAccessLogFormat
+		if st.Format != nil {
+			format = *st.Format
 		}
-		if o.Kind == "EnvoyProxy" {
-			out = append(out, fmt.Sprintf("EnvoyProxy %s/%s: admitted by the EnvoyProxy CRD and checked with EG's own EnvoyProxy validation, but the reference translator reads only spec.backendTLS (the client certificate, versions, ciphers and ALPN of upstream TLS) and spec.dynamicModules (the modules EnvoyExtensionPolicies may load); its other settings have no effect on this output",
-				o.Obj.GetNamespace(), o.Obj.GetName()))
-			continue
+		switch {
+		case format.Type != nil:
+			text = *format.Type == egv1a1.ProxyAccessLogFormatTypeText
+		case format.Text != nil && format.JSON == nil:
+			text = true
+		}
+		add := func(path string) {
+			fl := ir.FileAccessLog{Path: path, Type: logType}
+			if text {
+				if format.Text != nil {
+					fl.Format = *format.Text
+				}
+				out.Text = append(out.Text, fl)
+				return
+			}
+			fl.Fields = format.JSON
+			out.JSON = append(out.JSON, fl)
+		}
+		if len(st.Sinks) == 0 {
+			add("/dev/stdout")
+		}
+		for _, sink := range st.Sinks {
+			if sink.Type == egv1a1.ProxyAccessLogSinkTypeFile && sink.File != nil {
+				add(sink.File.Path)
+			}
 		}
 	}
 	return out
+}
+
+// listenerAddress is where EG v1.9 binds a Gateway's listeners: 0.0.0.0, or :: when its
+// EnvoyProxy's ipFamily is IPv6 or DualStack, taking IPv4 too (ipv4Compat) with DualStack.
+func listenerAddress(ep *egv1a1.EnvoyProxy) (string, bool) {
+	if ep == nil || ep.Spec.IPFamily == nil {
+		return "0.0.0.0", false
+	}
+	switch *ep.Spec.IPFamily {
+	case egv1a1.IPv6:
+		return "::", false
+	case egv1a1.DualStack:
+		return "::", true
+	}
+	return "0.0.0.0", false
 }
 
 // l4RouteVersions takes the TCPRoutes and UDPRoutes stored as v1alpha2 (the storage

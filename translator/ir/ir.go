@@ -14,14 +14,29 @@ type XDS struct {
 	HTTP []*HTTPListener `json:"http,omitempty"`
 	TCP  []*TCPListener  `json:"tcp,omitempty"`
 	UDP  []*UDPListener  `json:"udp,omitempty"`
+	// Ready is the readiness listener of each proxy (one per Gateway, or per GatewayClass
+	// with mergeGateways): EG v1.9 puts it in every proxy's LDS.
+	Ready []ReadyListener `json:"ready,omitempty"`
+}
+
+// ReadyListener is a proxy's readiness listener (EG v1.9 internal/gatewayapi/listener.go
+// processProxyReadyListener): port 19003, path /ready, on 0.0.0.0, or on :: when its
+// EnvoyProxy's ipFamily is IPv6 or DualStack (then IPv4-compatible).
+type ReadyListener struct {
+	Address    string `json:"address"`
+	IPv4Compat bool   `json:"ipv4Compat,omitempty"`
 }
 
 // TCPListener is a Gateway listener of protocol TCP or TLS.
 type TCPListener struct {
-	Name        string `json:"name"`
-	Address     string `json:"address"`
+	Name    string `json:"name"`
+	Address string `json:"address"`
+	// IPv4Compat: the :: address also takes IPv4 (EnvoyProxy ipFamily DualStack).
+	IPv4Compat  bool   `json:"ipv4Compat,omitempty"`
 	Port        uint32 `json:"port"`
 	GatewayPort uint32 `json:"gatewayPort"`
+	// AccessLog is the proxy's access logging (nil: EG's default).
+	AccessLog *AccessLog `json:"accessLog,omitempty"`
 	// Protocol is TCP or TLS.
 	Protocol string `json:"protocol"`
 	// TLS is set when Envoy terminates TLS (mode Terminate); nil for TCP and passthrough.
@@ -45,11 +60,13 @@ type TCPRoute struct {
 
 // UDPListener is a Gateway listener of protocol UDP with its one route.
 type UDPListener struct {
-	Name        string    `json:"name"`
-	Address     string    `json:"address"`
-	Port        uint32    `json:"port"`
-	GatewayPort uint32    `json:"gatewayPort"`
-	Route       *UDPRoute `json:"route,omitempty"`
+	Name        string     `json:"name"`
+	Address     string     `json:"address"`
+	IPv4Compat  bool       `json:"ipv4Compat,omitempty"`
+	AccessLog   *AccessLog `json:"accessLog,omitempty"`
+	Port        uint32     `json:"port"`
+	GatewayPort uint32     `json:"gatewayPort"`
+	Route       *UDPRoute  `json:"route,omitempty"`
 }
 
 // UDPRoute is the UDPRoute a UDP listener forwards datagrams for.
@@ -65,10 +82,15 @@ type UDPRoute struct {
 // the xDS stage folds them into one Envoy listener.
 type HTTPListener struct {
 	// Name is <gateway namespace>/<gateway name>/<listener name>.
-	Name        string       `json:"name"`
-	Gateway     string       `json:"gateway"` // namespace/name
-	SectionName string       `json:"sectionName"`
-	Address     string       `json:"address"`
+	Name        string `json:"name"`
+	Gateway     string `json:"gateway"` // namespace/name
+	SectionName string `json:"sectionName"`
+	// Address is 0.0.0.0, or :: when the Gateway's EnvoyProxy ipFamily is IPv6 or
+	// DualStack (IPv4Compat with DualStack).
+	Address    string `json:"address"`
+	IPv4Compat bool   `json:"ipv4Compat,omitempty"`
+	// AccessLog is the proxy's access logging (nil: EG's default).
+	AccessLog   *AccessLog   `json:"accessLog,omitempty"`
 	Port        uint32       `json:"port"`        // the Envoy listener port
 	GatewayPort uint32       `json:"gatewayPort"` // the port written on the Gateway
 	Hostnames   []string     `json:"hostnames"`   // "*" when the listener names none

@@ -26,6 +26,9 @@ type PolicyData struct {
 	// DynamicModules are the EnvoyExtensionPolicy's dynamic modules, in spec order, each
 	// resolved against the allowlist of the route's Gateway's EnvoyProxy.
 	DynamicModules []DynamicModule `json:"dynamicModules,omitempty"`
+	// ResponseBodies are the bodies of the BackendTrafficPolicy's responseOverride rules
+	// that name a ConfigMap (its response.body key, else its first key), by rule index.
+	ResponseBodies map[int]string `json:"responseBodies,omitempty"`
 }
 
 // DynamicModule is one dynamic module filter: Name is its config name

@@ -2,6 +2,7 @@ package policy
 
 import (
 	"fmt"
+	"math"
 
 	egv1a1 "github.com/envoyproxy/gateway/api/v1alpha1"
 
@@ -73,6 +74,22 @@ func validateBandwidthLimit(spec *egv1a1.BackendTrafficPolicySpec) error {
 	}
 	if _, err := buildBandwidthLimit(spec.BandwidthLimit); err != nil {
 		return fmt.Errorf("BandwidthLimit: %w", err)
+	}
+	return nil
+}
+
+// validateRequestBuffer is EG v1.9's check of requestBuffer.limit (the buffer filter takes
+// a 32-bit byte count): a policy beyond it is Invalid.
+func validateRequestBuffer(spec *egv1a1.BackendTrafficPolicySpec) error {
+	if spec == nil || spec.RequestBuffer == nil {
+		return nil
+	}
+	v, ok := spec.RequestBuffer.Limit.AsInt64()
+	if !ok {
+		return fmt.Errorf("RequestBuffer: limit must be convertible to an int64")
+	}
+	if v < 0 || v > math.MaxUint32 {
+		return fmt.Errorf("RequestBuffer: limit value %s is out of range, must be between 0 and %d", spec.RequestBuffer.Limit.String(), uint32(math.MaxUint32))
 	}
 	return nil
 }

@@ -30,6 +30,14 @@ func socketAddress(host string, port uint32) *corev3.Address {
 	}}}
 }
 
+// listenAddress is a listener's address; ipv4Compat lets a :: listener take IPv4 too
+// (EnvoyProxy ipFamily DualStack).
+func listenAddress(host string, port uint32, ipv4Compat bool) *corev3.Address {
+	a := socketAddress(host, port)
+	a.GetSocketAddress().Ipv4Compat = ipv4Compat
+	return a
+}
+
 // resourceRef is the Kubernetes object EG records in xDS metadata under "envoy-gateway".
 type resourceRef struct {
 	Kind, Name, Namespace, SectionName string

@@ -3,7 +3,6 @@ package xds
 import (
 	"fmt"
 
-	accesslogv3 "github.com/envoyproxy/go-control-plane/envoy/config/accesslog/v3"
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	listenerv3 "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
 	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
@@ -49,12 +48,12 @@ func addAltSvc(r *routev3.Route, gatewayPort uint32) {
 
 // buildQUICListener is the UDP listener of an HTTP/3 port.
 func (t Translator) buildQUICListener(el *envoyListener) *listenerv3.Listener {
-	addr := socketAddress(el.first.Address, el.first.Port)
+	addr := listenAddress(el.first.Address, el.first.Port, el.first.IPv4Compat)
 	addr.GetSocketAddress().Protocol = corev3.SocketAddress_UDP
 	lis := &listenerv3.Listener{
 		Name:      t.Naming.quicListenerName(el.first),
 		Address:   addr,
-		AccessLog: []*accesslogv3.AccessLog{accessLog(noRouteFilter())},
+		AccessLog: accessLogs(el.first.AccessLog, logAtListener),
 		UdpListenerConfig: &listenerv3.UdpListenerConfig{
 			DownstreamSocketConfig: &corev3.UdpSocketConfig{},
 			QuicOptions:            &listenerv3.QuicProtocolOptions{},

@@ -5,7 +5,6 @@ import (
 
 	xdscorev3 "github.com/cncf/xds/go/xds/core/v3"
 	matcherv3 "github.com/cncf/xds/go/xds/type/matcher/v3"
-	accesslogv3 "github.com/envoyproxy/go-control-plane/envoy/config/accesslog/v3"
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	listenerv3 "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
 	tlsinspectorv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/listener/tls_inspector/v3"
@@ -31,8 +30,8 @@ const (
 func (t Translator) buildTCPListener(l *ir.TCPListener) *listenerv3.Listener {
 	lis := &listenerv3.Listener{
 		Name:                                 t.Naming.TCPListener(l),
-		Address:                              socketAddress(l.Address, l.Port),
-		AccessLog:                            []*accesslogv3.AccessLog{accessLog(noRouteFilter())},
+		Address:                              listenAddress(l.Address, l.Port, l.IPv4Compat),
+		AccessLog:                            accessLogs(l.AccessLog, logAtListener),
 		MaxConnectionsToAcceptPerSocketEvent: u32(1),
 		PerConnectionBufferLimitBytes:        u32(bufferLimitBytes),
 	}
@@ -60,7 +59,7 @@ func (t Translator) buildTCPListener(l *ir.TCPListener) *listenerv3.Listener {
 				ConfigType: &listenerv3.Filter_TypedConfig{TypedConfig: mustAny(&tcpproxyv3.TcpProxy{
 					StatPrefix:       stat,
 					ClusterSpecifier: &tcpproxyv3.TcpProxy_Cluster{Cluster: r.Destination.Name},
-					AccessLog:        []*accesslogv3.AccessLog{accessLog(nil)},
+					AccessLog:        accessLogs(l.AccessLog, logAtRoute),
 					IdleTimeout:      tcpIdleTimeout(l),
 				})},
 			}},
@@ -130,11 +129,11 @@ func tcpIdleTimeout(l *ir.TCPListener) *durationpb.Duration {
 // buildUDPListener is a UDP Gateway listener: the udp_proxy listener filter sends every
 // datagram to the route's cluster.
 func (t Translator) buildUDPListener(l *ir.UDPListener) *listenerv3.Listener {
-	addr := socketAddress(l.Address, l.Port)
+	addr := listenAddress(l.Address, l.Port, l.IPv4Compat)
 	addr.GetSocketAddress().Protocol = corev3.SocketAddress_UDP
 	cfg := &udpproxyv3.UdpProxyConfig{
 		StatPrefix: "service",
-		AccessLog:  []*accesslogv3.AccessLog{accessLog(nil)},
+		AccessLog:  accessLogs(l.AccessLog, logAtRoute),
 		RouteSpecifier: &udpproxyv3.UdpProxyConfig_Matcher{Matcher: &matcherv3.Matcher{
 			OnNoMatch: &matcherv3.Matcher_OnMatch{OnMatch: &matcherv3.Matcher_OnMatch_Action{Action: &xdscorev3.TypedExtensionConfig{
 				Name:        "route",
@@ -145,7 +144,7 @@ func (t Translator) buildUDPListener(l *ir.UDPListener) *listenerv3.Listener {
 	return &listenerv3.Listener{
 		Name:      t.Naming.UDPListener(l),
 		Address:   addr,
-		AccessLog: []*accesslogv3.AccessLog{accessLog(noRouteFilter())},
+		AccessLog: accessLogs(l.AccessLog, logAtListener),
 		ListenerFilters: []*listenerv3.ListenerFilter{{
 			Name:       udpProxyFilter,
 			ConfigType: &listenerv3.ListenerFilter_TypedConfig{TypedConfig: mustAny(cfg)},

@@ -88,8 +88,8 @@ func (t Translator) buildListener(l *ir.HTTPListener, routeConfig string, grpc b
 	conn := connectionOf(clientHTTPOf(l))
 	lis := &listenerv3.Listener{
 		Name:      name,
-		Address:   socketAddress(l.Address, l.Port),
-		AccessLog: []*accesslogv3.AccessLog{accessLog(noRouteFilter())},
+		Address:   listenAddress(l.Address, l.Port, l.IPv4Compat),
+		AccessLog: accessLogs(l.AccessLog, logAtListener),
 		DefaultFilterChain: &listenerv3.FilterChain{
 			Name:    routeConfig, // the port's one route configuration and its chain share a name
 			Filters: withConnectionLimit(conn, t.Naming.StatPrefix(l), hcmFilterOf(routeConfig, t.Naming.StatPrefix(l), grpc, policyFilters, l)),
@@ -109,8 +109,8 @@ func (t Translator) buildListener(l *ir.HTTPListener, routeConfig string, grpc b
 func (t Translator) buildTLSListener(el *envoyListener) *listenerv3.Listener {
 	lis := &listenerv3.Listener{
 		Name:                                 t.Naming.Listener(el.first),
-		Address:                              socketAddress(el.first.Address, el.first.Port),
-		AccessLog:                            []*accesslogv3.AccessLog{accessLog(noRouteFilter())},
+		Address:                              listenAddress(el.first.Address, el.first.Port, el.first.IPv4Compat),
+		AccessLog:                            accessLogs(el.first.AccessLog, logAtListener),
 		MaxConnectionsToAcceptPerSocketEvent: u32(1),
 		PerConnectionBufferLimitBytes:        u32(bufferLimitBytes),
 	}
@@ -190,7 +190,7 @@ func hcmOf(routeConfig, statPrefix string, grpc bool, policyFilters []*hcmv3.Htt
 			RouteConfigName: routeConfig,
 		}},
 		HttpFilters: filters,
-		AccessLog:   []*accesslogv3.AccessLog{accessLog(nil)},
+		AccessLog:   accessLogs(l.AccessLog, logAtRoute),
 		CommonHttpProtocolOptions: &corev3.HttpProtocolOptions{
 			HeadersWithUnderscoresAction: corev3.HttpProtocolOptions_REJECT_REQUEST,
 		},
@@ -207,6 +207,7 @@ func hcmOf(routeConfig, statPrefix string, grpc bool, policyFilters []*hcmv3.Htt
 	}
 	applyClientTraffic(hcm, l)
 	applyClientHTTP(hcm, clientHTTPOf(l))
+	applyUpstreamLogs(hcm, l.AccessLog)
 	return hcm
 }
 

@@ -88,6 +88,9 @@ func (s *httpFilterSet) addRoute(out *routev3.Route, r *ir.HTTPRoute) error {
 	if err := s.addBandwidthLimit(out, r.BandwidthLimit); err != nil {
 		return err
 	}
+	if err := s.addTraffic(out, r); err != nil {
+		return err
+	}
 	if c := r.CredentialInjection; c != nil {
 		return s.addCredentialInjection(out, c)
 	}

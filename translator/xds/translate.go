@@ -217,6 +217,7 @@ func (t Translator) Translate(x *ir.XDS) (result.XDS, error) {
 	out.Clusters = append(out.Clusters, sdsClusters(x)...)
 	addUpstreamTLSSecrets(&out, x)
 	addSessionFilters(out.Listeners, out.Routes)
+	out.Listeners = append(out.Listeners, readyListeners(x.Ready)...)
 	out.Sort()
 	if len(skipped) > 0 {
 		return out, &RoutesSkipped{Problems: skipped}

@@ -1,0 +1,408 @@
+// Package fields is the registry of the CRD fields the reference translator handles, per
+// kind, and the walk that finds the fields an object sets that it does not: each becomes a
+// warning in `translate` and a note in `upgrade-check`, so that no setting is dropped in
+// silence (issue 18: a BackendTrafficPolicy with faultInjection used to be Accepted with no
+// filter and no word). TestRegistryCoversCRDs walks the real CRD schemas of the release
+// compiled in: every field is classified here, and a field a CRD upgrade adds fails it
+// until it is.
+package fields
+
+// Kind classifies one kind's fields. Every field path of the kind's CRD schemas is in one
+// of the three lists, itself, as an ancestor of an entry, or (for the two gap lists) below
+// an entry: a gap entry covers its whole subtree, a handled entry only itself.
+type Kind struct {
+	// Handled fields are translated as EG v1.9 translates them (each leaf listed, so that
+	// a field added below a handled one is not taken for handled).
+	Handled []string
+	// NotHandled fields are read by EG v1.9 into the xDS or the statuses and not by the
+	// reference translator: setting one is a warning, with what EG would do.
+	NotHandled []Field
+	// NoEffect fields change nothing EG v1.9 translates: it reads them for what a
+	// translation does not produce (the proxy's Deployment, Service and command line) or
+	// not at all (a description, a kind its controller does not watch). No warning.
+	NoEffect []Field
+}
+
+// Field is a path (compact form allowed) and what EG v1.9 does with it, worded to follow
+// "spec.x is not translated; ".
+type Field struct {
+	Path   string
+	Effect string
+}
+
+// Registry is keyed by kind.
+//
+// Handled lists were written from the code that reads each field (named per kind below);
+// the gap lists from EG v1.9.1's internal/gatewayapi and internal/xds/translator, which
+// say what EG does with them. TestRegistryCoversCRDs prints a missing field in this
+// compact form, ready to be put in one of the lists.
+var Registry = map[string]Kind{
+	"Backend": {
+		Handled: []string{
+			`spec.endpoints[]{fqdn{hostname,port},hostname,ip{address,port},unix.path}`,
+			`spec.tls{alpnProtocols,autoSNIFromEndpointHostname,caCertificateRefs[]{group,kind,name},ciphers,clientCertificateRef{group,kind,name,namespace},ecdhCurves,insecureSkipVerify,maxVersion,minVersion,signatureAlgorithms,sni,wellKnownCACertificates}`,
+			`spec.type`,
+		},
+		NotHandled: []Field{
+			{"spec.appProtocols", "EG v1.9 would speak HTTP/2 (h2c) or WebSocket to the backend as its appProtocols say"},
+			{"spec.endpoints[].zone", "EG v1.9 would put the endpoint in that locality zone"},
+			{"spec.fallback", "EG v1.9 would make the backend a fallback, used only when the others are unhealthy"},
+			{"spec.tls.fingerprints", "EG v1.9 would pin the backend's certificate by its fingerprint"},
+		},
+	},
+	"BackendTLSPolicy": {
+		Handled: []string{
+			`spec.targetRefs[]{group,kind,name,sectionName}`,
+			`spec.validation{caCertificateRefs[]{group,kind,name},hostname,subjectAltNames[]{hostname,type,uri},wellKnownCACertificates}`,
+		},
+		NotHandled: []Field{
+			{"spec.options", "EG v1.9 reads no option it knows here and ignores the others"},
+		},
+	},
+	// BackendTrafficPolicy: translator/policy (attachment), translator/xds/backendtraffic.go, healthcheck.go, ratelimit.go, local_ratelimit.go, bandwidth_limit.go.
+	"BackendTrafficPolicy": {
+		Handled: []string{
+			`spec.bandwidthLimit{request.limit{unit,value},response{limit{unit,value},responseTrailers.prefix}}`,
+			`spec.circuitBreaker{maxConnections,maxParallelRequests,maxParallelRetries,maxPendingRequests,perEndpoint.maxConnections}`,
+			`spec.compression[]{brotli,gzip,minContentLength,type,zstd}`,
+			`spec.compressor[]{brotli,gzip,minContentLength,type,zstd}`,
+			`spec.faultInjection{abort{grpcStatus,httpStatus,percentage},delay{fixedDelay,percentage}}`,
+			`spec.healthCheck{active{grpc.service,healthyThreshold,http{expectedResponse{binary,text,type},expectedStatuses,hostname,method,path,requestBody{binary,text,type},retriableStatuses},initialJitter,interval,overrides.port,tcp{receive{binary,text,type},send{binary,text,type}},timeout,type,unhealthyThreshold},panicThreshold,passive{alwaysEjectOneEndpoint,baseEjectionTime,consecutive5XxErrors,consecutiveGatewayErrors,consecutiveLocalOriginFailures,failurePercentageThreshold,interval,maxEjectionPercent,splitExternalLocalOriginErrors}}`,
+			`spec.loadBalancer{slowStart.window,type}`,
+			`spec.mergeType`,
+			`spec.rateLimit{global.rules[]{clientSelectors[]{headers[]{invert,name,type,value},methods[]{invert,value},path{invert,type,value},queryParams[]{invert,name,type,value},sourceCIDR{invert,type,value}},cost{request{from,metadata{key,namespace},number},response{from,metadata{key,namespace},number}},limit{fromMetadata{key,namespace},requests,unit},shadowMode,shared,xRateLimitHeaders},local.rules[]{clientSelectors[]{headers[]{invert,name,type,value},methods[]{invert,value},path{invert,type,value},queryParams[]{invert,name,type,value},sourceCIDR{invert,type,value}},cost{request{from,metadata{key,namespace},number},response{from,metadata{key,namespace},number}},limit{fromMetadata{key,namespace},requests,unit},shadowMode,shared,xRateLimitHeaders},type}`,
+			`spec.requestBuffer.limit`,
+			`spec.responseOverride[]{match{responseHeaders[]{name,value{type,value}},statusCodes[]{range{end,start},type,value}},redirect{hostname,path{replaceFullPath,type},port,scheme,statusCode},response{body{inline,type,valueRef{group,kind,name}},contentType,header{add[]{name,value},set[]{name,value}},statusCode},source}`,
+			`spec.retry{numAttemptsPerPriority,numRetries,perRetry{backOff{baseInterval,maxInterval},timeout},retryOn{httpStatusCodes,triggers}}`,
+			`spec.targetRef{group,kind,name,sectionName}`,
+			`spec.targetRefs[]{group,kind,name,sectionName}`,
+			`spec.targetSelectors[]{group,kind,matchExpressions[]{key,operator,values},matchLabels,namespaces{from,selector{matchExpressions[]{key,operator,values},matchLabels}}}`,
+			`spec.timeout.http{requestTimeout,streamIdleTimeout}`,
+		},
+		NotHandled: []Field{
+			{"spec.admissionControl", "EG v1.9 would add an envoy.filters.http.admission_control filter"},
+			{"spec.circuitBreaker.maxRequestsPerConnection", "EG v1.9 would set max_requests_per_connection on the route's clusters"},
+			{"spec.circuitBreaker.retryBudget", "EG v1.9 would set a retry budget on the circuit breaker of the route's clusters"},
+			{"spec.connection", "EG v1.9 would set the buffer limits and preconnect policy of the route's clusters"},
+			{"spec.dns", "EG v1.9 would set the DNS refresh rate, TTL and lookup family of the route's DNS clusters"},
+			{"spec.healthCheck.active.healthCheckLog", "EG v1.9 would log the active health check events of the route's clusters"},
+			{"spec.http2", "EG v1.9 would set the HTTP/2 options of the route's clusters"},
+			{"spec.httpUpgrade", "EG v1.9 would set the route's upgrade configs (WebSocket, CONNECT...)"},
+			{"spec.loadBalancer.backendUtilization", "EG v1.9 would use the client-side weighted round robin load balancer"},
+			{"spec.loadBalancer.consistentHash", "EG v1.9 would use a ring hash or Maglev load balancer and add the hash policy to the route"},
+			{"spec.loadBalancer.dynamicModule", "EG v1.9 would use a load balancer from a dynamic module"},
+			{"spec.loadBalancer.endpointOverride", "EG v1.9 would let a request header pick the endpoint (override_host)"},
+			{"spec.loadBalancer.zoneAware", "EG v1.9 would set zone-aware routing on the route's clusters"},
+			{"spec.proxyProtocol", "EG v1.9 would send the PROXY protocol header to the route's backends"},
+			{"spec.routingType", "EG v1.9 would route to the Services' cluster IPs instead of their endpoints (or the reverse)"},
+			{"spec.tcpKeepalive", "EG v1.9 would set TCP keepalive on the route's upstream connections"},
+			{"spec.telemetry", "EG v1.9 would set the route's tracing and its metrics stat names"},
+			{"spec.timeout.http.connectionIdleTimeout", "EG v1.9 would set the idle timeout of the route's upstream HTTP connections"},
+			{"spec.timeout.http.maxConnectionDuration", "EG v1.9 would set the maximum duration of the route's upstream HTTP connections"},
+			{"spec.timeout.http.maxStreamDuration", "EG v1.9 would set the route's maximum stream duration"},
+			{"spec.timeout.tcp", "EG v1.9 would set connect_timeout on the route's clusters"},
+			{"spec.useClientProtocol", "EG v1.9 would speak the client's HTTP version to the backends"},
+		},
+		NoEffect: []Field{
+			{"spec.responseOverride[].redirect.path.replacePrefixMatch", "EG v1.9 writes only a full path replacement into a response override redirect"},
+			{"spec.responseOverride[].response.header.remove", "EG v1.9 applies only the add and set headers of a response override"},
+		},
+	},
+	// ClientTrafficPolicy: translator/policy/clienttraffic.go, clienthttp.go, clienttls.go and translator/xds/client*.go.
+	"ClientTrafficPolicy": {
+		Handled: []string{
+			`spec.clientIPDetection{customHeader{failClosed,name},directSourceIP,xForwardedFor{disableXForwardedForAppend,numTrustedHops,trustedCIDRs}}`,
+			`spec.connection{bufferLimit,connectionLimit{closeDelay,maxConnectionDuration,maxRequestsPerConnection,maxStreamDuration,value},maxAcceptPerSocketEvent}`,
+			`spec.enableProxyProtocol`,
+			`spec.grpc.enableWeb`,
+			`spec.headers{enableEnvoyHeaders,host.stripTrailingHostDot,preserveXRequestID,requestID,withUnderscoresAction,xForwardedClientCert{certDetailsToAdd,mode}}`,
+			`spec.http1{disableSafeMaxConnectionDuration,enableTrailers,http10.useDefaultHost,ignoredUpgradeTypes[]{type,value},preserveHeaderCase}`,
+			`spec.http2{connectionKeepalive{idleInterval,interval,intervalJitter,timeout},initialConnectionWindowSize,initialStreamWindowSize,maxConcurrentStreams,onInvalidMessage}`,
+			`spec.http3`,
+			`spec.path{disableMergeSlashes,escapedSlashesAction}`,
+			`spec.proxyProtocol.optional`,
+			`spec.scheme`,
+			`spec.targetRef{group,kind,name,sectionName}`,
+			`spec.targetRefs[]{group,kind,name,sectionName}`,
+			`spec.targetSelectors[]{group,kind,matchExpressions[]{key,operator,values},matchLabels,namespaces{from,selector{matchExpressions[]{key,operator,values},matchLabels}}}`,
+			`spec.tcpKeepalive{idleTime,interval,probes}`,
+			`spec.timeout{http{idleTimeout,requestHeadersReceivedTimeout,requestReceivedTimeout,streamIdleTimeout},tcp{connectionInspectionTimeout,idleTimeout,tlsHandshakeTimeout}}`,
+			`spec.tls{alpnProtocols,ciphers,clientValidation{allowExpiredCertificate,caCertificateRefs[]{group,kind,name,namespace},certificateHashes,crl{onlyVerifyLeafCertificate,refs[]{group,kind,name,namespace}},mode,optional,spkiHashes,subjectAltNames{dnsNames[]{type,value},emailAddresses[]{type,value},ipAddresses[]{type,value},otherNames[]{oid,type,value},uris[]{type,value}}},ecdhCurves,fingerprints,maxVersion,minVersion,session.resumption{stateful,stateless},signatureAlgorithms}`,
+		},
+		NotHandled: []Field{
+			{"spec.connection.socketBufferLimit", "EG v1.9 would set the listener's socket buffer size"},
+			{"spec.headers.disableRateLimitHeaders", "EG v1.9 would leave the x-ratelimit headers off the listener's rate-limited responses"},
+			{"spec.headers.earlyRequestHeaders", "EG v1.9 would modify the request headers before routing (early_header_mutation)"},
+			{"spec.headers.lateResponseHeaders", "EG v1.9 would modify the response headers last, after every filter"},
+			{"spec.healthCheck", "EG v1.9 would answer the path with an envoy.filters.http.health_check filter on the listener"},
+		},
+	},
+	// EnvoyExtensionPolicy: Lua, ext_proc and dynamic modules (translator/xds/extension_*.go); Wasm is refused as EG refuses it without its wasm cache, which is what EG does offline too.
+	"EnvoyExtensionPolicy": {
+		Handled: []string{
+			`spec.dynamicModule[]{config,filterName,name,terminalFilter}`,
+			`spec.extProc[]{backendRef{group,kind,name,namespace,port},backendRefs[]{group,kind,name,namespace,port,weight},backendSettings{circuitBreaker{maxConnections,maxParallelRequests,maxParallelRetries,maxPendingRequests,perEndpoint.maxConnections},loadBalancer{slowStart.window,type},retry{numAttemptsPerPriority,numRetries,perRetry{backOff{baseInterval,maxInterval},timeout},retryOn{httpStatusCodes,triggers}}},failOpen,messageTimeout,metadata{accessibleNamespaces,writableNamespaces},processingMode{allowModeOverride,request{attributes,body},response{attributes,body}},shadowMode,statusOnError}`,
+			`spec.lua[]{filterContext,inline,type,valueRef{group,kind,name}}`,
+			`spec.mergeType`,
+			`spec.targetRef{group,kind,name,sectionName}`,
+			`spec.targetRefs[]{group,kind,name,sectionName}`,
+			`spec.targetSelectors[]{group,kind,matchExpressions[]{key,operator,values},matchLabels,namespaces{from,selector{matchExpressions[]{key,operator,values},matchLabels}}}`,
+			`spec.wasm[]{code{http{sha256,tls.caCertificateRef{group,kind,name,namespace},url},image{pullSecretRef{group,kind,name,namespace},sha256,tls.caCertificateRef{group,kind,name,namespace},url},pullPolicy,type},config,env.hostKeys,failOpen,name,rootID}`,
+		},
+		NotHandled: []Field{
+			{"spec.extProc[].backendRefs[].fallback", "EG v1.9 would make that ext_proc backend a fallback, used only when the others are unhealthy"},
+			{"spec.extProc[].backendSettings.circuitBreaker.maxRequestsPerConnection", "EG v1.9 would set max_requests_per_connection on the ext_proc service cluster"},
+			{"spec.extProc[].backendSettings.circuitBreaker.retryBudget", "EG v1.9 would set a retry budget on the ext_proc service cluster"},
+			{"spec.extProc[].backendSettings.connection", "EG v1.9 would apply it to the ext_proc service cluster"},
+			{"spec.extProc[].backendSettings.dns", "EG v1.9 would apply it to the ext_proc service cluster"},
+			{"spec.extProc[].backendSettings.healthCheck", "EG v1.9 would apply it to the ext_proc service cluster"},
+			{"spec.extProc[].backendSettings.http2", "EG v1.9 would apply it to the ext_proc service cluster"},
+			{"spec.extProc[].backendSettings.loadBalancer.backendUtilization", "EG v1.9 would set it on the load balancing policy of the ext_proc service cluster"},
+			{"spec.extProc[].backendSettings.loadBalancer.consistentHash", "EG v1.9 would use a ring hash or Maglev load balancer on the ext_proc service cluster"},
+			{"spec.extProc[].backendSettings.loadBalancer.dynamicModule", "EG v1.9 would set it on the load balancing policy of the ext_proc service cluster"},
+			{"spec.extProc[].backendSettings.loadBalancer.endpointOverride", "EG v1.9 would set it on the load balancing policy of the ext_proc service cluster"},
+			{"spec.extProc[].backendSettings.loadBalancer.zoneAware", "EG v1.9 would set it on the load balancing policy of the ext_proc service cluster"},
+			{"spec.extProc[].backendSettings.proxyProtocol", "EG v1.9 would apply it to the ext_proc service cluster"},
+			{"spec.extProc[].backendSettings.tcpKeepalive", "EG v1.9 would apply it to the ext_proc service cluster"},
+			{"spec.extProc[].backendSettings.timeout", "EG v1.9 would apply it to the ext_proc service cluster"},
+		},
+	},
+	"EnvoyPatchPolicy": {
+		Handled: []string{
+			`spec.jsonPatches[]{name,operation{from,jsonPath,op,path,value},type}`,
+			`spec.priority`,
+			`spec.targetRef{group,kind,name}`,
+			`spec.type`,
+		},
+	},
+	// EnvoyProxy: translator/gatewayapi/envoyproxy.go validates every field with EG's validation; only these shape the output. Most of the rest configures the proxy's Deployment, Service and command line, which a translation does not produce.
+	"EnvoyProxy": {
+		Handled: []string{
+			`spec.backendTLS{alpnProtocols,ciphers,clientCertificateRef{group,kind,name,namespace},ecdhCurves,fingerprints,maxVersion,minVersion,signatureAlgorithms}`,
+			`spec.dynamicModules[]{doNotClose,loadGlobally,name,source{local.path,remote{sha256,url},type}}`,
+			`spec.ipFamily`,
+			`spec.telemetry.accessLog{disable,settings[]{format{json,text,type},sinks[]{file.path,type},type}}`,
+		},
+		NotHandled: []Field{
+			{"spec.bootstrap", "EG v1.9 builds the proxy's bootstrap from it and refuses one that changes what it relies on (dynamic_resources...), and then the Gateways using this EnvoyProxy; the reference translator does not check it"},
+			{"spec.filterOrder", "EG v1.9 would reorder the HTTP filters of the listeners"},
+			{"spec.geoIP", "EG v1.9 would configure the geoip provider SecurityPolicy clientIPGeoLocations use"},
+			{"spec.luaValidation", "EG v1.9 would validate EnvoyExtensionPolicy Lua scripts at that level"},
+			{"spec.mergeBackends", "EG v1.9 would merge the backends of the Gateways' routes into shared clusters"},
+			{"spec.mergeGateways", "EG v1.9 would merge the Gateways using this EnvoyProxy into one proxy"},
+			{"spec.mergeType", "EG v1.9 would merge a Gateway's own EnvoyProxy into its class's; the reference translator lets it replace the class's"},
+			{"spec.preserveRouteOrder", "EG v1.9 would keep the routes in the order they are written instead of sorting them by precedence"},
+			{"spec.provider.kubernetes.useListenerPortAsContainerPort", "EG v1.9 would bind the listeners to their own ports instead of port + 10000 for ports below 1024"},
+			{"spec.routingType", "EG v1.9 would route to the Services' cluster IPs instead of their endpoints"},
+			{"spec.telemetry.accessLog.settings[].matches", "EG v1.9 would log only the requests these CEL expressions match (and refuse the Gateway for an invalid one)"},
+			{"spec.telemetry.accessLog.settings[].sinks[].als", "EG v1.9 would send the log to that ALS gRPC service, through a cluster of its own"},
+			{"spec.telemetry.accessLog.settings[].sinks[].openTelemetry", "EG v1.9 would send the log to that OpenTelemetry collector, through a cluster of its own"},
+			{"spec.telemetry.healthCheckLog", "EG v1.9 would log the proxy's active health check events"},
+			{"spec.telemetry.metrics", "EG v1.9 would add metrics sinks and stats settings to the proxy"},
+			{"spec.telemetry.requestID", "EG v1.9 would set how request IDs are generated and used for tracing"},
+			{"spec.telemetry.tracing", "EG v1.9 would add tracing to every HTTP listener and a cluster for the tracing provider"},
+		},
+		NoEffect: []Field{
+			{"spec.concurrency", "EG v1.9 uses it for the proxy's Deployment, Service or command line, not the xDS"},
+			{"spec.extraArgs", "EG v1.9 uses it for the proxy's Deployment, Service or command line, not the xDS"},
+			{"spec.logging", "EG v1.9 uses it for the proxy's Deployment, Service or command line, not the xDS"},
+			{"spec.provider.host", "EG v1.9 uses it for the proxy's Deployment, Service or command line, not the xDS"},
+			{"spec.provider.kubernetes.envoyDaemonSet", "EG v1.9 uses it for the proxy's Deployment, Service or command line, not the xDS"},
+			{"spec.provider.kubernetes.envoyDeployment", "EG v1.9 uses it for the proxy's Deployment, Service or command line, not the xDS"},
+			{"spec.provider.kubernetes.envoyHpa", "EG v1.9 uses it for the proxy's Deployment, Service or command line, not the xDS"},
+			{"spec.provider.kubernetes.envoyPDB", "EG v1.9 uses it for the proxy's Deployment, Service or command line, not the xDS"},
+			{"spec.provider.kubernetes.envoyService", "EG v1.9 uses it for the proxy's Deployment, Service or command line, not the xDS"},
+			{"spec.provider.kubernetes.envoyServiceAccount", "EG v1.9 uses it for the proxy's Deployment, Service or command line, not the xDS"},
+			{"spec.provider.type", "EG v1.9 uses it for the proxy's Deployment, Service or command line, not the xDS"},
+			{"spec.shutdown", "EG v1.9 uses it for the proxy's Deployment, Service or command line, not the xDS"},
+		},
+	},
+	"GRPCRoute": {
+		Handled: []string{
+			`spec.hostnames`,
+			`spec.parentRefs[]{group,kind,name,namespace,port,sectionName}`,
+			`spec.rules[]{backendRefs[]{filters[]{extensionRef{group,kind,name},requestHeaderModifier{add[]{name,value},remove,set[]{name,value}},requestMirror{backendRef{group,kind,name,namespace,port},fraction{denominator,numerator},percent},responseHeaderModifier{add[]{name,value},remove,set[]{name,value}},type},group,kind,name,namespace,port,weight},filters[]{extensionRef{group,kind,name},requestHeaderModifier{add[]{name,value},remove,set[]{name,value}},requestMirror{backendRef{group,kind,name,namespace,port},fraction{denominator,numerator},percent},responseHeaderModifier{add[]{name,value},remove,set[]{name,value}},type},matches[]{headers[]{name,type,value},method{method,service,type}},name}`,
+		},
+		NotHandled: []Field{
+			{"spec.rules[].sessionPersistence", "EG v1.9 would add an envoy.filters.http.stateful_session filter (cookie or header sessions) for the rule"},
+		},
+		NoEffect: []Field{
+			{"spec.useDefaultGateways", "EG v1.9 does not read it"},
+		},
+	},
+	"Gateway": {
+		Handled: []string{
+			`spec.allowedListeners.namespaces{from,selector{matchExpressions[]{key,operator,values},matchLabels}}`,
+			`spec.gatewayClassName`,
+			`spec.infrastructure.parametersRef{group,kind,name}`,
+			`spec.listeners[]{allowedRoutes{kinds[]{group,kind},namespaces{from,selector{matchExpressions[]{key,operator,values},matchLabels}}},hostname,name,port,protocol,tls{certificateRefs[]{group,kind,name,namespace},mode}}`,
+			`spec.tls{backend.clientCertificateRef{group,kind,name,namespace},frontend{default.validation{caCertificateRefs[]{group,kind,name,namespace},mode},perPort[]{port,tls.validation{caCertificateRefs[]{group,kind,name,namespace},mode}}}}`,
+		},
+		NoEffect: []Field{
+			{"spec.addresses", "EG v1.9 puts them on the proxy's Service (and the Gateway's status addresses), not in the xDS"},
+			{"spec.defaultScope", "EG v1.9 does not read it"},
+			{"spec.infrastructure.annotations", "EG v1.9 puts them on the proxy's Kubernetes resources, not in the xDS"},
+			{"spec.infrastructure.labels", "EG v1.9 puts them on the proxy's Kubernetes resources, not in the xDS"},
+			{"spec.listeners[].tls.options", "EG v1.9 reads no listener TLS option (ClientTrafficPolicy tls does that)"},
+		},
+	},
+	"GatewayClass": {
+		Handled: []string{
+			`spec.controllerName`,
+			`spec.parametersRef{group,kind,name,namespace}`,
+		},
+		NoEffect: []Field{
+			{"spec.description", "a description for people; nothing reads it"},
+		},
+	},
+	"HTTPRoute": {
+		Handled: []string{
+			`spec.hostnames`,
+			`spec.parentRefs[]{group,kind,name,namespace,port,sectionName}`,
+			`spec.rules[]{backendRefs[]{filters[]{cors{allowCredentials,allowHeaders,allowMethods,allowOrigins,exposeHeaders,maxAge},extensionRef{group,kind,name},requestHeaderModifier{add[]{name,value},remove,set[]{name,value}},requestMirror{backendRef{group,kind,name,namespace,port},fraction{denominator,numerator},percent},requestRedirect{hostname,path{replaceFullPath,replacePrefixMatch,type},port,scheme,statusCode},responseHeaderModifier{add[]{name,value},remove,set[]{name,value}},type,urlRewrite{hostname,path{replaceFullPath,replacePrefixMatch,type}}},group,kind,name,namespace,port,weight},filters[]{cors{allowCredentials,allowHeaders,allowMethods,allowOrigins,exposeHeaders,maxAge},extensionRef{group,kind,name},requestHeaderModifier{add[]{name,value},remove,set[]{name,value}},requestMirror{backendRef{group,kind,name,namespace,port},fraction{denominator,numerator},percent},requestRedirect{hostname,path{replaceFullPath,replacePrefixMatch,type},port,scheme,statusCode},responseHeaderModifier{add[]{name,value},remove,set[]{name,value}},type,urlRewrite{hostname,path{replaceFullPath,replacePrefixMatch,type}}},matches[]{headers[]{name,type,value},method,path{type,value},queryParams[]{name,type,value}},name,retry{attempts,backoff,codes},timeouts{backendRequest,request}}`,
+		},
+		NotHandled: []Field{
+			{"spec.rules[].sessionPersistence", "EG v1.9 would add an envoy.filters.http.stateful_session filter (cookie or header sessions) for the rule"},
+		},
+		NoEffect: []Field{
+			{"spec.rules[].backendRefs[].filters[].externalAuth", "EG v1.9 does not read the Gateway API ExternalAuth filter"},
+			{"spec.rules[].filters[].externalAuth", "EG v1.9 does not read the Gateway API ExternalAuth filter"},
+			{"spec.useDefaultGateways", "EG v1.9 does not read it"},
+		},
+	},
+	"HTTPRouteFilter": {
+		Handled: []string{
+			`spec.credentialInjection{credential.valueRef{group,kind,name,namespace},header,overwrite}`,
+			`spec.directResponse{body{inline,type,valueRef{group,kind,name}},contentType,header{add[]{name,value},remove,set[]{name,value}},statusCode}`,
+			`spec.matches[].cookies[]{name,type,value}`,
+			`spec.urlRewrite{appendXForwardedHost,hostname{header,pathRegex{pattern,substitution},type},path{replaceRegexMatch{pattern,substitution},type}}`,
+		},
+	},
+	"ListenerSet": {
+		Handled: []string{
+			`spec.listeners[]{allowedRoutes{kinds[]{group,kind},namespaces{from,selector{matchExpressions[]{key,operator,values},matchLabels}}},hostname,name,port,protocol,tls{certificateRefs[]{group,kind,name,namespace},mode}}`,
+			`spec.parentRef{group,kind,name,namespace}`,
+		},
+		NoEffect: []Field{
+			{"spec.listeners[].tls.options", "EG v1.9 reads no listener TLS option (ClientTrafficPolicy tls does that)"},
+		},
+	},
+	"ReferenceGrant": {
+		Handled: []string{
+			`spec.from[]{group,kind,namespace}`,
+			`spec.to[]{group,kind,name}`,
+		},
+	},
+	// SecurityPolicy: translator/policy/features.go, ext_services.go, oidc.go and translator/xds/security_*.go; the backendSettings of its external services as ext_services.go applies them.
+	"SecurityPolicy": {
+		Handled: []string{
+			`spec.apiKeyAuth{credentialRefs[]{group,kind,name,namespace},extractFrom[]{cookies,headers,params},forwardClientIDHeader,sanitize}`,
+			`spec.authorization{defaultAction,rules[]{action,cel,name,operation{methods,path{invert,type,value}},principal{clientCIDRs,headers[]{name,values},jwt{claims[]{name,valueType,values},provider,scopes}}}}`,
+			`spec.basicAuth{forwardUsernameHeader,users{group,kind,name,namespace}}`,
+			`spec.cors{allowCredentials,allowHeaders,allowMethods,allowOrigins,exposeHeaders,maxAge}`,
+			`spec.csrf{additionalOrigins,shadowFraction{denominator,numerator}}`,
+			`spec.extAuth{bodyToExtAuth.maxRequestBytes,contextExtensions[]{name,type,value,valueRef{group,key,kind,name}},failOpen,grpc{backendRef{group,kind,name,namespace,port},backendRefs[]{group,kind,name,namespace,port,weight},backendSettings{circuitBreaker{maxConnections,maxParallelRequests,maxParallelRetries,maxPendingRequests,perEndpoint.maxConnections},loadBalancer{slowStart.window,type},retry{numAttemptsPerPriority,numRetries,perRetry{backOff{baseInterval,maxInterval},timeout},retryOn{httpStatusCodes,triggers}}}},headersToExtAuth,http{backendRef{group,kind,name,namespace,port},backendRefs[]{group,kind,name,namespace,port,weight},backendSettings{circuitBreaker{maxConnections,maxParallelRequests,maxParallelRetries,maxPendingRequests,perEndpoint.maxConnections},loadBalancer{slowStart.window,type},retry{numAttemptsPerPriority,numRetries,perRetry{backOff{baseInterval,maxInterval},timeout},retryOn{httpStatusCodes,triggers}}},headersToBackend,path,pathOverride},includeRouteMetadata,recomputeRoute,statusOnError,timeout}`,
+			`spec.jwt{failOpen,optional,providers[]{audiences,claimToHeaders[]{claim,header},extractFrom{cookies,headers[]{name,valuePrefix},params},issuer,localJWKS{inline,type,valueRef{group,kind,name}},name,recomputeRoute,remoteJWKS{cacheDuration,failedRefetchDuration,uri}}}`,
+			`spec.mergeType`,
+			`spec.oidc{clientID,clientIDRef{group,kind,name,namespace},clientSecret{group,kind,name,namespace},cookieConfig.sameSite,cookieDomain,cookieNames{accessToken,idToken},csrfTokenTTL,defaultRefreshTokenTTL,defaultTokenTTL,denyRedirect.headers[]{name,type,value},disableTokenEncryption,forwardAccessToken,forwardIDToken.header,logoutPath,passThroughAuthHeader,provider{authorizationEndpoint,backendRef{group,kind,name,namespace,port},backendRefs[]{group,kind,name,namespace,port,weight},backendSettings{circuitBreaker{maxConnections,maxParallelRequests,maxParallelRetries,maxPendingRequests,perEndpoint.maxConnections},loadBalancer{slowStart.window,type},retry{numAttemptsPerPriority,numRetries,perRetry{backOff{baseInterval,maxInterval},timeout},retryOn{httpStatusCodes,triggers}}},endSessionEndpoint,issuer,tokenEndpoint},redirectURL,refreshToken,resources,scopes}`,
+			`spec.targetRef{group,kind,name,sectionName}`,
+			`spec.targetRefs[]{group,kind,name,sectionName}`,
+			`spec.targetSelectors[]{group,kind,matchExpressions[]{key,operator,values},matchLabels,namespaces{from,selector{matchExpressions[]{key,operator,values},matchLabels}}}`,
+		},
+		NotHandled: []Field{
+			{"spec.authorization.rules[].principal.clientIPGeoLocations", "EG v1.9 would match the client's geolocation with the geoip filter and RBAC"},
+			{"spec.extAuth.grpc.backendRefs[].fallback", "EG v1.9 would make that ext_authz backend a fallback, used only when the others are unhealthy"},
+			{"spec.extAuth.grpc.backendSettings.circuitBreaker.maxRequestsPerConnection", "EG v1.9 would set max_requests_per_connection on the ext_authz service cluster"},
+			{"spec.extAuth.grpc.backendSettings.circuitBreaker.retryBudget", "EG v1.9 would set a retry budget on the ext_authz service cluster"},
+			{"spec.extAuth.grpc.backendSettings.connection", "EG v1.9 would apply it to the ext_authz service cluster"},
+			{"spec.extAuth.grpc.backendSettings.dns", "EG v1.9 would apply it to the ext_authz service cluster"},
+			{"spec.extAuth.grpc.backendSettings.healthCheck", "EG v1.9 would apply it to the ext_authz service cluster"},
+			{"spec.extAuth.grpc.backendSettings.http2", "EG v1.9 would apply it to the ext_authz service cluster"},
+			{"spec.extAuth.grpc.backendSettings.loadBalancer.backendUtilization", "EG v1.9 would set it on the load balancing policy of the ext_authz service cluster"},
+			{"spec.extAuth.grpc.backendSettings.loadBalancer.consistentHash", "EG v1.9 would use a ring hash or Maglev load balancer on the ext_authz service cluster"},
+			{"spec.extAuth.grpc.backendSettings.loadBalancer.dynamicModule", "EG v1.9 would set it on the load balancing policy of the ext_authz service cluster"},
+			{"spec.extAuth.grpc.backendSettings.loadBalancer.endpointOverride", "EG v1.9 would set it on the load balancing policy of the ext_authz service cluster"},
+			{"spec.extAuth.grpc.backendSettings.loadBalancer.zoneAware", "EG v1.9 would set it on the load balancing policy of the ext_authz service cluster"},
+			{"spec.extAuth.grpc.backendSettings.proxyProtocol", "EG v1.9 would apply it to the ext_authz service cluster"},
+			{"spec.extAuth.grpc.backendSettings.tcpKeepalive", "EG v1.9 would apply it to the ext_authz service cluster"},
+			{"spec.extAuth.grpc.backendSettings.timeout", "EG v1.9 would apply it to the ext_authz service cluster"},
+			{"spec.extAuth.http.backendRefs[].fallback", "EG v1.9 would make that ext_authz backend a fallback, used only when the others are unhealthy"},
+			{"spec.extAuth.http.backendSettings.circuitBreaker.maxRequestsPerConnection", "EG v1.9 would set max_requests_per_connection on the ext_authz service cluster"},
+			{"spec.extAuth.http.backendSettings.circuitBreaker.retryBudget", "EG v1.9 would set a retry budget on the ext_authz service cluster"},
+			{"spec.extAuth.http.backendSettings.connection", "EG v1.9 would apply it to the ext_authz service cluster"},
+			{"spec.extAuth.http.backendSettings.dns", "EG v1.9 would apply it to the ext_authz service cluster"},
+			{"spec.extAuth.http.backendSettings.healthCheck", "EG v1.9 would apply it to the ext_authz service cluster"},
+			{"spec.extAuth.http.backendSettings.http2", "EG v1.9 would apply it to the ext_authz service cluster"},
+			{"spec.extAuth.http.backendSettings.loadBalancer.backendUtilization", "EG v1.9 would set it on the load balancing policy of the ext_authz service cluster"},
+			{"spec.extAuth.http.backendSettings.loadBalancer.consistentHash", "EG v1.9 would use a ring hash or Maglev load balancer on the ext_authz service cluster"},
+			{"spec.extAuth.http.backendSettings.loadBalancer.dynamicModule", "EG v1.9 would set it on the load balancing policy of the ext_authz service cluster"},
+			{"spec.extAuth.http.backendSettings.loadBalancer.endpointOverride", "EG v1.9 would set it on the load balancing policy of the ext_authz service cluster"},
+			{"spec.extAuth.http.backendSettings.loadBalancer.zoneAware", "EG v1.9 would set it on the load balancing policy of the ext_authz service cluster"},
+			{"spec.extAuth.http.backendSettings.proxyProtocol", "EG v1.9 would apply it to the ext_authz service cluster"},
+			{"spec.extAuth.http.backendSettings.tcpKeepalive", "EG v1.9 would apply it to the ext_authz service cluster"},
+			{"spec.extAuth.http.backendSettings.timeout", "EG v1.9 would apply it to the ext_authz service cluster"},
+			{"spec.jwt.providers[].remoteJWKS.backendRef", "EG v1.9 would fetch the JWKS through these backends; the reference translator refuses the policy"},
+			{"spec.jwt.providers[].remoteJWKS.backendRefs", "EG v1.9 would fetch the JWKS through these backends; the reference translator refuses the policy"},
+			{"spec.jwt.providers[].remoteJWKS.backendSettings", "EG v1.9 would fetch the JWKS through these backends; the reference translator refuses the policy"},
+			{"spec.oidc.provider.backendRefs[].fallback", "EG v1.9 would make that OIDC provider backend a fallback, used only when the others are unhealthy"},
+			{"spec.oidc.provider.backendSettings.circuitBreaker.maxRequestsPerConnection", "EG v1.9 would set max_requests_per_connection on the OIDC provider cluster"},
+			{"spec.oidc.provider.backendSettings.circuitBreaker.retryBudget", "EG v1.9 would set a retry budget on the OIDC provider cluster"},
+			{"spec.oidc.provider.backendSettings.connection", "EG v1.9 would apply it to the OIDC provider cluster"},
+			{"spec.oidc.provider.backendSettings.dns", "EG v1.9 would apply it to the OIDC provider cluster"},
+			{"spec.oidc.provider.backendSettings.healthCheck", "EG v1.9 would apply it to the OIDC provider cluster"},
+			{"spec.oidc.provider.backendSettings.http2", "EG v1.9 would apply it to the OIDC provider cluster"},
+			{"spec.oidc.provider.backendSettings.loadBalancer.backendUtilization", "EG v1.9 would set it on the load balancing policy of the OIDC provider cluster"},
+			{"spec.oidc.provider.backendSettings.loadBalancer.consistentHash", "EG v1.9 would use a ring hash or Maglev load balancer on the OIDC provider cluster"},
+			{"spec.oidc.provider.backendSettings.loadBalancer.dynamicModule", "EG v1.9 would set it on the load balancing policy of the OIDC provider cluster"},
+			{"spec.oidc.provider.backendSettings.loadBalancer.endpointOverride", "EG v1.9 would set it on the load balancing policy of the OIDC provider cluster"},
+			{"spec.oidc.provider.backendSettings.loadBalancer.zoneAware", "EG v1.9 would set it on the load balancing policy of the OIDC provider cluster"},
+			{"spec.oidc.provider.backendSettings.proxyProtocol", "EG v1.9 would apply it to the OIDC provider cluster"},
+			{"spec.oidc.provider.backendSettings.tcpKeepalive", "EG v1.9 would apply it to the OIDC provider cluster"},
+			{"spec.oidc.provider.backendSettings.timeout", "EG v1.9 would apply it to the OIDC provider cluster"},
+		},
+	},
+	"TCPRoute": {
+		Handled: []string{
+			`spec.parentRefs[]{group,kind,name,namespace,port,sectionName}`,
+			`spec.rules[]{backendRefs[]{group,kind,name,namespace,port,weight},name}`,
+		},
+		NoEffect: []Field{
+			{"spec.useDefaultGateways", "EG v1.9 does not read it"},
+		},
+	},
+	"TLSRoute": {
+		Handled: []string{
+			`spec.hostnames`,
+			`spec.parentRefs[]{group,kind,name,namespace,port,sectionName}`,
+			`spec.rules[]{backendRefs[]{group,kind,name,namespace,port,weight},name}`,
+		},
+		NoEffect: []Field{
+			{"spec.useDefaultGateways", "EG v1.9 does not read it"},
+		},
+	},
+	"UDPRoute": {
+		Handled: []string{
+			`spec.parentRefs[]{group,kind,name,namespace,port,sectionName}`,
+			`spec.rules[]{backendRefs[]{group,kind,name,namespace,port,weight},name}`,
+		},
+		NoEffect: []Field{
+			{"spec.useDefaultGateways", "EG v1.9 does not read it"},
+		},
+	},
+	// Gateway API experimental kinds EG v1.9 does not read (its controller watches none of them).
+	"XBackend": {
+		NoEffect: []Field{
+			{"spec", "EG v1.9 does not read this kind"},
+		},
+	},
+	"XBackendTrafficPolicy": {
+		NoEffect: []Field{
+			{"spec", "EG v1.9 does not read this kind"},
+		},
+	},
+	"XMesh": {
+		NoEffect: []Field{
+			{"spec", "EG v1.9 does not read this kind"},
+		},
+	},
+}
