@@ -76,11 +76,11 @@ func (t Tally) AgreeingComparable() int { return t.Agree + t.Stale }
 
 // Summary is a run's tallies: per prefix, by prefix, and the total.
 type Summary struct {
-	Impl      string  `json:"impl"`
-	EG        string  `json:"egVersion"`
-	Prefixes  []Tally `json:"prefixes"`
-	Total     Tally   `json:"total"`
-	Failed    bool    `json:"failed"`
+	Impl      string   `json:"impl"`
+	EG        string   `json:"egVersion"`
+	Prefixes  []Tally  `json:"prefixes"`
+	Total     Tally    `json:"total"`
+	Failed    bool     `json:"failed"`
 	StaleKeys []string `json:"unknownRecordedCases,omitempty"`
 }
 
