@@ -79,20 +79,44 @@ func DefaultDir() (string, error) {
 // EGVersion is the EG module version the corpus comes from by default.
 func EGVersion() string { return egVersion() }
 
+// egVersion is the EG module version in this program's build information, else (test
+// binaries carry no dependency list) the one the go.mod at or above the current folder
+// requires.
 func egVersion() string {
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		return ""
-	}
-	for _, d := range bi.Deps {
-		if d.Path == EGModule {
-			if d.Replace != nil {
-				return d.Replace.Version
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, d := range bi.Deps {
+			if d.Path == EGModule {
+				if d.Replace != nil {
+					return d.Replace.Version
+				}
+				return d.Version
 			}
-			return d.Version
 		}
 	}
-	return ""
+	return goModVersion()
+}
+
+func goModVersion() string {
+	dir, err := os.Getwd()
+	if err != nil {
+		return ""
+	}
+	for {
+		if data, err := os.ReadFile(filepath.Join(dir, "go.mod")); err == nil {
+			for _, line := range strings.Split(string(data), "\n") {
+				f := strings.Fields(strings.TrimPrefix(strings.TrimSpace(line), "require "))
+				if len(f) >= 2 && f[0] == EGModule {
+					return f[1]
+				}
+			}
+			return ""
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return ""
+		}
+		dir = parent
+	}
 }
 
 // modCache is the Go module cache as the go command finds it: GOMODCACHE, else the first
