@@ -158,6 +158,8 @@ func TestHashedName(t *testing.T) {
 		t.Errorf("hashedName: %s", got)
 	}
 }
-func refOf(kind, name string) resourceRef { return resourceRef{Kind: kind, Namespace: "default", Name: name} }
+func refOf(kind, name string) resourceRef {
+	return resourceRef{Kind: kind, Namespace: "default", Name: name}
+}
 
 type resourceRef = resource.Ref
