@@ -86,7 +86,7 @@ func (t Translator) Translate(objs []resource.Object, x *ir.XDS, topo *gatewayap
 			return nil
 		},
 		validate: func(s *egv1a1.BackendTrafficPolicySpec, _ string) error {
-			return errors.Join(validateRateLimit(s, t.Config.GlobalRateLimitOn()), validateBandwidthLimit(s))
+			return errors.Join(validateRateLimit(s, t.Config.GlobalRateLimitOn()), validateBandwidthLimit(s), validateQuantities(s))
 		},
 	}, btps).run()
 	btpByRef := make(map[ir.PolicyRef]*pol[egv1a1.BackendTrafficPolicySpec], len(btps))

@@ -37,7 +37,7 @@ func validateRateLimit(spec *egv1a1.BackendTrafficPolicySpec, globalOn bool) err
 
 // resolveRateLimits puts on every HTTP route the rate limits (and bandwidth limits) of the
 // BackendTrafficPolicy in force there. A policy whose rateLimit or bandwidthLimit cannot be
-// built leaves its routes answering 500
+// built, or whose byte quantities are out of range, leaves its routes answering 500
 // without any of the policy's traffic features, as EG does; its status says why (the
 // engine's validate hook). specs are the policies' own specs, by policy.
 func resolveRateLimits(x *ir.XDS, specs map[ir.PolicyRef]*pol[egv1a1.BackendTrafficPolicySpec], globalOn bool) {
@@ -48,7 +48,7 @@ func resolveRateLimits(x *ir.XDS, specs map[ir.PolicyRef]*pol[egv1a1.BackendTraf
 				continue
 			}
 			bl, blErr := buildBandwidthLimit(a.Spec.BandwidthLimit)
-			if validateRateLimit(a.Spec, globalOn) != nil || blErr != nil {
+			if validateRateLimit(a.Spec, globalOn) != nil || blErr != nil || validateQuantities(a.Spec) != nil {
 				r.DirectResponse = &ir.DirectResponse{Status: 500}
 				r.Policies.BackendTraffic = nil
 				continue
