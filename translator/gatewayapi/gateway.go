@@ -131,6 +131,7 @@ func (g *gatewayCtx) addListener(l gwapiv1.Listener, set *gwapiv1.ListenerSet, i
 			g.listeners = append(g.listeners, lc)
 			return
 		}
+		lc.checkNamespaceSelector()
 		lc.checkKinds()
 		switch {
 		case l.Protocol == gwapiv1.HTTPSProtocolType:
@@ -147,6 +148,26 @@ func (g *gatewayCtx) addListener(l gwapiv1.Listener, set *gwapiv1.ListenerSet, i
 				fmt.Sprintf("Listener must not have hostname set when protocol is %s.", l.Protocol)))
 		}
 		g.listeners = append(g.listeners, lc)
+	}
+}
+
+// checkNamespaceSelector: a listener that admits routes from the namespaces a selector picks
+// must have a selector that parses; otherwise EG v1.9 does not program it (Programmed
+// False, Invalid, saying what is wrong) and no route attaches (EG's testdata:
+// gateway-with-listener-with-missing-allowed-namespaces-selector, ...-invalid-...).
+func (lc *listenerCtx) checkNamespaceSelector() {
+	ar := lc.spec.AllowedRoutes
+	if ar == nil || ar.Namespaces == nil || ar.Namespaces.From == nil || *ar.Namespaces.From != gwapiv1.NamespacesFromSelector {
+		return
+	}
+	if ar.Namespaces.Selector == nil {
+		lc.conditions = setCondition(lc.conditions, cond("Programmed", "False", "Invalid",
+			`The allowedRoutes.namespaces.selector field must be specified when allowedRoutes.namespaces.from is set to "Selector".`))
+		return
+	}
+	if _, err := metav1.LabelSelectorAsSelector(ar.Namespaces.Selector); err != nil {
+		lc.conditions = setCondition(lc.conditions, cond("Programmed", "False", "Invalid",
+			fmt.Sprintf("The allowedRoutes.namespaces.selector could not be parsed: %v.", err)))
 	}
 }
 
