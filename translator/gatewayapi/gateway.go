@@ -151,6 +151,24 @@ func (g *gatewayCtx) addListener(l gwapiv1.Listener, set *gwapiv1.ListenerSet, i
 	}
 }
 
+// addressesSupported: EG v1.9 serves Gateway addresses of type IPAddress and Hostname
+// only. A Gateway that asks for another type (NamedAddress, a vendor's) is not accepted
+// (Accepted False, UnsupportedAddress, naming the type), gets no listener status and no
+// proxy, and routes do not see it, as a Gateway with an invalid EnvoyProxy (EG's testdata:
+// gateway-with-unsupported-address-type).
+func addressesSupported(gw *gwapiv1.Gateway, st *statusBook) bool {
+	for _, a := range gw.Spec.Addresses {
+		if a.Type == nil || *a.Type == gwapiv1.IPAddressType || *a.Type == gwapiv1.HostnameAddressType {
+			continue
+		}
+		s := st.object(resource.Ref{Kind: "Gateway", Namespace: gw.Namespace, Name: gw.Name})
+		s.Conditions = []result.Condition{cond("Accepted", "False", "UnsupportedAddress",
+			fmt.Sprintf("Gateway has an address with an unsupported type: %s", *a.Type))}
+		return false
+	}
+	return true
+}
+
 // checkNamespaceSelector: a listener that admits routes from the namespaces a selector picks
 // must have a selector that parses; otherwise EG v1.9 does not program it (Programmed
 // False, Invalid, saying what is wrong) and no route attaches (EG's testdata:

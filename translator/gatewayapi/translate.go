@@ -225,7 +225,7 @@ func (t Translator) Translate(objs []resource.Object) Output {
 
 	rt := routeTranslator{t: t, ix: ix, st: st}
 	for _, gw := range ix.gateways {
-		if !ours[string(gw.Spec.GatewayClassName)] || !proxies.gateway(gw) {
+		if !ours[string(gw.Spec.GatewayClassName)] || !proxies.gateway(gw) || !addressesSupported(gw, st) {
 			continue
 		}
 		g := t.processGateway(gw, ix, rt.permitted, &out)
