@@ -188,6 +188,14 @@ func (rt *routeTranslator) attach(in routeInput, g *gatewayCtx, pr gwapiv1.Paren
 		rt.resolvedRefs(ps, rules)
 		return
 	}
+	// A GRPCRoute none of whose rules is accepted stops here: EG attaches it to no listener
+	// (attachedRoutes stays 0, nothing is programmed) and writes only its rule problems.
+	// An HTTPRoute in that state is still counted on its listeners (EG's testdata:
+	// grpcroute-with-direct-response-2xx-invalid against httproute-with-conflicting-filters).
+	if in.ref.Kind == "GRPCRoute" && allRulesDropped(rules) {
+		rt.resolvedRefs(ps, rules)
+		return
+	}
 	hostsFound := false
 	key := in.ref.String()
 	for _, l := range allowed {
