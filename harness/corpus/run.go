@@ -87,7 +87,7 @@ type Options struct {
 // Run runs cases in order.
 func Run(ctx context.Context, cases []Case, o Options) []CaseResult {
 	p, _ := profile.Get("v1.9")
-	base, baseErr := baseObjects(cases)
+	base, baseErr := BaseObjects(cases)
 	out := make([]CaseResult, 0, len(cases))
 	for i, c := range cases {
 		if ctx.Err() != nil {
@@ -102,8 +102,8 @@ func Run(ctx context.Context, cases []Case, o Options) []CaseResult {
 	return out
 }
 
-// baseObjects reads the testdata's base/base.yaml (Secrets every case gets).
-func baseObjects(cases []Case) ([]resource.Object, error) {
+// BaseObjects reads the testdata's base/base.yaml (Secrets every case gets).
+func BaseObjects(cases []Case) ([]resource.Object, error) {
 	if len(cases) == 0 {
 		return nil, nil
 	}

@@ -17,7 +17,8 @@ func newCorpusCmd() *cobra.Command {
 	var opts struct {
 		impl, testdata, known, output, peersDir string
 		prefixes, cases                         []string
-		messages, verbose, quiet                bool
+		messages, verbose, quiet, printInput    bool
+		every                                   int
 		execTimeout                             time.Duration
 	}
 	cmd := &cobra.Command{
@@ -46,7 +47,8 @@ Exit codes: 0 no failure, 1 a disagreement, error or stale record, 2 bad usage.`
 		Example: `  egharness corpus                                  # every case, the failures and the summary
   egharness corpus --prefix securitypolicy -v        # one group, every verdict and difference
   egharness corpus --case httproute-with-mirror -o json
-  egharness corpus --impl egctl@v1.9.1 --prefix httproute`,
+  egharness corpus --case httproute-with-mirror --print-input | egharness translate -f -
+  egharness corpus --impl egctl@v1.9.1 --every 5       # a fifth of the cases through egctl`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if opts.output != "text" && opts.output != "json" {
@@ -96,6 +98,32 @@ Exit codes: 0 no failure, 1 a disagreement, error or stale record, 2 bad usage.`
 			if err != nil {
 				return err
 			}
+			if opts.every < 1 {
+				return badInput("--every must be 1 or more, not %d", opts.every)
+			}
+			if opts.every > 1 {
+				// A deterministic sample for slow implementations (egctl runs a process
+				// per case): every Nth case of the selection, by name.
+				var sample []corpus.Case
+				for i := 0; i < len(cases); i += opts.every {
+					sample = append(sample, cases[i])
+				}
+				cases = sample
+			}
+			if opts.printInput {
+				if len(cases) != 1 {
+					return badInput("--print-input takes one case (--case NAME), not %d", len(cases))
+				}
+				base, err := corpus.BaseObjects(cases)
+				if err != nil {
+					return badInput("%v", err)
+				}
+				prep, err := corpus.Prepare(cases[0], base)
+				if err != nil {
+					return badInput("%v", err)
+				}
+				return corpus.WriteInput(cmd.OutOrStdout(), cases[0], prep)
+			}
 			ctx, interrupted := interruptible(cmd.Context())
 			o := corpus.Options{Impl: im, Known: known, Messages: opts.messages}
 			if !opts.quiet {
@@ -128,6 +156,8 @@ Exit codes: 0 no failure, 1 a disagreement, error or stale record, 2 bad usage.`
 	f.StringVar(&opts.testdata, "testdata", "", "the testdata `DIR` (default: EG's internal/gatewayapi/testdata in the Go module cache)")
 	f.StringVar(&opts.known, "known", "", "the known-reasons `FILE` (default: corpus/known.yaml of the project)")
 	f.StringVarP(&opts.output, "output", "o", "text", "output format: text or json")
+	f.IntVar(&opts.every, "every", 1, "run every `N`th case of the selection (by name): a deterministic sample for slow implementations")
+	f.BoolVar(&opts.printInput, "print-input", false, "print the one case's objects and settings as `translate -f -` reads them, instead of running it")
 	f.BoolVar(&opts.messages, "messages", false, "a condition whose message differs is a disagreement too")
 	f.BoolVarP(&opts.verbose, "verbose", "v", false, "print every case's verdict, and message differences")
 	f.BoolVarP(&opts.quiet, "quiet", "q", false, "no progress lines on stderr")

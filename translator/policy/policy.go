@@ -9,6 +9,7 @@ package policy
 
 import (
 	"errors"
+	"fmt"
 	"sort"
 	"time"
 
@@ -117,6 +118,16 @@ func (t Translator) Translate(objs []resource.Object, x *ir.XDS, topo *gatewayap
 	newEngine(w, kindInfo[egv1a1.EnvoyExtensionPolicySpec]{
 		kind: "EnvoyExtensionPolicy", plural: "envoyExtensionPolicies", routeOverride: "envoyExtensionPolicies",
 		slot: func(r *ir.RoutePolicies) **ir.Applied[egv1a1.EnvoyExtensionPolicySpec] { return &r.Extension },
+		// The Lua gate is EG's verdict on the policy itself, also where no route is in
+		// its force (a Gateway policy every route overrides: EG's testdata
+		// envoyextensionpolicy-lua-feature-disabled); the routes it is in force on fail
+		// closed through the feature resolution.
+		validate: func(s *egv1a1.EnvoyExtensionPolicySpec, _ string) error {
+			if len(s.Lua) > 0 && !t.Config.LuaEnabled(t.Profile.LuaDefaultOn) {
+				return fmt.Errorf("Lua: %w", errLuaDisabled)
+			}
+			return nil
+		},
 	}, eeps).run()
 	out.Statuses = append(out.Statuses, statuses(eeps, "EnvoyExtensionPolicy")...)
 	return out
