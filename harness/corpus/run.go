@@ -2,12 +2,14 @@ package corpus
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/egharness/egharness/harness/facts"
 	"github.com/egharness/egharness/harness/impl"
@@ -159,6 +161,11 @@ func Prepare(c Case, base []resource.Object) (Prepared, error) {
 	withClassProxy(objs, in.ClassProxy)
 	// File order is processing order: EG's test hands its translator the lists as written.
 	resource.AssignTimestamps(objs, resource.DefaultEpoch)
+	for i := range objs {
+		if err := stampRaw(&objs[i]); err != nil {
+			return Prepared{}, err
+		}
+	}
 	return Prepared{Objects: objs, Settings: s, Own: own, Notes: in.Notes, Refusals: in.Refusals}, nil
 }
 
@@ -280,4 +287,31 @@ func admittedBy(objs []resource.Object, ref *result.Result) []resource.Object {
 		out = append(out, o)
 	}
 	return out
+}
+
+// stampRaw writes the object's creation timestamp into its raw document when the document
+// has none: admission decodes the stored object from the raw document, so without this
+// the timestamp given in file order would be lost and age order fall back to names.
+func stampRaw(o *resource.Object) error {
+	if o.Raw == nil {
+		return nil
+	}
+	var m map[string]any
+	if err := json.Unmarshal(o.Raw, &m); err != nil {
+		return fmt.Errorf("%s: %v", o.Where(), err)
+	}
+	md, _ := m["metadata"].(map[string]any)
+	if md == nil {
+		return nil
+	}
+	if ts, ok := md["creationTimestamp"]; ok && ts != nil {
+		return nil
+	}
+	md["creationTimestamp"] = o.Obj.GetCreationTimestamp().UTC().Format(time.RFC3339)
+	raw, err := json.Marshal(m)
+	if err != nil {
+		return fmt.Errorf("%s: %v", o.Where(), err)
+	}
+	o.Raw = raw
+	return nil
 }
