@@ -157,7 +157,7 @@ Exit codes: 0 no failure, 1 a disagreement, error or stale record, 2 bad usage.`
 	f.StringVar(&opts.known, "known", "", "the known-reasons `FILE` (default: corpus/known.yaml of the project)")
 	f.StringVarP(&opts.output, "output", "o", "text", "output format: text or json")
 	f.IntVar(&opts.every, "every", 1, "run every `N`th case of the selection (by name): a deterministic sample for slow implementations")
-	f.BoolVar(&opts.printInput, "print-input", false, "print the one case's objects and settings as `translate -f -` reads them, instead of running it")
+	f.BoolVar(&opts.printInput, "print-input", false, "print the one case's objects and settings as translate -f - reads them, instead of running it")
 	f.BoolVar(&opts.messages, "messages", false, "a condition whose message differs is a disagreement too")
 	f.BoolVarP(&opts.verbose, "verbose", "v", false, "print every case's verdict, and message differences")
 	f.BoolVarP(&opts.quiet, "quiet", "q", false, "no progress lines on stderr")
