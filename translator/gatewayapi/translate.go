@@ -230,6 +230,7 @@ func (t Translator) Translate(objs []resource.Object) Output {
 		}
 		g := t.processGateway(gw, ix, rt.permitted, &out)
 		rt.gatewayTLS(g)
+		rt.telemetryCheck(gw)
 		if ep, _ := ix.envoyProxyOf(gw); ep != nil && len(ep.Spec.DynamicModules) > 0 {
 			for _, l := range g.listeners {
 				if l.ir != nil {
