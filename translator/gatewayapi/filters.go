@@ -107,6 +107,9 @@ type ruleFilters struct {
 	timeout        *time.Duration
 	retry          *ir.Retry
 
+	// matchFilter: an HTTPRouteFilter with matches was read (a rule takes one).
+	matchFilter bool
+
 	// errs are the problems, merged per condition type.
 	errs []filterErr
 	// failed: an error other than BackendsAvailable; the rule answers 500.
@@ -626,6 +629,14 @@ func (rt *routeTranslator) extensionRef(ff *ruleFilters, in filterInput, ref *gw
 		ff.direct = &ir.DirectResponse{Status: 500}
 		return &filterErr{typ: errResolvedRefs, reason: "UnsupportedValue",
 			msg: fmt.Sprintf("Unable to translate HTTPRouteFilter: %s/%s", in.routeNS, ref.Name)}
+	}
+	// One rule takes the extra matches of one HTTPRouteFilter: EG refuses a second filter
+	// with matches, and the rule with it (EG's testdata: httproute-filter-match-matrix).
+	if len(hrf.Spec.Matches) > 0 {
+		if ff.matchFilter {
+			return acceptedErr("only one HTTPRouteFilter with matches is supported per HTTPRouteRule")
+		}
+		ff.matchFilter = true
 	}
 	if e := ff.extensionRewrite(hrf.Spec.URLRewrite); e != nil {
 		return e
