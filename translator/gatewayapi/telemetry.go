@@ -4,9 +4,13 @@ import (
 	"fmt"
 
 	egv1a1 "github.com/envoyproxy/gateway/api/v1alpha1"
+	"strconv"
+
 	"github.com/google/cel-go/cel"
 	"k8s.io/apimachinery/pkg/types"
 	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/egharness/egharness/translator/result"
 
 	"github.com/egharness/egharness/translator/resource"
 )
@@ -94,9 +98,70 @@ func (rt *routeTranslator) telemetryCheck(gw *gwapiv1.Gateway) {
 		}
 	}
 	if err == nil {
+		rt.telemetryBackendTLS(ep)
 		return
 	}
 	s := rt.st.object(resource.Ref{Kind: "Gateway", Namespace: gw.Namespace, Name: gw.Name})
 	s.Conditions = setCondition(s.Conditions, cond("Accepted", "False", reasonInvalidParameters,
 		fmt.Sprintf("Invalid %s backendRefs in the referenced EnvoyProxy: %v", what, err)))
+}
+
+// telemetryBackendTLS records the EnvoyProxy as an ancestor of the BackendTLSPolicies that
+// secure its telemetry backends (sinks of access logs, tracing, metrics), as EG v1.9 lists
+// it (EG's testdata: envoyproxy-otel-backendtlspolicy): the policy's status then says
+// whether it applies there, beside the Gateways of the routes it serves.
+func (rt *routeTranslator) telemetryBackendTLS(ep *egv1a1.EnvoyProxy) {
+	tel := ep.Spec.Telemetry
+	var clusters []egv1a1.BackendCluster
+	if al := tel.AccessLog; al != nil && (al.Disable == nil || !*al.Disable) {
+		for _, s := range al.Settings {
+			for _, sink := range s.Sinks {
+				switch {
+				case sink.Type == egv1a1.ProxyAccessLogSinkTypeALS && sink.ALS != nil:
+					clusters = append(clusters, sink.ALS.BackendCluster)
+				case sink.Type == egv1a1.ProxyAccessLogSinkTypeOpenTelemetry && sink.OpenTelemetry != nil:
+					clusters = append(clusters, sink.OpenTelemetry.BackendCluster)
+				}
+			}
+		}
+	}
+	if tel.Tracing != nil {
+		clusters = append(clusters, tel.Tracing.Provider.BackendCluster)
+	}
+	if tel.Metrics != nil {
+		for _, sink := range tel.Metrics.Sinks {
+			if sink.OpenTelemetry != nil {
+				clusters = append(clusters, sink.OpenTelemetry.BackendCluster)
+			}
+		}
+	}
+	saved := rt.curAncestors
+	rt.curAncestors = []result.ParentRef{{Kind: egv1a1.KindEnvoyProxy, Namespace: ep.Namespace, Name: ep.Name}}
+	defer func() { rt.curAncestors = saved }()
+	for _, bc := range clusters {
+		for _, br := range bc.BackendRefs {
+			ns, kind := refNamespaceKind(ep.Namespace, br.BackendObjectReference)
+			key := types.NamespacedName{Namespace: ns, Name: string(br.Name)}
+			section := ""
+			if br.Port != nil {
+				section = strconv.Itoa(int(*br.Port))
+			}
+			switch kind {
+			case "Service":
+				svc := rt.ix.services[key]
+				if svc == nil || br.Port == nil {
+					continue
+				}
+				sp := servicePort(svc, int32(*br.Port))
+				if sp == nil {
+					continue
+				}
+				_, _ = rt.mergeUpstreamTLS(ns, nil, btlsTarget{kind: "Service", name: svc.Name, section: sp.Name}, true)
+			case egv1a1.KindBackend:
+				if be := rt.ix.backends[key]; be != nil {
+					_, _ = rt.mergeUpstreamTLS(ns, be, btlsTarget{group: egv1a1.GroupName, kind: egv1a1.KindBackend, name: be.Name, section: section}, true)
+				}
+			}
+		}
+	}
 }
