@@ -102,6 +102,13 @@ func containerPort(p int32) uint32 {
 }
 
 func (t Translator) processGateway(gw *gwapiv1.Gateway, ix *index, permitted permitFunc, out *Output) *gatewayCtx {
+	g := t.startGateway(gw, ix, permitted)
+	return t.finishGateway(g, false)
+}
+
+// startGateway validates a Gateway's listeners (and its ListenerSets') on their own and
+// against each other.
+func (t Translator) startGateway(gw *gwapiv1.Gateway, ix *index, permitted permitFunc) *gatewayCtx {
 	g := &gatewayCtx{gw: gw}
 	for _, l := range gw.Spec.Listeners {
 		g.addListener(l, nil, ix, permitted)
@@ -111,11 +118,40 @@ func (t Translator) processGateway(gw *gwapiv1.Gateway, ix *index, permitted per
 	g.checkHostnameConflicts()
 	g.checkL4Conflicts(gwapiv1.TCPProtocolType)
 	g.checkL4Conflicts(gwapiv1.UDPProtocolType)
+	return g
+}
+
+// finishGateway writes the listeners' final conditions and builds their IR. merged: the
+// overlapping TLS check is left to checkMergedGateways, across every merged Gateway.
+func (t Translator) finishGateway(g *gatewayCtx, merged bool) *gatewayCtx {
 	for _, l := range g.listeners {
 		l.finishConditions()
 	}
-	g.checkOverlappingTLS()
-	return g.buildIR(gw)
+	if !merged {
+		checkOverlappingTLS(g.listeners)
+	}
+	return g.buildIR(g.gw)
+}
+
+// checkMergedListenerTuples: when Gateways merge into one proxy, EG v1.9 wants each
+// (protocol, hostname, port) once across all of them; a later Gateway's listener that repeats
+// one is Conflicted (HostnameConflict) and not programmed (EG's testdata:
+// merge-invalid-multiple-gateways). Listeners already invalid on their own do not count.
+func checkMergedListenerTuples(gateways []*gatewayCtx) {
+	seen := map[string]bool{}
+	for _, g := range gateways {
+		for _, l := range g.listeners {
+			if specInvalid(l.conditions) {
+				continue
+			}
+			key := fmt.Sprintf("%s:%s:%d", l.spec.Protocol, l.hostname(), l.spec.Port)
+			if seen[key] {
+				l.conditions = setCondition(l.conditions, cond("Conflicted", "True", "HostnameConflict",
+					"Port, protocol and hostname tuple must be unique for every listener"))
+			}
+			seen[key] = true
+		}
+	}
 }
 
 // addListener validates one listener of the Gateway or of an attached ListenerSet.
