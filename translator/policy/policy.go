@@ -72,7 +72,7 @@ func (t Translator) Translate(objs []resource.Object, x *ir.XDS, topo *gatewayap
 	if t.Now != nil {
 		now = t.Now
 	}
-	ce := &ctpEngine{w: w, pols: ctps, objs: newCTPObjects(objs, now())}
+	ce := &ctpEngine{w: w, pols: ctps, objs: newCTPObjects(objs, now()), merged: t.Config.MergeGateways}
 	ce.run()
 	out.Statuses = append(out.Statuses, statuses(ctps, "ClientTrafficPolicy")...)
 
