@@ -4,7 +4,7 @@ BIN := bin/egharness
 # egharness's own version (--version); the EG and Gateway API versions come from go.mod.
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo devel)
 
-.PHONY: build run test golden golden-check bench vet fuzz first-run-note first-run-note-test docs crds
+.PHONY: build run test golden golden-check bench vet fuzz first-run-note first-run-note-test docs crds corpus
 
 # Said before a build that has to fetch and compile the dependencies, so that a cold first run
 # is not minutes of silence: EG's module is not in the module cache yet (go would download
@@ -40,6 +40,20 @@ run: build crds ## run every scenario against the reference translator, with cov
 test: first-run-note-test crds ## vet, unit tests, the ginkgo conformance suite and the real Envoy tier (skipped without `make envoy`)
 	$(GO) vet ./...
 	$(GO) test ./...
+
+# EG's own translator testdata (in the EG module, in the Go module cache) through the
+# reference translator, statuses compared with EG's: docs/corpus.md. CORPUS_ARGS passes flags
+# (--prefix securitypolicy, --impl egctl@v1.9.1, -v...).
+CORPUS_ARGS ?=
+corpus: build ## EG's translator testdata through the reference: a verdict per case, a summary per prefix
+	$(BIN) corpus $(CORPUS_ARGS)
+
+# The same inputs through egctl v1.9.1 (a fifth of them: one egctl process per case), its
+# summary written into docs/corpus.md. Its disagreements have no recorded reasons, so the
+# command exits 1; the leading '-' lets the target finish after writing the figures.
+.PHONY: corpus-egctl
+corpus-egctl: build ## refresh the egctl v1.9.1 corpus figures in docs/corpus.md
+	-EGHARNESS_PEERS=$(PEERS) $(BIN) corpus --impl egctl@v1.9.1 --every 5 -q --into docs/corpus.md
 
 golden: build ## rewrite golden files (refused when CI is set); read `git diff golden` after
 	$(BIN) golden --update

@@ -69,6 +69,6 @@ interrupted by SIGINT/SIGTERM.`,
 	root.AddCommand(newRunCmd(), newTranslateCmd(), newGoldenCmd(), newCoverageCmd())
 	root.AddCommand(newReportCmd(), newAdaptEgctlCmd())
 	root.AddCommand(newUpgradeCheckCmd(), newCRDDiffCmd())
-	root.AddCommand(newServeCmd())
+	root.AddCommand(newServeCmd(), newCorpusCmd())
 	return root
 }

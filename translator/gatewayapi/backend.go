@@ -44,6 +44,10 @@ func (rt *routeTranslator) resolveEGBackend(b *ir.Backend, routeKind, routeNS, n
 			b.Endpoints = append(b.Endpoints, ir.Endpoint{Host: ep.FQDN.Hostname, Port: uint32(ep.FQDN.Port)})
 		case ep.IP != nil:
 			b.Endpoints = append(b.Endpoints, ir.Endpoint{Host: ep.IP.Address, Port: uint32(ep.IP.Port)})
+		case ep.Unix != nil && routeKind == "":
+			// EG lets a policy's backend (ext_authz, ext_proc...) be a unix socket, not a
+			// route's (EG's testdata: securitypolicy-with-extauth-backend).
+			b.Endpoints = append(b.Endpoints, ir.Endpoint{Path: ep.Unix.Path})
 		case ep.Unix != nil:
 			return fail("UnsupportedAddressType", "unix domain sockets are not supported in backend references")
 		}

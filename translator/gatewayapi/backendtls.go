@@ -3,6 +3,7 @@ package gatewayapi
 import (
 	"errors"
 	"fmt"
+	"sort"
 	"strings"
 
 	egv1a1 "github.com/envoyproxy/gateway/api/v1alpha1"
@@ -302,6 +303,31 @@ func (rt *routeTranslator) backendTLSStatuses() {
 				fmt.Sprintf("Policy conflicts with BackendTLSPolicy %s/%s.", winner.Namespace, winner.Name)))
 		}
 	}
+	for _, p := range rt.ix.btlsPolicies {
+		// Only policies that have a status (looking one up would create it).
+		if s := rt.st.byRef[resource.Ref{Kind: "BackendTLSPolicy", Namespace: p.Namespace, Name: p.Name}]; s != nil {
+			truncateBTLSAncestors(s)
+		}
+	}
+}
+
+// maxBTLSAncestors is the CRD's bound on status.ancestors.
+const maxBTLSAncestors = 16
+
+// truncateBTLSAncestors keeps the first 16 ancestors of a BackendTLSPolicy, ordered by
+// kind, namespace, name and section as strings (gateway-10 before gateway-2), and marks
+// the last one Aggregated, as EG v1.9 does for this policy (EG's testdata:
+// backendtlspolicy-status-conditions-truncated). EG's own policies keep the ancestors a
+// user most needs instead (POL-05, translator/policy).
+func truncateBTLSAncestors(s *result.ObjectStatus) {
+	if len(s.Parents) <= maxBTLSAncestors {
+		return
+	}
+	sort.SliceStable(s.Parents, func(i, j int) bool { return s.Parents[i].Ref.String() < s.Parents[j].Ref.String() })
+	s.Parents = s.Parents[:maxBTLSAncestors]
+	last := &s.Parents[maxBTLSAncestors-1]
+	last.Conditions = setCondition(last.Conditions, cond("Aggregated", "True", "Aggregated",
+		"Ancestors have been truncated because the number of policy ancestors exceeds 16."))
 }
 
 // ancestorsOf are the route's parents that are Gateways of ours, as policy ancestors.

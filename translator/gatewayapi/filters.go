@@ -40,7 +40,10 @@ const (
 	msgMirrorWithRedirect        = "RequestMirror filter cannot be used when the rule also configures a RequestRedirect filter"
 	msgBackendFilterNotSupported = "Specific filter is not supported within BackendRef, only RequestHeaderModifier, " +
 		"ResponseHeaderModifier, URLRewrite and gateway.envoyproxy.io/HTTPRouteFilter are supported"
-	msgBackendPathRewrite = "URLRewrite path modifier is not supported within BackendRef"
+	msgBackendPathRewrite    = "URLRewrite path modifier is not supported within BackendRef"
+	msgGRPCDirectResponse2xx = "DirectResponse with a 2xx status code is not supported for GRPCRoute: a 2xx status maps to the gRPC OK status, " +
+		"but a direct response cannot carry a gRPC response message, so the client would receive an invalid response. " +
+		"Use a non-2xx status code to deny or block the request instead"
 )
 
 // headerValueRE is what EG accepts as a header value (RFC 7230 field content).
@@ -103,6 +106,9 @@ type ruleFilters struct {
 	mirrors        []*ir.Mirror
 	timeout        *time.Duration
 	retry          *ir.Retry
+
+	// matchFilter: an HTTPRouteFilter with matches was read (a rule takes one).
+	matchFilter bool
 
 	// errs are the problems, merged per condition type.
 	errs []filterErr
@@ -197,6 +203,13 @@ func (rt *routeTranslator) processFilters(in filterInput, filters []gwapiv1.HTTP
 	if ff.redirect != nil && len(ff.mirrors) > 0 {
 		ff.redirect, ff.mirrors = nil, nil
 		errs.add(errAccepted, "IncompatibleFilters", msgMirrorWithRedirect)
+	}
+	// gRPC says success with a grpc-status trailer and a message, which a direct response
+	// cannot carry: EG refuses a 2xx direct response on a GRPCRoute rule (EG's testdata:
+	// grpcroute-with-direct-response-2xx-invalid); deny-style statuses stay.
+	if in.routeKind == "GRPCRoute" && ff.direct != nil && ff.direct.Status >= 200 && ff.direct.Status < 300 {
+		ff.direct = nil
+		errs.add(errAccepted, "UnsupportedValue", msgGRPCDirectResponse2xx)
 	}
 	return ff, errs.merged()
 }
@@ -617,6 +630,14 @@ func (rt *routeTranslator) extensionRef(ff *ruleFilters, in filterInput, ref *gw
 		return &filterErr{typ: errResolvedRefs, reason: "UnsupportedValue",
 			msg: fmt.Sprintf("Unable to translate HTTPRouteFilter: %s/%s", in.routeNS, ref.Name)}
 	}
+	// One rule takes the extra matches of one HTTPRouteFilter: EG refuses a second filter
+	// with matches, and the rule with it (EG's testdata: httproute-filter-match-matrix).
+	if len(hrf.Spec.Matches) > 0 {
+		if ff.matchFilter {
+			return acceptedErr("only one HTTPRouteFilter with matches is supported per HTTPRouteRule")
+		}
+		ff.matchFilter = true
+	}
 	if e := ff.extensionRewrite(hrf.Spec.URLRewrite); e != nil {
 		return e
 	}
@@ -925,6 +946,27 @@ func (ff *ruleFilters) apply(route *ir.HTTPRoute) {
 // False with the errors; some dropped add PartiallyInvalid naming them, and Accepted stays.
 // A parent whose hostnames do not intersect keeps that Accepted=False reason, as EG sets
 // it afterwards.
+// allRulesDropped says whether a route has rules and every one was dropped for an Accepted
+// problem: the route is then Accepted=False.
+func allRulesDropped(rules []*ruleCtx) bool {
+	if len(rules) == 0 {
+		return false
+	}
+	for _, rc := range rules {
+		if rc.filters == nil || !rc.filters.dropped {
+			return false
+		}
+		accepted := false
+		for _, e := range rc.filters.errs {
+			accepted = accepted || e.typ == errAccepted
+		}
+		if !accepted {
+			return false
+		}
+	}
+	return true
+}
+
 func filterConditions(ps *result.ParentStatus, rules []*ruleCtx) {
 	var accepted, available refErrors
 	var dropped []int

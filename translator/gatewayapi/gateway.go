@@ -102,6 +102,13 @@ func containerPort(p int32) uint32 {
 }
 
 func (t Translator) processGateway(gw *gwapiv1.Gateway, ix *index, permitted permitFunc, out *Output) *gatewayCtx {
+	g := t.startGateway(gw, ix, permitted)
+	return t.finishGateway(g, false)
+}
+
+// startGateway validates a Gateway's listeners (and its ListenerSets') on their own and
+// against each other.
+func (t Translator) startGateway(gw *gwapiv1.Gateway, ix *index, permitted permitFunc) *gatewayCtx {
 	g := &gatewayCtx{gw: gw}
 	for _, l := range gw.Spec.Listeners {
 		g.addListener(l, nil, ix, permitted)
@@ -111,11 +118,40 @@ func (t Translator) processGateway(gw *gwapiv1.Gateway, ix *index, permitted per
 	g.checkHostnameConflicts()
 	g.checkL4Conflicts(gwapiv1.TCPProtocolType)
 	g.checkL4Conflicts(gwapiv1.UDPProtocolType)
+	return g
+}
+
+// finishGateway writes the listeners' final conditions and builds their IR. merged: the
+// overlapping TLS check is left to checkMergedGateways, across every merged Gateway.
+func (t Translator) finishGateway(g *gatewayCtx, merged bool) *gatewayCtx {
 	for _, l := range g.listeners {
 		l.finishConditions()
 	}
-	g.checkOverlappingTLS()
-	return g.buildIR(gw)
+	if !merged {
+		checkOverlappingTLS(g.listeners)
+	}
+	return g.buildIR(g.gw)
+}
+
+// checkMergedListenerTuples: when Gateways merge into one proxy, EG v1.9 wants each
+// (protocol, hostname, port) once across all of them; a later Gateway's listener that repeats
+// one is Conflicted (HostnameConflict) and not programmed (EG's testdata:
+// merge-invalid-multiple-gateways). Listeners already invalid on their own do not count.
+func checkMergedListenerTuples(gateways []*gatewayCtx) {
+	seen := map[string]bool{}
+	for _, g := range gateways {
+		for _, l := range g.listeners {
+			if specInvalid(l.conditions) {
+				continue
+			}
+			key := fmt.Sprintf("%s:%s:%d", l.spec.Protocol, l.hostname(), l.spec.Port)
+			if seen[key] {
+				l.conditions = setCondition(l.conditions, cond("Conflicted", "True", "HostnameConflict",
+					"Port, protocol and hostname tuple must be unique for every listener"))
+			}
+			seen[key] = true
+		}
+	}
 }
 
 // addListener validates one listener of the Gateway or of an attached ListenerSet.
@@ -131,6 +167,7 @@ func (g *gatewayCtx) addListener(l gwapiv1.Listener, set *gwapiv1.ListenerSet, i
 			g.listeners = append(g.listeners, lc)
 			return
 		}
+		lc.checkNamespaceSelector()
 		lc.checkKinds()
 		switch {
 		case l.Protocol == gwapiv1.HTTPSProtocolType:
@@ -147,6 +184,44 @@ func (g *gatewayCtx) addListener(l gwapiv1.Listener, set *gwapiv1.ListenerSet, i
 				fmt.Sprintf("Listener must not have hostname set when protocol is %s.", l.Protocol)))
 		}
 		g.listeners = append(g.listeners, lc)
+	}
+}
+
+// addressesSupported: EG v1.9 serves Gateway addresses of type IPAddress and Hostname
+// only. A Gateway that asks for another type (NamedAddress, a vendor's) is not accepted
+// (Accepted False, UnsupportedAddress, naming the type), gets no listener status and no
+// proxy, and routes do not see it, as a Gateway with an invalid EnvoyProxy (EG's testdata:
+// gateway-with-unsupported-address-type).
+func addressesSupported(gw *gwapiv1.Gateway, st *statusBook) bool {
+	for _, a := range gw.Spec.Addresses {
+		if a.Type == nil || *a.Type == gwapiv1.IPAddressType || *a.Type == gwapiv1.HostnameAddressType {
+			continue
+		}
+		s := st.object(resource.Ref{Kind: "Gateway", Namespace: gw.Namespace, Name: gw.Name})
+		s.Conditions = []result.Condition{cond("Accepted", "False", "UnsupportedAddress",
+			fmt.Sprintf("Gateway has an address with an unsupported type: %s", *a.Type))}
+		return false
+	}
+	return true
+}
+
+// checkNamespaceSelector: a listener that admits routes from the namespaces a selector picks
+// must have a selector that parses; otherwise EG v1.9 does not program it (Programmed
+// False, Invalid, saying what is wrong) and no route attaches (EG's testdata:
+// gateway-with-listener-with-missing-allowed-namespaces-selector, ...-invalid-...).
+func (lc *listenerCtx) checkNamespaceSelector() {
+	ar := lc.spec.AllowedRoutes
+	if ar == nil || ar.Namespaces == nil || ar.Namespaces.From == nil || *ar.Namespaces.From != gwapiv1.NamespacesFromSelector {
+		return
+	}
+	if ar.Namespaces.Selector == nil {
+		lc.conditions = setCondition(lc.conditions, cond("Programmed", "False", "Invalid",
+			`The allowedRoutes.namespaces.selector field must be specified when allowedRoutes.namespaces.from is set to "Selector".`))
+		return
+	}
+	if _, err := metav1.LabelSelectorAsSelector(ar.Namespaces.Selector); err != nil {
+		lc.conditions = setCondition(lc.conditions, cond("Programmed", "False", "Invalid",
+			fmt.Sprintf("The allowedRoutes.namespaces.selector could not be parsed: %v.", err)))
 	}
 }
 

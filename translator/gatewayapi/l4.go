@@ -108,6 +108,18 @@ func (rt *routeTranslator) processL4(in l4Input) {
 				}
 			}
 		}
+		// A dynamic resolver takes a route of its own (dynamic_resolver.go): next to other
+		// backendRefs, neither it nor they make a cluster.
+		dynamic := false
+		refCount := 0
+		for _, refs := range in.rules {
+			refCount += len(refs)
+			dynamic = dynamic || rt.anyDynamicResolver(in.ref.Namespace, refs)
+		}
+		if dynamic && refCount > 1 {
+			errs.add("InvalidBackendRef", msgDynamicResolverMultiple)
+			dest.Settings = nil
+		}
 		selected, allowed := rt.selectListeners(g, pr, in.ref)
 		accepted := cond("Accepted", "True", "Accepted", msgRouteAccepted)
 		switch {
@@ -139,6 +151,10 @@ func (rt *routeTranslator) processL4(in l4Input) {
 				snis = []string{string(*l.spec.Hostname)}
 			}
 			l.attached[in.ref.String()] = true
+			if dynamic && in.ref.Kind == "TLSRoute" && l.tcp != nil && l.tcp.TLS != nil {
+				ps.Conditions = setCondition(ps.Conditions, cond("ResolvedRefs", "False", "UnsupportedValue", msgDynamicResolverTerminate))
+				continue
+			}
 			src := ir.Source{Kind: in.ref.Kind, Namespace: in.ref.Namespace, Name: in.ref.Name, Rule: -1}
 			switch {
 			case l.tcp != nil:

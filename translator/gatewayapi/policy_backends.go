@@ -109,6 +109,12 @@ func (p *PolicyBackends) validate(policyKind, policyNS string, ref gwapiv1.Backe
 		if svc == nil {
 			return fmt.Errorf("service %s/%s not found", ns, ref.Name)
 		}
+		// An ExternalName Service has no address or endpoints to call; EG refuses it as a
+		// policy's backend exactly as it refuses it as a route's (EG's testdata:
+		// securitypolicy-with-extauth-externalname-service).
+		if svc.Spec.Type == corev1.ServiceTypeExternalName {
+			return fmt.Errorf("Service %s/%s is of type ExternalName, which is not supported as a backend; use an Envoy Gateway Backend resource with an FQDN endpoint instead", ns, ref.Name)
+		}
 		if servicePort(svc, int32(*ref.Port)) == nil {
 			return fmt.Errorf("TCP Port %d not found on service %s/%s", *ref.Port, ns, ref.Name)
 		}

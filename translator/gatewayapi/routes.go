@@ -188,6 +188,14 @@ func (rt *routeTranslator) attach(in routeInput, g *gatewayCtx, pr gwapiv1.Paren
 		rt.resolvedRefs(ps, rules)
 		return
 	}
+	// A GRPCRoute none of whose rules is accepted stops here: EG attaches it to no listener
+	// (attachedRoutes stays 0, nothing is programmed) and writes only its rule problems.
+	// An HTTPRoute in that state is still counted on its listeners (EG's testdata:
+	// grpcroute-with-direct-response-2xx-invalid against httproute-with-conflicting-filters).
+	if in.ref.Kind == "GRPCRoute" && allRulesDropped(rules) {
+		rt.resolvedRefs(ps, rules)
+		return
+	}
 	hostsFound := false
 	key := in.ref.String()
 	for _, l := range allowed {
@@ -313,6 +321,9 @@ type ruleCtx struct {
 	noEndpoints      []refError
 	noEndpointWeight uint32
 	backendErrors    bool
+	// failClosed: the rule is refused as a whole (a dynamic resolver where EG takes none):
+	// its routes answer 500 whatever their backends.
+	failClosed bool
 	// filters is what the rule's filters, timeouts and retry decided (filters.go).
 	filters *ruleFilters
 }
@@ -341,6 +352,7 @@ func (rt *routeTranslator) resolveHTTPRules(r *gwapiv1.HTTPRoute) []*ruleCtx {
 		}
 		rc, dest := rt.resolveDestination("HTTPRoute", r.Namespace, refs, fmt.Sprintf("%s%d", prefix, i), i)
 		ff := rt.ruleFilters(rc, dest, r, i, rule)
+		rt.checkDynamicResolverRule(rc, ff, r.Namespace, refs, i)
 		matches := rule.Matches
 		if len(matches) == 0 {
 			matches = []gwapiv1.HTTPRouteMatch{{}} // the CRD default: PathPrefix "/"
@@ -379,6 +391,7 @@ func (rt *routeTranslator) resolveGRPCRules(r *gwapiv1.GRPCRoute) []*ruleCtx {
 		dest.HTTP2 = true
 		hr, hrule := grpcRuleAsHTTP(r, rule)
 		ff := rt.ruleFilters(rc, dest, hr, i, hrule)
+		rt.checkDynamicResolverRule(rc, ff, r.Namespace, refs, i)
 		var refs2 []*gwapiv1.LocalObjectReference
 		for _, f := range rule.Filters {
 			refs2 = append(refs2, f.ExtensionRef)
@@ -522,7 +535,7 @@ func (rc *ruleCtx) finish(route *ir.HTTPRoute, dest *ir.Destination, backendRefs
 	valid, _ := dest.ValidWeight()
 	serving := valid - rc.noEndpointWeight
 	switch {
-	case backendRefs == 0 || serving == 0 && (rc.backendErrors || rc.noEndpointWeight == 0):
+	case rc.failClosed || backendRefs == 0 || serving == 0 && (rc.backendErrors || rc.noEndpointWeight == 0):
 		route.DirectResponse = &ir.DirectResponse{Status: 500}
 	case serving == 0:
 		route.DirectResponse = &ir.DirectResponse{Status: 503}

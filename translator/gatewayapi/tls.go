@@ -145,12 +145,12 @@ func secretData(s *corev1.Secret, key string) []byte {
 	return s.Data[key]
 }
 
-// checkOverlappingTLS sets OverlappingTLSConfig on HTTPS listeners of one Gateway that share
-// a port and whose hostnames, then certificate SANs, overlap (the certificate reason wins,
+// checkOverlappingTLS sets OverlappingTLSConfig on HTTPS listeners of one Gateway (of every
+// Gateway of the proxy when Gateways merge, as EG does) that share a port and whose hostnames, then certificate SANs, overlap (the certificate reason wins,
 // as Gateway API asks). Overlapping certificates make ALPN offer only http/1.1.
-func (g *gatewayCtx) checkOverlappingTLS() {
+func checkOverlappingTLS(listeners []*listenerCtx) {
 	var https []*listenerCtx
-	for _, l := range g.listeners {
+	for _, l := range listeners {
 		if l.spec.Protocol == gwapiv1.HTTPSProtocolType {
 			https = append(https, l)
 		}
@@ -184,7 +184,7 @@ func (g *gatewayCtx) checkOverlappingTLS() {
 	for i, p := range byHost {
 		if p != nil {
 			https[i].conditions = setCondition(https[i].conditions, cond("OverlappingTLSConfig", "True", "OverlappingHostnames",
-				fmt.Sprintf("The hostname %s overlaps with the hostname %s in listener %s.", p.mine, p.theirs, p.other.spec.Name)))
+				fmt.Sprintf("The hostname %s overlaps with the hostname %s in listener %s%s.", p.mine, p.theirs, p.other.spec.Name, ofGateway(https[i], p.other))))
 		}
 	}
 	checkSDSOpaque(https)
@@ -202,10 +202,22 @@ func (g *gatewayCtx) checkOverlappingTLS() {
 	for i, p := range byCert {
 		if p != nil {
 			https[i].conditions = setCondition(https[i].conditions, cond("OverlappingTLSConfig", "True", "OverlappingCertificates",
-				fmt.Sprintf("The certificate SAN %s overlaps with the certificate SAN %s in listener %s. ALPN will default to HTTP/1.1 to prevent HTTP/2 connection coalescing, unless explicitly configured via ClientTrafficPolicy", p.mine, p.theirs, p.other.spec.Name)))
+				fmt.Sprintf("The certificate SAN %s overlaps with the certificate SAN %s in listener %s%s. ALPN will default to HTTP/1.1 to prevent HTTP/2 connection coalescing, unless explicitly configured via ClientTrafficPolicy", p.mine, p.theirs, p.other.spec.Name, ofGateway(https[i], p.other))))
 			https[i].http11Only = true
+			if lir := https[i].ir; lir != nil && lir.TLS != nil { // merged Gateways: checked after the IR is built
+				lir.TLS.HTTP11Only = true
+			}
 		}
 	}
+}
+
+// ofGateway names the other listener's Gateway when it is not this one's (merged Gateways
+// are checked together), as EG's message does.
+func ofGateway(l, other *listenerCtx) string {
+	if l.gateway == other.gateway || l.gateway == nil || other.gateway == nil {
+		return ""
+	}
+	return " of gateway " + other.gateway.gw.Name
 }
 
 // hostnamesOverlap: a missing hostname overlaps everything; a wildcard overlaps the names

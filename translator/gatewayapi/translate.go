@@ -224,12 +224,31 @@ func (t Translator) Translate(objs []resource.Object) Output {
 	}
 
 	rt := routeTranslator{t: t, ix: ix, st: st}
+	var started []*gatewayCtx
 	for _, gw := range ix.gateways {
-		if !ours[string(gw.Spec.GatewayClassName)] || !proxies.gateway(gw) {
+		if !ours[string(gw.Spec.GatewayClassName)] || !proxies.gateway(gw) || !addressesSupported(gw, st) {
 			continue
 		}
-		g := t.processGateway(gw, ix, rt.permitted, &out)
+		started = append(started, t.startGateway(gw, ix, rt.permitted))
+	}
+	// Merged Gateways are one proxy: their listeners are checked against each other too.
+	if ix.mergeGateways {
+		checkMergedListenerTuples(started)
+	}
+	for _, g := range started {
+		t.finishGateway(g, ix.mergeGateways)
+	}
+	if ix.mergeGateways {
+		var all []*listenerCtx
+		for _, g := range started {
+			all = append(all, g.listeners...)
+		}
+		checkOverlappingTLS(all)
+	}
+	for _, g := range started {
+		gw := g.gw
 		rt.gatewayTLS(g)
+		rt.telemetryCheck(gw)
 		ep, _ := ix.envoyProxyOf(gw)
 		out.IR.Ready = append(out.IR.Ready, readyListener(ep))
 		if al := accessLogOf(ep); al != nil {

@@ -249,6 +249,9 @@ type Backend struct {
 type Endpoint struct {
 	Host string `json:"host"`
 	Port uint32 `json:"port"`
+	// Path is a unix domain socket's path (Host and Port empty): an EG Backend's unix
+	// endpoint, which EG takes for a policy's backend (ext_authz...), not a route's.
+	Path string `json:"path,omitempty"`
 }
 
 // DirectResponse is a fixed answer.

@@ -31,6 +31,9 @@ type ctpEngine struct {
 	// prefixed ns/name/ for ListenerSet listeners), per Gateway.
 	scopes   map[types.NamespacedName]map[string]bool
 	sections map[types.NamespacedName]map[string]bool
+	// merged: every Gateway of the class is one proxy (mergeGateways), so listeners of
+	// other Gateways share Envoy ports too.
+	merged bool
 }
 
 func (e *ctpEngine) claim(m map[types.NamespacedName]map[string]bool, gw types.NamespacedName, k string) {
@@ -248,8 +251,17 @@ func (e *ctpEngine) portOverlap(g *gatewayapi.GatewayNode, l *gatewayapi.Listene
 		return nil
 	}
 	var same []string
-	// Without mergeGateways each Gateway has an IR (and Envoy listeners) of its own.
-	for _, o := range g.Listeners {
+	// Without mergeGateways each Gateway has an IR (and Envoy listeners) of its own; with it
+	// one proxy holds every Gateway's, and EG checks them all (EG's testdata:
+	// conflicting-policies).
+	candidates := g.Listeners
+	if e.merged {
+		candidates = nil
+		for _, og := range e.w.topo.Gateways {
+			candidates = append(candidates, og.Listeners...)
+		}
+	}
+	for _, o := range candidates {
 		if o == l || o.HTTP == nil || o.HTTP.Port != l.HTTP.Port {
 			continue
 		}

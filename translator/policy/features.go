@@ -115,6 +115,12 @@ func ResolveFeatures(x *ir.XDS, objs *RefObjects, luaOn bool) FeatureErrors {
 			if a == nil || a.Spec == nil {
 				continue
 			}
+			// EG holds a policy to the TCP rule when it targets a TCPRoute; a Gateway policy
+			// gives the Gateway's TCP routes its authorization and nothing else (EG's
+			// testdata: tcproute-securitypolicy-with-authorization-client-cidr).
+			if !objs.tcpRouteTargets[nsName{a.Policy.Namespace, a.Policy.Name}] {
+				continue
+			}
 			if err := CheckTCPSecurity(a.Spec); err != nil {
 				// EG drops the policy from the route: the connection is not authorized
 				// at all, as if no policy were there.

@@ -120,7 +120,18 @@ func TestTCPRouteSecurity(t *testing.T) {
 	x := &ir.XDS{TCP: []*ir.TCPListener{{Routes: []*ir.TCPRoute{{Name: "tcproute/apps/db", Policies: ir.RoutePolicies{Security: &ir.Applied[egv1a1.SecurityPolicySpec]{
 		Policy: ref, Spec: &egv1a1.SecurityPolicySpec{JWT: &egv1a1.JWT{Optional: &opt}},
 	}}}}}}}
-	errs := ResolveFeatures(x, objects(), true)
+	// The policy targets the TCPRoute: the TCP rule applies (a Gateway policy's would not).
+	tcpPolicy := &egv1a1.SecurityPolicy{ObjectMeta: metav1.ObjectMeta{Namespace: "apps", Name: "tcp"},
+		Spec: egv1a1.SecurityPolicySpec{PolicyTargetReferences: egv1a1.PolicyTargetReferences{TargetRefs: []gwapiv1.LocalPolicyTargetReferenceWithSectionName{
+			{LocalPolicyTargetReference: gwapiv1.LocalPolicyTargetReference{Group: gwapiv1.GroupName, Kind: "TCPRoute", Name: "db"}}}}}}
+	gatewayWide := *x.TCP[0].Routes[0]
+	gatewayWide.Policies.Security = &ir.Applied[egv1a1.SecurityPolicySpec]{Policy: ir.PolicyRef{Kind: "SecurityPolicy", Namespace: "apps", Name: "gateway-wide"},
+		Spec: &egv1a1.SecurityPolicySpec{JWT: &egv1a1.JWT{Optional: &opt}}}
+	x.TCP[0].Routes = append(x.TCP[0].Routes, &gatewayWide)
+	errs := ResolveFeatures(x, objects(tcpPolicy), true)
+	if _, refused := errs[gatewayWide.Policies.Security.Policy]; refused || x.TCP[0].Routes[1].Policies.Security == nil {
+		t.Errorf("a policy that does not target a TCPRoute is not held to the TCP rule: %v", errs)
+	}
 	if err := errs[ref]; err == nil || err.Error() != "invalid SecurityPolicy for TCP route: only authorization is supported for TCP (routes/listeners)" {
 		t.Errorf("error %v", err)
 	}

@@ -9,6 +9,7 @@ package policy
 
 import (
 	"errors"
+	"fmt"
 	"sort"
 	"time"
 
@@ -92,7 +93,7 @@ func (t Translator) Translate(objs []resource.Object, x *ir.XDS, topo *gatewayap
 	if t.Now != nil {
 		now = t.Now
 	}
-	ce := &ctpEngine{w: w, pols: ctps, objs: newCTPObjects(objs, now())}
+	ce := &ctpEngine{w: w, pols: ctps, objs: newCTPObjects(objs, now()), merged: t.Config.MergeGateways}
 	ce.run()
 
 	sortByAge(btps)
@@ -106,7 +107,7 @@ func (t Translator) Translate(objs []resource.Object, x *ir.XDS, topo *gatewayap
 			return nil
 		},
 		validate: func(s *egv1a1.BackendTrafficPolicySpec, _ string) error {
-			return errors.Join(validateRateLimit(s, t.Config.GlobalRateLimitOn()), validateBandwidthLimit(s), validateRequestBuffer(s))
+			return errors.Join(validateRateLimit(s, t.Config.GlobalRateLimitOn()), validateBandwidthLimit(s), validateRequestBuffer(s), validateQuantities(s))
 		},
 	}, btps).run()
 	btpByRef := make(map[ir.PolicyRef]*pol[egv1a1.BackendTrafficPolicySpec], len(btps))
@@ -136,6 +137,16 @@ func (t Translator) Translate(objs []resource.Object, x *ir.XDS, topo *gatewayap
 	ee := newEngine(w, kindInfo[egv1a1.EnvoyExtensionPolicySpec]{
 		kind: "EnvoyExtensionPolicy", plural: "envoyExtensionPolicies", routeOverride: "envoyExtensionPolicies",
 		slot: func(r *ir.RoutePolicies) **ir.Applied[egv1a1.EnvoyExtensionPolicySpec] { return &r.Extension },
+		// The Lua gate is EG's verdict on the policy itself, also where no route is in
+		// its force (a Gateway policy every route overrides: EG's testdata
+		// envoyextensionpolicy-lua-feature-disabled); the routes it is in force on fail
+		// closed through the feature resolution.
+		validate: func(s *egv1a1.EnvoyExtensionPolicySpec, _ string) error {
+			if len(s.Lua) > 0 && !t.Config.LuaEnabled(t.Profile.LuaDefaultOn) {
+				return fmt.Errorf("Lua: %w", errLuaDisabled)
+			}
+			return nil
+		},
 	}, eeps)
 	ee.run()
 

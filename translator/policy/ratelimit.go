@@ -36,8 +36,9 @@ func validateRateLimit(spec *egv1a1.BackendTrafficPolicySpec, globalOn bool) err
 }
 
 // resolveRateLimits puts on every HTTP route the rate limits (and bandwidth limits) of the
-// BackendTrafficPolicy in force there. A policy whose rateLimit, bandwidthLimit or requestBuffer cannot be
-// built leaves its routes answering 500
+// BackendTrafficPolicy in force there. A policy whose rateLimit, bandwidthLimit or
+// requestBuffer cannot be built, or whose byte quantities are out of range, leaves its routes
+// answering 500
 // without any of the policy's traffic features, as EG does; its status says why (the
 // engine's validate hook). specs are the policies' own specs, by policy.
 func resolveRateLimits(x *ir.XDS, specs map[ir.PolicyRef]*pol[egv1a1.BackendTrafficPolicySpec], globalOn bool) {
@@ -48,7 +49,8 @@ func resolveRateLimits(x *ir.XDS, specs map[ir.PolicyRef]*pol[egv1a1.BackendTraf
 				continue
 			}
 			bl, blErr := buildBandwidthLimit(a.Spec.BandwidthLimit)
-			if validateRateLimit(a.Spec, globalOn) != nil || blErr != nil || validateRequestBuffer(a.Spec) != nil {
+			if validateRateLimit(a.Spec, globalOn) != nil || blErr != nil || validateRequestBuffer(a.Spec) != nil ||
+				validateQuantities(a.Spec) != nil {
 				r.DirectResponse = &ir.DirectResponse{Status: 500}
 				r.Policies.BackendTraffic = nil
 				continue

@@ -22,6 +22,9 @@ type RefObjects struct {
 	backends BackendResolver
 	// securityPolicyUIDs are the SecurityPolicies' metadata.uid (OIDC cookie names).
 	securityPolicyUIDs map[nsName]string
+	// tcpRouteTargets are the SecurityPolicies that name a TCPRoute among their targets:
+	// EG holds only those to the TCP rule (CheckTCPSecurity).
+	tcpRouteTargets map[nsName]bool
 }
 
 // securityPolicyUID is the uid of a SecurityPolicy ("" when it has none, as offline).
@@ -45,6 +48,12 @@ func NewRefObjects(objs []resource.Object) *RefObjects {
 				r.securityPolicyUIDs = map[nsName]string{}
 			}
 			r.securityPolicyUIDs[nsName{v.Namespace, v.Name}] = string(v.UID)
+			if targetsKind(v.Spec.PolicyTargetReferences, "TCPRoute") {
+				if r.tcpRouteTargets == nil {
+					r.tcpRouteTargets = map[nsName]bool{}
+				}
+				r.tcpRouteTargets[nsName{v.Namespace, v.Name}] = true
+			}
 		}
 	}
 	return r
@@ -100,4 +109,23 @@ func (r *RefObjects) configMapValue(ns, name, key string) (string, bool, bool) {
 	}
 	sort.Strings(keys)
 	return cm.Data[keys[0]], true, true
+}
+
+// targetsKind says whether a policy's targets (targetRef, targetRefs, targetSelectors) name
+// a kind.
+func targetsKind(refs egv1a1.PolicyTargetReferences, kind string) bool {
+	if refs.TargetRef != nil && string(refs.TargetRef.Kind) == kind {
+		return true
+	}
+	for _, t := range refs.TargetRefs {
+		if string(t.Kind) == kind {
+			return true
+		}
+	}
+	for _, t := range refs.TargetSelectors {
+		if string(t.Kind) == kind {
+			return true
+		}
+	}
+	return false
 }

@@ -6,6 +6,8 @@ import (
 	"google.golang.org/protobuf/types/known/anypb"
 	"google.golang.org/protobuf/types/known/structpb"
 	"google.golang.org/protobuf/types/known/wrapperspb"
+
+	"github.com/egharness/egharness/translator/ir"
 )
 
 func boolValue(v bool) *wrapperspb.BoolValue { return wrapperspb.Bool(v) }
@@ -36,6 +38,15 @@ func listenAddress(host string, port uint32, ipv4Compat bool) *corev3.Address {
 	a := socketAddress(host, port)
 	a.GetSocketAddress().Ipv4Compat = ipv4Compat
 	return a
+}
+
+// endpointAddress is an endpoint's address: a unix socket's path as a pipe, else host and
+// port.
+func endpointAddress(e ir.Endpoint) *corev3.Address {
+	if e.Path != "" {
+		return &corev3.Address{Address: &corev3.Address_Pipe{Pipe: &corev3.Pipe{Path: e.Path}}}
+	}
+	return socketAddress(e.Host, e.Port)
 }
 
 // resourceRef is the Kubernetes object EG records in xDS metadata under "envoy-gateway".

@@ -414,7 +414,7 @@ func buildCLA(name string, settings []*ir.Backend) *endpointv3.ClusterLoadAssign
 		for _, e := range s.Endpoints {
 			loc.LbEndpoints = append(loc.LbEndpoints, &endpointv3.LbEndpoint{
 				HostIdentifier: &endpointv3.LbEndpoint_Endpoint{Endpoint: &endpointv3.Endpoint{
-					Address: socketAddress(e.Host, e.Port),
+					Address: endpointAddress(e),
 				}},
 				LoadBalancingWeight: u32(1),
 			})

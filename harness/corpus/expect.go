@@ -1,0 +1,130 @@
+package corpus
+
+import (
+	"fmt"
+	"sort"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/egharness/egharness/translator/resource"
+	"github.com/egharness/egharness/translator/result"
+)
+
+// outputFile is the part of an EG testdata *.out.yaml that holds statuses: the objects EG's
+// translator wrote status into, under the keys EG marshals its resources with. The IR
+// (xdsIR, infraIR) and the kinds without a status of ours are left out.
+type outputFile struct {
+	Gateways               []outObject `json:"gateways"`
+	ListenerSets           []outObject `json:"listenerSets"`
+	HTTPRoutes             []outObject `json:"httpRoutes"`
+	GRPCRoutes             []outObject `json:"grpcRoutes"`
+	TLSRoutes              []outObject `json:"tlsRoutes"`
+	TCPRoutes              []outObject `json:"tcpRoutes"`
+	UDPRoutes              []outObject `json:"udpRoutes"`
+	ClientTrafficPolicies  []outObject `json:"clientTrafficPolicies"`
+	BackendTrafficPolicies []outObject `json:"backendTrafficPolicies"`
+	SecurityPolicies       []outObject `json:"securityPolicies"`
+	EnvoyExtensionPolicies []outObject `json:"envoyExtensionPolicies"`
+	BackendTLSPolicies     []outObject `json:"backendTLSPolicies"`
+	EnvoyPatchPolicies     []outObject `json:"envoyPatchPolicies"`
+}
+
+// ComparedKinds are the kinds whose statuses the corpus compares: Gateways (their
+// conditions, each listener's conditions and attachedRoutes), ListenerSets (the same),
+// routes (each parent's conditions) and policies (each ancestor's conditions).
+var ComparedKinds = []string{"Gateway", "ListenerSet", "HTTPRoute", "GRPCRoute", "TLSRoute", "TCPRoute", "UDPRoute",
+	"ClientTrafficPolicy", "BackendTrafficPolicy", "SecurityPolicy", "EnvoyExtensionPolicy", "BackendTLSPolicy", "EnvoyPatchPolicy"}
+
+type outObject struct {
+	Metadata struct {
+		Namespace string `json:"namespace"`
+		Name      string `json:"name"`
+	} `json:"metadata"`
+	Status struct {
+		Conditions []outCondition `json:"conditions"`
+		Listeners  []struct {
+			Name           string         `json:"name"`
+			AttachedRoutes int32          `json:"attachedRoutes"`
+			Conditions     []outCondition `json:"conditions"`
+		} `json:"listeners"`
+		Parents []struct {
+			ParentRef  outRef         `json:"parentRef"`
+			Conditions []outCondition `json:"conditions"`
+		} `json:"parents"`
+		Ancestors []struct {
+			AncestorRef outRef         `json:"ancestorRef"`
+			Conditions  []outCondition `json:"conditions"`
+		} `json:"ancestors"`
+	} `json:"status"`
+}
+
+type outCondition struct {
+	Type    string `json:"type"`
+	Status  string `json:"status"`
+	Reason  string `json:"reason"`
+	Message string `json:"message"`
+}
+
+type outRef struct {
+	Kind        string `json:"kind"`
+	Namespace   string `json:"namespace"`
+	Name        string `json:"name"`
+	SectionName string `json:"sectionName"`
+	Port        int32  `json:"port"`
+}
+
+// DecodeOutput reads the statuses of a case's *.out.yaml, in our result's form: a parent or
+// ancestor without a kind is a Gateway and without a namespace is in the object's own (as
+// the Gateway API defaults them).
+func DecodeOutput(file string, data []byte) ([]result.ObjectStatus, error) {
+	var out outputFile
+	if err := yaml.Unmarshal(data, &out); err != nil {
+		return nil, fmt.Errorf("%s: %v", file, err)
+	}
+	lists := map[string][]outObject{
+		"Gateway": out.Gateways, "ListenerSet": out.ListenerSets,
+		"HTTPRoute": out.HTTPRoutes, "GRPCRoute": out.GRPCRoutes, "TLSRoute": out.TLSRoutes, "TCPRoute": out.TCPRoutes, "UDPRoute": out.UDPRoutes,
+		"ClientTrafficPolicy": out.ClientTrafficPolicies, "BackendTrafficPolicy": out.BackendTrafficPolicies, "SecurityPolicy": out.SecurityPolicies,
+		"EnvoyExtensionPolicy": out.EnvoyExtensionPolicies, "BackendTLSPolicy": out.BackendTLSPolicies, "EnvoyPatchPolicy": out.EnvoyPatchPolicies,
+	}
+	var statuses []result.ObjectStatus
+	for _, kind := range ComparedKinds {
+		for _, o := range lists[kind] {
+			st := result.ObjectStatus{
+				Object:     resource.Ref{Kind: kind, Namespace: o.Metadata.Namespace, Name: o.Metadata.Name},
+				Conditions: conditions(o.Status.Conditions),
+			}
+			for _, l := range o.Status.Listeners {
+				st.Listeners = append(st.Listeners, result.ListenerStatus{Name: l.Name, AttachedRoutes: l.AttachedRoutes, Conditions: conditions(l.Conditions)})
+			}
+			for _, p := range o.Status.Parents {
+				st.Parents = append(st.Parents, result.ParentStatus{Ref: p.ParentRef.ref(o.Metadata.Namespace), Conditions: conditions(p.Conditions)})
+			}
+			for _, a := range o.Status.Ancestors {
+				st.Parents = append(st.Parents, result.ParentStatus{Ref: a.AncestorRef.ref(o.Metadata.Namespace), Conditions: conditions(a.Conditions)})
+			}
+			statuses = append(statuses, st)
+		}
+	}
+	sort.SliceStable(statuses, func(i, j int) bool { return statuses[i].Object.Less(statuses[j].Object) })
+	return statuses, nil
+}
+
+func (r outRef) ref(ns string) result.ParentRef {
+	p := result.ParentRef{Kind: r.Kind, Namespace: r.Namespace, Name: r.Name, SectionName: r.SectionName, Port: r.Port}
+	if p.Kind == "" {
+		p.Kind = "Gateway"
+	}
+	if p.Namespace == "" && p.Kind != "GatewayClass" {
+		p.Namespace = ns
+	}
+	return p
+}
+
+func conditions(cs []outCondition) []result.Condition {
+	out := make([]result.Condition, 0, len(cs))
+	for _, c := range cs {
+		out = append(out, result.Condition{Type: c.Type, Status: c.Status, Reason: c.Reason, Message: c.Message})
+	}
+	return out
+}

@@ -1,0 +1,345 @@
+package corpus
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/egharness/egharness/harness/facts"
+	"github.com/egharness/egharness/harness/impl"
+	"github.com/egharness/egharness/translator/admission"
+	"github.com/egharness/egharness/translator/profile"
+	"github.com/egharness/egharness/translator/resource"
+	"github.com/egharness/egharness/translator/result"
+)
+
+// Verdict is what became of one case.
+type Verdict string
+
+const (
+	// Agree: every compared unit agrees with EG's recorded statuses.
+	Agree Verdict = "agree"
+	// Disagree: some unit differs and no reason is recorded: a failure.
+	Disagree Verdict = "disagree"
+	// Recorded: some unit differs, for the reason recorded in the known file.
+	Recorded Verdict = "recorded"
+	// Refused: the API server (admission with the real CRDs) refuses an object EG's unit
+	// test takes; not compared, neither agreement nor failure.
+	Refused Verdict = "refused"
+	// Error: the case could not be read or translated: a failure unless recorded.
+	Error Verdict = "error"
+	// Stale: a reason is recorded but the case agrees (or is refused): a failure, so that
+	// the record is kept true.
+	Stale Verdict = "stale"
+	// Skipped: the implementation cannot run the case as EG's test does (--impl only).
+	Skipped Verdict = "skipped"
+)
+
+// Failed says whether the verdict fails a run.
+func (v Verdict) Failed() bool { return v == Disagree || v == Error || v == Stale }
+
+// CaseResult is one case's outcome.
+type CaseResult struct {
+	Name    string  `json:"name"`
+	Prefix  string  `json:"prefix"`
+	Verdict Verdict `json:"verdict"`
+	// Reason is the recorded reason (recorded, stale).
+	Reason string `json:"reason,omitempty"`
+	// Refusals are the API server's messages (refused).
+	Refusals []string `json:"refusals,omitempty"`
+	// Error is why the case could not be read or translated (error).
+	Error string `json:"error,omitempty"`
+	// Inexpressible are EG's test settings for the case that our translator cannot be given.
+	Inexpressible []string `json:"inexpressible,omitempty"`
+	// Units, Agree and MessagesAgree count the compared conditions (see Comparison).
+	Units         int          `json:"units"`
+	Agree         int          `json:"agree"`
+	MessagesAgree int          `json:"messagesAgree"`
+	Differences   []Difference `json:"differences,omitempty"`
+	// Facts compares an implementation's xDS with the reference's (--impl), when both
+	// translate the case.
+	Facts *FactsResult `json:"facts,omitempty"`
+}
+
+// FactsResult is the xDS fact comparison of one case.
+type FactsResult struct {
+	Total       int      `json:"total"`
+	Agree       int      `json:"agree"`
+	Differences []string `json:"differences,omitempty"`
+}
+
+// Options tune a run.
+type Options struct {
+	// Impl runs the inputs; nil is the reference translator.
+	Impl impl.Implementation
+	// Known holds the recorded reasons (nil: none).
+	Known *Known
+	// Messages makes a message that differs a disagreement (by default type, status and
+	// reason decide; messages are counted apart).
+	Messages bool
+	// Progress, when set, gets a line every so many cases (long runs).
+	Progress io.Writer
+}
+
+// Run runs cases in order.
+func Run(ctx context.Context, cases []Case, o Options) []CaseResult {
+	p, _ := profile.Get("v1.9")
+	base, baseErr := BaseObjects(cases)
+	out := make([]CaseResult, 0, len(cases))
+	for i, c := range cases {
+		if ctx.Err() != nil {
+			break
+		}
+		r := runCase(ctx, c, p, base, baseErr, o)
+		out = append(out, r)
+		if o.Progress != nil && ((i+1)%50 == 0 || i+1 == len(cases)) {
+			fmt.Fprintf(o.Progress, "corpus: %d of %d cases\n", i+1, len(cases))
+		}
+	}
+	return out
+}
+
+// BaseObjects reads the testdata's base/base.yaml (Secrets every case gets).
+func BaseObjects(cases []Case) ([]resource.Object, error) {
+	if len(cases) == 0 {
+		return nil, nil
+	}
+	file := filepath.Join(filepath.Dir(cases[0].In), "base", "base.yaml")
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return nil, fmt.Errorf("the testdata's shared objects: %v", err)
+	}
+	in, err := DecodeInput(file, data)
+	if err != nil {
+		return nil, err
+	}
+	for i := range in.Objects {
+		in.Objects[i].File = file
+	}
+	return in.Objects, nil
+}
+
+// Prepared is one case as objects and settings, ready to translate.
+type Prepared struct {
+	Objects  []resource.Object
+	Settings Settings
+	// Own marks the case's own objects (not fixtures), by ref.
+	Own map[resource.Ref]bool
+	// Notes are what the decoder skipped (kinds the translator does not read).
+	Notes []string
+	// Refusals are the case's objects the API server refuses as it decodes them.
+	Refusals []string
+}
+
+// Prepare reads a case's input and adds what EG's test adds.
+func Prepare(c Case, base []resource.Object) (Prepared, error) {
+	data, err := os.ReadFile(c.In)
+	if err != nil {
+		return Prepared{}, err
+	}
+	in, err := DecodeInput(c.In, data)
+	if err != nil {
+		return Prepared{}, err
+	}
+	s := settingsFor(c.Name, in)
+	own := map[resource.Ref]bool{}
+	for _, o := range in.Objects {
+		own[o.Ref()] = true
+	}
+	// Base objects are copied: a translation may not change the next case's.
+	baseCopy := make([]resource.Object, len(base))
+	for i, b := range base {
+		baseCopy[i] = b
+		baseCopy[i].Obj = b.Obj.DeepCopyObject().(resource.KObject)
+	}
+	objs := append(in.Objects, fixtures(c.Name, in, s.Config.MergeGateways, baseCopy)...)
+	withClassProxy(objs, in.ClassProxy)
+	// File order is processing order: EG's test hands its translator the lists as written.
+	resource.AssignTimestamps(objs, resource.DefaultEpoch)
+	for i := range objs {
+		if err := stampRaw(&objs[i]); err != nil {
+			return Prepared{}, err
+		}
+	}
+	return Prepared{Objects: objs, Settings: s, Own: own, Notes: in.Notes, Refusals: in.Refusals}, nil
+}
+
+func runCase(ctx context.Context, c Case, p profile.Profile, base []resource.Object, baseErr error, o Options) (r CaseResult) {
+	r = CaseResult{Name: c.Name, Prefix: c.Prefix}
+	implName := "reference"
+	if o.Impl != nil {
+		implName = o.Impl.Name()
+	}
+	reason := o.Known.Reason(implName, c.Name)
+	defer func() {
+		r.Reason = reason
+		switch {
+		case reason == "":
+		case r.Verdict == Disagree || r.Verdict == Error:
+			r.Verdict = Recorded
+		case r.Verdict == Agree || r.Verdict == Refused:
+			r.Verdict = Stale
+		}
+	}()
+	fail := func(err error) CaseResult {
+		r.Verdict, r.Error = Error, err.Error()
+		return r
+	}
+	if baseErr != nil {
+		return fail(baseErr)
+	}
+	prep, err := Prepare(c, base)
+	if err != nil {
+		return fail(err)
+	}
+	r.Inexpressible = prep.Settings.Inexpressible
+	outData, err := os.ReadFile(c.Out)
+	if err != nil {
+		return fail(err)
+	}
+	want, err := DecodeOutput(c.Out, outData)
+	if err != nil {
+		return fail(err)
+	}
+	req := impl.Request{Scenario: c.Name, Objects: prep.Objects, Config: prep.Settings.Config, Profile: p}
+	ref, err := impl.Reference{}.Translate(ctx, req)
+	if err != nil {
+		return fail(fmt.Errorf("reference translator: %v", err))
+	}
+	r.Refusals = append(r.Refusals, prep.Refusals...)
+	for _, a := range ref.Admission {
+		if !a.Allowed && prep.Own[a.Object] {
+			r.Refusals = append(r.Refusals, a.Object.String()+": "+stableInvalid(a.Message))
+		}
+	}
+	if len(r.Refusals) > 0 {
+		r.Verdict = Refused
+		return r
+	}
+	got := ref
+	if o.Impl != nil && o.Impl.Name() != "reference" {
+		caps := impl.CapabilitiesOf(o.Impl)
+		if caps.NoAdmission {
+			// The harness plays the API server: the implementation gets what a cluster
+			// holds, the admitted objects in their stored version (egctl v1.9.1 panics on
+			// a TLSRoute or UDPRoute it is handed as v1alpha2).
+			_, stored, _, err := admission.Review(req.Objects, p, nil)
+			if err != nil {
+				return fail(fmt.Errorf("admission: %v", err))
+			}
+			req.Objects = stored
+		}
+		res, err := o.Impl.Translate(ctx, req)
+		if why := impl.Skipped(err); why != "" {
+			r.Verdict, r.Error = Skipped, why
+			return r
+		}
+		if err != nil {
+			return fail(err)
+		}
+		got = res
+		r.Facts = compareFacts(ref, res, caps)
+	}
+	cmp := Compare(want, got.Statuses)
+	r.Units, r.Agree, r.MessagesAgree, r.Differences = cmp.Units, cmp.Agree, cmp.MessagesAgree, cmp.Differences
+	r.Verdict = Agree
+	if cmp.Differs(o.Messages) || r.Facts != nil && len(r.Facts.Differences) > 0 {
+		r.Verdict = Disagree
+	}
+	return r
+}
+
+// compareFacts compares the xDS facts of an implementation's result with the reference's
+// (statuses are compared with EG's own record instead).
+func compareFacts(ref, got *result.Result, caps impl.Capabilities) *FactsResult {
+	fo := facts.Options{NoAdmission: true, NoSecrets: caps.OmitsPart("secrets"), NoPatchStatus: caps.OmitsPart("patch-status")}
+	xdsOnly := func(s facts.Set) facts.Set {
+		for k := range s {
+			if strings.HasPrefix(k, "status ") {
+				delete(s, k)
+			}
+		}
+		return s
+	}
+	want, have := xdsOnly(facts.Of(ref, fo)), xdsOnly(facts.Of(got, fo))
+	diffs := facts.Compare(want, have)
+	keys := map[string]bool{}
+	for k := range want {
+		keys[k] = true
+	}
+	for k := range have {
+		keys[k] = true
+	}
+	fr := &FactsResult{Total: len(keys), Agree: len(keys) - len(diffs)}
+	for _, d := range diffs {
+		fr.Differences = append(fr.Differences, d.String())
+	}
+	slices.Sort(fr.Differences)
+	return fr
+}
+
+// stampRaw writes the object's creation timestamp into its raw document when the document
+// has none: admission decodes the stored object from the raw document, so without this
+// the timestamp given in file order would be lost and age order fall back to names.
+func stampRaw(o *resource.Object) error {
+	if o.Raw == nil {
+		return nil
+	}
+	var m map[string]any
+	if err := json.Unmarshal(o.Raw, &m); err != nil {
+		return fmt.Errorf("%s: %v", o.Where(), err)
+	}
+	md, _ := m["metadata"].(map[string]any)
+	if md == nil {
+		return nil
+	}
+	if ts, ok := md["creationTimestamp"]; ok && ts != nil {
+		return nil
+	}
+	md["creationTimestamp"] = o.Obj.GetCreationTimestamp().UTC().Format(time.RFC3339)
+	raw, err := json.Marshal(m)
+	if err != nil {
+		return fmt.Errorf("%s: %v", o.Where(), err)
+	}
+	o.Raw = raw
+	return nil
+}
+
+// stableInvalid puts the field errors of an "is invalid: [...]" message in sorted order.
+// The API server reports the errors of some CEL rules in map order, so one object can be
+// refused with its errors in another order from run to run; the corpus report is the same
+// every time. The errors are told apart by the field path each starts with.
+func stableInvalid(msg string) string {
+	const marker = " is invalid: ["
+	i := strings.Index(msg, marker)
+	if i < 0 || !strings.HasSuffix(msg, "]") {
+		return msg
+	}
+	body := msg[i+len(marker) : len(msg)-1]
+	var parts []string
+	start := 0
+	for j := 0; j+2 < len(body); j++ {
+		if body[j] != ',' || body[j+1] != ' ' {
+			continue
+		}
+		rest := body[j+2:]
+		if strings.HasPrefix(rest, "spec.") || strings.HasPrefix(rest, "spec[") || strings.HasPrefix(rest, "metadata.") ||
+			strings.HasPrefix(rest, "status.") || strings.HasPrefix(rest, "<nil>: ") {
+			parts = append(parts, body[start:j])
+			start = j + 2
+		}
+	}
+	parts = append(parts, body[start:])
+	if len(parts) < 2 {
+		return msg
+	}
+	sort.Strings(parts)
+	return msg[:i+len(marker)] + strings.Join(parts, ", ") + "]"
+}
