@@ -16,6 +16,8 @@ import (
 	"runtime/debug"
 	"sort"
 	"strings"
+
+	"github.com/egharness/egharness/internal/gomod"
 )
 
 // EGModule is the module whose testdata is the corpus.
@@ -65,7 +67,7 @@ func DefaultDir() (string, error) {
 	if v == "" {
 		return "", fmt.Errorf("cannot tell which %s version this program was built with; give the testdata folder (--testdata DIR)", EGModule)
 	}
-	mc := modCache()
+	mc := gomod.Cache()
 	if mc == "" {
 		return "", fmt.Errorf("no Go module cache found (GOMODCACHE, GOPATH, ~/go/pkg/mod); give the testdata folder (--testdata DIR)")
 	}
@@ -117,19 +119,4 @@ func goModVersion() string {
 		}
 		dir = parent
 	}
-}
-
-// modCache is the Go module cache as the go command finds it: GOMODCACHE, else the first
-// GOPATH entry's pkg/mod, else ~/go/pkg/mod.
-func modCache() string {
-	if d := os.Getenv("GOMODCACHE"); d != "" {
-		return d
-	}
-	if gp := filepath.SplitList(os.Getenv("GOPATH")); len(gp) > 0 && gp[0] != "" {
-		return filepath.Join(gp[0], "pkg", "mod")
-	}
-	if home, err := os.UserHomeDir(); err == nil {
-		return filepath.Join(home, "go", "pkg", "mod")
-	}
-	return ""
 }

@@ -9,6 +9,8 @@ import (
 	"sync"
 
 	envoygateway "github.com/envoyproxy/gateway"
+
+	"github.com/egharness/egharness/internal/gomod"
 )
 
 // Built is the EG release whose CRDs are compiled in: the one go.mod requires, which
@@ -83,25 +85,10 @@ func candidateDirs(release string) []string {
 	if d := os.Getenv(CRDsDirEnv); d != "" {
 		out = append(out, filepath.Join(d, release))
 	}
-	if mc := modCache(); mc != "" {
+	if mc := gomod.Cache(); mc != "" {
 		out = append(out, filepath.Join(mc, "github.com", "envoyproxy", "gateway@"+release, filepath.FromSlash(crdSubdir)))
 	}
 	return out
-}
-
-// modCache is the Go module cache as the go command finds it: GOMODCACHE, else the first
-// GOPATH entry's pkg/mod, else ~/go/pkg/mod.
-func modCache() string {
-	if d := os.Getenv("GOMODCACHE"); d != "" {
-		return d
-	}
-	if gp := filepath.SplitList(os.Getenv("GOPATH")); len(gp) > 0 && gp[0] != "" {
-		return filepath.Join(gp[0], "pkg", "mod")
-	}
-	if home, err := os.UserHomeDir(); err == nil {
-		return filepath.Join(home, "go", "pkg", "mod")
-	}
-	return ""
 }
 
 // MissingError says a release's CRDs could not be found, and how to get them.
