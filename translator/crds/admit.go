@@ -3,12 +3,14 @@ package crds
 import (
 	"context"
 	"fmt"
+	"sort"
 	"strings"
 
 	"k8s.io/apiextensions-apiserver/pkg/apihelpers"
 	apiextensionsinternal "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
+	celvalidation "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/cel"
 	structuraldefaulting "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/defaulting"
 	schemaobjectmeta "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/objectmeta"
 	structuralpruning "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/pruning"
@@ -17,8 +19,11 @@ import (
 	"k8s.io/apiextensions-apiserver/pkg/registry/customresource"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	celconfig "k8s.io/apiserver/pkg/apis/cel"
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/apiserver/pkg/registry/rest"
 )
@@ -116,9 +121,79 @@ func buildVersion(crd *apiextensionsv1.CustomResourceDefinition, name string) (*
 	}
 	gvk := schema.GroupVersionKind{Group: crd.Spec.Group, Version: name, Kind: crd.Spec.Names.Kind}
 	namespaced := crd.Spec.Scope == apiextensionsv1.NamespaceScoped
-	strategy := customresource.NewStrategy(crdserverscheme.NewUnstructuredObjectTyper(), namespaced, gvk,
-		schemaValidator, statusValidator, ss, status, nil, served.SelectableFields)
+	// The strategy gets the schema without its CEL rules, and sortedCEL runs them: the
+	// CEL validator reports the rules of an object's fields in map order, so the same
+	// refusal would list its errors in another order from run to run.
+	withoutCEL := withoutXValidations(ss)
+	inner := customresource.NewStrategy(crdserverscheme.NewUnstructuredObjectTyper(), namespaced, gvk,
+		schemaValidator, statusValidator, withoutCEL, status, nil, served.SelectableFields)
+	strategy := sortedCEL{RESTCreateStrategy: inner, cel: celvalidation.NewValidator(ss, true, celconfig.PerCallLimit), schema: ss}
 	return &versionValidator{gvk: gvk, structural: ss, strategy: strategy, namespaced: namespaced}, nil
+}
+
+// sortedCEL is the custom resource strategy with its CEL rules run as the API server runs
+// them (after the schema, and not at all when the schema found an error that makes them
+// meaningless, with the same note) and their errors sorted by field path and message.
+type sortedCEL struct {
+	rest.RESTCreateStrategy
+	cel    *celvalidation.Validator // nil when the schema has no CEL rule
+	schema *structuralschema.Structural
+}
+
+func (s sortedCEL) Validate(ctx context.Context, obj runtime.Object) field.ErrorList {
+	errs := s.RESTCreateStrategy.Validate(ctx, obj)
+	u, ok := obj.(*unstructured.Unstructured)
+	if s.cel == nil || !ok {
+		return errs
+	}
+	for _, e := range errs {
+		switch e.Type {
+		case field.ErrorTypeNotSupported, field.ErrorTypeRequired, field.ErrorTypeTooLong, field.ErrorTypeTooMany, field.ErrorTypeTypeInvalid:
+			// The API server's words for the rules it then skips.
+			return append(errs, field.Invalid(nil, nil, "some validation rules were not checked because the object was invalid; correct the existing errors to complete validation"))
+		}
+	}
+	celErrs, _ := s.cel.Validate(ctx, nil, s.schema, u.Object, nil, celconfig.RuntimeCELCostBudget)
+	sort.SliceStable(celErrs, func(i, j int) bool {
+		if celErrs[i].Field != celErrs[j].Field {
+			return celErrs[i].Field < celErrs[j].Field
+		}
+		return celErrs[i].Error() < celErrs[j].Error()
+	})
+	return append(errs, celErrs...)
+}
+
+// withoutXValidations is a copy of the schema without any x-kubernetes-validations.
+func withoutXValidations(ss *structuralschema.Structural) *structuralschema.Structural {
+	out := ss.DeepCopy()
+	var strip func(s *structuralschema.Structural)
+	strip = func(s *structuralschema.Structural) {
+		if s == nil {
+			return
+		}
+		s.XValidations = nil
+		for k, p := range s.Properties {
+			strip(&p)
+			s.Properties[k] = p
+		}
+		strip(s.Items)
+		if s.AdditionalProperties != nil {
+			strip(s.AdditionalProperties.Structural)
+		}
+		if s.ValueValidation != nil {
+			for i := range s.ValueValidation.AllOf {
+				s.ValueValidation.AllOf[i].ValidationExtensions.XValidations = nil
+			}
+			for i := range s.ValueValidation.AnyOf {
+				s.ValueValidation.AnyOf[i].ValidationExtensions.XValidations = nil
+			}
+			for i := range s.ValueValidation.OneOf {
+				s.ValueValidation.OneOf[i].ValidationExtensions.XValidations = nil
+			}
+		}
+	}
+	strip(out)
+	return out
 }
 
 // storageVersion is the version the CRD stores objects in.

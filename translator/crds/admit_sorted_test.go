@@ -1,0 +1,47 @@
+package crds_test
+
+import (
+	"strings"
+	"testing"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/egharness/egharness/translator/crds"
+)
+
+// An object that breaks CEL rules on several fields is refused with the same message every
+// time: the CEL validator visits an object's fields in map order, and the errors are sorted.
+func TestCELErrorsInOneOrder(t *testing.T) {
+	set, err := crds.ForRelease(crds.Built)
+	if err != nil {
+		t.Fatal(err)
+	}
+	js, err := yaml.YAMLToJSON([]byte(`apiVersion: gateway.envoyproxy.io/v1alpha1
+kind: BackendTrafficPolicy
+metadata: {name: two-rules, namespace: default}
+spec:
+  targetRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: app}]
+  loadBalancer: {type: ConsistentHash}
+  faultInjection: {}
+  healthCheck: {active: {type: HTTP}}
+  mergeType: Replace
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := ""
+	for i := 0; i < 30; i++ {
+		v, err := set.Admit(js)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v.Allowed || strings.Count(v.Message, "Invalid value") < 2 {
+			t.Fatalf("want a refusal with several errors, got allowed=%v %q", v.Allowed, v.Message)
+		}
+		if i == 0 {
+			first = v.Message
+		} else if v.Message != first {
+			t.Fatalf("the message changed between runs:\n%s\n%s", first, v.Message)
+		}
+	}
+}
