@@ -43,7 +43,7 @@ func compareScenario(req scenario.Request, want scenario.TrafficResult, exp live
 			w = check.GRPCStatus(want.Status)
 		}
 		if w != "" && !weighted && gs != w && !(gs == "" && obs.Status == want.Status) {
-			add("gRPC status %s (HTTP %d), the scenario expects %s", orNone(gs), obs.Status, w)
+			add("gRPC status %s (HTTP %d), the scenario expects %s", live.OrNone(gs), obs.Status, w)
 		}
 	} else if want.Status != 0 && !weighted && obs.Status != want.Status {
 		add("status %d, the scenario expects %d", obs.Status, want.Status)
@@ -56,7 +56,7 @@ func compareScenario(req scenario.Request, want scenario.TrafficResult, exp live
 	}
 	if want.Backend != "" && !weighted {
 		if b := live.Localities(res.IR)[want.Backend]; b != nil && live.Servable(b) && got != live.BackendKey(b) {
-			add("reached %s, the scenario expects backend %s (%s)", orNone(got), want.Backend, live.BackendKey(b))
+			add("reached %s, the scenario expects backend %s (%s)", live.OrNone(got), want.Backend, live.BackendKey(b))
 		}
 	}
 	if obs.Echo != nil && len(want.RequestHeaders) > 0 && (!weighted || got == exp.Picked) {
@@ -72,7 +72,7 @@ func compareScenario(req scenario.Request, want scenario.TrafficResult, exp live
 			case w == "" && ok:
 				add("forwarded header %s is %q, the scenario expects it absent", k, v)
 			case w != "" && (!ok || v != w):
-				add("forwarded header %s is %s, the scenario expects %q", k, quoteOrAbsent(v, ok), w)
+				add("forwarded header %s is %s, the scenario expects %q", k, live.QuoteOrAbsent(v, ok), w)
 			}
 		}
 	}
@@ -86,7 +86,7 @@ func describeExpectation(e live.Expectation) string {
 	a := e.Answer
 	var b strings.Builder
 	if a.Cluster != "" && a.Status == 200 {
-		fmt.Fprintf(&b, "routed by %s to cluster %s", orNone(a.Route), a.Cluster)
+		fmt.Fprintf(&b, "routed by %s to cluster %s", live.OrNone(a.Route), a.Cluster)
 		if len(e.Backends) > 0 {
 			fmt.Fprintf(&b, " (backend %s)", strings.Join(e.Backends, " or "))
 		}
@@ -111,7 +111,7 @@ func describeObservation(o live.Observation, echoes map[string]string) string {
 	}
 	var b strings.Builder
 	if o.Echo != nil {
-		fmt.Fprintf(&b, "%d from backend %s: %s %s host %q", o.Status, orNone(echoes[live.EchoName(o.Echo.Pod)]), o.Echo.Method, o.Echo.Path, o.Echo.Host)
+		fmt.Fprintf(&b, "%d from backend %s: %s %s host %q", o.Status, live.OrNone(echoes[live.EchoName(o.Echo.Pod)]), o.Echo.Method, o.Echo.Path, o.Echo.Host)
 		return b.String()
 	}
 	fmt.Fprintf(&b, "Envoy answered %d", o.Status)
@@ -127,34 +127,12 @@ func describeObservation(o live.Observation, echoes map[string]string) string {
 	return b.String()
 }
 
-func quoteOrAbsent(v string, ok bool) string {
-	if !ok {
-		return "absent"
-	}
-	return fmt.Sprintf("%q", v)
-}
-
-func orNone(s string) string {
-	if s == "" {
-		return "none"
-	}
-	return s
-}
-
-func trim(s string) string {
-	s = strings.TrimSpace(s)
-	if len(s) > 160 {
-		return s[:160] + "…"
-	}
-	return s
-}
+// trim is a body or message as the tier prints it: spaces trimmed, cut after 160 bytes.
+func trim(s string) string { return live.Shorten(strings.TrimSpace(s), 160) }
 
 // rateLimitCluster is the cluster through which Envoy reaches EG's rate limit service.
 const rateLimitCluster = "ratelimit_cluster"
 
-// compareRateLimitCalls compares what Envoy asked the rate limit service (domain and
-// descriptors, per call) with the ratelimit filters the route checker says act on the
-// request: the same domains, each with the same descriptors.
 func compareRateLimitCalls(exp live.Expectation, calls []ratelimitsvc.Call) []string {
 	want := map[string]string{}
 	for _, f := range exp.Answer.Filters {

@@ -258,7 +258,7 @@ func Compare(e Expectation, req scenario.Request, want scenario.TrafficResult, o
 	}
 	if routed {
 		if obs.Echo == nil {
-			add("offline the request reaches %s, live Envoy answered %d itself (body %q)", strings.Join(e.Backends, " or "), obs.Status, trim(obs.Body))
+			add("offline the request reaches %s, live Envoy answered %d itself (body %q)", strings.Join(e.Backends, " or "), obs.Status, Shorten(obs.Body, 200))
 			return diffs
 		}
 		got := echoes[EchoName(obs.Echo.Pod)]
@@ -277,7 +277,7 @@ func Compare(e Expectation, req scenario.Request, want scenario.TrafficResult, o
 	}
 	if req.GRPC {
 		if w := check.GRPCStatus(e.Answer.Status); obs.GRPCStatus != w && !(obs.GRPCStatus == "" && obs.Status == e.Answer.Status) {
-			add("gRPC status %s (HTTP %d), offline %s (HTTP %d)", orNone(obs.GRPCStatus), obs.Status, w, e.Answer.Status)
+			add("gRPC status %s (HTTP %d), offline %s (HTTP %d)", OrNone(obs.GRPCStatus), obs.Status, w, e.Answer.Status)
 		}
 		return diffs
 	}
@@ -288,7 +288,7 @@ func Compare(e Expectation, req scenario.Request, want scenario.TrafficResult, o
 		add("location %q, offline %q", obs.Location, e.Answer.Location)
 	}
 	if e.Answer.Body != "" && obs.Body != e.Answer.Body {
-		add("body %q, offline %q", trim(obs.Body), trim(e.Answer.Body))
+		add("body %q, offline %q", Shorten(obs.Body, 200), Shorten(e.Answer.Body, 200))
 	}
 	return diffs
 }
@@ -306,7 +306,7 @@ func headerDiffs(e Expectation, want scenario.TrafficResult, obs Observation) []
 		wv, wok := e.Answer.RequestHeaders[strings.ToLower(k)]
 		gv, gok := obs.Echo.Header(k)
 		if wok != gok || (wok && wv != gv) {
-			diffs = append(diffs, fmt.Sprintf("forwarded header %s: live %s, offline %s", k, present(gv, gok), present(wv, wok)))
+			diffs = append(diffs, fmt.Sprintf("forwarded header %s: live %s, offline %s", k, QuoteOrAbsent(gv, gok), QuoteOrAbsent(wv, wok)))
 		}
 	}
 	return diffs
@@ -319,23 +319,26 @@ func describe(a check.Answer) string {
 	return fmt.Sprintf("Envoy answers %d", a.Status)
 }
 
-func present(v string, ok bool) string {
+// QuoteOrAbsent words a header value for a disagreement: quoted, or "absent".
+func QuoteOrAbsent(v string, ok bool) string {
 	if !ok {
 		return "absent"
 	}
 	return fmt.Sprintf("%q", v)
 }
 
-func orNone(s string) string {
+// OrNone is s, or "none" when it is empty.
+func OrNone(s string) string {
 	if s == "" {
 		return "none"
 	}
 	return s
 }
 
-func trim(s string) string {
-	if len(s) > 200 {
-		return s[:200] + "…"
+// Shorten cuts s after max bytes, marking the cut.
+func Shorten(s string, max int) string {
+	if len(s) > max {
+		return s[:max] + "…"
 	}
 	return s
 }
