@@ -103,7 +103,13 @@ func subsetDiff(path string, want, got any) string {
 		sort.Strings(keys)
 		for _, k := range keys {
 			gv, ok := g[k]
-			if !ok {
+			// A wanted null is a field left unset: protojson writes no unset field.
+			switch {
+			case w[k] == nil && !ok:
+				continue
+			case w[k] == nil:
+				return fmt.Sprintf("%s is %s, expected it unset", path+"."+k, compactJSON(gv))
+			case !ok:
 				return fmt.Sprintf("has no %s (expected %s)", path+"."+k, compactJSON(w[k]))
 			}
 			if d := subsetDiff(path+"."+k, w[k], gv); d != "" {

@@ -78,7 +78,14 @@ type hcmConfig struct {
 	ipReject int
 	// filters are the HTTP filters in order (see httpfilters.go).
 	filters []httpFilterEntry
+	// maxHeaderBytes is the largest request header block the codec takes
+	// (max_request_headers_kb, 60 KiB unless set); a larger one is answered 431.
+	maxHeaderBytes int
 }
+
+// defaultMaxRequestHeadersKB is Envoy's max_request_headers_kb when the connection manager
+// sets none.
+const defaultMaxRequestHeadersKB = 60
 
 func compileListener(l *listenerv3.Listener) *listenerEntry {
 	le := &listenerEntry{name: l.GetName()}
@@ -184,6 +191,10 @@ func newHCMConfig(listener string, m *hcmv3.HttpConnectionManager) (*hcmConfig, 
 		escapedSlashes:   m.GetPathWithEscapedSlashesAction(),
 		useRemoteAddress: m.GetUseRemoteAddress().GetValue(),
 		filters:          compileHTTPFilters(m.GetHttpFilters()),
+		maxHeaderBytes:   defaultMaxRequestHeadersKB * 1024,
+	}
+	if kb := m.GetMaxRequestHeadersKb(); kb != nil {
+		h.maxHeaderBytes = int(kb.GetValue()) * 1024
 	}
 	for _, ext := range m.GetOriginalIpDetectionExtensions() {
 		tc := ext.GetTypedConfig()

@@ -53,6 +53,12 @@ func newRequestState(req Request, h *hcmConfig) *requestState {
 	if rs.path == "" {
 		rs.path = "/"
 	}
+	// The codec refuses a header block over max_request_headers_kb before anything else
+	// sees the request: Envoy counts each header's name and value (Host among them).
+	if size := headerBytes(rs); size > h.maxHeaderBytes {
+		rs.localReply = 431
+		return rs
+	}
 	connScheme := "http"
 	if req.SNI != "" {
 		connScheme = "https"
@@ -125,6 +131,19 @@ func newRequestState(req Request, h *hcmConfig) *requestState {
 	rs.headers[":scheme"] = rs.scheme
 	rs.headers["x-forwarded-proto"] = rs.xfp
 	return rs
+}
+
+// headerBytes is the size of the request's header block as Envoy's codec counts it: the
+// names and values of its headers, the Host header included.
+func headerBytes(rs *requestState) int {
+	n := 0
+	if _, given := rs.headers["host"]; !given {
+		n += len("host") + len(rs.host)
+	}
+	for k, v := range rs.headers {
+		n += len(k) + len(v)
+	}
+	return n
 }
 
 // portStart mirrors HeaderUtility::getPortStart: index of the ':' before a

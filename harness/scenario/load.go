@@ -461,6 +461,18 @@ func (l Loader) validateRefs(s *Scenario, addf func(int, string, ...any)) {
 			if t.Expect.IsZero() {
 				addf(s.Line(p), "%s.expect checks nothing", p)
 			}
+			if n := t.Request.HeaderBytes; n != 0 {
+				if n <= len(PaddingHeader) || n > maxHeaderBytes {
+					addf(s.Line(p+".request.headerBytes"), "%s.request.headerBytes: %d is not between %d and %d", p, n, len(PaddingHeader)+1, maxHeaderBytes)
+				} else {
+					h := make(map[string]string, len(t.Request.Headers)+1)
+					for k, v := range t.Request.Headers {
+						h[k] = v
+					}
+					h[PaddingHeader] = strings.Repeat("p", n-len(PaddingHeader))
+					e.Traffic[i].Request.Headers = h
+				}
+			}
 		}
 		checkIDs(s, k, e, addf)
 	}

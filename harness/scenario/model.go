@@ -300,7 +300,17 @@ type Request struct {
 	// endpoint and sets its session cookies, and the request is sent again with them. The
 	// expectation is the answer to that last request.
 	OAuth2Login bool `json:"oauth2Login,omitempty"`
+	// HeaderBytes adds an x-padding header this many bytes long (name and value), to
+	// cross a listener's max_request_headers_kb. The loader turns
+	// it into Headers, so the route checker and the real Envoy get the same request.
+	HeaderBytes int `json:"headerBytes,omitempty"`
 }
+
+// PaddingHeader is the header HeaderBytes adds.
+const PaddingHeader = "x-padding"
+
+// maxHeaderBytes bounds HeaderBytes: Envoy takes at most 8192 KiB of headers.
+const maxHeaderBytes = 8192 * 1024
 
 // TrafficResult is the answer; empty fields are not checked.
 type TrafficResult struct {

@@ -74,6 +74,7 @@ func Review(objs []resource.Object, p profile.Profile, memo *Memo) ([]result.Adm
 				out.warning = fmt.Sprintf("%s %s: admitted, but not translated: %v", o.Where(), o.Ref(), err)
 				return
 			}
+			stored.Added = addedValues(set.AddedFields(o.Kind), v.Object)
 			o = stored
 		} else if o.DecodeErr != nil {
 			out.verdict.Message = fmt.Sprintf("%s %q cannot be decoded: %v", o.Kind, o.Obj.GetName(), o.DecodeErr)
@@ -119,6 +120,22 @@ func governed(set *crds.Set, o resource.Object) bool {
 		group = group[:i]
 	}
 	return set.Governs(group)
+}
+
+// addedValues picks the values of the added fields the stored object sets.
+func addedValues(paths []string, stored map[string]any) map[string]any {
+	var out map[string]any
+	for _, p := range paths {
+		v, found, err := unstructured.NestedFieldNoCopy(stored, strings.Split(p, ".")...)
+		if !found || err != nil {
+			continue
+		}
+		if out == nil {
+			out = map[string]any{}
+		}
+		out[p] = v
+	}
+	return out
 }
 
 // asStored decodes the object the API server stores into its Go type, keeping what the

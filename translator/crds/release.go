@@ -54,17 +54,39 @@ func ForRelease(release string) (*Set, error) {
 	if s, ok := cache[release]; ok {
 		return s, nil
 	}
-	var s *Set
-	var err error
-	if release == Built {
-		s, err = New(Label(release), envoygateway.GatewayCRDs)
-	} else {
-		s, err = fromElsewhere(release)
-	}
+	s, err := load(release)
 	if err != nil {
 		return nil, err
 	}
 	cache[release] = s
+	return s, nil
+}
+
+func load(release string) (*Set, error) {
+	if release == Built {
+		return New(Label(release), envoygateway.GatewayCRDs)
+	}
+	f, isPreview, err := previewOf(release)
+	if err != nil {
+		return nil, err
+	}
+	if !isPreview {
+		return fromElsewhere(release)
+	}
+	// A preview release: its base's CRDs, read afresh (each Set patches its own), with
+	// the additions.
+	s, err := load(f.Base)
+	if err != nil {
+		return nil, err
+	}
+	names := make([]string, len(f.Additions))
+	for i, a := range f.Additions {
+		names[i] = a.Name
+	}
+	s.Release = fmt.Sprintf("%s with the %s additions (%s)", Label(f.Base), release, strings.Join(names, ", "))
+	if err := s.withAdditions(f.Additions); err != nil {
+		return nil, err
+	}
 	return s, nil
 }
 

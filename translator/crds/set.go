@@ -34,6 +34,8 @@ type Set struct {
 	Release string
 	byKind  map[schema.GroupKind]*entry
 	groups  map[string]bool
+	// additions are the named changes of a preview release (additions.go).
+	additions []Addition
 }
 
 // entry is one CRD: its raw document until first use, then the parsed definition and a
@@ -47,6 +49,9 @@ type entry struct {
 
 	mu       sync.Mutex
 	versions map[string]*versionValidator
+
+	// additions patch the schema when it is parsed (a preview release's).
+	additions []*Addition
 }
 
 // New indexes a stream of CRD documents (multi-document YAML). Only each document's
@@ -122,6 +127,10 @@ func (e *entry) parsed() (*apiextensionsv1.CustomResourceDefinition, error) {
 		var crd apiextensionsv1.CustomResourceDefinition
 		if err := yaml.UnmarshalStrict(e.doc, &crd); err != nil {
 			e.err = fmt.Errorf("parsing CustomResourceDefinition: %w", err)
+			return
+		}
+		if err := applyAdditions(&crd, e.additions); err != nil {
+			e.err = fmt.Errorf("CustomResourceDefinition %s: %w", crd.Name, err)
 			return
 		}
 		e.crd = &crd

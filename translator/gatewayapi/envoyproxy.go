@@ -65,6 +65,9 @@ type proxyCheck struct {
 	ix     *index
 	st     *statusBook
 	errors map[*egv1a1.EnvoyProxy]error
+	// deprecations (EP-02, v1.10-preview): an accepted EnvoyProxy that sets a deprecated
+	// field also gets a Warning condition naming it and its replacement.
+	deprecations bool
 }
 
 func (pc *proxyCheck) validate(ep *egv1a1.EnvoyProxy) error {
@@ -86,6 +89,12 @@ func (pc *proxyCheck) ancestor(ep *egv1a1.EnvoyProxy, parent result.ParentRef, e
 	}
 	ps := pc.st.parent(resource.Ref{Kind: egv1a1.KindEnvoyProxy, Namespace: ep.Namespace, Name: ep.Name}, parent)
 	ps.Conditions = setCondition(ps.Conditions, c)
+	if err == nil && pc.deprecations && ep.Spec.LuaValidation != nil {
+		// The only field EG's main branch deprecates on EnvoyProxy so far; the wording
+		// is that of the policies' DeprecatedField warnings.
+		ps.Conditions = setCondition(ps.Conditions, cond("Warning", "True", "DeprecatedField",
+			"spec.luaValidation is deprecated, use spec.lua.validationType instead"))
+	}
 }
 
 // class reports the GatewayClass's EnvoyProxy and says whether the class stays accepted: an

@@ -211,7 +211,7 @@ func (t Translator) Translate(objs []resource.Object) Output {
 	resolveBackendLB(ix, st)
 
 	ix.mergeGateways = t.Config.MergeGateways
-	proxies := &proxyCheck{ix: ix, st: st}
+	proxies := &proxyCheck{ix: ix, st: st, deprecations: t.Profile.EnvoyProxyDeprecations}
 	ours := map[string]bool{}
 	for _, gc := range ix.classes {
 		if string(gc.Spec.ControllerName) != ControllerName {

@@ -70,6 +70,9 @@ type ClientHeaders struct {
 	XFCCDetails []string `json:"xfccDetails,omitempty"`
 	// StripTrailingHostDot removes a trailing dot from the Host header.
 	StripTrailingHostDot bool `json:"stripTrailingHostDot,omitempty"`
+	// MaxRequestHeadersKB caps the request headers a listener accepts (v1.10-preview's
+	// maxRequestHeaderLimit); nil keeps Envoy's 60 KiB.
+	MaxRequestHeadersKB *uint32 `json:"maxRequestHeadersKB,omitempty"`
 }
 
 // ClientConnection are the limits and socket settings of downstream connections: EG keeps

@@ -44,6 +44,9 @@ type pol[T any] struct {
 	handled   bool
 	// usesTargetRef: the deprecated singular targetRef is set.
 	usesTargetRef bool
+	// added are the values of fields a preview release's CRDs add beyond the Go types
+	// (resource.Object.Added), by field path.
+	added map[string]any
 }
 
 // attachState records which policy already took a target and its sections.

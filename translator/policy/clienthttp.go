@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -238,6 +239,38 @@ func ptrOr(v *gwapiv1.Duration) gwapiv1.Duration {
 		return ""
 	}
 	return *v
+}
+
+// addedMaxRequestHeaderLimit is the v1.10-preview field (the named addition
+// ctp-max-request-header-limit) that sets Envoy's max_request_headers_kb.
+const addedMaxRequestHeaderLimit = "spec.headers.maxRequestHeaderLimit"
+
+// maxRequestHeadersKB resolves spec.headers.maxRequestHeaderLimit, a quantity of bytes,
+// into the whole KiB Envoy takes (rounded up), within what Envoy accepts: 1 to 8192 KiB.
+// The wording of the errors is EG's (main branch, after v1.9).
+func maxRequestHeadersKB(added map[string]any) (*uint32, error) {
+	v, ok := added[addedMaxRequestHeaderLimit]
+	if !ok {
+		return nil, nil
+	}
+	js, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	var q resource.Quantity
+	if err := json.Unmarshal(js, &q); err != nil {
+		return nil, fmt.Errorf("MaxRequestHeaderLimit value %s: %w", js, err)
+	}
+	const maxKB = 8192
+	bytes, exact := q.AsInt64()
+	switch {
+	case !exact || bytes < 1024:
+		return nil, fmt.Errorf("MaxRequestHeaderLimit value %s must be at least 1Ki", q.String())
+	case bytes > maxKB*1024:
+		return nil, fmt.Errorf("MaxRequestHeaderLimit value %s exceeds the maximum of %dKi", q.String(), maxKB)
+	}
+	kb := uint32((bytes + 1023) / 1024)
+	return &kb, nil
 }
 
 // clientHeaders resolves spec.headers (the header mutations and rate limit headers are

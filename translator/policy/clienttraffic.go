@@ -299,6 +299,10 @@ func (e *ctpEngine) apply(p *pol[egv1a1.ClientTrafficPolicySpec], l *gatewayapi.
 	h := &ir.ClientHTTP{}
 	if l.HTTP != nil {
 		h.Headers = clientHeaders(s.Headers)
+		if h.Headers != nil {
+			h.Headers.MaxRequestHeadersKB, err = maxRequestHeadersKB(p.added)
+			fail("Headers", err)
+		}
 		h.HTTP1, err = clientHTTP1(s.HTTP1, s.Connection, l.HTTP)
 		fail("HTTP1", err)
 		h.HTTP2, err = clientHTTP2(s.HTTP2)

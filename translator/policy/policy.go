@@ -72,7 +72,9 @@ func (t Translator) Translate(objs []resource.Object, x *ir.XDS, topo *gatewayap
 	for _, o := range objs {
 		switch v := o.Obj.(type) {
 		case *egv1a1.ClientTrafficPolicy:
-			ctps = append(ctps, newPol("ClientTrafficPolicy", v, v.Spec.PolicyTargetReferences, nil, &v.Spec))
+			ctp := newPol("ClientTrafficPolicy", v, v.Spec.PolicyTargetReferences, nil, &v.Spec)
+			ctp.added = o.Added
+			ctps = append(ctps, ctp)
 		case *egv1a1.BackendTrafficPolicy:
 			btps = append(btps, newPol("BackendTrafficPolicy", v, v.Spec.PolicyTargetReferences, v.Spec.MergeType, &v.Spec))
 		case *egv1a1.SecurityPolicy:

@@ -50,6 +50,10 @@ type Profile struct {
 	// their policy's domain) (v1.9+); v1.8 put every rule of a route with a shared rule in
 	// the route action's rateLimits.
 	RateLimitPerDomain bool
+	// EnvoyProxyDeprecations (EP-02): an accepted EnvoyProxy that sets spec.luaValidation
+	// gets a Warning condition (DeprecatedField) pointing to spec.lua.validationType
+	// (v1.10-preview: EG's main branch after v1.9).
+	EnvoyProxyDeprecations bool
 }
 
 // API versions of TCPRoute and UDPRoute (UPG-02).
@@ -68,8 +72,9 @@ var profiles = map[string]Profile{
 		RateLimitPerDomain: true},
 	"v1.10-preview": {
 		Name: "v1.10-preview",
-		// No v1.10 release exists yet: the API server holds v1.9.1's CRDs.
-		CRDs:                 "v1.9.1",
+		// No v1.10 release exists yet: the API server holds v1.9.1's CRDs with the
+		// changes EG's main branch made since, each named (translator/crds/additions).
+		CRDs:                 "v1.10-preview",
 		RouteRulesOverlap:    true,
 		DefaultOnFlags:       []egv1a1.RuntimeFlag{egv1a1.XDSNameSchemeV2},
 		DNSClusterExtension:  true,
@@ -79,6 +84,8 @@ var profiles = map[string]Profile{
 		UpstreamTLSMax:       "1.3",
 		SharedSystemCASecret: true,
 		RateLimitPerDomain:   true,
+		// The behavior that comes with the envoyproxy-lua-config addition.
+		EnvoyProxyDeprecations: true,
 	},
 }
 

@@ -32,6 +32,11 @@ type Object struct {
 	// file and line. When no Go value could be had, Obj holds only the identity (an
 	// Unstructured); admission decides on such objects by the CRDs as the API server does.
 	DecodeErr error
+	// Added holds, by field path, what the object sets of the fields its profile's CRDs add
+	// beyond the Go types (the named additions of a preview release, such as
+	// spec.headers.maxRequestHeaderLimit in v1.10-preview): admission fills it from the
+	// stored object, since the typed Obj cannot carry them.
+	Added map[string]any
 }
 
 // Ref names the object.

@@ -152,6 +152,9 @@ func applyClientHeaders(hcm *hcmv3.HttpConnectionManager, hd *ir.ClientHeaders) 
 		hcm.GenerateRequestId, hcm.PreserveExternalRequestId = wrapperspb.Bool(true), false
 	}
 	hcm.StripTrailingHostDot = hd.StripTrailingHostDot
+	if hd.MaxRequestHeadersKB != nil {
+		hcm.MaxRequestHeadersKb = wrapperspb.UInt32(*hd.MaxRequestHeadersKB)
+	}
 	if hd.EnableEnvoyHeaders {
 		for _, f := range hcm.HttpFilters {
 			if f.GetName() == routerFilter {
