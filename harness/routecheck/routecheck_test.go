@@ -1,6 +1,7 @@
 package routecheck
 
 import (
+	"strings"
 	"testing"
 
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
@@ -751,5 +752,36 @@ func TestCustomHeaderRejectsWithoutClientIP(t *testing.T) {
 	}
 	if ans := check(t, mk(false), Request{Path: "/"}); ans.Status != 200 {
 		t.Errorf("without reject_with_status the request passes: got %+v", ans)
+	}
+}
+
+// TestMaxRequestHeaders: a header block over max_request_headers_kb (60 KiB when unset) is
+// answered 431 before routing; Host counts, and the limit is whole KiB.
+func TestMaxRequestHeaders(t *testing.T) {
+	rc := routeConfig("rc", vhost("vh", []string{"*"}, prefixRoute("r", "/", "c")))
+	mk := func(h *hcmv3.HttpConnectionManager) *Table {
+		l := listener("l", 10080, &listenerv3.FilterChain{Filters: []*listenerv3.Filter{hcmFilter(t, h)}})
+		tbl, err := New([]*listenerv3.Listener{l}, []*routev3.RouteConfiguration{rc})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tbl
+	}
+	pad := func(n int) map[string]string { return map[string]string{"x-p": strings.Repeat("p", n-len("x-p"))} }
+	def := mk(rdsHCM("rc"))
+	if ans := check(t, def, Request{Host: "a", Headers: pad(60*1024 - len("host") - 1)}); ans.Status != 200 {
+		t.Errorf("at the 60 KiB default: got %+v", ans)
+	}
+	if ans := check(t, def, Request{Host: "ab", Headers: pad(60*1024 - len("host") - 1)}); ans.Status != 431 || ans.Matched {
+		t.Errorf("one byte over the 60 KiB default: got %+v", ans)
+	}
+	h := rdsHCM("rc")
+	h.MaxRequestHeadersKb = wrapperspb.UInt32(2)
+	small := mk(h)
+	if ans := check(t, small, Request{Host: "a", Headers: pad(2000)}); ans.Status != 200 {
+		t.Errorf("under 2 KiB: got %+v", ans)
+	}
+	if ans := check(t, small, Request{Host: "a", Headers: pad(2100)}); ans.Status != 431 {
+		t.Errorf("over 2 KiB: got %+v", ans)
 	}
 }

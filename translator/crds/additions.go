@@ -61,12 +61,14 @@ func previewOf(release string) (*additionsFile, bool, error) {
 			return nil, true, fmt.Errorf("additions/%s.yaml: addition %d needs a name, a Kind.group and its fields", release, i)
 		}
 		a.gk = schema.GroupKind{Group: group, Kind: kind}
-		if a.patch, err = jsonpatch.DecodePatch(a.Patch); err != nil {
+		if a.patch, err = decodePatch(string(a.Patch)); err != nil {
 			return nil, true, fmt.Errorf("additions/%s.yaml: %s: %w", release, a.Name, err)
 		}
 	}
 	return &f, true, nil
 }
+
+func decodePatch(js string) (jsonpatch.Patch, error) { return jsonpatch.DecodePatch([]byte(js)) }
 
 // withAdditions gives the Set's CRDs the additions, each applied when its CRD is parsed.
 func (s *Set) withAdditions(adds []Addition) error {
