@@ -72,8 +72,14 @@ var Rules = []Rule{
 	// A kind or version one release's CRDs serve and the other's do not (UPG-02: TCPRoute
 	// and UDPRoute v1 arrive with Gateway API v1.6).
 	{AdmissionRefused, "", re(`no matches for kind "(TCPRoute|UDPRoute)"`), "UPG-02", Breaking},
+	// The v1.10-preview additions: fields v1.9.1's CRDs do not know (refused going back to
+	// v1.9, admitted going forward), and the rule that lua and luaValidation exclude each other.
+	{AdmissionRefused, "ClientTrafficPolicy", re(`maxRequestHeaderLimit`), "UPG-04", Breaking},
+	{AdmissionRefused, "EnvoyProxy", re(`"spec\.lua"|luaValidation or lua|spec\.lua[.:]`), "EP-02", Breaking},
 	{AdmissionRefused, "", nil, "", Breaking},
 	{AdmissionAllowed, "", re(`no matches for kind "(TCPRoute|UDPRoute)"`), "UPG-02", Info},
+	{AdmissionAllowed, "ClientTrafficPolicy", re(`maxRequestHeaderLimit`), "UPG-04", Info},
+	{AdmissionAllowed, "EnvoyProxy", re(`"spec\.lua"`), "EP-02", Info},
 	// EG v1.8.0's CRD refused every global or local rate limit rule (envoyproxy/gateway#9186,
 	// limit.requests int32 with a uint32 bound); v1.9.1's admits them, in BTP-03's placement.
 	{AdmissionAllowed, "BackendTrafficPolicy", re(`limit\.requests`), "BTP-03", Info},
@@ -98,8 +104,10 @@ var Rules = []Rule{
 	{ConditionGained, "", re(`(?i)for TCP route|TCPRoute`), "UPG-02", Info},
 	{ConditionGained, "", nil, "", Info},
 	{ConditionAdded, "RouteRulesOverlap", nil, "RT-11", Warning},
+	{ConditionAdded, "Warning", re(`spec\.luaValidation is deprecated`), "EP-02", Warning},
 	{ConditionAdded, "", nil, "", Warning},
 	{ConditionRemoved, "RouteRulesOverlap", nil, "RT-11", Info},
+	{ConditionRemoved, "Warning", re(`spec\.luaValidation is deprecated`), "EP-02", Info},
 	{ConditionRemoved, "", nil, "", Info},
 	{ConditionChanged, "", nil, "", Warning},
 	{ConditionReworded, "", nil, "", Info},
