@@ -30,6 +30,7 @@ func badInput(format string, args ...any) error {
 }
 
 func main() {
+	tuneGC(os.Args[1:])
 	root := newRoot()
 	err := root.Execute()
 	if err == nil {
