@@ -103,6 +103,9 @@ func (s *Set) AddedFields(kind string) []string {
 
 // applyAdditions patches every version's schema of a parsed CRD.
 func applyAdditions(crd *apiextensionsv1.CustomResourceDefinition, adds []*Addition) error {
+	if len(adds) == 0 {
+		return nil // a real release's CRD: nothing to round-trip
+	}
 	for i := range crd.Spec.Versions {
 		v := &crd.Spec.Versions[i]
 		if v.Schema == nil || v.Schema.OpenAPIV3Schema == nil {
