@@ -1040,6 +1040,11 @@ func (rt *routeTranslator) filterMatches(ns string, refs []*gwapiv1.LocalObjectR
 			}
 			out = append(out, cookies)
 		}
+		if len(hrf.Spec.Matches) > 0 {
+			// EG refuses a second filter with matches (extensionRef) and keeps the
+			// first one's: egctl v1.9.1 builds the rule's routes from them alone.
+			break
+		}
 	}
 	return out
 }
