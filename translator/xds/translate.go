@@ -47,7 +47,7 @@ type portKey struct {
 // envoyListener gathers the Gateway listeners that share one Envoy listener.
 type envoyListener struct {
 	first *ir.HTTPListener
-	grpc  bool
+	grpc  bool // the first listener's GRPC: the gRPC filters of the plain-HTTP connection manager
 	// Plain HTTP: one route configuration for the port, named after the first listener.
 	rc *routev3.RouteConfiguration
 	// HTTPS: one filter chain and one route configuration per Gateway listener.
@@ -102,11 +102,14 @@ func (t Translator) Translate(x *ir.XDS) (result.XDS, error) {
 		k := key(l)
 		el := byPort[k]
 		if el == nil {
-			el = &envoyListener{first: l, vhost: map[string]*routev3.VirtualHost{}, filters: t.newHTTPFilterSet()}
+			// The plain-HTTP connection manager is the first Gateway listener's: EG adds it
+			// once per port, with that listener's gRPC filters, and later listeners on the
+			// port only add their virtual hosts and policy filters (egctl v1.9.1: a
+			// GRPCRoute on the second listener of a port gives it no grpc_web).
+			el = &envoyListener{first: l, grpc: l.GRPC, vhost: map[string]*routev3.VirtualHost{}, filters: t.newHTTPFilterSet()}
 			byPort[k] = el
 			order = append(order, k)
 		}
-		el.grpc = el.grpc || l.GRPC
 		el.http3 = http3Ports[k]
 		var rc *routev3.RouteConfiguration
 		fs := el.filters
