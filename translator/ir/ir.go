@@ -29,7 +29,10 @@ type ReadyListener struct {
 
 // TCPListener is a Gateway listener of protocol TCP or TLS.
 type TCPListener struct {
-	Name    string `json:"name"`
+	Name string `json:"name"`
+	// Gateway (namespace/name) owns the listener: its proxy is the one Envoy listener of
+	// the port shares, unless Gateways are merged.
+	Gateway string `json:"gateway"`
 	Address string `json:"address"`
 	// IPv4Compat: the :: address also takes IPv4 (EnvoyProxy ipFamily DualStack).
 	IPv4Compat  bool   `json:"ipv4Compat,omitempty"`
