@@ -68,6 +68,7 @@ expect:
   statuses:
   - object: HTTPRoute/default/app
     parent: Gateway/default/eg
+    only: true
     conditions:
     - {type: Accepted, status: "True", reason: Accepted, message: Route is accepted}
     - {type: ResolvedRefs, status: "True", reason: ResolvedRefs}
@@ -213,6 +214,13 @@ func TestWrongExpectationsFail(t *testing.T) {
 			new:   `- {type: Programmed, status: "True"}`,
 			check: "statuses", where: "expect.statuses[0].conditions[2]", marker: "- {type: Programmed",
 			msg: "no Programmed condition (conditions: Accepted=True",
+		},
+		{
+			name:  "condition not listed with only",
+			old:   `- {type: ResolvedRefs, status: "True", reason: ResolvedRefs}`,
+			new:   `- {type: SecurityPolicyAffected, absent: true}`,
+			check: "statuses", where: "expect.statuses[0]", marker: "  - object: HTTPRoute/default/app",
+			msg: `HTTPRoute/default/app parent Gateway/default/eg: conditions not listed (only: true): ResolvedRefs=True`,
 		},
 		{
 			name:  "missing parent",

@@ -159,6 +159,10 @@ type StatusExpect struct {
 	Conditions     []ConditionExpect `json:"conditions,omitempty"`
 	// Absent: the object (or that parent entry) has no status at all.
 	Absent bool `json:"absent,omitempty"`
+	// Only: the conditions listed (not absent) are all there are; a condition of any other
+	// type fails, so an extra condition an implementation adds (a GEP-713 PolicyAffected on
+	// a policy's target, S0-25) shows.
+	Only bool `json:"only,omitempty"`
 }
 
 // ConditionExpect checks one condition; empty fields are not checked, Message is a substring.
