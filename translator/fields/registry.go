@@ -55,8 +55,8 @@ var Registry = map[string]Kind{
 			`spec.targetRefs[]{group,kind,name,sectionName}`,
 			`spec.validation{caCertificateRefs[]{group,kind,name},hostname,subjectAltNames[]{hostname,type,uri},wellKnownCACertificates}`,
 		},
-		NotHandled: []Field{
-			{"spec.options", "EG v1.9 reads no option it knows here and ignores the others"},
+		NoEffect: []Field{
+			{"spec.options", "EG v1.9 reads no BackendTLSPolicy option (the implementation slot stays unused)"},
 		},
 	},
 	// BackendTrafficPolicy: translator/policy (attachment), translator/xds/backendtraffic.go, healthcheck.go, ratelimit.go, local_ratelimit.go, bandwidth_limit.go.
