@@ -92,6 +92,7 @@ expect:
   - {kind: Cluster, name: httproute/default/app/rule/0-mirror-0, absent: true}
   - {kind: ClusterLoadAssignment, name: httproute/default/app/rule/1}
   - {kind: HTTPFilter, name: envoy.filters.http.router, in: default/eg/http}
+  - {kind: Cluster, prefix: httproute/default/app/, names: [httproute/default/app/rule/0, httproute/default/app/rule/1]}
   traffic:
   - request: {port: 80, host: app.example.com, path: /app/items}
     expect: {status: 200, cluster: httproute/default/app/rule/0, backend: httproute/default/app/rule/0/backend/0}
@@ -221,6 +222,20 @@ func TestWrongExpectationsFail(t *testing.T) {
 			new:   `- {type: SecurityPolicyAffected, absent: true}`,
 			check: "statuses", where: "expect.statuses[0]", marker: "  - object: HTTPRoute/default/app",
 			msg: `HTTPRoute/default/app parent Gateway/default/eg: conditions not listed (only: true): ResolvedRefs=True`,
+		},
+		{
+			name:  "clusters by prefix in order",
+			old:   `names: [httproute/default/app/rule/0, httproute/default/app/rule/1]}`,
+			new:   `names: [httproute/default/app/rule/1, httproute/default/app/rule/0]}`,
+			check: "xds", where: "expect.xds[8]", marker: "prefix: httproute/default/app/",
+			msg: "Cluster httproute/default/app/*: names in order are",
+		},
+		{
+			name:  "clusters by prefix, one missing",
+			old:   `names: [httproute/default/app/rule/0, httproute/default/app/rule/1]}`,
+			new:   `names: [httproute/default/app/rule/0]}`,
+			check: "xds", where: "expect.xds[8]", marker: "prefix: httproute/default/app/",
+			msg: "expected\n    httproute/default/app/rule/0",
 		},
 		{
 			name:  "missing parent",

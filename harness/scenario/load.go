@@ -379,7 +379,17 @@ func (l Loader) validateRefs(s *Scenario, addf func(int, string, ...any)) {
 			if !contains(XDSKinds, x.Kind) {
 				addf(s.Line(p+".kind"), "%s.kind: %q is not one of %s", p, x.Kind, strings.Join(XDSKinds, ", "))
 			}
-			if x.Name == "" {
+			switch {
+			case x.Prefix != "" || len(x.Names) > 0:
+				if x.Prefix == "" || len(x.Names) == 0 || x.Name != "" || x.Absent {
+					addf(s.Line(p), "%s: prefix and names go together, without name or absent", p)
+				}
+				for _, n := range x.Names {
+					if !strings.HasPrefix(n, x.Prefix) {
+						addf(s.Line(p+".names"), "%s.names: %q does not start with the prefix %q", p, n, x.Prefix)
+					}
+				}
+			case x.Name == "":
 				addf(s.Line(p), "%s.name is required", p)
 			}
 			if (len(x.Routes) > 0 || len(x.Domains) > 0) && x.Kind != KindVirtualHost {

@@ -256,6 +256,12 @@ type XDSExpect struct {
 	// value (objects recursively, lists element by element with the same length).
 	HCM    map[string]any `json:"hcm,omitempty"`
 	Fields map[string]any `json:"fields,omitempty"`
+	// Prefix with Names, instead of Name: the resources of the kind (In narrowing as for
+	// Name) whose names start with Prefix are exactly Names, in the order the translation
+	// lists them, each as often as it appears (so a resource built twice fails, and so does
+	// one missing or one more).
+	Prefix string   `json:"prefix,omitempty"`
+	Names  []string `json:"names,omitempty"`
 }
 
 // TrafficExpect sends one request through the generated config.
