@@ -93,6 +93,8 @@ expect:
   - {kind: ClusterLoadAssignment, name: httproute/default/app/rule/1}
   - {kind: HTTPFilter, name: envoy.filters.http.router, in: default/eg/http}
   - {kind: Cluster, prefix: httproute/default/app/, names: [httproute/default/app/rule/0, httproute/default/app/rule/1]}
+  snapshot:
+  - {irRoute: httproute/default/app/rule/0/match/0/app_example_com, fields: {destination: {name: httproute/default/app/rule/0}}, absent: [directResponse]}
   traffic:
   - request: {port: 80, host: app.example.com, path: /app/items}
     expect: {status: 200, cluster: httproute/default/app/rule/0, backend: httproute/default/app/rule/0/backend/0}
@@ -236,6 +238,27 @@ func TestWrongExpectationsFail(t *testing.T) {
 			new:   `names: [httproute/default/app/rule/0]}`,
 			check: "xds", where: "expect.xds[8]", marker: "prefix: httproute/default/app/",
 			msg: "expected\n    httproute/default/app/rule/0",
+		},
+		{
+			name:  "IR route field",
+			old:   `fields: {destination: {name: httproute/default/app/rule/0}}, absent: [directResponse]}`,
+			new:   `fields: {destination: {name: httproute/default/app/rule/1}}, absent: [directResponse]}`,
+			check: "snapshot", where: "expect.snapshot[0]", marker: "irRoute: httproute/default/app/rule/0",
+			msg: `IR route httproute/default/app/rule/0/match/0/app_example_com: destination.name is "httproute/default/app/rule/0", expected "httproute/default/app/rule/1"`,
+		},
+		{
+			name:  "IR route field expected absent",
+			old:   `fields: {destination: {name: httproute/default/app/rule/0}}, absent: [directResponse]}`,
+			new:   `fields: {name: httproute/default/app/rule/0/match/0/app_example_com}, absent: [destination]}`,
+			check: "snapshot", where: "expect.snapshot[0]", marker: "irRoute: httproute/default/app/rule/0",
+			msg: `IR route httproute/default/app/rule/0/match/0/app_example_com: destination is {`,
+		},
+		{
+			name:  "IR route not there",
+			old:   `irRoute: httproute/default/app/rule/0/match/0/app_example_com,`,
+			new:   `irRoute: httproute/default/app/rule/7/match/0/app_example_com,`,
+			check: "snapshot", where: "expect.snapshot[0]", marker: "irRoute: httproute/default/app/rule/7",
+			msg: `IR route httproute/default/app/rule/7/match/0/app_example_com: not in the snapshot's IR`,
 		},
 		{
 			name:  "missing parent",

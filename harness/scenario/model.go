@@ -99,12 +99,20 @@ type SnapshotExpect struct {
 	// when it covers one, else to none (see Assertions).
 	ID string `json:"id,omitempty"`
 	// Cluster is the backend cluster's name (e.g. httproute/default/app/rule/0).
-	Cluster            string         `json:"cluster"`
+	Cluster string `json:"cluster,omitempty"`
+	// IRRoute, instead of Cluster, names a route of the snapshot's IR (the `ir` of
+	// /snapshots, the reference translator's model before xDS and before any
+	// EnvoyPatchPolicy; In: its IR listener, e.g. default/eg/http). Fields are fields its
+	// JSON must have (matched as a subset, like an xds expectation's fields) and Absent
+	// names top-level fields it must not have.
+	IRRoute            string         `json:"irRoute,omitempty"`
+	In                 string         `json:"in,omitempty"`
+	Fields             map[string]any `json:"fields,omitempty"`
 	LoadBalancing      map[string]any `json:"loadBalancing,omitempty"`
 	SessionPersistence map[string]any `json:"session_persistence,omitempty"`
 	CircuitBreaker     map[string]any `json:"circuitBreaker,omitempty"`
 	// Absent names fields (loadBalancing, session_persistence, circuitBreaker) the cluster
-	// must not show.
+	// must not show, or top-level fields the IR route must not have.
 	Absent []string `json:"absent,omitempty"`
 }
 
