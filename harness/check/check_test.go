@@ -261,6 +261,13 @@ func TestWrongExpectationsFail(t *testing.T) {
 			msg: `IR route httproute/default/app/rule/7/match/0/app_example_com: not in the snapshot's IR`,
 		},
 		{
+			name:  "field given as null is there",
+			old:   "- {kind: Cluster, name: httproute/default/app/rule/0}",
+			new:   "- {kind: Cluster, name: httproute/default/app/rule/0, fields: {connectTimeout: 10s, name: null}}",
+			check: "xds", where: "expect.xds[4]", marker: "fields: {connectTimeout: 10s, name: null}",
+			msg: `Cluster httproute/default/app/rule/0: has .name = "httproute/default/app/rule/0" (expected absent)`,
+		},
+		{
 			name:  "missing parent",
 			old:   "    parent: Gateway/default/eg\n",
 			new:   "    parent: Gateway/default/other\n",

@@ -88,7 +88,8 @@ func protoHasFields(m proto.Message, want map[string]any) string {
 	return subsetDiff("", w, got)
 }
 
-// subsetDiff compares JSON values: objects by the wanted keys, lists element by element.
+// subsetDiff compares JSON values: objects by the wanted keys (a key wanted as null must be
+// absent), lists element by element.
 func subsetDiff(path string, want, got any) string {
 	switch w := want.(type) {
 	case map[string]any:
@@ -103,6 +104,12 @@ func subsetDiff(path string, want, got any) string {
 		sort.Strings(keys)
 		for _, k := range keys {
 			gv, ok := g[k]
+			if w[k] == nil { // null: the field must be absent (unset)
+				if ok {
+					return fmt.Sprintf("has %s = %s (expected absent)", path+"."+k, compactJSON(gv))
+				}
+				continue
+			}
 			if !ok {
 				return fmt.Sprintf("has no %s (expected %s)", path+"."+k, compactJSON(w[k]))
 			}
