@@ -78,8 +78,11 @@ func ResolveFeatures(x *ir.XDS, objs *RefObjects, luaOn bool) FeatureErrors {
 					}
 					geoFailed = geoFail[geoKey{a, l}]
 				}
-				if res.err != nil || geoErrs[a.Policy] != nil {
+				switch {
+				case geoErrs[a.Policy] != nil:
 					errs[a.Policy] = errors.Join(res.err, geoErrs[a.Policy])
+				case res.err != nil:
+					errs[a.Policy] = res.err
 				}
 				if res.err != nil {
 					failed = true
