@@ -275,6 +275,13 @@ func (t Translator) Translate(objs []resource.Object) Output {
 				}
 			}
 		}
+		if ep != nil && ep.Spec.GeoIP != nil {
+			for _, l := range g.listeners {
+				if l.ir != nil {
+					l.ir.EnvoyProxyGeoIP = ep.Spec.GeoIP
+				}
+			}
+		}
 		if ep != nil && len(ep.Spec.DynamicModules) > 0 {
 			for _, l := range g.listeners {
 				if l.ir != nil {

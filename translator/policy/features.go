@@ -45,20 +45,52 @@ func ResolveFeatures(x *ir.XDS, objs *RefObjects, luaOn bool) FeatureErrors {
 		l *ir.HTTPListener
 	}
 	extDone := map[extKey]*resolved{}
+	// geolocation rules validate once per policy and listener (S0-54); EG joins the error
+	// of each listener to the policy's
+	type geoKey struct {
+		a *ir.Applied[egv1a1.SecurityPolicySpec]
+		l *ir.HTTPListener
+	}
+	geoDone, geoFail := map[geoKey]bool{}, map[geoKey]bool{}
+	geoErrs := map[ir.PolicyRef]error{}
 	for _, l := range x.HTTP {
 		for _, r := range l.Routes {
 			var data ir.PolicyData
-			failed := false
+			failed, geoDirect500 := false, false
 			if a := r.Policies.Security; a != nil && a.Spec != nil {
 				res := secDone[a]
 				if res == nil {
 					res = resolveSecurity(a, objs)
 					secDone[a] = res
 				}
-				if res.err != nil {
+				geoFailed := false
+				if usesGeoIP(a.Spec.Authorization) {
+					requireGeoFields(l, a.Spec.Authorization)
+					if k := (geoKey{a, l}); !geoDone[k] {
+						geoDone[k] = true
+						mm, err := validateGeoIP(a.Spec.Authorization, l)
+						if err != nil {
+							geoErrs[a.Policy] = errors.Join(geoErrs[a.Policy], fmt.Errorf("Authorization: %w", err))
+							geoFail[k] = true
+						} else if l.GeoIP.MaxMind == nil {
+							l.GeoIP.MaxMind = mm
+						}
+					}
+					geoFailed = geoFail[geoKey{a, l}]
+				}
+				switch {
+				case geoErrs[a.Policy] != nil:
+					errs[a.Policy] = errors.Join(res.err, geoErrs[a.Policy])
+				case res.err != nil:
 					errs[a.Policy] = res.err
+				}
+				if res.err != nil {
 					failed = true
 				} else {
+					// A geolocation rule that does not validate on this listener makes the
+					// route answer 500, and EG keeps the policy's features on it (the RBAC
+					// rules included, which run before the direct response).
+					geoDirect500 = geoFailed
 					data.LocalJWKS = res.data.LocalJWKS
 					data.BasicAuthUsers = res.data.BasicAuthUsers
 					data.APIKeys = res.data.APIKeys
@@ -101,6 +133,9 @@ func ResolveFeatures(x *ir.XDS, objs *RefObjects, luaOn bool) FeatureErrors {
 				r.DirectResponse = &ir.DirectResponse{Status: 500}
 				r.Policies.Security, r.Policies.Extension, r.Policies.BackendTraffic = nil, nil, nil
 				continue
+			}
+			if geoDirect500 {
+				r.DirectResponse = &ir.DirectResponse{Status: 500}
 			}
 			if data.LocalJWKS != nil || data.BasicAuthUsers != nil || data.APIKeys != nil || data.Lua != nil ||
 				data.ExtAuth != nil || data.ExtProc != nil || data.OIDC != nil || data.DynamicModules != nil || data.ResponseBodies != nil {

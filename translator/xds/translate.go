@@ -125,6 +125,9 @@ func (t Translator) Translate(x *ir.XDS) (result.XDS, error) {
 			}
 			rc = el.rc
 		}
+		if f := geoIPFilter(l); f != nil && fs.named[f.Name] == nil {
+			fs.named[f.Name] = f
+		}
 		for _, r := range l.Routes {
 			vkey := l.Name + "\x00" + r.Hostname
 			vh := el.vhost[vkey]
@@ -138,6 +141,7 @@ func (t Translator) Translate(x *ir.XDS) (result.XDS, error) {
 				rc.VirtualHosts = append(rc.VirtualHosts, vh)
 			}
 			route := withRouteLB(buildRoute(r), r)
+			route.RequestHeadersToRemove = append(route.RequestHeadersToRemove, geoHeadersToRemove(l)...)
 			if el.http3 {
 				addAltSvc(route, l.GatewayPort)
 			}
