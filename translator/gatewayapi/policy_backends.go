@@ -119,8 +119,13 @@ func (p *PolicyBackends) validate(policyKind, policyNS string, ref gwapiv1.Backe
 			return fmt.Errorf("TCP Port %d not found on service %s/%s", *ref.Port, ns, ref.Name)
 		}
 	case "ServiceImport":
-		// ServiceImport objects are not read, so a reference to one cannot resolve.
-		return fmt.Errorf("serviceimport %s/%s not found", ns, ref.Name)
+		si := p.rt.ix.serviceImports[types.NamespacedName{Namespace: ns, Name: string(ref.Name)}]
+		if si == nil {
+			return fmt.Errorf("serviceimport %s/%s not found", ns, ref.Name)
+		}
+		if importPort(si, int32(*ref.Port), corev1.ProtocolTCP) == nil {
+			return fmt.Errorf("TCP Port %d not found on service %s/%s", *ref.Port, ns, ref.Name)
+		}
 	case egv1a1.KindBackend:
 		be := p.rt.ix.backends[types.NamespacedName{Namespace: ns, Name: string(ref.Name)}]
 		if be == nil {
@@ -164,6 +169,21 @@ func (p *PolicyBackends) resolve(policyNS string, ref gwapiv1.BackendObjectRefer
 		if _, err := rt.resolveEGBackend(b, "", ns, ns, gwapiv1.BackendRef{BackendObjectReference: ref}, fail); err != nil {
 			return nil, failure
 		}
+		return b, nil
+	}
+	if kind == "ServiceImport" {
+		si := rt.ix.serviceImports[types.NamespacedName{Namespace: ns, Name: string(ref.Name)}]
+		sp := importPort(si, int32(*ref.Port), corev1.ProtocolTCP)
+		eps, dns, mixed := rt.importEndpoints(si, sp)
+		if mixed {
+			return nil, errors.New("mixed endpointslice address type for the same backendRef is not supported")
+		}
+		b.Endpoints, b.DNS = eps, dns
+		tls, err := rt.mergeUpstreamTLS(ns, nil, btlsTarget{group: serviceImportGroup, kind: "ServiceImport", name: si.Name, section: sp.Name}, false)
+		if err != nil {
+			return nil, err
+		}
+		b.TLS = tls
 		return b, nil
 	}
 	svc := rt.ix.services[types.NamespacedName{Namespace: ns, Name: string(ref.Name)}]
