@@ -298,6 +298,13 @@ func (t Translator) Translate(objs []resource.Object) Output {
 				}
 			}
 		}
+		if ep != nil && ep.Spec.GeoIP != nil {
+			for _, l := range g.listeners {
+				if l.ir != nil {
+					l.ir.GeoIP = ep.Spec.GeoIP
+				}
+			}
+		}
 		rt.gateways = append(rt.gateways, g)
 	}
 	gateways := rt.gateways

@@ -104,6 +104,9 @@ type HTTPListener struct {
 	// DynamicModules is the dynamicModules allowlist of the Gateway's EnvoyProxy: the
 	// modules EnvoyExtensionPolicies may load on this listener's routes.
 	DynamicModules []egv1a1.DynamicModuleEntry `json:"dynamicModules,omitempty"`
+	// GeoIP is the geoIP provider of the Gateway's EnvoyProxy, which a SecurityPolicy's
+	// clientIPGeoLocations need (checked by the policy stage; no geoip filter is built).
+	GeoIP *egv1a1.EnvoyProxyGeoIP `json:"geoIP,omitempty"`
 }
 
 // TLSConfig is a terminating listener's certificates.

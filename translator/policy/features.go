@@ -45,6 +45,15 @@ func ResolveFeatures(x *ir.XDS, objs *RefObjects, luaOn bool) FeatureErrors {
 		l *ir.HTTPListener
 	}
 	extDone := map[extKey]*resolved{}
+	// clientIPGeoLocations are checked once per policy and listener (they depend on the
+	// listener's ClientTrafficPolicy and EnvoyProxy): a listener that fails them fails its
+	// routes and adds its error to the policy's, listener after listener, as EG does.
+	type geoKey struct {
+		a *ir.Applied[egv1a1.SecurityPolicySpec]
+		l *ir.HTTPListener
+	}
+	geoDone := map[geoKey]error{}
+	var geoErrs map[*ir.Applied[egv1a1.SecurityPolicySpec]][]error
 	for _, l := range x.HTTP {
 		for _, r := range l.Routes {
 			var data ir.PolicyData
@@ -55,8 +64,28 @@ func ResolveFeatures(x *ir.XDS, objs *RefObjects, luaOn bool) FeatureErrors {
 					res = resolveSecurity(a, objs)
 					secDone[a] = res
 				}
+				if usesGeoLocations(a.Spec.Authorization) {
+					k := geoKey{a, l}
+					geoErr, seen := geoDone[k]
+					if !seen {
+						if geoErr = checkGeoLocations(a.Spec.Authorization, l); geoErr != nil {
+							geoErr = fmt.Errorf("Authorization: %w", geoErr)
+							if geoErrs == nil {
+								geoErrs = map[*ir.Applied[egv1a1.SecurityPolicySpec]][]error{}
+							}
+							geoErrs[a] = append(geoErrs[a], geoErr)
+						}
+						geoDone[k] = geoErr
+					}
+					if geoErr != nil {
+						errs[a.Policy] = errors.Join(append([]error{res.err}, geoErrs[a]...)...)
+						failed = true
+					}
+				}
 				if res.err != nil {
-					errs[a.Policy] = res.err
+					if geoErrs[a] == nil {
+						errs[a.Policy] = res.err
+					}
 					failed = true
 				} else {
 					data.LocalJWKS = res.data.LocalJWKS
