@@ -94,6 +94,11 @@ func (rt *routeTranslator) applyBackendTLS(b *ir.Backend, ns string, sp *corev1.
 }
 
 func (rt *routeTranslator) recordBTLS(p *gwapiv1.BackendTLSPolicy, err error) {
+	ancestors := rt.curAncestors
+	if rt.policyBackend != nil {
+		ancestors = []result.ParentRef{*rt.policyBackend}
+		rt.btlsPolicyUses = true
+	}
 	if rt.btls.uses == nil {
 		rt.btls.uses = map[*gwapiv1.BackendTLSPolicy][]btlsUse{}
 	}
@@ -101,7 +106,7 @@ func (rt *routeTranslator) recordBTLS(p *gwapiv1.BackendTLSPolicy, err error) {
 		rt.btls.order = append(rt.btls.order, p)
 		rt.btls.uses[p] = nil
 	}
-	for _, a := range rt.curAncestors {
+	for _, a := range ancestors {
 		dup := false
 		for _, u := range rt.btls.uses[p] {
 			dup = dup || (u.ancestor == a && (u.err == nil) == (err == nil))

@@ -33,6 +33,11 @@ type routeTranslator struct {
 	// curAncestors are the parents of the route being resolved.
 	btls         btlsState
 	curAncestors []result.ParentRef
+	// policyBackend is the policy whose own backend is being resolved (ext_authz, OIDC,
+	// remote JWKS, ext_proc): a BackendTLSPolicy is recorded for it rather than for
+	// curAncestors. btlsPolicyUses: some BackendTLSPolicy was recorded for a policy.
+	policyBackend  *result.ParentRef
+	btlsPolicyUses bool
 }
 
 type attachment struct {

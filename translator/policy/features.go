@@ -215,9 +215,23 @@ func resolveSecurity(a *ir.Applied[egv1a1.SecurityPolicySpec], objs *RefObjects)
 	return res
 }
 
+// resolveLocalJWKS reads, provider after provider, each local JWKS a ConfigMap holds, and
+// resolves the backendRefs of each remote JWKS that names some (for EG's checks of them and
+// the BackendTLSPolicy ancestor they give the policy; the xDS still reaches the JWKS by
+// its URI).
 func resolveLocalJWKS(a *ir.Applied[egv1a1.SecurityPolicySpec], objs *RefObjects, data *ir.PolicyData) error {
 	ns := a.NamespaceOf("jwt")
-	for _, p := range a.Spec.JWT.Providers {
+	for i, p := range a.Spec.JWT.Providers {
+		if r := p.RemoteJWKS; r != nil && len(r.BackendRefs) > 0 {
+			if objs.backends == nil {
+				return errors.New("backend references cannot be resolved")
+			}
+			owner := a.OwnerOfPath("jwt.providers")
+			if _, err := objs.backends.ResolvePolicyBackends(owner, r.BackendRefs, extServiceName(owner, "jwt", i), false); err != nil {
+				return err
+			}
+			continue
+		}
 		l := p.LocalJWKS
 		if l == nil || l.Type == nil || *l.Type != egv1a1.LocalJWKSTypeValueRef || l.ValueRef == nil {
 			continue

@@ -158,9 +158,9 @@ func TestTCPRouteSecurity(t *testing.T) {
 // fakeBackends resolves every backendRef to one address.
 type fakeBackends struct{}
 
-func (fakeBackends) ResolvePolicyBackends(_, ns string, refs []egv1a1.BackendRef, name string, http2 bool) (*ir.Destination, error) {
+func (fakeBackends) ResolvePolicyBackends(owner ir.PolicyRef, refs []egv1a1.BackendRef, name string, http2 bool) (*ir.Destination, error) {
 	return &ir.Destination{Name: name, HTTP2: http2, Settings: []*ir.Backend{{Name: name + "/backend/0", Weight: 1,
-		Endpoints: []ir.Endpoint{{Host: "10.0.0.1", Port: 9000}}, Kind: "Service", Namespace: ns, ServiceName: string(refs[0].Name)}}}, nil
+		Endpoints: []ir.Endpoint{{Host: "10.0.0.1", Port: 9000}}, Kind: "Service", Namespace: owner.Namespace, ServiceName: string(refs[0].Name)}}}, nil
 }
 
 func (fakeBackends) PolicyBackendAuthority(ns string, ref gwapiv1.BackendObjectReference) string {
