@@ -37,6 +37,10 @@ type Output struct {
 	// PolicyBackends resolves policy features' backendRefs (ext_authz, ext_proc) with the
 	// objects this stage read.
 	PolicyBackends *PolicyBackends
+	// RouteOverlaps writes RouteRulesOverlap (RT-11) once the policy stage has put the
+	// BackendTrafficPolicies on the IR routes: EG compares the matches after them (a
+	// CONNECT upgrade replaces a route's path match).
+	RouteOverlaps *RouteOverlaps
 }
 
 // Translator runs the stage under one profile and configuration.
@@ -339,13 +343,11 @@ func (t Translator) Translate(objs []resource.Object) Output {
 			}
 		}
 	}
-	if t.Profile.RouteRulesOverlap {
-		rt.markOverlaps()
-	}
 	rt.backendTLSStatuses()
 	out.Warnings = append(out.Warnings, rt.filterWarnings...)
 	out.Topology = rt.topology()
 	out.PolicyBackends = &PolicyBackends{rt: &rt}
+	out.RouteOverlaps = &RouteOverlaps{rt: &rt, on: t.Profile.RouteRulesOverlap}
 	backendStatuses(ix, st, t.Config.ExtensionAPIs != nil && t.Config.ExtensionAPIs.EnableBackend)
 	out.Statuses = st.list()
 	return out
