@@ -302,10 +302,10 @@ func (t Translator) Translate(objs []resource.Object) Output {
 				}
 			}
 		}
-		if ep != nil && ep.Spec.GeoIP != nil {
+		if ep != nil && (ep.Spec.GeoIP != nil || ep.Spec.LuaValidation != nil) {
 			for _, l := range g.listeners {
 				if l.ir != nil {
-					l.ir.GeoIP = ep.Spec.GeoIP
+					l.ir.GeoIP, l.ir.LuaValidation = ep.Spec.GeoIP, ep.Spec.LuaValidation
 				}
 			}
 		}

@@ -107,6 +107,9 @@ type HTTPListener struct {
 	// GeoIP is the geoIP provider of the Gateway's EnvoyProxy, which a SecurityPolicy's
 	// clientIPGeoLocations need (checked by the policy stage; no geoip filter is built).
 	GeoIP *egv1a1.EnvoyProxyGeoIP `json:"geoIP,omitempty"`
+	// LuaValidation is the luaValidation of the Gateway's EnvoyProxy (nil: Strict), how
+	// the policy stage checks EnvoyExtensionPolicy Lua scripts.
+	LuaValidation *egv1a1.LuaValidation `json:"luaValidation,omitempty"`
 }
 
 // TLSConfig is a terminating listener's certificates.

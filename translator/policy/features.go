@@ -98,7 +98,7 @@ func ResolveFeatures(x *ir.XDS, objs *RefObjects, luaOn bool) FeatureErrors {
 			if a := r.Policies.Extension; a != nil && a.Spec != nil {
 				res := extDone[extKey{a, l}]
 				if res == nil {
-					res = resolveExtension(a, objs, luaOn, l.DynamicModules)
+					res = resolveExtension(a, objs, luaOn, l)
 					extDone[extKey{a, l}] = res
 				}
 				switch {
@@ -349,7 +349,8 @@ func apiKeys(a *ir.Applied[egv1a1.SecurityPolicySpec], objs *RefObjects) ([]ir.A
 // listener's EnvoyProxy allowlist). Wasm, ext_proc and dynamic modules are not gated by
 // enableLua (EEP-04). A failing Lua, Wasm or dynamic module fails the routes closed;
 // failing ext_proc services do only when one of them is not failOpen.
-func resolveExtension(a *ir.Applied[egv1a1.EnvoyExtensionPolicySpec], objs *RefObjects, luaOn bool, allowlist []egv1a1.DynamicModuleEntry) *resolved {
+func resolveExtension(a *ir.Applied[egv1a1.EnvoyExtensionPolicySpec], objs *RefObjects, luaOn bool, l *ir.HTTPListener) *resolved {
+	allowlist := l.DynamicModules
 	res := &resolved{}
 	var errs []error
 	closed := false
@@ -358,7 +359,7 @@ func resolveExtension(a *ir.Applied[egv1a1.EnvoyExtensionPolicySpec], objs *RefO
 		closed = true
 	}
 	if len(a.Spec.Lua) > 0 {
-		code, err := resolveLua(a, objs, luaOn)
+		code, err := resolveLua(a, objs, luaOn, l.LuaValidation)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("Lua: %w", err))
 			closed = true
@@ -386,17 +387,29 @@ func resolveExtension(a *ir.Applied[egv1a1.EnvoyExtensionPolicySpec], objs *RefO
 	return res
 }
 
-// resolveLua checks the Lua gate and reads ConfigMap scripts.
-func resolveLua(a *ir.Applied[egv1a1.EnvoyExtensionPolicySpec], objs *RefObjects, luaOn bool) ([]string, error) {
+// resolveLua checks the Lua gate, reads ConfigMap scripts and checks each script
+// (checkLua) as it is read, in spec order.
+func resolveLua(a *ir.Applied[egv1a1.EnvoyExtensionPolicySpec], objs *RefObjects, luaOn bool, validation *egv1a1.LuaValidation) ([]string, error) {
 	if !luaOn {
 		return nil, errLuaDisabled
 	}
 	ns := a.NamespaceOf("lua")
+	owner := a.OwnerOfPath("lua")
 	var out []string
-	for _, l := range a.Spec.Lua {
+	check := func(i int, code string) error {
+		if err := checkLua(code, validation); err != nil {
+			return fmt.Errorf("validation failed for lua body in policy with name %s/%s/%s/lua/%d: %w",
+				strings.ToLower(owner.Kind), owner.Namespace, owner.Name, i, err)
+		}
+		return nil
+	}
+	for i, l := range a.Spec.Lua {
 		if l.Type != egv1a1.LuaValueTypeValueRef {
 			if l.Inline == nil {
 				return nil, fmt.Errorf("inline code is not set")
+			}
+			if err := check(i, *l.Inline); err != nil {
+				return nil, err
 			}
 			out = append(out, *l.Inline)
 			continue
@@ -410,6 +423,9 @@ func resolveLua(a *ir.Applied[egv1a1.EnvoyExtensionPolicySpec], objs *RefObjects
 			return nil, fmt.Errorf("can't find the referenced configmap %s in namespace %s", l.ValueRef.Name, ns)
 		case !ok:
 			return nil, fmt.Errorf("can't find the key %s in the referenced configmap %s", luaConfigMapKey, l.ValueRef.Name)
+		}
+		if err := check(i, v); err != nil {
+			return nil, err
 		}
 		out = append(out, v)
 	}

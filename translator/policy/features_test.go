@@ -56,11 +56,11 @@ func TestLuaConfigMapInFieldNamespace(t *testing.T) {
 	p := luaPolicy(egv1a1.Lua{Type: egv1a1.LuaValueTypeValueRef, ValueRef: &gwapiv1.LocalObjectReference{Name: "scripts"}})
 	p.Extension.FieldOwner = map[string]ir.PolicyRef{"lua": {Kind: "EnvoyExtensionPolicy", Namespace: "platform", Name: "lua"}} // merged from a parent (MRG-05)
 	x, r := routesWith(p)
-	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "platform", Name: "scripts"}, Data: map[string]string{"b": "-- b", "a": "-- a"}}
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "platform", Name: "scripts"}, Data: map[string]string{"b": "function envoy_on_request(h) end -- b", "a": "function envoy_on_request(h) end -- a"}}
 	if errs := ResolveFeatures(x, objects(cm), true); len(errs) != 0 {
 		t.Fatal(errs)
 	}
-	if r.PolicyData.Lua[0] != "-- a" {
+	if r.PolicyData.Lua[0] != "function envoy_on_request(h) end -- a" {
 		t.Errorf("without a lua key the first key's value is read, got %q", r.PolicyData.Lua[0])
 	}
 	x, _ = routesWith(p)
