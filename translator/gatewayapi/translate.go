@@ -76,8 +76,8 @@ type index struct {
 	// EndpointSlices (labelled multicluster.kubernetes.io/service-name), by ServiceImport.
 	serviceImports map[types.NamespacedName]*mcsv1a1.ServiceImport
 	importSlices   map[types.NamespacedName][]*discoveryv1.EndpointSlice
-	grants       *refgrant.Index
-	namespaces   map[string]*corev1.Namespace
+	grants         *refgrant.Index
+	namespaces     map[string]*corev1.Namespace
 	// httpRouteFilters and configMaps are what HTTPRoute ExtensionRef filters read.
 	httpRouteFilters map[types.NamespacedName]*egv1a1.HTTPRouteFilter
 	backends         map[types.NamespacedName]*egv1a1.Backend
@@ -105,14 +105,14 @@ type index struct {
 
 func buildIndex(objs []resource.Object) *index {
 	ix := &index{
-		services:   map[types.NamespacedName]*corev1.Service{},
-		secrets:    map[types.NamespacedName]*corev1.Secret{},
-		backends:   map[types.NamespacedName]*egv1a1.Backend{},
-		slices:     map[types.NamespacedName][]*discoveryv1.EndpointSlice{},
+		services: map[types.NamespacedName]*corev1.Service{},
+		secrets:  map[types.NamespacedName]*corev1.Secret{},
+		backends: map[types.NamespacedName]*egv1a1.Backend{},
+		slices:   map[types.NamespacedName][]*discoveryv1.EndpointSlice{},
 
 		serviceImports: map[types.NamespacedName]*mcsv1a1.ServiceImport{},
 		importSlices:   map[types.NamespacedName][]*discoveryv1.EndpointSlice{},
-		namespaces: map[string]*corev1.Namespace{},
+		namespaces:     map[string]*corev1.Namespace{},
 
 		httpRouteFilters: map[types.NamespacedName]*egv1a1.HTTPRouteFilter{},
 		configMaps:       map[types.NamespacedName]*corev1.ConfigMap{},
