@@ -330,6 +330,17 @@ func truncateBTLSAncestors(s *result.ObjectStatus) {
 	}
 	sort.SliceStable(s.Parents, func(i, j int) bool { return s.Parents[i].Ref.String() < s.Parents[j].Ref.String() })
 	s.Parents = s.Parents[:maxBTLSAncestors]
+	// Written again once policies' backends add ancestors (PolicyBackends): the mark
+	// moves to the new last one.
+	for i := range s.Parents {
+		kept := make([]result.Condition, 0, len(s.Parents[i].Conditions))
+		for _, c := range s.Parents[i].Conditions {
+			if c.Type != "Aggregated" {
+				kept = append(kept, c)
+			}
+		}
+		s.Parents[i].Conditions = kept
+	}
 	last := &s.Parents[maxBTLSAncestors-1]
 	last.Conditions = setCondition(last.Conditions, cond("Aggregated", "True", "Aggregated",
 		"Ancestors have been truncated because the number of policy ancestors exceeds 16."))
