@@ -182,12 +182,12 @@ var Registry = map[string]Kind{
 			`spec.dynamicModules[]{doNotClose,loadGlobally,name,source{local.path,remote{sha256,url},type}}`,
 			`spec.geoIP.provider{maxMind{anonymousIpDbSource.local.path,asnDbSource.local.path,cityDbSource.local.path,countryDbSource.local.path,ispDbSource.local.path},type}`,
 			`spec.ipFamily`,
+			`spec.luaValidation`,
 			`spec.telemetry.accessLog{disable,settings[]{format{json,text,type},sinks[]{file.path,type},type}}`,
 		},
 		NotHandled: []Field{
 			{"spec.bootstrap", "EG v1.9 builds the proxy's bootstrap from it and refuses one that changes what it relies on (dynamic_resources...), and then the Gateways using this EnvoyProxy; the reference translator does not check it"},
 			{"spec.filterOrder", "EG v1.9 would reorder the HTTP filters of the listeners"},
-			{"spec.luaValidation", "EG v1.9 would validate EnvoyExtensionPolicy Lua scripts at that level"},
 			{"spec.lua", "EG v1.10 (v1.10-preview's envoyproxy-lua-config) would validate EnvoyExtensionPolicy Lua scripts in that mode and sandbox"},
 			{"spec.mergeBackends", "EG v1.9 would merge the backends of the Gateways' routes into shared clusters"},
 			{"spec.mergeGateways", "EG v1.9 would merge the Gateways using this EnvoyProxy into one proxy"},

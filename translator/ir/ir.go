@@ -113,6 +113,9 @@ type HTTPListener struct {
 	// GeoIP is what the clientIPGeoLocations of the SecurityPolicies on this listener's
 	// routes need (set by the policy stage; nil when none uses them).
 	GeoIP *ListenerGeoIP `json:"geoIP,omitempty"`
+	// LuaValidation is the luaValidation of the Gateway's EnvoyProxy (nil: Strict), how
+	// the policy stage checks EnvoyExtensionPolicy Lua scripts.
+	LuaValidation *egv1a1.LuaValidation `json:"luaValidation,omitempty"`
 }
 
 // ListenerGeoIP: the geolocation fields the authorization rules of a listener's routes

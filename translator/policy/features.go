@@ -101,7 +101,7 @@ func ResolveFeatures(x *ir.XDS, objs *RefObjects, luaOn bool) FeatureErrors {
 			if a := r.Policies.Extension; a != nil && a.Spec != nil {
 				res := extDone[extKey{a, l}]
 				if res == nil {
-					res = resolveExtension(a, objs, luaOn, l.DynamicModules)
+					res = resolveExtension(a, objs, luaOn, l)
 					extDone[extKey{a, l}] = res
 				}
 				switch {
@@ -221,9 +221,23 @@ func resolveSecurity(a *ir.Applied[egv1a1.SecurityPolicySpec], objs *RefObjects)
 	return res
 }
 
+// resolveLocalJWKS reads, provider after provider, each local JWKS a ConfigMap holds, and
+// resolves the backendRefs of each remote JWKS that names some (for EG's checks of them and
+// the BackendTLSPolicy ancestor they give the policy; the xDS still reaches the JWKS by
+// its URI).
 func resolveLocalJWKS(a *ir.Applied[egv1a1.SecurityPolicySpec], objs *RefObjects, data *ir.PolicyData) error {
 	ns := a.NamespaceOf("jwt")
-	for _, p := range a.Spec.JWT.Providers {
+	for i, p := range a.Spec.JWT.Providers {
+		if r := p.RemoteJWKS; r != nil && len(r.BackendRefs) > 0 {
+			if objs.backends == nil {
+				return errors.New("backend references cannot be resolved")
+			}
+			owner := a.OwnerOfPath("jwt.providers")
+			if _, err := objs.backends.ResolvePolicyBackends(owner, r.BackendRefs, extServiceName(owner, "jwt", i), false); err != nil {
+				return err
+			}
+			continue
+		}
 		l := p.LocalJWKS
 		if l == nil || l.Type == nil || *l.Type != egv1a1.LocalJWKSTypeValueRef || l.ValueRef == nil {
 			continue
@@ -341,7 +355,8 @@ func apiKeys(a *ir.Applied[egv1a1.SecurityPolicySpec], objs *RefObjects) ([]ir.A
 // listener's EnvoyProxy allowlist). Wasm, ext_proc and dynamic modules are not gated by
 // enableLua (EEP-04). A failing Lua, Wasm or dynamic module fails the routes closed;
 // failing ext_proc services do only when one of them is not failOpen.
-func resolveExtension(a *ir.Applied[egv1a1.EnvoyExtensionPolicySpec], objs *RefObjects, luaOn bool, allowlist []egv1a1.DynamicModuleEntry) *resolved {
+func resolveExtension(a *ir.Applied[egv1a1.EnvoyExtensionPolicySpec], objs *RefObjects, luaOn bool, l *ir.HTTPListener) *resolved {
+	allowlist := l.DynamicModules
 	res := &resolved{}
 	var errs []error
 	closed := false
@@ -350,7 +365,7 @@ func resolveExtension(a *ir.Applied[egv1a1.EnvoyExtensionPolicySpec], objs *RefO
 		closed = true
 	}
 	if len(a.Spec.Lua) > 0 {
-		code, err := resolveLua(a, objs, luaOn)
+		code, err := resolveLua(a, objs, luaOn, l.LuaValidation)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("Lua: %w", err))
 			closed = true
@@ -378,17 +393,29 @@ func resolveExtension(a *ir.Applied[egv1a1.EnvoyExtensionPolicySpec], objs *RefO
 	return res
 }
 
-// resolveLua checks the Lua gate and reads ConfigMap scripts.
-func resolveLua(a *ir.Applied[egv1a1.EnvoyExtensionPolicySpec], objs *RefObjects, luaOn bool) ([]string, error) {
+// resolveLua checks the Lua gate, reads ConfigMap scripts and checks each script
+// (checkLua) as it is read, in spec order.
+func resolveLua(a *ir.Applied[egv1a1.EnvoyExtensionPolicySpec], objs *RefObjects, luaOn bool, validation *egv1a1.LuaValidation) ([]string, error) {
 	if !luaOn {
 		return nil, errLuaDisabled
 	}
 	ns := a.NamespaceOf("lua")
+	owner := a.OwnerOfPath("lua")
 	var out []string
-	for _, l := range a.Spec.Lua {
+	check := func(i int, code string) error {
+		if err := checkLua(code, validation); err != nil {
+			return fmt.Errorf("validation failed for lua body in policy with name %s/%s/%s/lua/%d: %w",
+				strings.ToLower(owner.Kind), owner.Namespace, owner.Name, i, err)
+		}
+		return nil
+	}
+	for i, l := range a.Spec.Lua {
 		if l.Type != egv1a1.LuaValueTypeValueRef {
 			if l.Inline == nil {
 				return nil, fmt.Errorf("inline code is not set")
+			}
+			if err := check(i, *l.Inline); err != nil {
+				return nil, err
 			}
 			out = append(out, *l.Inline)
 			continue
@@ -402,6 +429,9 @@ func resolveLua(a *ir.Applied[egv1a1.EnvoyExtensionPolicySpec], objs *RefObjects
 			return nil, fmt.Errorf("can't find the referenced configmap %s in namespace %s", l.ValueRef.Name, ns)
 		case !ok:
 			return nil, fmt.Errorf("can't find the key %s in the referenced configmap %s", luaConfigMapKey, l.ValueRef.Name)
+		}
+		if err := check(i, v); err != nil {
+			return nil, err
 		}
 		out = append(out, v)
 	}
