@@ -28,6 +28,15 @@ func TestTuneGC(t *testing.T) {
 			t.Errorf("GOGC=%q %v: GC percent %d, want %d", c.gogc, c.args, got, c.want)
 		}
 	}
+	if got := batchMemoryLimit(64 << 30); got != batchMemorySoftCap {
+		t.Errorf("64 GiB machine: limit %d, want the %d cap", got, batchMemorySoftCap)
+	}
+	if got := batchMemoryLimit(1 << 30); got != 512<<20 {
+		t.Errorf("1 GiB container: limit %d, want half of it", got)
+	}
+	if got := batchMemoryLimit(0); got != batchMemorySoftCap {
+		t.Errorf("unknown memory: limit %d, want the cap", got)
+	}
 	if availableMemory() <= 0 {
 		t.Error("no memory figure read from the cgroup or /proc/meminfo")
 	}
