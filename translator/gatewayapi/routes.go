@@ -33,6 +33,10 @@ type routeTranslator struct {
 	// curAncestors are the parents of the route being resolved.
 	btls         btlsState
 	curAncestors []result.ParentRef
+	// telemetryGateway is the Gateway whose telemetry backends are being resolved: its
+	// client TLS settings (spec.tls.backend, else its EnvoyProxy's backendTLS) apply to
+	// them, while the BackendTLSPolicy's ancestor is the EnvoyProxy (telemetry.go).
+	telemetryGateway *gatewayCtx
 }
 
 type attachment struct {
