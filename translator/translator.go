@@ -61,10 +61,14 @@ func Translate(in Input) (res *result.Result, err error) {
 	res.Warnings = append(res.Warnings, gw.Warnings...)
 
 	pol := policy.Translator{Profile: in.Profile, Config: in.Config}.Translate(admitted, &gw.IR, gw.Topology)
+	// Overlapping routes are compared once BackendTrafficPolicies are on them (RT-11).
+	res.Statuses = gw.RouteOverlaps.Mark(res.Statuses)
 	// The features of the policies in force read their Secrets and ConfigMaps; a policy
 	// whose features cannot be built is Invalid and its routes fail closed (EEP-02...).
 	featureErrs := policy.ResolveFeatures(&gw.IR, policy.NewRefObjects(admitted).WithBackends(gw.PolicyBackends), in.Config.LuaEnabled(in.Profile.LuaDefaultOn))
 	pol.FeaturesFailed(featureErrs)
+	// The policies' own backends may have added BackendTLSPolicy ancestors (the policy).
+	res.Statuses = gw.PolicyBackends.BackendTLSStatuses(res.Statuses)
 	res.Statuses = append(res.Statuses, pol.Statuses...)
 	res.Warnings = append(res.Warnings, pol.Warnings...)
 

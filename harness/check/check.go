@@ -183,7 +183,29 @@ func (c *collector) statuses(exp []scenario.StatusExpect, res *result.Result, se
 				c.failf("statuses", fmt.Sprintf("%s.conditions[%d]", where, j), "%s: %s", what, msg)
 			}
 		}
+		if st.Only {
+			if extra := unlistedConditions(st.Conditions, conds); len(extra) > 0 {
+				c.failf("statuses", where, "%s: conditions not listed (only: true): %s", what, describe(extra))
+			}
+		}
 	}
+}
+
+// unlistedConditions are the conditions whose type no present (not absent) expectation names.
+func unlistedConditions(exp []scenario.ConditionExpect, conds []result.Condition) []result.Condition {
+	listed := map[string]bool{}
+	for _, ce := range exp {
+		if !ce.Absent {
+			listed[ce.Type] = true
+		}
+	}
+	var out []result.Condition
+	for _, c := range conds {
+		if !listed[c.Type] {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 func conditionMismatch(ce scenario.ConditionExpect, conds []result.Condition) string {

@@ -68,6 +68,7 @@ expect:
   statuses:
   - object: HTTPRoute/default/app
     parent: Gateway/default/eg
+    only: true
     conditions:
     - {type: Accepted, status: "True", reason: Accepted, message: Route is accepted}
     - {type: ResolvedRefs, status: "True", reason: ResolvedRefs}
@@ -91,6 +92,9 @@ expect:
   - {kind: Cluster, name: httproute/default/app/rule/0-mirror-0, absent: true}
   - {kind: ClusterLoadAssignment, name: httproute/default/app/rule/1}
   - {kind: HTTPFilter, name: envoy.filters.http.router, in: default/eg/http}
+  - {kind: Cluster, prefix: httproute/default/app/, names: [httproute/default/app/rule/0, httproute/default/app/rule/1]}
+  snapshot:
+  - {irRoute: httproute/default/app/rule/0/match/0/app_example_com, fields: {destination: {name: httproute/default/app/rule/0}}, absent: [directResponse]}
   traffic:
   - request: {port: 80, host: app.example.com, path: /app/items}
     expect: {status: 200, cluster: httproute/default/app/rule/0, backend: httproute/default/app/rule/0/backend/0}
@@ -213,6 +217,55 @@ func TestWrongExpectationsFail(t *testing.T) {
 			new:   `- {type: Programmed, status: "True"}`,
 			check: "statuses", where: "expect.statuses[0].conditions[2]", marker: "- {type: Programmed",
 			msg: "no Programmed condition (conditions: Accepted=True",
+		},
+		{
+			name:  "condition not listed with only",
+			old:   `- {type: ResolvedRefs, status: "True", reason: ResolvedRefs}`,
+			new:   `- {type: SecurityPolicyAffected, absent: true}`,
+			check: "statuses", where: "expect.statuses[0]", marker: "  - object: HTTPRoute/default/app",
+			msg: `HTTPRoute/default/app parent Gateway/default/eg: conditions not listed (only: true): ResolvedRefs=True`,
+		},
+		{
+			name:  "clusters by prefix in order",
+			old:   `names: [httproute/default/app/rule/0, httproute/default/app/rule/1]}`,
+			new:   `names: [httproute/default/app/rule/1, httproute/default/app/rule/0]}`,
+			check: "xds", where: "expect.xds[8]", marker: "prefix: httproute/default/app/",
+			msg: "Cluster httproute/default/app/*: names in order are",
+		},
+		{
+			name:  "clusters by prefix, one missing",
+			old:   `names: [httproute/default/app/rule/0, httproute/default/app/rule/1]}`,
+			new:   `names: [httproute/default/app/rule/0]}`,
+			check: "xds", where: "expect.xds[8]", marker: "prefix: httproute/default/app/",
+			msg: "expected\n    httproute/default/app/rule/0",
+		},
+		{
+			name:  "IR route field",
+			old:   `fields: {destination: {name: httproute/default/app/rule/0}}, absent: [directResponse]}`,
+			new:   `fields: {destination: {name: httproute/default/app/rule/1}}, absent: [directResponse]}`,
+			check: "snapshot", where: "expect.snapshot[0]", marker: "irRoute: httproute/default/app/rule/0",
+			msg: `IR route httproute/default/app/rule/0/match/0/app_example_com: destination.name is "httproute/default/app/rule/0", expected "httproute/default/app/rule/1"`,
+		},
+		{
+			name:  "IR route field expected absent",
+			old:   `fields: {destination: {name: httproute/default/app/rule/0}}, absent: [directResponse]}`,
+			new:   `fields: {name: httproute/default/app/rule/0/match/0/app_example_com}, absent: [destination]}`,
+			check: "snapshot", where: "expect.snapshot[0]", marker: "irRoute: httproute/default/app/rule/0",
+			msg: `IR route httproute/default/app/rule/0/match/0/app_example_com: destination is {`,
+		},
+		{
+			name:  "IR route not there",
+			old:   `irRoute: httproute/default/app/rule/0/match/0/app_example_com,`,
+			new:   `irRoute: httproute/default/app/rule/7/match/0/app_example_com,`,
+			check: "snapshot", where: "expect.snapshot[0]", marker: "irRoute: httproute/default/app/rule/7",
+			msg: `IR route httproute/default/app/rule/7/match/0/app_example_com: not in the snapshot's IR`,
+		},
+		{
+			name:  "field given as null is there",
+			old:   "- {kind: Cluster, name: httproute/default/app/rule/0}",
+			new:   "- {kind: Cluster, name: httproute/default/app/rule/0, fields: {connectTimeout: 10s, name: null}}",
+			check: "xds", where: "expect.xds[4]", marker: "fields: {connectTimeout: 10s, name: null}",
+			msg: `Cluster httproute/default/app/rule/0: .name is "httproute/default/app/rule/0", expected it unset`,
 		},
 		{
 			name:  "missing parent",

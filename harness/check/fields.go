@@ -88,7 +88,8 @@ func protoHasFields(m proto.Message, want map[string]any) string {
 	return subsetDiff("", w, got)
 }
 
-// subsetDiff compares JSON values: objects by the wanted keys, lists element by element.
+// subsetDiff compares JSON values: objects by the wanted keys (a key wanted as null must be
+// absent), lists element by element.
 func subsetDiff(path string, want, got any) string {
 	switch w := want.(type) {
 	case map[string]any:

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"strings"
 
 	"github.com/egharness/egharness/harness/scenario"
 	"github.com/egharness/egharness/harness/xdsserver"
@@ -33,6 +34,10 @@ func (c *collector) snapshot(exp []scenario.SnapshotExpect, res *result.Result, 
 	}
 	for i, x := range exp {
 		where := fmt.Sprintf("snapshot[%d]", i)
+		if x.IRRoute != "" {
+			c.irRoute(where, x, res)
+			continue
+		}
 		bc, ok := byName[x.Cluster]
 		if !ok {
 			c.failf("snapshot", where, "no backend cluster %s in the snapshot", x.Cluster)
@@ -88,4 +93,54 @@ func compactJSON(v any) string {
 		return fmt.Sprint(v)
 	}
 	return string(b)
+}
+
+// irRoute checks one route of the IR as /snapshots shows it (its JSON form): the model
+// before xDS, so before any EnvoyPatchPolicy (S0-75).
+func (c *collector) irRoute(where string, x scenario.SnapshotExpect, res *result.Result) {
+	var found []any
+	var listeners []string
+	for _, l := range res.IR.HTTP {
+		if x.In != "" && l.Name != x.In {
+			continue
+		}
+		for _, r := range l.Routes {
+			if r.Name != x.IRRoute {
+				continue
+			}
+			b, err := json.Marshal(r)
+			if err != nil {
+				c.failf("snapshot", where, "IR route %s: %v", x.IRRoute, err)
+				return
+			}
+			var v any
+			_ = json.Unmarshal(b, &v)
+			found = append(found, v)
+			listeners = append(listeners, l.Name)
+		}
+	}
+	what := "IR route " + x.IRRoute
+	if x.In != "" {
+		what += " in " + x.In
+	}
+	switch len(found) {
+	case 0:
+		c.failf("snapshot", where, "%s: not in the snapshot's IR", what)
+		return
+	case 1:
+	default:
+		c.failf("snapshot", where, "%s: on %d IR listeners (%s); name one with in", what, len(found), strings.Join(listeners, ", "))
+		return
+	}
+	if x.Fields != nil {
+		if d := subsetDiff("", normalize(x.Fields), found[0]); d != "" {
+			c.failf("snapshot", where, "%s: %s", what, d)
+		}
+	}
+	route, _ := found[0].(map[string]any)
+	for _, a := range x.Absent {
+		if v, ok := route[a]; ok {
+			c.failf("snapshot", where, "%s: %s is %s, expected absent", what, a, compactJSON(v))
+		}
+	}
 }

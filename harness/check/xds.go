@@ -17,6 +17,18 @@ func (c *collector) xds(exp []scenario.XDSExpect, res *result.Result, section st
 	c.section = section
 	for i, x := range exp {
 		where := fmt.Sprintf("xds[%d]", i)
+		if x.Prefix != "" {
+			var got []string
+			for _, n := range resourceNames(x, &res.XDS) {
+				if strings.HasPrefix(n, x.Prefix) {
+					got = append(got, n)
+				}
+			}
+			if !slices.Equal(got, x.Names) {
+				c.failf("xds", where, "%s %s*: names in order are\n    %s\n  expected\n    %s", x.Kind, x.Prefix, strings.Join(orNoneList(got), "\n    "), strings.Join(x.Names, "\n    "))
+			}
+			continue
+		}
 		found, detail := lookup(x, &res.XDS)
 		what := x.Kind + " " + x.Name
 		if x.In != "" {
@@ -79,6 +91,20 @@ func (c *collector) xds(exp []scenario.XDSExpect, res *result.Result, section st
 
 // lookup finds the named resource; detail lists what exists, for the failure message.
 func lookup(x scenario.XDSExpect, xds *result.XDS) (bool, string) {
+	names := resourceNames(x, xds)
+	return slices.Contains(names, x.Name), "present: " + orNone(names)
+}
+
+func orNoneList(names []string) []string {
+	if len(names) == 0 {
+		return []string{"(none)"}
+	}
+	return names
+}
+
+// resourceNames lists the names of x's kind (within x.In where the kind has one), in the
+// translation's order.
+func resourceNames(x scenario.XDSExpect, xds *result.XDS) []string {
 	var names []string
 	switch x.Kind {
 	case scenario.KindListener:
@@ -141,7 +167,7 @@ func lookup(x scenario.XDSExpect, xds *result.XDS) (bool, string) {
 	default:
 		names = policyPartNames(x, xds)
 	}
-	return slices.Contains(names, x.Name), "present: " + orNone(names)
+	return names
 }
 
 func findVirtualHost(xds *result.XDS, in, name string) *routev3.VirtualHost {

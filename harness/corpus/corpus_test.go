@@ -163,17 +163,3 @@ func refOf(kind, name string) resourceRef {
 }
 
 type resourceRef = resource.Ref
-
-func TestStableInvalid(t *testing.T) {
-	a := `X "n" is invalid: [spec.b: Invalid value: "x, y": no, spec.a[1]: Duplicate value: "z", <nil>: Invalid value: null: some rules not checked]`
-	b := `X "n" is invalid: [<nil>: Invalid value: null: some rules not checked, spec.a[1]: Duplicate value: "z", spec.b: Invalid value: "x, y": no]`
-	if stableInvalid(a) != stableInvalid(b) {
-		t.Errorf("two orders of the same errors differ:\n%s\n%s", stableInvalid(a), stableInvalid(b))
-	}
-	if !strings.Contains(stableInvalid(a), `spec.b: Invalid value: "x, y": no`) {
-		t.Errorf("an error with a comma inside was split: %s", stableInvalid(a))
-	}
-	if one := `X "n" is invalid: spec.a: Required value`; stableInvalid(one) != one {
-		t.Errorf("a single error changed: %s", stableInvalid(one))
-	}
-}

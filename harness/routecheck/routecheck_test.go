@@ -492,14 +492,7 @@ func TestPathNormalization(t *testing.T) {
 	rc := routeConfig("rc", vhost("vh", []string{"*"},
 		routeWithMatch("bc", &routev3.RouteMatch{PathSpecifier: &routev3.RouteMatch_Path{Path: "/b/c"}}, "bc"),
 		prefixRoute("fallback", "/", "fallback")))
-	mk := func(h *hcmv3.HttpConnectionManager) *Table {
-		l := listener("l", 10080, &listenerv3.FilterChain{Filters: []*listenerv3.Filter{hcmFilter(t, h)}})
-		tbl, err := New([]*listenerv3.Listener{l}, []*routev3.RouteConfiguration{rc})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return tbl
-	}
+	mk := func(h *hcmv3.HttpConnectionManager) *Table { return hcmTable(t, h, rc) }
 	plain := mk(rdsHCM("rc"))
 	if ans := check(t, plain, Request{Path: "/a/../b//c"}); ans.Route != "fallback" {
 		t.Errorf("no normalization: got route %q, want fallback", ans.Route)
@@ -759,14 +752,7 @@ func TestCustomHeaderRejectsWithoutClientIP(t *testing.T) {
 // answered 431 before routing; Host counts, and the limit is whole KiB.
 func TestMaxRequestHeaders(t *testing.T) {
 	rc := routeConfig("rc", vhost("vh", []string{"*"}, prefixRoute("r", "/", "c")))
-	mk := func(h *hcmv3.HttpConnectionManager) *Table {
-		l := listener("l", 10080, &listenerv3.FilterChain{Filters: []*listenerv3.Filter{hcmFilter(t, h)}})
-		tbl, err := New([]*listenerv3.Listener{l}, []*routev3.RouteConfiguration{rc})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return tbl
-	}
+	mk := func(h *hcmv3.HttpConnectionManager) *Table { return hcmTable(t, h, rc) }
 	pad := func(n int) map[string]string { return map[string]string{"x-p": strings.Repeat("p", n-len("x-p"))} }
 	def := mk(rdsHCM("rc"))
 	if ans := check(t, def, Request{Host: "a", Headers: pad(60*1024 - len("host") - 1)}); ans.Status != 200 {
@@ -784,4 +770,15 @@ func TestMaxRequestHeaders(t *testing.T) {
 	if ans := check(t, small, Request{Host: "a", Headers: pad(2100)}); ans.Status != 431 {
 		t.Errorf("over 2 KiB: got %+v", ans)
 	}
+}
+
+// hcmTable is a table of one plain-HTTP listener with the connection manager h over rc.
+func hcmTable(t *testing.T, h *hcmv3.HttpConnectionManager, rc *routev3.RouteConfiguration) *Table {
+	t.Helper()
+	l := listener("l", 10080, &listenerv3.FilterChain{Filters: []*listenerv3.Filter{hcmFilter(t, h)}})
+	tbl, err := New([]*listenerv3.Listener{l}, []*routev3.RouteConfiguration{rc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tbl
 }

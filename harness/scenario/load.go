@@ -379,7 +379,17 @@ func (l Loader) validateRefs(s *Scenario, addf func(int, string, ...any)) {
 			if !contains(XDSKinds, x.Kind) {
 				addf(s.Line(p+".kind"), "%s.kind: %q is not one of %s", p, x.Kind, strings.Join(XDSKinds, ", "))
 			}
-			if x.Name == "" {
+			switch {
+			case x.Prefix != "" || len(x.Names) > 0:
+				if x.Prefix == "" || len(x.Names) == 0 || x.Name != "" || x.Absent {
+					addf(s.Line(p), "%s: prefix and names go together, without name or absent", p)
+				}
+				for _, n := range x.Names {
+					if !strings.HasPrefix(n, x.Prefix) {
+						addf(s.Line(p+".names"), "%s.names: %q does not start with the prefix %q", p, n, x.Prefix)
+					}
+				}
+			case x.Name == "":
 				addf(s.Line(p), "%s.name is required", p)
 			}
 			if (len(x.Routes) > 0 || len(x.Domains) > 0) && x.Kind != KindVirtualHost {
@@ -433,8 +443,25 @@ func (l Loader) validateRefs(s *Scenario, addf func(int, string, ...any)) {
 		}
 		for i, sn := range e.Snapshot {
 			p := fmt.Sprintf("%s.snapshot[%d]", k, i)
+			if sn.IRRoute != "" {
+				switch {
+				case sn.Cluster != "" || sn.LoadBalancing != nil || sn.SessionPersistence != nil || sn.CircuitBreaker != nil:
+					addf(s.Line(p), "%s: an irRoute takes fields and absent, not a cluster's fields", p)
+				case sn.Fields == nil && len(sn.Absent) == 0:
+					addf(s.Line(p), "%s checks nothing", p)
+				}
+				for _, a := range sn.Absent {
+					if _, given := sn.Fields[a]; given {
+						addf(s.Line(p+".absent"), "%s.absent: %s is also given a value", p, a)
+					}
+				}
+				continue
+			}
+			if sn.Fields != nil || sn.In != "" {
+				addf(s.Line(p), "%s: fields and in belong to an irRoute", p)
+			}
 			if sn.Cluster == "" {
-				addf(s.Line(p), "%s.cluster is required", p)
+				addf(s.Line(p), "%s.cluster (or irRoute) is required", p)
 			}
 			given := map[string]bool{"loadBalancing": sn.LoadBalancing != nil, "session_persistence": sn.SessionPersistence != nil, "circuitBreaker": sn.CircuitBreaker != nil}
 			for _, a := range sn.Absent {

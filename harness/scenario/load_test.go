@@ -304,6 +304,18 @@ func TestLoadFileErrors(t *testing.T) {
 			substr: "routes and domains belong to a VirtualHost",
 		},
 		{
+			name:   "prefix with a name",
+			text:   strings.Replace(base, "  - {kind: VirtualHost, name: default/eg/http/app_example_com}\n", "  - {kind: Cluster, name: c, prefix: sds_, names: [sds_a]}\n", 1),
+			marker: "kind: Cluster, name: c",
+			substr: "prefix and names go together, without name or absent",
+		},
+		{
+			name:   "names off the prefix",
+			text:   strings.Replace(base, "  - {kind: VirtualHost, name: default/eg/http/app_example_com}\n", "  - {kind: Cluster, prefix: sds_, names: [other]}\n", 1),
+			marker: "kind: Cluster, prefix: sds_",
+			substr: `names: "other" does not start with the prefix "sds_"`,
+		},
+		{
 			name:   "traffic without port",
 			text:   strings.Replace(base, "request: {port: 80, host: app.example.com, path: /app}", "request: {host: app.example.com, path: /app}", 1),
 			marker: "request: {host: app.example.com",

@@ -99,12 +99,20 @@ type SnapshotExpect struct {
 	// when it covers one, else to none (see Assertions).
 	ID string `json:"id,omitempty"`
 	// Cluster is the backend cluster's name (e.g. httproute/default/app/rule/0).
-	Cluster            string         `json:"cluster"`
+	Cluster string `json:"cluster,omitempty"`
+	// IRRoute, instead of Cluster, names a route of the snapshot's IR (the `ir` of
+	// /snapshots, the reference translator's model before xDS and before any
+	// EnvoyPatchPolicy; In: its IR listener, e.g. default/eg/http). Fields are fields its
+	// JSON must have (matched as a subset, like an xds expectation's fields) and Absent
+	// names top-level fields it must not have.
+	IRRoute            string         `json:"irRoute,omitempty"`
+	In                 string         `json:"in,omitempty"`
+	Fields             map[string]any `json:"fields,omitempty"`
 	LoadBalancing      map[string]any `json:"loadBalancing,omitempty"`
 	SessionPersistence map[string]any `json:"session_persistence,omitempty"`
 	CircuitBreaker     map[string]any `json:"circuitBreaker,omitempty"`
 	// Absent names fields (loadBalancing, session_persistence, circuitBreaker) the cluster
-	// must not show.
+	// must not show, or top-level fields the IR route must not have.
 	Absent []string `json:"absent,omitempty"`
 }
 
@@ -159,6 +167,10 @@ type StatusExpect struct {
 	Conditions     []ConditionExpect `json:"conditions,omitempty"`
 	// Absent: the object (or that parent entry) has no status at all.
 	Absent bool `json:"absent,omitempty"`
+	// Only: the conditions listed (not absent) are all there are; a condition of any other
+	// type fails, so an extra condition an implementation adds (a GEP-713 PolicyAffected on
+	// a policy's target, S0-25) shows.
+	Only bool `json:"only,omitempty"`
 }
 
 // ConditionExpect checks one condition; empty fields are not checked, Message is a substring.
@@ -252,6 +264,12 @@ type XDSExpect struct {
 	// value (objects recursively, lists element by element with the same length).
 	HCM    map[string]any `json:"hcm,omitempty"`
 	Fields map[string]any `json:"fields,omitempty"`
+	// Prefix with Names, instead of Name: the resources of the kind (In narrowing as for
+	// Name) whose names start with Prefix are exactly Names, in the order the translation
+	// lists them, each as often as it appears (so a resource built twice fails, and so does
+	// one missing or one more).
+	Prefix string   `json:"prefix,omitempty"`
+	Names  []string `json:"names,omitempty"`
 }
 
 // TrafficExpect sends one request through the generated config.

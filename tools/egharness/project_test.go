@@ -14,7 +14,7 @@ func TestRunEmptySelection(t *testing.T) {
 		want string
 	}{
 		{[]string{"--label", "no-such-label"}, "nothing to run: --label no-such-label matches none of the "},
-		{[]string{"--label", "routing", "--focus", "TLS-01"}, "nothing to run: --label routing and --focus TLS-01 match no scenario together"},
+		{[]string{"--label", "lua", "--focus", "TLS-01"}, "nothing to run: --label lua and --focus TLS-01 match no scenario together"},
 		{[]string{"--focus", "NOPE-99"}, "--focus NOPE-99: no such behavior ID"},
 		{[]string{emptyScenarios(t)}, "no scenario files in "},
 		{[]string{t.TempDir()}, ": no project root above it (a folder holding scenarios/); set --root"},

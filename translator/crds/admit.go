@@ -141,7 +141,10 @@ type sortedCEL struct {
 }
 
 func (s sortedCEL) Validate(ctx context.Context, obj runtime.Object) field.ErrorList {
-	errs := s.RESTCreateStrategy.Validate(ctx, obj)
+	// The schema's own errors come in map order too (duplicate list-map keys, required
+	// fields, lengths of sibling fields): sorted the same way, so a refusal reads the same
+	// every run (the corpus had one refusal in three orders).
+	errs := sortByField(s.RESTCreateStrategy.Validate(ctx, obj))
 	u, ok := obj.(*unstructured.Unstructured)
 	if s.cel == nil || !ok {
 		return errs
@@ -154,13 +157,18 @@ func (s sortedCEL) Validate(ctx context.Context, obj runtime.Object) field.Error
 		}
 	}
 	celErrs, _ := s.cel.Validate(ctx, nil, s.schema, u.Object, nil, celconfig.RuntimeCELCostBudget)
-	sort.SliceStable(celErrs, func(i, j int) bool {
-		if celErrs[i].Field != celErrs[j].Field {
-			return celErrs[i].Field < celErrs[j].Field
+	return append(errs, sortByField(celErrs)...)
+}
+
+// sortByField orders field errors by field path, then message.
+func sortByField(errs field.ErrorList) field.ErrorList {
+	sort.SliceStable(errs, func(i, j int) bool {
+		if errs[i].Field != errs[j].Field {
+			return errs[i].Field < errs[j].Field
 		}
-		return celErrs[i].Error() < celErrs[j].Error()
+		return errs[i].Error() < errs[j].Error()
 	})
-	return append(errs, celErrs...)
+	return errs
 }
 
 // withoutXValidations is a copy of the schema without any x-kubernetes-validations.

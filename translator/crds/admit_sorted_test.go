@@ -45,3 +45,40 @@ spec:
 		}
 	}
 }
+
+// The schema's own errors on several fields (here duplicate list-map keys in two lists,
+// which the validator reports in map order) come sorted by field path too.
+func TestSchemaErrorsInOneOrder(t *testing.T) {
+	set, err := crds.ForRelease(crds.Built)
+	if err != nil {
+		t.Fatal(err)
+	}
+	js, err := yaml.YAMLToJSON([]byte(`apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: dup, namespace: default}
+spec:
+  rules:
+  - filters:
+    - type: RequestHeaderModifier
+      requestHeaderModifier:
+        set: [{name: a, value: "1"}, {name: a, value: "2"}]
+        add: [{name: b, value: "1"}, {name: b, value: "2"}]
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 30; i++ {
+		v, err := set.Admit(js)
+		if err != nil {
+			t.Fatal(err)
+		}
+		add := strings.Index(v.Message, "requestHeaderModifier.add[1]")
+		set := strings.Index(v.Message, "requestHeaderModifier.set[1]")
+		if v.Allowed || add < 0 || set < 0 {
+			t.Fatalf("want a refusal naming both duplicates, got allowed=%v %q", v.Allowed, v.Message)
+		}
+		if add > set {
+			t.Fatalf("run %d: errors not in field order: %s", i, v.Message)
+		}
+	}
+}

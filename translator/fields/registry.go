@@ -55,8 +55,8 @@ var Registry = map[string]Kind{
 			`spec.targetRefs[]{group,kind,name,sectionName}`,
 			`spec.validation{caCertificateRefs[]{group,kind,name},hostname,subjectAltNames[]{hostname,type,uri},wellKnownCACertificates}`,
 		},
-		NotHandled: []Field{
-			{"spec.options", "EG v1.9 reads no option it knows here and ignores the others"},
+		NoEffect: []Field{
+			{"spec.options", "EG v1.9 reads no BackendTLSPolicy option (the implementation slot stays unused)"},
 		},
 	},
 	// BackendTrafficPolicy: translator/policy (attachment), translator/xds/backendtraffic.go, healthcheck.go, ratelimit.go, local_ratelimit.go, bandwidth_limit.go.
@@ -180,14 +180,14 @@ var Registry = map[string]Kind{
 		Handled: []string{
 			`spec.backendTLS{alpnProtocols,ciphers,clientCertificateRef{group,kind,name,namespace},ecdhCurves,fingerprints,maxVersion,minVersion,signatureAlgorithms}`,
 			`spec.dynamicModules[]{doNotClose,loadGlobally,name,source{local.path,remote{sha256,url},type}}`,
+			`spec.geoIP.provider{maxMind{anonymousIpDbSource.local.path,asnDbSource.local.path,cityDbSource.local.path,countryDbSource.local.path,ispDbSource.local.path},type}`,
 			`spec.ipFamily`,
+			`spec.luaValidation`,
 			`spec.telemetry.accessLog{disable,settings[]{format{json,text,type},matches,sinks[]{file.path,openTelemetry{backendRefs[]{group,kind,name,namespace,port},headers[]{name,value},host,port,resourceAttributes,resources},type},type}}`,
 		},
 		NotHandled: []Field{
 			{"spec.bootstrap", "EG v1.9 builds the proxy's bootstrap from it and refuses one that changes what it relies on (dynamic_resources...), and then the Gateways using this EnvoyProxy; the reference translator does not check it"},
 			{"spec.filterOrder", "EG v1.9 would reorder the HTTP filters of the listeners"},
-			{"spec.geoIP", "EG v1.9 would configure the geoip provider SecurityPolicy clientIPGeoLocations use"},
-			{"spec.luaValidation", "EG v1.9 would validate EnvoyExtensionPolicy Lua scripts at that level"},
 			{"spec.lua", "EG v1.10 (v1.10-preview's envoyproxy-lua-config) would validate EnvoyExtensionPolicy Lua scripts in that mode and sandbox"},
 			{"spec.mergeBackends", "EG v1.9 would merge the backends of the Gateways' routes into shared clusters"},
 			{"spec.mergeGateways", "EG v1.9 would merge the Gateways using this EnvoyProxy into one proxy"},
@@ -300,7 +300,7 @@ var Registry = map[string]Kind{
 	"SecurityPolicy": {
 		Handled: []string{
 			`spec.apiKeyAuth{credentialRefs[]{group,kind,name,namespace},extractFrom[]{cookies,headers,params},forwardClientIDHeader,sanitize}`,
-			`spec.authorization{defaultAction,rules[]{action,cel,name,operation{methods,path{invert,type,value}},principal{clientCIDRs,headers[]{name,values},jwt{claims[]{name,valueType,values},provider,scopes}}}}`,
+			`spec.authorization{defaultAction,rules[]{action,cel,name,operation{methods,path{invert,type,value}},principal{clientCIDRs,clientIPGeoLocations[]{anonymous{isAnonymous,isHosting,isProxy,isTor,isVPN},asn,city,country,isp,region},headers[]{name,values},jwt{claims[]{name,valueType,values},provider,scopes}}}}`,
 			`spec.basicAuth{forwardUsernameHeader,users{group,kind,name,namespace}}`,
 			`spec.cors{allowCredentials,allowHeaders,allowMethods,allowOrigins,exposeHeaders,maxAge}`,
 			`spec.csrf{additionalOrigins,shadowFraction{denominator,numerator}}`,
@@ -313,7 +313,6 @@ var Registry = map[string]Kind{
 			`spec.targetSelectors[]{group,kind,matchExpressions[]{key,operator,values},matchLabels,namespaces{from,selector{matchExpressions[]{key,operator,values},matchLabels}}}`,
 		},
 		NotHandled: []Field{
-			{"spec.authorization.rules[].principal.clientIPGeoLocations", "EG v1.9 would match the client's geolocation with the geoip filter and RBAC"},
 			{"spec.extAuth.grpc.backendRefs[].fallback", "EG v1.9 would make that ext_authz backend a fallback, used only when the others are unhealthy"},
 			{"spec.extAuth.grpc.backendSettings.circuitBreaker.maxRequestsPerConnection", "EG v1.9 would set max_requests_per_connection on the ext_authz service cluster"},
 			{"spec.extAuth.grpc.backendSettings.circuitBreaker.retryBudget", "EG v1.9 would set a retry budget on the ext_authz service cluster"},

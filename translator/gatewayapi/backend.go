@@ -56,8 +56,9 @@ func (rt *routeTranslator) resolveEGBackend(b *ir.Backend, routeKind, routeNS, n
 	if br.Port != nil {
 		section = strconv.Itoa(int(*br.Port))
 	}
-	// A policy's backend (no route kind) records no BackendTLSPolicy status.
-	tls, err := rt.mergeUpstreamTLS(ns, be, btlsTarget{group: egv1a1.GroupName, kind: egv1a1.KindBackend, name: be.Name, section: section}, routeKind != "")
+	// A route's backend records the BackendTLSPolicy for the route's Gateways, a policy's
+	// (no route kind) for the policy (policyBackend).
+	tls, err := rt.mergeUpstreamTLS(ns, be, btlsTarget{group: egv1a1.GroupName, kind: egv1a1.KindBackend, name: be.Name, section: section}, routeKind != "" || rt.policyBackend != nil)
 	if err != nil {
 		return fail("InvalidBackendTLS", err.Error())
 	}

@@ -94,6 +94,11 @@ func (rt *routeTranslator) applyBackendTLS(b *ir.Backend, ns string, sp *corev1.
 }
 
 func (rt *routeTranslator) recordBTLS(p *gwapiv1.BackendTLSPolicy, err error) {
+	ancestors := rt.curAncestors
+	if rt.policyBackend != nil {
+		ancestors = []result.ParentRef{*rt.policyBackend}
+		rt.btlsPolicyUses = true
+	}
 	if rt.btls.uses == nil {
 		rt.btls.uses = map[*gwapiv1.BackendTLSPolicy][]btlsUse{}
 	}
@@ -101,7 +106,7 @@ func (rt *routeTranslator) recordBTLS(p *gwapiv1.BackendTLSPolicy, err error) {
 		rt.btls.order = append(rt.btls.order, p)
 		rt.btls.uses[p] = nil
 	}
-	for _, a := range rt.curAncestors {
+	for _, a := range ancestors {
 		dup := false
 		for _, u := range rt.btls.uses[p] {
 			dup = dup || (u.ancestor == a && (u.err == nil) == (err == nil))
@@ -325,6 +330,17 @@ func truncateBTLSAncestors(s *result.ObjectStatus) {
 	}
 	sort.SliceStable(s.Parents, func(i, j int) bool { return s.Parents[i].Ref.String() < s.Parents[j].Ref.String() })
 	s.Parents = s.Parents[:maxBTLSAncestors]
+	// Written again once policies' backends add ancestors (PolicyBackends): the mark
+	// moves to the new last one.
+	for i := range s.Parents {
+		kept := make([]result.Condition, 0, len(s.Parents[i].Conditions))
+		for _, c := range s.Parents[i].Conditions {
+			if c.Type != "Aggregated" {
+				kept = append(kept, c)
+			}
+		}
+		s.Parents[i].Conditions = kept
+	}
 	last := &s.Parents[maxBTLSAncestors-1]
 	last.Conditions = setCondition(last.Conditions, cond("Aggregated", "True", "Aggregated",
 		"Ancestors have been truncated because the number of policy ancestors exceeds 16."))

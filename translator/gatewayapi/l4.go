@@ -34,7 +34,7 @@ func (l *listenerCtx) buildL4IR() bool {
 	port := containerPort(int32(l.spec.Port))
 	switch l.spec.Protocol {
 	case gwapiv1.TCPProtocolType, gwapiv1.TLSProtocolType:
-		l.tcp = &ir.TCPListener{Name: l.irName(), Address: "0.0.0.0", Port: port, GatewayPort: uint32(l.spec.Port), Protocol: string(l.spec.Protocol)}
+		l.tcp = &ir.TCPListener{Name: l.irName(), Gateway: l.gateway.gw.Namespace + "/" + l.gateway.gw.Name, Address: "0.0.0.0", Port: port, GatewayPort: uint32(l.spec.Port), Protocol: string(l.spec.Protocol)}
 		if len(l.certs) > 0 {
 			l.tcp.TLS = &ir.TLSConfig{Certificates: l.certs}
 		}

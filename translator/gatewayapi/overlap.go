@@ -21,6 +21,11 @@ func keyOf(r *ir.HTTPRoute) overlapKey {
 		cookies: matchSetKey(r.Cookies, false)}
 	p := r.PathMatch
 	switch {
+	case connectUpgrade(r):
+		// Envoy's CONNECT matcher replaces the path match: such a route takes every
+		// CONNECT request whatever its path, and overlaps only other CONNECT routes
+		// (a key no path match gives).
+		k.path = "CONNECT"
 	case p == nil:
 		k.path = "p/"
 	case p.Exact != nil:
@@ -184,4 +189,44 @@ func conflictNames(route resource.Ref, bs []*overlapBucket) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// connectUpgrade reports whether the BackendTrafficPolicy in force on the route asks for the
+// CONNECT upgrade (type matched case-insensitively, as EG does). The reference does not
+// translate httpUpgrade (the field registry warns); EG's overlap check reads it.
+func connectUpgrade(r *ir.HTTPRoute) bool {
+	a := r.Policies.BackendTraffic
+	if a == nil || a.Spec == nil {
+		return false
+	}
+	for _, u := range a.Spec.HTTPUpgrade {
+		if u != nil && strings.EqualFold(u.Type, "CONNECT") {
+			return true
+		}
+	}
+	return false
+}
+
+// RouteOverlaps marks overlapping routes once policies are attached (see Output).
+type RouteOverlaps struct {
+	rt *routeTranslator
+	on bool
+}
+
+// Mark writes RouteRulesOverlap on the route parents whose matches overlap, into the
+// HTTPRoute and GRPCRoute entries of statuses (the Gateway API stage's), which it replaces.
+func (o *RouteOverlaps) Mark(statuses []result.ObjectStatus) []result.ObjectStatus {
+	if o == nil || o.rt == nil || !o.on {
+		return statuses
+	}
+	o.rt.markOverlaps()
+	for i := range statuses {
+		if k := statuses[i].Object.Kind; k != "HTTPRoute" && k != "GRPCRoute" {
+			continue
+		}
+		if s := o.rt.st.byRef[statuses[i].Object]; s != nil {
+			statuses[i] = *s
+		}
+	}
+	return statuses
 }

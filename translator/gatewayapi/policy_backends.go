@@ -12,6 +12,8 @@ import (
 	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/egharness/egharness/translator/ir"
+	"github.com/egharness/egharness/translator/resource"
+	"github.com/egharness/egharness/translator/result"
 )
 
 // PolicyBackends resolves the backendRefs of policy features that call a service of their
@@ -27,16 +29,24 @@ type PolicyBackends struct {
 // into one destination named name (EG's "<kind>/<ns>/<name>/<feature>/<index>"), its
 // backends named <name>/backend/<i>. Unlike a route's backendRef, a bad reference is an
 // error for the whole feature (EG then marks the policy Invalid): it carries EG's message.
-func (p *PolicyBackends) ResolvePolicyBackends(policyKind, policyNS string, refs []egv1a1.BackendRef, name string, http2 bool) (*ir.Destination, error) {
+//
+// A BackendTLSPolicy that secures one of these backends lists the policy (owner) as its
+// ancestor, as EG v1.9 does; BackendTLSStatuses writes those ancestors once the policy
+// stage is done.
+func (p *PolicyBackends) ResolvePolicyBackends(owner ir.PolicyRef, refs []egv1a1.BackendRef, name string, http2 bool) (*ir.Destination, error) {
 	if p == nil || p.rt == nil {
 		return nil, errors.New("backend references cannot be resolved")
 	}
 	if len(refs) == 0 {
 		return nil, errors.New("no backendRefs found for external service")
 	}
+	policyNS := owner.Namespace
+	rt := p.rt
+	rt.policyBackend = &result.ParentRef{Kind: owner.Kind, Namespace: owner.Namespace, Name: owner.Name}
+	defer func() { rt.policyBackend = nil }()
 	dest := &ir.Destination{Name: name, HTTP2: http2}
 	for i, ref := range refs {
-		if err := p.validate(policyKind, policyNS, ref.BackendObjectReference); err != nil {
+		if err := p.validate(owner.Kind, policyNS, ref.BackendObjectReference); err != nil {
 			return nil, err
 		}
 		if ref.Weight != nil && *ref.Weight == 0 {
@@ -119,8 +129,13 @@ func (p *PolicyBackends) validate(policyKind, policyNS string, ref gwapiv1.Backe
 			return fmt.Errorf("TCP Port %d not found on service %s/%s", *ref.Port, ns, ref.Name)
 		}
 	case "ServiceImport":
-		// ServiceImport objects are not read, so a reference to one cannot resolve.
-		return fmt.Errorf("serviceimport %s/%s not found", ns, ref.Name)
+		si := p.rt.ix.serviceImports[types.NamespacedName{Namespace: ns, Name: string(ref.Name)}]
+		if si == nil {
+			return fmt.Errorf("serviceimport %s/%s not found", ns, ref.Name)
+		}
+		if importPort(si, int32(*ref.Port), corev1.ProtocolTCP) == nil {
+			return fmt.Errorf("TCP Port %d not found on service %s/%s", *ref.Port, ns, ref.Name)
+		}
 	case egv1a1.KindBackend:
 		be := p.rt.ix.backends[types.NamespacedName{Namespace: ns, Name: string(ref.Name)}]
 		if be == nil {
@@ -166,12 +181,27 @@ func (p *PolicyBackends) resolve(policyNS string, ref gwapiv1.BackendObjectRefer
 		}
 		return b, nil
 	}
+	if kind == "ServiceImport" {
+		si := rt.ix.serviceImports[types.NamespacedName{Namespace: ns, Name: string(ref.Name)}]
+		sp := importPort(si, int32(*ref.Port), corev1.ProtocolTCP)
+		eps, dns, mixed := rt.importEndpoints(si, sp)
+		if mixed {
+			return nil, errors.New("mixed endpointslice address type for the same backendRef is not supported")
+		}
+		b.Endpoints, b.DNS = eps, dns
+		tls, err := rt.mergeUpstreamTLS(ns, nil, btlsTarget{group: serviceImportGroup, kind: "ServiceImport", name: si.Name, section: sp.Name}, true)
+		if err != nil {
+			return nil, err
+		}
+		b.TLS = tls
+		return b, nil
+	}
 	svc := rt.ix.services[types.NamespacedName{Namespace: ns, Name: string(ref.Name)}]
 	sp := servicePort(svc, int32(*ref.Port))
 	b.Endpoints = rt.endpoints(svc, sp)
-	// The BackendTLSPolicy of the Service applies to the policy's calls too; its status
-	// is written for the routes, not again here.
-	tls, err := rt.mergeUpstreamTLS(ns, nil, btlsTarget{kind: "Service", name: b.ServiceName, section: sp.Name}, false)
+	// The BackendTLSPolicy of the Service applies to the policy's calls too, and lists
+	// the policy as an ancestor.
+	tls, err := rt.mergeUpstreamTLS(ns, nil, btlsTarget{kind: "Service", name: b.ServiceName, section: sp.Name}, true)
 	if err != nil {
 		return nil, err
 	}
@@ -201,4 +231,39 @@ func refNamespaceKind(policyNS string, ref gwapiv1.BackendObjectReference) (stri
 		kind = string(*ref.Kind)
 	}
 	return ns, kind
+}
+
+// BackendTLSStatuses writes the BackendTLSPolicy ancestors the policies' own backends
+// added (ResolvePolicyBackends) into statuses, the Gateway API stage's statuses, whose
+// BackendTLSPolicy entries it replaces: each policy's ancestors are its routes' Gateways
+// (and EnvoyProxies of telemetry backends) first, then the policies, in the order they
+// were resolved.
+func (p *PolicyBackends) BackendTLSStatuses(statuses []result.ObjectStatus) []result.ObjectStatus {
+	if p == nil || p.rt == nil || !p.rt.btlsPolicyUses {
+		return statuses
+	}
+	rt := p.rt
+	rt.backendTLSStatuses()
+	fresh := map[resource.Ref]result.ObjectStatus{}
+	for _, pol := range rt.ix.btlsPolicies {
+		ref := resource.Ref{Kind: "BackendTLSPolicy", Namespace: pol.Namespace, Name: pol.Name}
+		if s := rt.st.byRef[ref]; s != nil {
+			fresh[ref] = *s
+		}
+	}
+	out := make([]result.ObjectStatus, 0, len(statuses)+len(fresh))
+	for _, s := range statuses {
+		if f, ok := fresh[s.Object]; ok {
+			s = f
+			delete(fresh, s.Object)
+		}
+		out = append(out, s)
+	}
+	for _, pol := range rt.ix.btlsPolicies {
+		ref := resource.Ref{Kind: "BackendTLSPolicy", Namespace: pol.Namespace, Name: pol.Name}
+		if f, ok := fresh[ref]; ok {
+			out = append(out, f)
+		}
+	}
+	return out
 }

@@ -33,6 +33,11 @@ type routeTranslator struct {
 	// curAncestors are the parents of the route being resolved.
 	btls         btlsState
 	curAncestors []result.ParentRef
+	// policyBackend is the policy whose own backend is being resolved (ext_authz, OIDC,
+	// remote JWKS, ext_proc): a BackendTLSPolicy is recorded for it rather than for
+	// curAncestors. btlsPolicyUses: some BackendTLSPolicy was recorded for a policy.
+	policyBackend  *result.ParentRef
+	btlsPolicyUses bool
 	// telemetryGateway is the Gateway whose telemetry backends are being resolved: its
 	// client TLS settings (spec.tls.backend, else its EnvoyProxy's backendTLS) apply to
 	// them, while the BackendTLSPolicy's ancestor is the EnvoyProxy (telemetry.go).
@@ -514,11 +519,11 @@ func (rt *routeTranslator) resolveDestination(kind, ns string, refs []gwapiv1.Ba
 			rc.errors = append(rc.errors, refError{reason: err.reason, msg: fmt.Sprintf("failed to process route rule %d backendRef %d: %s", ruleIdx, k, err.msg)})
 			rc.backendErrors = true
 		}
-		if err == nil && b.Kind == "Service" && len(b.Endpoints) == 0 {
+		if err == nil && (b.Kind == "Service" || b.Kind == "ServiceImport") && len(b.Endpoints) == 0 {
 			// EndpointSlices that list no ready endpoint (a scaled-down Deployment): the
 			// reference is fine, the backend serves nothing.
 			rc.noEndpoints = append(rc.noEndpoints, refError{reason: "EndpointsNotFound",
-				msg: fmt.Sprintf("failed to find endpoints: no ready endpoints for the related Service %s/%s", b.Namespace, b.ServiceName)})
+				msg: fmt.Sprintf("failed to find endpoints: no ready endpoints for the related %s %s/%s", b.Kind, b.Namespace, b.ServiceName)})
 			if b.Weight != 0 {
 				rc.noEndpointWeight += b.Weight
 			}
@@ -672,8 +677,7 @@ func (rt *routeTranslator) resolveBackend(routeKind, routeNS string, br gwapiv1.
 	switch kind {
 	case "Service":
 	case "ServiceImport":
-		// ServiceImport objects are not read yet, so a reference to one cannot resolve.
-		return fail("BackendNotFound", fmt.Sprintf("service import %s/%s not found", ns, br.Name))
+		return rt.resolveServiceImport(b, routeKind, routeNS, ns, br, fail)
 	case "Backend":
 		return rt.resolveEGBackend(b, routeKind, routeNS, ns, br, fail)
 	default:

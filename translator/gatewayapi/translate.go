@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
 	gwapiv1a3 "sigs.k8s.io/gateway-api/apis/v1alpha3"
+	mcsv1a1 "sigs.k8s.io/mcs-api/pkg/apis/v1alpha1"
 
 	"github.com/egharness/egharness/translator/apis/backendlb"
 	"github.com/egharness/egharness/translator/config"
@@ -36,6 +37,10 @@ type Output struct {
 	// PolicyBackends resolves policy features' backendRefs (ext_authz, ext_proc) with the
 	// objects this stage read.
 	PolicyBackends *PolicyBackends
+	// RouteOverlaps writes RouteRulesOverlap (RT-11) once the policy stage has put the
+	// BackendTrafficPolicies on the IR routes: EG compares the matches after them (a
+	// CONNECT upgrade replaces a route's path match).
+	RouteOverlaps *RouteOverlaps
 }
 
 // Translator runs the stage under one profile and configuration.
@@ -67,8 +72,12 @@ type index struct {
 	services     map[types.NamespacedName]*corev1.Service
 	secrets      map[types.NamespacedName]*corev1.Secret
 	slices       map[types.NamespacedName][]*discoveryv1.EndpointSlice // by Service
-	grants       *refgrant.Index
-	namespaces   map[string]*corev1.Namespace
+	// serviceImports are the Multi-Cluster Services ServiceImports; importSlices their
+	// EndpointSlices (labelled multicluster.kubernetes.io/service-name), by ServiceImport.
+	serviceImports map[types.NamespacedName]*mcsv1a1.ServiceImport
+	importSlices   map[types.NamespacedName][]*discoveryv1.EndpointSlice
+	grants         *refgrant.Index
+	namespaces     map[string]*corev1.Namespace
 	// httpRouteFilters and configMaps are what HTTPRoute ExtensionRef filters read.
 	httpRouteFilters map[types.NamespacedName]*egv1a1.HTTPRouteFilter
 	backends         map[types.NamespacedName]*egv1a1.Backend
@@ -96,11 +105,14 @@ type index struct {
 
 func buildIndex(objs []resource.Object) *index {
 	ix := &index{
-		services:   map[types.NamespacedName]*corev1.Service{},
-		secrets:    map[types.NamespacedName]*corev1.Secret{},
-		backends:   map[types.NamespacedName]*egv1a1.Backend{},
-		slices:     map[types.NamespacedName][]*discoveryv1.EndpointSlice{},
-		namespaces: map[string]*corev1.Namespace{},
+		services: map[types.NamespacedName]*corev1.Service{},
+		secrets:  map[types.NamespacedName]*corev1.Secret{},
+		backends: map[types.NamespacedName]*egv1a1.Backend{},
+		slices:   map[types.NamespacedName][]*discoveryv1.EndpointSlice{},
+
+		serviceImports: map[types.NamespacedName]*mcsv1a1.ServiceImport{},
+		importSlices:   map[types.NamespacedName][]*discoveryv1.EndpointSlice{},
+		namespaces:     map[string]*corev1.Namespace{},
 
 		httpRouteFilters: map[types.NamespacedName]*egv1a1.HTTPRouteFilter{},
 		configMaps:       map[types.NamespacedName]*corev1.ConfigMap{},
@@ -131,11 +143,17 @@ func buildIndex(objs []resource.Object) *index {
 			ix.backendList = append(ix.backendList, v)
 		case *corev1.Secret:
 			ix.secrets[types.NamespacedName{Namespace: v.Namespace, Name: v.Name}] = v
+		case *mcsv1a1.ServiceImport:
+			ix.serviceImports[types.NamespacedName{Namespace: v.Namespace, Name: v.Name}] = v
 		case *discoveryv1.EndpointSlice:
-			svc := v.Labels[discoveryv1.LabelServiceName]
-			if svc != "" {
+			// A slice belongs to a Service by the Kubernetes label, else to a ServiceImport
+			// by the Multi-Cluster Services one (EG v1.9 reads them in that order).
+			if svc := v.Labels[discoveryv1.LabelServiceName]; svc != "" {
 				key := types.NamespacedName{Namespace: v.Namespace, Name: svc}
 				ix.slices[key] = append(ix.slices[key], v)
+			} else if si := v.Labels[mcsv1a1.LabelServiceName]; si != "" {
+				key := types.NamespacedName{Namespace: v.Namespace, Name: si}
+				ix.importSlices[key] = append(ix.importSlices[key], v)
 			}
 		case *corev1.Namespace:
 			ix.namespaces[v.Name] = v
@@ -173,9 +191,11 @@ func buildIndex(objs []resource.Object) *index {
 	sort.SliceStable(ix.udpRoutes, func(i, j int) bool { return olderFirst(ix.udpRoutes[i], ix.udpRoutes[j]) })
 	sort.SliceStable(ix.btlsPolicies, func(i, j int) bool { return olderFirst(ix.btlsPolicies[i], ix.btlsPolicies[j]) })
 	sort.SliceStable(ix.classes, func(i, j int) bool { return ix.classes[i].Name < ix.classes[j].Name })
-	for k := range ix.slices {
-		s := ix.slices[k]
-		sort.SliceStable(s, func(i, j int) bool { return s[i].Name < s[j].Name })
+	for _, m := range []map[types.NamespacedName][]*discoveryv1.EndpointSlice{ix.slices, ix.importSlices} {
+		for k := range m {
+			s := m[k]
+			sort.SliceStable(s, func(i, j int) bool { return s[i].Name < s[j].Name })
+		}
 	}
 	return ix
 }
@@ -275,10 +295,24 @@ func (t Translator) Translate(objs []resource.Object) Output {
 				}
 			}
 		}
+		if ep != nil && ep.Spec.GeoIP != nil {
+			for _, l := range g.listeners {
+				if l.ir != nil {
+					l.ir.EnvoyProxyGeoIP = ep.Spec.GeoIP
+				}
+			}
+		}
 		if ep != nil && len(ep.Spec.DynamicModules) > 0 {
 			for _, l := range g.listeners {
 				if l.ir != nil {
 					l.ir.DynamicModules = ep.Spec.DynamicModules
+				}
+			}
+		}
+		if ep != nil && ep.Spec.LuaValidation != nil {
+			for _, l := range g.listeners {
+				if l.ir != nil {
+					l.ir.LuaValidation = ep.Spec.LuaValidation
 				}
 			}
 		}
@@ -316,13 +350,11 @@ func (t Translator) Translate(objs []resource.Object) Output {
 			}
 		}
 	}
-	if t.Profile.RouteRulesOverlap {
-		rt.markOverlaps()
-	}
 	rt.backendTLSStatuses()
 	out.Warnings = append(out.Warnings, rt.filterWarnings...)
 	out.Topology = rt.topology()
 	out.PolicyBackends = &PolicyBackends{rt: &rt}
+	out.RouteOverlaps = &RouteOverlaps{rt: &rt, on: t.Profile.RouteRulesOverlap}
 	backendStatuses(ix, st, t.Config.ExtensionAPIs != nil && t.Config.ExtensionAPIs.EnableBackend)
 	out.Statuses = st.list()
 	return out

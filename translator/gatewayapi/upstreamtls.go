@@ -34,8 +34,7 @@ func (rt *routeTranslator) upstreamTLS(ns string, be *egv1a1.Backend, target btl
 }
 
 // mergeUpstreamTLS is upstreamTLS; record says whether the policy's use is recorded for its
-// status (not for a policy's own backends, whose ancestor EG names as the policy, which the
-// reference does not write).
+// status (for the route's Gateways, or for the policy whose own backend this is).
 func (rt *routeTranslator) mergeUpstreamTLS(ns string, be *egv1a1.Backend, target btlsTarget, record bool) (*ir.UpstreamTLS, error) {
 	var (
 		server       *ir.UpstreamTLS

@@ -29,7 +29,10 @@ type ReadyListener struct {
 
 // TCPListener is a Gateway listener of protocol TCP or TLS.
 type TCPListener struct {
-	Name    string `json:"name"`
+	Name string `json:"name"`
+	// Gateway (namespace/name) owns the listener: its proxy is the one Envoy listener of
+	// the port shares, unless Gateways are merged.
+	Gateway string `json:"gateway"`
 	Address string `json:"address"`
 	// IPv4Compat: the :: address also takes IPv4 (EnvoyProxy ipFamily DualStack).
 	IPv4Compat  bool   `json:"ipv4Compat,omitempty"`
@@ -104,6 +107,29 @@ type HTTPListener struct {
 	// DynamicModules is the dynamicModules allowlist of the Gateway's EnvoyProxy: the
 	// modules EnvoyExtensionPolicies may load on this listener's routes.
 	DynamicModules []egv1a1.DynamicModuleEntry `json:"dynamicModules,omitempty"`
+	// EnvoyProxyGeoIP is the geoIP provider of the Gateway's EnvoyProxy, which SecurityPolicy
+	// clientIPGeoLocations need (set by the Gateway API stage).
+	EnvoyProxyGeoIP *egv1a1.EnvoyProxyGeoIP `json:"envoyProxyGeoIP,omitempty"`
+	// GeoIP is what the clientIPGeoLocations of the SecurityPolicies on this listener's
+	// routes need (set by the policy stage; nil when none uses them).
+	GeoIP *ListenerGeoIP `json:"geoIP,omitempty"`
+	// LuaValidation is the luaValidation of the Gateway's EnvoyProxy (nil: Strict), how
+	// the policy stage checks EnvoyExtensionPolicy Lua scripts.
+	LuaValidation *egv1a1.LuaValidation `json:"luaValidation,omitempty"`
+}
+
+// ListenerGeoIP: the geolocation fields the authorization rules of a listener's routes
+// match on, and the MaxMind databases the geoip filter looks them up in.
+type ListenerGeoIP struct {
+	// Fields are the geolocation fields in use (country, region, city, asn, isp, anon,
+	// anonVPN, anonHosting, anonTor, anonProxy; in that order). EG's geoip filter writes
+	// each to an internal request header the RBAC rules match, and every route of the
+	// listener removes those headers before the request goes upstream, also when the
+	// policy failed.
+	Fields []string `json:"fields"`
+	// MaxMind is the provider once a policy validated on this listener; nil leaves the
+	// listener without a geoip filter (EG reports the error on the policy).
+	MaxMind *egv1a1.GeoIPMaxMind `json:"maxMind,omitempty"`
 }
 
 // TLSConfig is a terminating listener's certificates.

@@ -29,8 +29,10 @@ type kindInfo[T any] struct {
 	// validate, when set, is the feature translator's verdict on the effective spec for a
 	// target of the given kind (Gateway, ListenerSet, or the xRoute kind): an error makes
 	// the ancestor Accepted=False reason Invalid with the error as message, as EG's
-	// translation errors do, and a failed merge is not recorded as Merged.
-	validate func(spec *T, targetKind string) error
+	// translation errors do, and a failed merge is not recorded as Merged. It gets the
+	// applied policy (a merge's spec and the owner of each field, for references that
+	// resolve in the namespace of the policy that wrote them).
+	validate func(a *ir.Applied[T], targetKind string) error
 }
 
 // pol is one policy object of a kind.
@@ -330,7 +332,7 @@ func (e *engine[T]) forRoute(p *pol[T], t target) {
 	}
 	rs := e.w.irRoutes[key]
 	if p.mergeType == nil {
-		if err := e.check(p.spec, t.kind); err != nil {
+		if err := e.check(e.applied(p), t.kind); err != nil {
 			for _, a := range ancs {
 				p.st.reject(a, reasonInvalid, conditionMessage(err))
 			}
@@ -395,7 +397,7 @@ func (e *engine[T]) mergeOnListeners(p *pol[T], rs []irRoute, rule func(int) boo
 			}
 		}
 		if parent == nil {
-			if err := e.check(p.spec, routeScope.routeKind); err != nil {
+			if err := e.check(e.applied(p), routeScope.routeKind); err != nil {
 				p.st.reject(anc, reasonInvalid, conditionMessage(err))
 			}
 			e.apply(groups[l], e.applied(p), rule)
@@ -403,7 +405,7 @@ func (e *engine[T]) mergeOnListeners(p *pol[T], rs []irRoute, rule func(int) boo
 		}
 		a, err := e.merge(parent, p)
 		if err == nil {
-			err = e.check(a.Spec, routeScope.routeKind)
+			err = e.check(a, routeScope.routeKind)
 		}
 		if err != nil {
 			p.st.reject(anc, reasonInvalid, conditionMessage(err))
@@ -469,7 +471,7 @@ func (e *engine[T]) forListenerSet(p *pol[T], t target) {
 		}
 		e.apply(e.w.byListener[l], a, nil)
 	}
-	if err := e.check(p.spec, "ListenerSet"); err != nil {
+	if err := e.check(e.applied(p), "ListenerSet"); err != nil {
 		p.st.reject(anc, reasonInvalid, conditionMessage(err))
 	}
 	p.st.accept(anc)
@@ -518,7 +520,7 @@ func (e *engine[T]) forGateway(p *pol[T], t target) {
 		}
 		e.apply(e.w.byListener[l], a, nil)
 	}
-	if err := e.check(p.spec, "Gateway"); err != nil {
+	if err := e.check(e.applied(p), "Gateway"); err != nil {
 		p.st.reject(anc, reasonInvalid, conditionMessage(err))
 	}
 	p.st.accept(anc)
@@ -527,11 +529,11 @@ func (e *engine[T]) forGateway(p *pol[T], t target) {
 }
 
 // check runs the kind's feature validation, if it has one.
-func (e *engine[T]) check(spec *T, targetKind string) error {
+func (e *engine[T]) check(a *ir.Applied[T], targetKind string) error {
 	if e.k.validate == nil {
 		return nil
 	}
-	return e.k.validate(spec, targetKind)
+	return e.k.validate(a, targetKind)
 }
 
 // scopeConditions writes Merged and Overridden on a Gateway or ListenerSet policy's

@@ -16,7 +16,7 @@ import (
 // own (ext_authz, ext_proc) into a destination, and names the authority EG sends it. The
 // Gateway API stage, which resolved the routes' backends, implements it.
 type BackendResolver interface {
-	ResolvePolicyBackends(policyKind, policyNS string, refs []egv1a1.BackendRef, name string, http2 bool) (*ir.Destination, error)
+	ResolvePolicyBackends(owner ir.PolicyRef, refs []egv1a1.BackendRef, name string, http2 bool) (*ir.Destination, error)
 	PolicyBackendAuthority(policyNS string, ref gwapiv1.BackendObjectReference) string
 }
 
@@ -169,7 +169,7 @@ func resolveExtService(objs *RefObjects, owner ir.PolicyRef, refs []egv1a1.Backe
 	if len(refs) == 0 {
 		return nil, errors.New("no backendRefs found for external service")
 	}
-	dest, err := objs.backends.ResolvePolicyBackends(owner.Kind, owner.Namespace, refs, extServiceName(owner, feature, idx), http2)
+	dest, err := objs.backends.ResolvePolicyBackends(owner, refs, extServiceName(owner, feature, idx), http2)
 	if err != nil {
 		return nil, err
 	}

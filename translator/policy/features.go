@@ -45,20 +45,52 @@ func ResolveFeatures(x *ir.XDS, objs *RefObjects, luaOn bool) FeatureErrors {
 		l *ir.HTTPListener
 	}
 	extDone := map[extKey]*resolved{}
+	// geolocation rules validate once per policy and listener (S0-54); EG joins the error
+	// of each listener to the policy's
+	type geoKey struct {
+		a *ir.Applied[egv1a1.SecurityPolicySpec]
+		l *ir.HTTPListener
+	}
+	geoDone, geoFail := map[geoKey]bool{}, map[geoKey]bool{}
+	geoErrs := map[ir.PolicyRef]error{}
 	for _, l := range x.HTTP {
 		for _, r := range l.Routes {
 			var data ir.PolicyData
-			failed := false
+			failed, geoDirect500 := false, false
 			if a := r.Policies.Security; a != nil && a.Spec != nil {
 				res := secDone[a]
 				if res == nil {
 					res = resolveSecurity(a, objs)
 					secDone[a] = res
 				}
-				if res.err != nil {
+				geoFailed := false
+				if usesGeoIP(a.Spec.Authorization) {
+					requireGeoFields(l, a.Spec.Authorization)
+					if k := (geoKey{a, l}); !geoDone[k] {
+						geoDone[k] = true
+						mm, err := validateGeoIP(a.Spec.Authorization, l)
+						if err != nil {
+							geoErrs[a.Policy] = errors.Join(geoErrs[a.Policy], fmt.Errorf("Authorization: %w", err))
+							geoFail[k] = true
+						} else if l.GeoIP.MaxMind == nil {
+							l.GeoIP.MaxMind = mm
+						}
+					}
+					geoFailed = geoFail[geoKey{a, l}]
+				}
+				switch {
+				case geoErrs[a.Policy] != nil:
+					errs[a.Policy] = errors.Join(res.err, geoErrs[a.Policy])
+				case res.err != nil:
 					errs[a.Policy] = res.err
+				}
+				if res.err != nil {
 					failed = true
 				} else {
+					// A geolocation rule that does not validate on this listener makes the
+					// route answer 500, and EG keeps the policy's features on it (the RBAC
+					// rules included, which run before the direct response).
+					geoDirect500 = geoFailed
 					data.LocalJWKS = res.data.LocalJWKS
 					data.BasicAuthUsers = res.data.BasicAuthUsers
 					data.APIKeys = res.data.APIKeys
@@ -69,7 +101,7 @@ func ResolveFeatures(x *ir.XDS, objs *RefObjects, luaOn bool) FeatureErrors {
 			if a := r.Policies.Extension; a != nil && a.Spec != nil {
 				res := extDone[extKey{a, l}]
 				if res == nil {
-					res = resolveExtension(a, objs, luaOn, l.DynamicModules)
+					res = resolveExtension(a, objs, luaOn, l)
 					extDone[extKey{a, l}] = res
 				}
 				switch {
@@ -101,6 +133,9 @@ func ResolveFeatures(x *ir.XDS, objs *RefObjects, luaOn bool) FeatureErrors {
 				r.DirectResponse = &ir.DirectResponse{Status: 500}
 				r.Policies.Security, r.Policies.Extension, r.Policies.BackendTraffic = nil, nil, nil
 				continue
+			}
+			if geoDirect500 {
+				r.DirectResponse = &ir.DirectResponse{Status: 500}
 			}
 			if data.LocalJWKS != nil || data.BasicAuthUsers != nil || data.APIKeys != nil || data.Lua != nil ||
 				data.ExtAuth != nil || data.ExtProc != nil || data.OIDC != nil || data.DynamicModules != nil || data.ResponseBodies != nil {
@@ -186,9 +221,23 @@ func resolveSecurity(a *ir.Applied[egv1a1.SecurityPolicySpec], objs *RefObjects)
 	return res
 }
 
+// resolveLocalJWKS reads, provider after provider, each local JWKS a ConfigMap holds, and
+// resolves the backendRefs of each remote JWKS that names some (for EG's checks of them and
+// the BackendTLSPolicy ancestor they give the policy; the xDS still reaches the JWKS by
+// its URI).
 func resolveLocalJWKS(a *ir.Applied[egv1a1.SecurityPolicySpec], objs *RefObjects, data *ir.PolicyData) error {
 	ns := a.NamespaceOf("jwt")
-	for _, p := range a.Spec.JWT.Providers {
+	for i, p := range a.Spec.JWT.Providers {
+		if r := p.RemoteJWKS; r != nil && len(r.BackendRefs) > 0 {
+			if objs.backends == nil {
+				return errors.New("backend references cannot be resolved")
+			}
+			owner := a.OwnerOfPath("jwt.providers")
+			if _, err := objs.backends.ResolvePolicyBackends(owner, r.BackendRefs, extServiceName(owner, "jwt", i), false); err != nil {
+				return err
+			}
+			continue
+		}
 		l := p.LocalJWKS
 		if l == nil || l.Type == nil || *l.Type != egv1a1.LocalJWKSTypeValueRef || l.ValueRef == nil {
 			continue
@@ -306,7 +355,8 @@ func apiKeys(a *ir.Applied[egv1a1.SecurityPolicySpec], objs *RefObjects) ([]ir.A
 // listener's EnvoyProxy allowlist). Wasm, ext_proc and dynamic modules are not gated by
 // enableLua (EEP-04). A failing Lua, Wasm or dynamic module fails the routes closed;
 // failing ext_proc services do only when one of them is not failOpen.
-func resolveExtension(a *ir.Applied[egv1a1.EnvoyExtensionPolicySpec], objs *RefObjects, luaOn bool, allowlist []egv1a1.DynamicModuleEntry) *resolved {
+func resolveExtension(a *ir.Applied[egv1a1.EnvoyExtensionPolicySpec], objs *RefObjects, luaOn bool, l *ir.HTTPListener) *resolved {
+	allowlist := l.DynamicModules
 	res := &resolved{}
 	var errs []error
 	closed := false
@@ -315,7 +365,7 @@ func resolveExtension(a *ir.Applied[egv1a1.EnvoyExtensionPolicySpec], objs *RefO
 		closed = true
 	}
 	if len(a.Spec.Lua) > 0 {
-		code, err := resolveLua(a, objs, luaOn)
+		code, err := resolveLua(a, objs, luaOn, l.LuaValidation)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("Lua: %w", err))
 			closed = true
@@ -343,17 +393,29 @@ func resolveExtension(a *ir.Applied[egv1a1.EnvoyExtensionPolicySpec], objs *RefO
 	return res
 }
 
-// resolveLua checks the Lua gate and reads ConfigMap scripts.
-func resolveLua(a *ir.Applied[egv1a1.EnvoyExtensionPolicySpec], objs *RefObjects, luaOn bool) ([]string, error) {
+// resolveLua checks the Lua gate, reads ConfigMap scripts and checks each script
+// (checkLua) as it is read, in spec order.
+func resolveLua(a *ir.Applied[egv1a1.EnvoyExtensionPolicySpec], objs *RefObjects, luaOn bool, validation *egv1a1.LuaValidation) ([]string, error) {
 	if !luaOn {
 		return nil, errLuaDisabled
 	}
 	ns := a.NamespaceOf("lua")
+	owner := a.OwnerOfPath("lua")
 	var out []string
-	for _, l := range a.Spec.Lua {
+	check := func(i int, code string) error {
+		if err := checkLua(code, validation); err != nil {
+			return fmt.Errorf("validation failed for lua body in policy with name %s/%s/%s/lua/%d: %w",
+				strings.ToLower(owner.Kind), owner.Namespace, owner.Name, i, err)
+		}
+		return nil
+	}
+	for i, l := range a.Spec.Lua {
 		if l.Type != egv1a1.LuaValueTypeValueRef {
 			if l.Inline == nil {
 				return nil, fmt.Errorf("inline code is not set")
+			}
+			if err := check(i, *l.Inline); err != nil {
+				return nil, err
 			}
 			out = append(out, *l.Inline)
 			continue
@@ -367,6 +429,9 @@ func resolveLua(a *ir.Applied[egv1a1.EnvoyExtensionPolicySpec], objs *RefObjects
 			return nil, fmt.Errorf("can't find the referenced configmap %s in namespace %s", l.ValueRef.Name, ns)
 		case !ok:
 			return nil, fmt.Errorf("can't find the key %s in the referenced configmap %s", luaConfigMapKey, l.ValueRef.Name)
+		}
+		if err := check(i, v); err != nil {
+			return nil, err
 		}
 		out = append(out, v)
 	}

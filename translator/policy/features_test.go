@@ -56,11 +56,11 @@ func TestLuaConfigMapInFieldNamespace(t *testing.T) {
 	p := luaPolicy(egv1a1.Lua{Type: egv1a1.LuaValueTypeValueRef, ValueRef: &gwapiv1.LocalObjectReference{Name: "scripts"}})
 	p.Extension.FieldOwner = map[string]ir.PolicyRef{"lua": {Kind: "EnvoyExtensionPolicy", Namespace: "platform", Name: "lua"}} // merged from a parent (MRG-05)
 	x, r := routesWith(p)
-	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "platform", Name: "scripts"}, Data: map[string]string{"b": "-- b", "a": "-- a"}}
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "platform", Name: "scripts"}, Data: map[string]string{"b": "function envoy_on_request(h) end -- b", "a": "function envoy_on_request(h) end -- a"}}
 	if errs := ResolveFeatures(x, objects(cm), true); len(errs) != 0 {
 		t.Fatal(errs)
 	}
-	if r.PolicyData.Lua[0] != "-- a" {
+	if r.PolicyData.Lua[0] != "function envoy_on_request(h) end -- a" {
 		t.Errorf("without a lua key the first key's value is read, got %q", r.PolicyData.Lua[0])
 	}
 	x, _ = routesWith(p)
@@ -158,9 +158,9 @@ func TestTCPRouteSecurity(t *testing.T) {
 // fakeBackends resolves every backendRef to one address.
 type fakeBackends struct{}
 
-func (fakeBackends) ResolvePolicyBackends(_, ns string, refs []egv1a1.BackendRef, name string, http2 bool) (*ir.Destination, error) {
+func (fakeBackends) ResolvePolicyBackends(owner ir.PolicyRef, refs []egv1a1.BackendRef, name string, http2 bool) (*ir.Destination, error) {
 	return &ir.Destination{Name: name, HTTP2: http2, Settings: []*ir.Backend{{Name: name + "/backend/0", Weight: 1,
-		Endpoints: []ir.Endpoint{{Host: "10.0.0.1", Port: 9000}}, Kind: "Service", Namespace: ns, ServiceName: string(refs[0].Name)}}}, nil
+		Endpoints: []ir.Endpoint{{Host: "10.0.0.1", Port: 9000}}, Kind: "Service", Namespace: owner.Namespace, ServiceName: string(refs[0].Name)}}}, nil
 }
 
 func (fakeBackends) PolicyBackendAuthority(ns string, ref gwapiv1.BackendObjectReference) string {

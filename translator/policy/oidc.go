@@ -101,7 +101,7 @@ func resolveOIDCProvider(p egv1a1.OIDCProvider, owner ir.PolicyRef, objs *RefObj
 		if objs.backends == nil {
 			return errors.New("backend references cannot be resolved")
 		}
-		dest, err := objs.backends.ResolvePolicyBackends(owner.Kind, owner.Namespace, p.BackendRefs, extServiceName(owner, "oidc", 0), false)
+		dest, err := objs.backends.ResolvePolicyBackends(owner, p.BackendRefs, extServiceName(owner, "oidc", 0), false)
 		if err != nil {
 			return err
 		}

@@ -99,6 +99,7 @@ func (t Translator) Translate(objs []resource.Object, x *ir.XDS, topo *gatewayap
 	ce.run()
 
 	sortByAge(btps)
+	refObjs := NewRefObjects(objs)
 	newEngine(w, kindInfo[egv1a1.BackendTrafficPolicySpec]{
 		kind: "BackendTrafficPolicy", plural: "backendTrafficPolicies", routeOverride: "backendTrafficPolicy",
 		slot: func(r *ir.RoutePolicies) **ir.Applied[egv1a1.BackendTrafficPolicySpec] { return &r.BackendTraffic },
@@ -108,8 +109,14 @@ func (t Translator) Translate(objs []resource.Object, x *ir.XDS, topo *gatewayap
 			}
 			return nil
 		},
-		validate: func(s *egv1a1.BackendTrafficPolicySpec, _ string) error {
-			return errors.Join(validateRateLimit(s, t.Config.GlobalRateLimitOn()), validateBandwidthLimit(s), validateRequestBuffer(s), validateQuantities(s))
+		validate: func(a *ir.Applied[egv1a1.BackendTrafficPolicySpec], _ string) error {
+			s := a.Spec
+			// The responseOverride bodies' ConfigMaps are EG's translation of the policy
+			// too: a missing one makes a Gateway policy Invalid where no route is in its
+			// force, and a route policy's merge with it fails (EG's testdata:
+			// backendtrafficpolicy-with-response-override-merged-invalid-valueref).
+			_, bodiesErr := responseBodies(a, refObjs)
+			return errors.Join(validateRateLimit(s, t.Config.GlobalRateLimitOn()), validateBandwidthLimit(s), validateRequestBuffer(s), validateQuantities(s), bodiesErr)
 		},
 	}, btps).run()
 	btpByRef := make(map[ir.PolicyRef]*pol[egv1a1.BackendTrafficPolicySpec], len(btps))
@@ -143,8 +150,8 @@ func (t Translator) Translate(objs []resource.Object, x *ir.XDS, topo *gatewayap
 		// its force (a Gateway policy every route overrides: EG's testdata
 		// envoyextensionpolicy-lua-feature-disabled); the routes it is in force on fail
 		// closed through the feature resolution.
-		validate: func(s *egv1a1.EnvoyExtensionPolicySpec, _ string) error {
-			if len(s.Lua) > 0 && !t.Config.LuaEnabled(t.Profile.LuaDefaultOn) {
+		validate: func(a *ir.Applied[egv1a1.EnvoyExtensionPolicySpec], _ string) error {
+			if s := a.Spec; len(s.Lua) > 0 && !t.Config.LuaEnabled(t.Profile.LuaDefaultOn) {
 				return fmt.Errorf("Lua: %w", errLuaDisabled)
 			}
 			return nil

@@ -32,6 +32,7 @@ import (
 	"github.com/egharness/egharness/internal/yamlpos"
 	"go.yaml.in/yaml/v3"
 	kjson "sigs.k8s.io/json"
+	mcsv1a1 "sigs.k8s.io/mcs-api/pkg/apis/v1alpha1"
 )
 
 // coreKinds are the core/discovery kinds the translator reads; other core kinds (Pods,
@@ -57,7 +58,7 @@ var scheme = sync.OnceValue(func() *runtime.Scheme {
 	for _, add := range []func(*runtime.Scheme) error{
 		gwapiv1.Install, gwapiv1a2.Install, gwapiv1a3.Install, gwapiv1b1.Install,
 		egv1a1.AddToScheme, corev1.AddToScheme, discoveryv1.AddToScheme, certificatesv1beta1.AddToScheme,
-		backendlb.AddToScheme,
+		backendlb.AddToScheme, addServiceImport,
 	} {
 		if err := add(s); err != nil {
 			panic(fmt.Sprintf("building the type registry: %v", err)) // programming error, not input
@@ -65,6 +66,16 @@ var scheme = sync.OnceValue(func() *runtime.Scheme {
 	}
 	return s
 })
+
+// addServiceImport registers the one kind of the Multi-Cluster Services API the translator
+// reads: ServiceImport, a route's or policy's backend like a Service (EG v1.9 resolves it
+// with the EndpointSlices labelled multicluster.kubernetes.io/service-name). ServiceExport
+// and the rest of the group stay unknown.
+func addServiceImport(s *runtime.Scheme) error {
+	s.AddKnownTypes(mcsv1a1.SchemeGroupVersion, &mcsv1a1.ServiceImport{}, &mcsv1a1.ServiceImportList{})
+	metav1.AddToGroupVersion(s, mcsv1a1.SchemeGroupVersion)
+	return nil
+}
 
 // KnownKind reports whether apiVersion/kind decodes into a type the translator reads.
 func KnownKind(apiVersion, kind string) bool {

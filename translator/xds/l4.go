@@ -27,59 +27,76 @@ const (
 // buildTCPListener is a TCP or TLS Gateway listener: one tcp_proxy filter chain per route,
 // chosen by SNI where the route has server names (TLSRoutes, or a TCPRoute behind a
 // terminating listener with a hostname).
-func (t Translator) buildTCPListener(l *ir.TCPListener) *listenerv3.Listener {
+func (t Translator) buildTCPListener(ls []*ir.TCPListener) *listenerv3.Listener {
+	first := ls[0]
 	lis := &listenerv3.Listener{
-		Name:                                 t.Naming.TCPListener(l),
-		Address:                              listenAddress(l.Address, l.Port, l.IPv4Compat),
-		AccessLog:                            accessLogs(l.AccessLog, logAtListener),
+		Name:                                 t.Naming.TCPListener(first),
+		Address:                              listenAddress(first.Address, first.Port, first.IPv4Compat),
+		AccessLog:                            accessLogs(first.AccessLog, logAtListener),
 		MaxConnectionsToAcceptPerSocketEvent: u32(1),
 		PerConnectionBufferLimitBytes:        u32(bufferLimitBytes),
 	}
-	applyListenerConnection(lis, connectionOf(l.Policies.ClientHTTP))
-	defer proxyProtocolFirst(lis, connectionOf(l.Policies.ClientHTTP)) // before the TLS inspector
-	if anySNI(l.Routes) {
+	applyListenerConnection(lis, connectionOf(first.Policies.ClientHTTP))
+	defer proxyProtocolFirst(lis, connectionOf(first.Policies.ClientHTTP)) // before the TLS inspector
+	sni, emptyChain := false, false
+	for _, l := range ls {
+		sni = sni || anySNI(l.Routes)
+	}
+	if sni {
 		lis.ListenerFilters = []*listenerv3.ListenerFilter{{
 			Name:       tlsInspector,
 			ConfigType: &listenerv3.ListenerFilter_TypedConfig{TypedConfig: mustAny(&tlsinspectorv3.TlsInspector{})},
 		}}
 	}
-	routes := l.Routes
-	if len(routes) == 0 {
-		routes = []*ir.TCPRoute{{Name: emptyCluster, Destination: &ir.Destination{Name: emptyCluster}}}
-	}
-	for _, r := range routes {
-		stat := tcpStatPrefix(l)
-		if len(l.Routes) == 0 {
-			stat = fmt.Sprintf("tcp-%d", l.Port) // EG's placeholder chain is plain TCP
+	for _, l := range ls {
+		routes := l.Routes
+		if len(routes) == 0 {
+			if emptyChain {
+				continue // one placeholder chain per Envoy listener
+			}
+			emptyChain = true
+			routes = []*ir.TCPRoute{{Name: emptyCluster, Destination: &ir.Destination{Name: emptyCluster}}}
 		}
-		fc := &listenerv3.FilterChain{
-			Name: r.Name,
-			Filters: []*listenerv3.Filter{{
-				Name: tcpProxyFilter,
-				ConfigType: &listenerv3.Filter_TypedConfig{TypedConfig: mustAny(&tcpproxyv3.TcpProxy{
-					StatPrefix:       stat,
-					ClusterSpecifier: &tcpproxyv3.TcpProxy_Cluster{Cluster: r.Destination.Name},
-					AccessLog:        accessLogs(l.AccessLog, logAtRoute),
-					IdleTimeout:      tcpIdleTimeout(l),
-				})},
-			}},
+		for _, r := range routes {
+			lis.FilterChains = append(lis.FilterChains, tcpFilterChain(l, r))
 		}
-		handshakeTimeout(fc, connectionOf(l.Policies.ClientHTTP))
-		if cl := connectionLimit(connectionOf(l.Policies.ClientHTTP), stat); cl != nil {
-			fc.Filters = append([]*listenerv3.Filter{cl}, fc.Filters...)
-		}
-		if authz := tcpAuthorizationFilter(stat, r.Policies.Security); authz != nil {
-			fc.Filters = append([]*listenerv3.Filter{authz}, fc.Filters...)
-		}
-		if len(r.SNIs) > 0 {
-			fc.FilterChainMatch = &listenerv3.FilterChainMatch{ServerNames: r.SNIs}
-		}
-		if l.TLS != nil {
-			fc.TransportSocket = terminatingTLS(l.TLS, nil, l.Policies.ClientTLS)
-		}
-		lis.FilterChains = append(lis.FilterChains, fc)
 	}
 	return lis
+}
+
+// tcpFilterChain is one route's filter chain on its Gateway listener's settings (the
+// placeholder chain of a listener without routes is plain TCP).
+func tcpFilterChain(l *ir.TCPListener, r *ir.TCPRoute) *listenerv3.FilterChain {
+	stat := tcpStatPrefix(l)
+	if len(l.Routes) == 0 {
+		stat = fmt.Sprintf("tcp-%d", l.Port) // EG's placeholder chain is plain TCP
+	}
+	fc := &listenerv3.FilterChain{
+		Name: r.Name,
+		Filters: []*listenerv3.Filter{{
+			Name: tcpProxyFilter,
+			ConfigType: &listenerv3.Filter_TypedConfig{TypedConfig: mustAny(&tcpproxyv3.TcpProxy{
+				StatPrefix:       stat,
+				ClusterSpecifier: &tcpproxyv3.TcpProxy_Cluster{Cluster: r.Destination.Name},
+				AccessLog:        accessLogs(l.AccessLog, logAtRoute),
+				IdleTimeout:      tcpIdleTimeout(l),
+			})},
+		}},
+	}
+	handshakeTimeout(fc, connectionOf(l.Policies.ClientHTTP))
+	if cl := connectionLimit(connectionOf(l.Policies.ClientHTTP), stat); cl != nil {
+		fc.Filters = append([]*listenerv3.Filter{cl}, fc.Filters...)
+	}
+	if authz := tcpAuthorizationFilter(stat, r.Policies.Security); authz != nil {
+		fc.Filters = append([]*listenerv3.Filter{authz}, fc.Filters...)
+	}
+	if len(r.SNIs) > 0 {
+		fc.FilterChainMatch = &listenerv3.FilterChainMatch{ServerNames: r.SNIs}
+	}
+	if l.TLS != nil {
+		fc.TransportSocket = terminatingTLS(l.TLS, nil, l.Policies.ClientTLS)
+	}
+	return fc
 }
 
 func tcpStatPrefix(l *ir.TCPListener) string {

@@ -99,8 +99,8 @@ func decision(name string, action *anypb.Any) *cncfmatcherv3.Matcher_OnMatch {
 
 type predicate = cncfmatcherv3.Matcher_MatcherList_Predicate
 
-// rulePredicate ANDs a rule's conditions in EG's order: methods, path, client IPs, CEL,
-// JWT claims and scopes, headers.
+// rulePredicate ANDs a rule's conditions in EG's order: methods, path, client IPs, client
+// geolocations, CEL, JWT claims and scopes, headers.
 func rulePredicate(rule egv1a1.AuthorizationRule) (*predicate, error) {
 	var all []*predicate
 	if op := rule.Operation; op != nil && len(op.Methods) > 0 {
@@ -124,8 +124,8 @@ func rulePredicate(rule egv1a1.AuthorizationRule) (*predicate, error) {
 		}
 		all = append(all, ip)
 	}
-	if len(p.ClientIPGeoLocations) > 0 {
-		return nil, fmt.Errorf("clientIPGeoLocations are not translated by the reference translator")
+	if g := geoPredicate(p.ClientIPGeoLocations); g != nil {
+		all = append(all, g)
 	}
 	if rule.CEL != nil {
 		c, err := celPredicate(string(*rule.CEL))
@@ -151,6 +151,15 @@ func rulePredicate(rule egv1a1.AuthorizationRule) (*predicate, error) {
 	return &predicate{MatchType: &cncfmatcherv3.Matcher_MatcherList_Predicate_AndMatcher{
 		AndMatcher: &cncfmatcherv3.Matcher_MatcherList_Predicate_PredicateList{Predicate: all},
 	}}, nil
+}
+
+func allOf(ps []*predicate) *predicate {
+	if len(ps) == 1 {
+		return ps[0]
+	}
+	return &predicate{MatchType: &cncfmatcherv3.Matcher_MatcherList_Predicate_AndMatcher{
+		AndMatcher: &cncfmatcherv3.Matcher_MatcherList_Predicate_PredicateList{Predicate: ps},
+	}}
 }
 
 func anyOf(ps []*predicate) *predicate {

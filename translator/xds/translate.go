@@ -125,6 +125,9 @@ func (t Translator) Translate(x *ir.XDS) (result.XDS, error) {
 			}
 			rc = el.rc
 		}
+		if f := geoIPFilter(l); f != nil && fs.named[f.Name] == nil {
+			fs.named[f.Name] = f
+		}
 		for _, r := range l.Routes {
 			vkey := l.Name + "\x00" + r.Hostname
 			vh := el.vhost[vkey]
@@ -138,6 +141,7 @@ func (t Translator) Translate(x *ir.XDS) (result.XDS, error) {
 				rc.VirtualHosts = append(rc.VirtualHosts, vh)
 			}
 			route := withRouteLB(buildRoute(r), r)
+			route.RequestHeadersToRemove = append(route.RequestHeadersToRemove, geoHeadersToRemove(l)...)
 			if el.http3 {
 				addAltSvc(route, l.GatewayPort)
 			}
@@ -167,8 +171,25 @@ func (t Translator) Translate(x *ir.XDS) (result.XDS, error) {
 			}
 		}
 	}
+	// TCP and TLS Gateway listeners on one port share one Envoy listener, named after the
+	// first, with the filter chains of all (EG looks the port's listener up before it
+	// makes one).
+	var tcpOrder []portKey
+	tcpByPort := map[portKey][]*ir.TCPListener{}
 	for _, l := range x.TCP {
-		out.Listeners = append(out.Listeners, t.buildTCPListener(l))
+		k := portKey{address: l.Address, port: l.Port}
+		if !t.MergeGateways {
+			k.proxy = l.Gateway
+		}
+		if tcpByPort[k] == nil {
+			tcpOrder = append(tcpOrder, k)
+		}
+		tcpByPort[k] = append(tcpByPort[k], l)
+	}
+	for _, k := range tcpOrder {
+		out.Listeners = append(out.Listeners, t.buildTCPListener(tcpByPort[k]))
+	}
+	for _, l := range x.TCP {
 		if len(l.Routes) == 0 && !clusters[emptyCluster] {
 			// A listener without routes proxies to a cluster without hosts (EG keeps the
 			// port open rather than leave Envoy a listener with no filter chain).
