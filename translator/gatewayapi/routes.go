@@ -38,6 +38,10 @@ type routeTranslator struct {
 	// curAncestors. btlsPolicyUses: some BackendTLSPolicy was recorded for a policy.
 	policyBackend  *result.ParentRef
 	btlsPolicyUses bool
+	// telemetryGateway is the Gateway whose telemetry backends are being resolved: its
+	// client TLS settings (spec.tls.backend, else its EnvoyProxy's backendTLS) apply to
+	// them, while the BackendTLSPolicy's ancestor is the EnvoyProxy (telemetry.go).
+	telemetryGateway *gatewayCtx
 }
 
 type attachment struct {

@@ -1,88 +1,61 @@
 package gatewayapi
 
 import (
+	"errors"
 	"fmt"
-
-	egv1a1 "github.com/envoyproxy/gateway/api/v1alpha1"
+	"net"
+	"sort"
 	"strconv"
 
+	egv1a1 "github.com/envoyproxy/gateway/api/v1alpha1"
 	"github.com/google/cel-go/cel"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
+	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
 
-	"github.com/egharness/egharness/translator/result"
-
+	"github.com/egharness/egharness/translator/ir"
 	"github.com/egharness/egharness/translator/resource"
+	"github.com/egharness/egharness/translator/result"
 )
 
-// The reference translator does not build EG's telemetry (access log sinks, tracing,
-// metrics sinks). It does check what EG v1.9 checks before it builds them, because a
-// failed check changes the Gateway's status: an access log match that is not a CEL
-// expression, or a sink, tracing provider or metrics sink whose backendRef cannot be
-// resolved (a Service or Backend that does not exist) makes the Gateway Accepted=False (InvalidParameters), naming the part of
-// the telemetry and the problem; EG checks access logs, then tracing, then metrics, and
-// reports the first that fails. The listeners are translated all the same. (EG's testdata:
+// A Gateway's telemetry comes from its EnvoyProxy. Of it the reference translator builds
+// the access logs (file and OpenTelemetry sinks, their CEL matches); not the ALS sinks,
+// tracing or metrics sinks. It does check everything EG v1.9 checks before it builds them,
+// because a failed check changes the Gateway's status: an access log match that is not a
+// CEL expression, or a sink, tracing provider or metrics sink whose backendRef cannot be
+// resolved (a Service or Backend that does not exist, a port it does not have, a Service
+// without ready endpoints) makes the Gateway Accepted=False (InvalidParameters), naming
+// the part of the telemetry and the problem; EG checks access logs, then tracing, then
+// metrics, and reports the first that fails. The listeners are translated all the same;
+// a Gateway whose access logs fail the checks gets none at all (EG leaves its access log
+// unset), one whose tracing or metrics fail keeps them. (EG's testdata:
 // envoyproxy-accesslog-backend-invalid, envoyproxy-accesslog-cel-with-invalid,
 // envoyproxy-tracing-backend-invalid, envoyproxy-metric-backend-invalid.)
 
 // celParser parses access log matches as EG does: syntax only, in a plain environment.
 var celParser, _ = cel.NewEnv()
 
-// telemetryCheck writes the Gateway's condition when its EnvoyProxy's telemetry fails
-// EG's checks.
-func (rt *routeTranslator) telemetryCheck(gw *gwapiv1.Gateway) {
+// otelDefaultPort is the CRD's default for an OpenTelemetry sink's port.
+const otelDefaultPort = 4317
+
+// telemetry checks the Gateway's EnvoyProxy telemetry as EG v1.9 does, writes the
+// Gateway's condition when it fails, and returns the access logging of the Gateway's
+// listeners (nil: EG's default).
+func (rt *routeTranslator) telemetry(g *gatewayCtx) *ir.AccessLog {
+	gw := g.gw
 	ep, _ := rt.ix.envoyProxyOf(gw)
 	if ep == nil || ep.Spec.Telemetry == nil {
-		return
-	}
-	tel := ep.Spec.Telemetry
-	// The objects must exist; no ReferenceGrant is asked for (the EnvoyProxy is the
-	// operator's, and EG v1.9 takes its sinks in other namespaces: EG's testdata
-	// envoyproxy-accesslog-backend, with the collector in monitoring).
-	refs := func(bc egv1a1.BackendCluster) error {
-		for _, br := range bc.BackendRefs {
-			ns, kind := refNamespaceKind(ep.Namespace, br.BackendObjectReference)
-			key := types.NamespacedName{Namespace: ns, Name: string(br.Name)}
-			switch kind {
-			case "Service":
-				if rt.ix.services[key] == nil {
-					return fmt.Errorf("service %s/%s not found", ns, br.Name)
-				}
-			case egv1a1.KindBackend:
-				if rt.ix.backends[key] == nil {
-					return fmt.Errorf("backend %s/%s not found", ns, br.Name)
-				}
-			}
-		}
 		return nil
 	}
-	var what string
-	var err error
-	if al := tel.AccessLog; al != nil && (al.Disable == nil || !*al.Disable) {
-	settings:
-		for _, s := range al.Settings {
-			for _, expr := range s.Matches {
-				if _, iss := celParser.Parse(expr); iss != nil && iss.Err() != nil {
-					what, err = "access log", fmt.Errorf("invalid CEL expression: %s", expr)
-					break settings
-				}
-			}
-			for _, sink := range s.Sinks {
-				switch {
-				case sink.Type == egv1a1.ProxyAccessLogSinkTypeALS && sink.ALS != nil:
-					err = refs(sink.ALS.BackendCluster)
-				case sink.Type == egv1a1.ProxyAccessLogSinkTypeOpenTelemetry && sink.OpenTelemetry != nil:
-					err = refs(sink.OpenTelemetry.BackendCluster)
-				}
-				if err != nil {
-					what = "access log"
-					break settings
-				}
-			}
-		}
+	tel := ep.Spec.Telemetry
+	what := "access log"
+	al, err := rt.accessLogOf(g, ep)
+	if err != nil {
+		al = &ir.AccessLog{Disabled: true}
 	}
 	if err == nil && tel.Tracing != nil {
-		if err = refs(tel.Tracing.Provider.BackendCluster); err != nil {
+		if err = rt.telemetryRefs(ep, tel.Tracing.Provider.BackendCluster); err != nil {
 			what = "tracing"
 		}
 	}
@@ -91,26 +64,284 @@ func (rt *routeTranslator) telemetryCheck(gw *gwapiv1.Gateway) {
 			if sink.OpenTelemetry == nil {
 				continue
 			}
-			if err = refs(sink.OpenTelemetry.BackendCluster); err != nil {
+			if err = rt.telemetryRefs(ep, sink.OpenTelemetry.BackendCluster); err != nil {
 				what = "metrics"
 				break
 			}
 		}
 	}
 	if err == nil {
-		rt.telemetryBackendTLS(ep)
-		return
+		rt.telemetryBackendTLS(g, ep)
+		return al
 	}
 	s := rt.st.object(resource.Ref{Kind: "Gateway", Namespace: gw.Namespace, Name: gw.Name})
 	s.Conditions = setCondition(s.Conditions, cond("Accepted", "False", reasonInvalidParameters,
 		fmt.Sprintf("Invalid %s backendRefs in the referenced EnvoyProxy: %v", what, err)))
+	return al
+}
+
+// telemetryRefs checks that the backendRefs of a telemetry backend the reference does not
+// build (ALS, tracing, metrics) name objects that exist. No ReferenceGrant is asked for
+// (the EnvoyProxy is the operator's, and EG v1.9 takes its sinks in other namespaces:
+// EG's testdata envoyproxy-accesslog-backend, with the collector in monitoring).
+func (rt *routeTranslator) telemetryRefs(ep *egv1a1.EnvoyProxy, bc egv1a1.BackendCluster) error {
+	for _, br := range bc.BackendRefs {
+		ns, kind := refNamespaceKind(ep.Namespace, br.BackendObjectReference)
+		key := types.NamespacedName{Namespace: ns, Name: string(br.Name)}
+		switch kind {
+		case "Service":
+			if rt.ix.services[key] == nil {
+				return fmt.Errorf("service %s/%s not found", ns, br.Name)
+			}
+		case egv1a1.KindBackend:
+			if rt.ix.backends[key] == nil {
+				return fmt.Errorf("Backend %s/%s not found", ns, br.Name)
+			}
+		}
+	}
+	return nil
+}
+
+// accessLogOf is the access logging of the proxy an EnvoyProxy configures, as EG v1.9
+// reads telemetry.accessLog: none set (or settings without disable) keeps EG's default
+// (nil), disable turns logging off, and each setting's format (JSON unless it says Text or
+// gives only a text) goes to each of its File sinks, or to /dev/stdout without sinks; its
+// OpenTelemetry sinks each get a collector cluster. A setting's matches must all be CEL
+// expressions. An error is EG's reason to refuse the Gateway's access logs.
+func (rt *routeTranslator) accessLogOf(g *gatewayCtx, ep *egv1a1.EnvoyProxy) (*ir.AccessLog, error) {
+	if ep == nil || ep.Spec.Telemetry == nil || ep.Spec.Telemetry.AccessLog == nil {
+		return nil, nil
+	}
+	spec := ep.Spec.Telemetry.AccessLog
+	if spec.Disable != nil && *spec.Disable {
+		return &ir.AccessLog{Disabled: true}, nil
+	}
+	if len(spec.Settings) == 0 {
+		return nil, nil
+	}
+	out := &ir.AccessLog{}
+	for i, st := range spec.Settings {
+		logType := ""
+		if st.Type != nil {
+			logType = string(*st.Type)
+		}
+		// Without a format, EG takes JSON with its default fields.
+		format := egv1a1.ProxyAccessLogFormat{Type: new(egv1a1.ProxyAccessLogFormatTypeJSON)}
+		if st.Format != nil {
+			format = *st.Format
+		}
+		text := false
+		switch {
+		case format.Type != nil:
+			text = *format.Type == egv1a1.ProxyAccessLogFormatTypeText
+		case format.Text != nil && format.JSON == nil:
+			text = true
+		}
+		var matches []string
+		var errs []error
+		for _, expr := range st.Matches {
+			if _, iss := celParser.Parse(expr); iss != nil && iss.Err() != nil {
+				errs = append(errs, fmt.Errorf("invalid CEL expression: %s", expr))
+				continue
+			}
+			matches = append(matches, expr)
+		}
+		if len(errs) > 0 {
+			return nil, utilerrors.NewAggregate(errs)
+		}
+		add := func(path string) {
+			fl := ir.FileAccessLog{Path: path, Type: logType, Matches: matches}
+			if text {
+				if format.Text != nil {
+					fl.Format = *format.Text
+				}
+				out.Text = append(out.Text, fl)
+				return
+			}
+			fl.Fields = format.JSON
+			out.JSON = append(out.JSON, fl)
+		}
+		if len(st.Sinks) == 0 {
+			add("/dev/stdout")
+		}
+		for j, sink := range st.Sinks {
+			switch {
+			case sink.Type == egv1a1.ProxyAccessLogSinkTypeFile && sink.File != nil:
+				add(sink.File.Path)
+			case sink.Type == egv1a1.ProxyAccessLogSinkTypeALS && sink.ALS != nil:
+				if err := rt.telemetryRefs(ep, sink.ALS.BackendCluster); err != nil {
+					return nil, err
+				}
+			case sink.Type == egv1a1.ProxyAccessLogSinkTypeOpenTelemetry && sink.OpenTelemetry != nil:
+				o, err := rt.otelAccessLog(g, ep, fmt.Sprintf("accesslog_otel_%d_%d", i, j), sink.OpenTelemetry)
+				if err != nil {
+					return nil, err
+				}
+				o.Type, o.Matches = logType, matches
+				// An OpenTelemetry record may carry both a body (the text) and attributes
+				// (the JSON fields): a format without a type gives it both.
+				if (format.Type == nil || *format.Type == egv1a1.ProxyAccessLogFormatTypeText) && format.Text != nil {
+					o.Body = *format.Text
+				}
+				if format.Type == nil || *format.Type == egv1a1.ProxyAccessLogFormatTypeJSON {
+					o.Attributes = sortedKeyValues(format.JSON)
+				}
+				out.OpenTelemetry = append(out.OpenTelemetry, o)
+			}
+		}
+	}
+	return out, nil
+}
+
+// otelAccessLog resolves an OpenTelemetry sink: its collector (the backendRefs, or the
+// deprecated host and port when it has none) as the destination name, every backend
+// named <name>/backend/-1 with weight 1 and speaking gRPC (HTTP/2); the authority of the
+// export calls (the first backend's TLS SNI, else its endpoint's hostname, else the
+// Service's <name>.<namespace>.svc or the Backend's <name>.<namespace>; the host of a
+// host and port); the resource attributes (resourceAttributes, else the deprecated
+// resources) and headers.
+func (rt *routeTranslator) otelAccessLog(g *gatewayCtx, ep *egv1a1.EnvoyProxy, name string, o *egv1a1.OpenTelemetryEnvoyProxyAccessLog) (ir.OpenTelemetryAccessLog, error) {
+	out := ir.OpenTelemetryAccessLog{
+		Owner:              ir.PolicyRef{Kind: egv1a1.KindEnvoyProxy, Namespace: ep.Namespace, Name: ep.Name},
+		ResourceAttributes: sortedKeyValues(o.GetResourceAttributes()),
+	}
+	for _, h := range o.Headers {
+		out.Headers = append(out.Headers, ir.KeyValue{Key: string(h.Name), Value: h.Value})
+	}
+	dest, err := rt.telemetryDestination(g, ep, name, o.BackendCluster)
+	if err != nil {
+		return out, err
+	}
+	out.Destination = dest
+	if len(dest.Settings) == 0 {
+		host, port := "", uint32(0)
+		if o.Host != nil {
+			host, port = *o.Host, uint32(o.Port)
+			if port == 0 {
+				port = otelDefaultPort
+			}
+		}
+		dest.Settings = []*ir.Backend{{
+			Name: name + "/backend/-1", Weight: 1,
+			Endpoints: []ir.Endpoint{{Host: host, Port: port}},
+			DNS:       net.ParseIP(host) == nil,
+		}}
+		out.Authority = host
+		return out, nil
+	}
+	first := dest.Settings[0]
+	switch {
+	case first.TLS != nil && first.TLS.SNI != "":
+		out.Authority = first.TLS.SNI
+	case len(first.Endpoints) > 0 && first.Endpoints[0].Host != "" && net.ParseIP(first.Endpoints[0].Host) == nil:
+		out.Authority = first.Endpoints[0].Host
+	case len(first.Endpoints) > 0 && first.Kind == "Service":
+		out.Authority = first.ServiceName + "." + first.Namespace + ".svc"
+	case len(first.Endpoints) > 0:
+		out.Authority = first.ServiceName + "." + first.Namespace
+	}
+	return out, nil
+}
+
+// telemetryDestination resolves the backendRefs of a telemetry backend as EG v1.9 does
+// (processBackendRefsForTelemetry): a Service must exist, not be ExternalName, have the TCP
+// port and ready endpoints (its ClusterIP without EndpointSlices); an EG Backend must be
+// enabled, exist, pass EG's Backend validation and not be a dynamic resolver. The upstream TLS of each is what the BackendTLSPolicy
+// targeting it (and an EG Backend's spec.tls) asks for, with the Gateway's client TLS
+// settings; an EG Backend with one FQDN endpoint and no SNI sends that hostname. The
+// policies' statuses are written by telemetryBackendTLS, with the EnvoyProxy as ancestor.
+func (rt *routeTranslator) telemetryDestination(g *gatewayCtx, ep *egv1a1.EnvoyProxy, name string, bc egv1a1.BackendCluster) (*ir.Destination, error) {
+	dest := &ir.Destination{Name: name, HTTP2: true}
+	savedA, savedG := rt.curAncestors, rt.telemetryGateway
+	rt.curAncestors = []result.ParentRef{{Kind: egv1a1.KindEnvoyProxy, Namespace: ep.Namespace, Name: ep.Name}}
+	rt.telemetryGateway = g
+	defer func() { rt.curAncestors, rt.telemetryGateway = savedA, savedG }()
+	for _, br := range bc.BackendRefs {
+		ns, kind := refNamespaceKind(ep.Namespace, br.BackendObjectReference)
+		key := types.NamespacedName{Namespace: ns, Name: string(br.Name)}
+		b := &ir.Backend{Name: name + "/backend/-1", Weight: 1, Kind: kind, Namespace: ns, ServiceName: string(br.Name)}
+		if br.Port != nil {
+			b.Port = uint32(*br.Port)
+		}
+		switch kind {
+		case "Service":
+			svc := rt.ix.services[key]
+			if svc == nil {
+				return nil, fmt.Errorf("service %s/%s not found", ns, br.Name)
+			}
+			if svc.Spec.Type == corev1.ServiceTypeExternalName {
+				return nil, fmt.Errorf("Service %s/%s is of type ExternalName, which is not supported as a backend; use an Envoy Gateway Backend resource with an FQDN endpoint instead", ns, br.Name)
+			}
+			var sp *corev1.ServicePort
+			if br.Port != nil {
+				sp = servicePort(svc, int32(*br.Port))
+			}
+			if sp == nil {
+				port := int32(0)
+				if br.Port != nil {
+					port = int32(*br.Port)
+				}
+				return nil, fmt.Errorf("TCP Port %d not found on Service %s/%s", port, ns, br.Name)
+			}
+			if b.Endpoints = rt.endpoints(svc, sp); len(b.Endpoints) == 0 {
+				return nil, fmt.Errorf("no ready endpoints for the related Service %s/%s", ns, br.Name)
+			}
+			tls, err := rt.mergeUpstreamTLS(ns, nil, btlsTarget{kind: "Service", name: svc.Name, section: sp.Name}, false)
+			if err != nil {
+				return nil, err
+			}
+			b.TLS = tls
+		case egv1a1.KindBackend:
+			if api := rt.t.Config.ExtensionAPIs; api == nil || !api.EnableBackend {
+				return nil, errors.New("Backend is disabled in Envoy Gateway configuration")
+			}
+			be := rt.ix.backends[key]
+			if be == nil {
+				return nil, fmt.Errorf("Backend %s/%s not found", ns, br.Name)
+			}
+			if _, err := rt.ix.validateBackend(be); err != nil {
+				return nil, err
+			}
+			if be.Spec.Type != nil && *be.Spec.Type == egv1a1.BackendTypeDynamicResolver {
+				return nil, errors.New("dynamic resolver destinations are not supported")
+			}
+			var failure error
+			fail := func(_, msg string) (*ir.Backend, *refError) {
+				failure = errors.New(msg)
+				return nil, &refError{msg: msg}
+			}
+			if _, rerr := rt.resolveEGBackend(b, "", ns, ns, gwapiv1.BackendRef{BackendObjectReference: br.BackendObjectReference}, fail); rerr != nil {
+				return nil, failure
+			}
+			if b.TLS != nil && b.TLS.SNI == "" && len(be.Spec.Endpoints) == 1 && be.Spec.Endpoints[0].FQDN != nil {
+				b.TLS.SNI = be.Spec.Endpoints[0].FQDN.Hostname
+			}
+		default:
+			return nil, fmt.Errorf("unsupported kind for backendRefs: %s", kind)
+		}
+		dest.Settings = append(dest.Settings, b)
+	}
+	return dest, nil
+}
+
+// sortedKeyValues is a map as key-value pairs sorted by key (nil for none).
+func sortedKeyValues(m map[string]string) []ir.KeyValue {
+	if len(m) == 0 {
+		return nil
+	}
+	out := make([]ir.KeyValue, 0, len(m))
+	for k, v := range m {
+		out = append(out, ir.KeyValue{Key: k, Value: v})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Key < out[j].Key })
+	return out
 }
 
 // telemetryBackendTLS records the EnvoyProxy as an ancestor of the BackendTLSPolicies that
 // secure its telemetry backends (sinks of access logs, tracing, metrics), as EG v1.9 lists
 // it (EG's testdata: envoyproxy-otel-backendtlspolicy): the policy's status then says
 // whether it applies there, beside the Gateways of the routes it serves.
-func (rt *routeTranslator) telemetryBackendTLS(ep *egv1a1.EnvoyProxy) {
+func (rt *routeTranslator) telemetryBackendTLS(g *gatewayCtx, ep *egv1a1.EnvoyProxy) {
 	tel := ep.Spec.Telemetry
 	var clusters []egv1a1.BackendCluster
 	if al := tel.AccessLog; al != nil && (al.Disable == nil || !*al.Disable) {
@@ -135,9 +366,10 @@ func (rt *routeTranslator) telemetryBackendTLS(ep *egv1a1.EnvoyProxy) {
 			}
 		}
 	}
-	saved := rt.curAncestors
+	savedA, savedG := rt.curAncestors, rt.telemetryGateway
 	rt.curAncestors = []result.ParentRef{{Kind: egv1a1.KindEnvoyProxy, Namespace: ep.Namespace, Name: ep.Name}}
-	defer func() { rt.curAncestors = saved }()
+	rt.telemetryGateway = g
+	defer func() { rt.curAncestors, rt.telemetryGateway = savedA, savedG }()
 	for _, bc := range clusters {
 		for _, br := range bc.BackendRefs {
 			ns, kind := refNamespaceKind(ep.Namespace, br.BackendObjectReference)

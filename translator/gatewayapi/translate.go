@@ -268,10 +268,10 @@ func (t Translator) Translate(objs []resource.Object) Output {
 	for _, g := range started {
 		gw := g.gw
 		rt.gatewayTLS(g)
-		rt.telemetryCheck(gw)
+		al := rt.telemetry(g)
 		ep, _ := ix.envoyProxyOf(gw)
 		out.IR.Ready = append(out.IR.Ready, readyListener(ep))
-		if al := accessLogOf(ep); al != nil {
+		if al != nil {
 			for _, l := range g.listeners {
 				switch {
 				case l.ir != nil:
@@ -367,65 +367,6 @@ func readyListener(ep *egv1a1.EnvoyProxy) ir.ReadyListener {
 		return ir.ReadyListener{Address: "::", IPv4Compat: true}
 	}
 	return ir.ReadyListener{Address: "0.0.0.0"}
-}
-
-// accessLogOf is the access logging of the proxy an EnvoyProxy configures, as EG v1.9
-// reads telemetry.accessLog: none set (or settings without disable) keeps EG's default
-// (nil), disable turns logging off, and each setting's format (JSON unless it says Text or
-// gives only a text) goes to each of its File sinks, or to /dev/stdout without sinks. The
-// ALS and OpenTelemetry sinks and the CEL matches are not translated (the field registry
-// warns of them).
-func accessLogOf(ep *egv1a1.EnvoyProxy) *ir.AccessLog {
-	if ep == nil || ep.Spec.Telemetry == nil || ep.Spec.Telemetry.AccessLog == nil {
-		return nil
-	}
-	spec := ep.Spec.Telemetry.AccessLog
-	disabled := spec.Disable != nil && *spec.Disable
-	if disabled {
-		return &ir.AccessLog{Disabled: true}
-	}
-	if len(spec.Settings) == 0 {
-		return nil
-	}
-	out := &ir.AccessLog{}
-	for _, st := range spec.Settings {
-		logType := ""
-		if st.Type != nil {
-			logType = string(*st.Type)
-		}
-		text := false
-		var format egv1a1.ProxyAccessLogFormat
-		if st.Format != nil {
-			format = *st.Format
-		}
-		switch {
-		case format.Type != nil:
-			text = *format.Type == egv1a1.ProxyAccessLogFormatTypeText
-		case format.Text != nil && format.JSON == nil:
-			text = true
-		}
-		add := func(path string) {
-			fl := ir.FileAccessLog{Path: path, Type: logType}
-			if text {
-				if format.Text != nil {
-					fl.Format = *format.Text
-				}
-				out.Text = append(out.Text, fl)
-				return
-			}
-			fl.Fields = format.JSON
-			out.JSON = append(out.JSON, fl)
-		}
-		if len(st.Sinks) == 0 {
-			add("/dev/stdout")
-		}
-		for _, sink := range st.Sinks {
-			if sink.Type == egv1a1.ProxyAccessLogSinkTypeFile && sink.File != nil {
-				add(sink.File.Path)
-			}
-		}
-	}
-	return out
 }
 
 // listenerAddress is where EG v1.9 binds a Gateway's listeners: 0.0.0.0, or :: when its

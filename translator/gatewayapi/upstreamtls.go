@@ -245,15 +245,19 @@ func (rt *routeTranslator) clientTLSSettings(cfg *egv1a1.BackendTLSConfig, owner
 	return c, nil
 }
 
-// proxyClientTLS is the client side of upstream TLS from the route's first Gateway parent (its
-// spec.tls.backend, else its EnvoyProxy's backendTLS), with its
+// proxyClientTLS is the client side of upstream TLS from the route's first Gateway parent,
+// or the Gateway whose telemetry is resolved (its spec.tls.backend, else its EnvoyProxy's
+// backendTLS), with its
 // owner (kind, namespace, name) for error messages.
 func (rt *routeTranslator) proxyClientTLS() (*egv1a1.BackendTLSConfig, string, string, string) {
-	if len(rt.curAncestors) == 0 {
-		return nil, "", "", ""
+	g := rt.telemetryGateway
+	if g == nil {
+		if len(rt.curAncestors) == 0 {
+			return nil, "", "", ""
+		}
+		a := rt.curAncestors[0]
+		g = rt.findGateway(a.Namespace, a.Name)
 	}
-	a := rt.curAncestors[0]
-	g := rt.findGateway(a.Namespace, a.Name)
 	if g == nil {
 		return nil, "", "", ""
 	}

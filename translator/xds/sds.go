@@ -77,7 +77,7 @@ func sdsURLs(x *ir.XDS) []string {
 // anchors.
 func extraSDSURLs(x *ir.XDS) []string {
 	var out []string
-	for _, d := range x.Destinations() {
+	for _, d := range tlsDestinations(x) {
 		for _, s := range d.Settings {
 			if s.TLS == nil {
 				continue

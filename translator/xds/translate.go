@@ -238,6 +238,7 @@ func (t Translator) Translate(x *ir.XDS) (result.XDS, error) {
 		clusters[rateLimitCluster] = true
 		out.Clusters = append(out.Clusters, t.rateLimitServiceCluster(t.RateLimit).cluster)
 	}
+	t.addAccessLogClusters(&out, clusters, x)
 	out.Clusters = append(out.Clusters, sdsClusters(x)...)
 	addUpstreamTLSSecrets(&out, x)
 	addSessionFilters(out.Listeners, out.Routes)
@@ -428,7 +429,7 @@ func buildCLA(name string, settings []*ir.Backend) *endpointv3.ClusterLoadAssign
 			Locality:            &corev3.Locality{Region: s.Name},
 			LoadBalancingWeight: u32(s.Weight),
 		}
-		if !s.Invalid {
+		if !s.Invalid && s.Kind != "" { // a telemetry sink's host and port names no object
 			section := ""
 			if s.Port != 0 && s.Kind != "Backend" { // EG names no section for an EG Backend, port or not
 				section = fmt.Sprint(s.Port)

@@ -172,13 +172,26 @@ func caSDS(t *ir.UpstreamTLS) *tlsv3.SdsSecretConfig {
 	return &tlsv3.SdsSecretConfig{Name: t.CAName, SdsConfig: adsSource()}
 }
 
+// tlsDestinations are the destinations whose backends may speak TLS: the routes', then the
+// access log collectors'.
+func tlsDestinations(x *ir.XDS) []*ir.Destination {
+	var out []*ir.Destination
+	for _, d := range x.Destinations() {
+		out = append(out, d)
+	}
+	for _, d := range x.AccessLogDestinations() {
+		out = append(out, d)
+	}
+	return out
+}
+
 // addUpstreamTLSSecrets adds the secrets the backends' TLS contexts name, once each, sorted
 // by name: the trust anchors (the CA refs' PEM, or the proxy's system store by file; none
 // when verification is skipped) and the client certificates Envoy presents.
 func addUpstreamTLSSecrets(out *result.XDS, x *ir.XDS) {
 	seen := map[string]*ir.UpstreamTLS{}
 	clientCerts := map[string]ir.TLSCertificate{}
-	for _, d := range x.Destinations() {
+	for _, d := range tlsDestinations(x) {
 		for _, s := range d.Settings {
 			if s.TLS == nil {
 				continue
