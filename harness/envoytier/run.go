@@ -133,6 +133,7 @@ func (t *Tier) runOnce(ctx context.Context, sc *scenario.Scenario, prof string, 
 	plain := *res
 	plain.XDS = *onLoopbackBy(&res.XDS, listenIP, sinkHost, sinkPort)
 	secretStandIns(&plain.XDS, t.ca.certPEM, t.standIn, fileSubstitutes(t.dir))
+	standInGeoIP(&plain.XDS, t.geoDBs)
 	v1, _, err := t.srv.Update(ctx, &xdsserver.Loaded{Source: fmt.Sprintf("scenario %s (%s), as translated", sc.Name, sc.File), Profile: prof, Result: &plain})
 	if err != nil {
 		o.Err = fmt.Errorf("serving the translation: %w", err)
@@ -155,6 +156,7 @@ func (t *Tier) runOnce(ctx context.Context, sc *scenario.Scenario, prof string, 
 	served.XDS = *onLoopbackBy(moved, listenIP, sinkHost, sinkPort)
 	moveDNSBackends(&served.XDS, res, addrs)
 	tr := rewriteTrust(&served.XDS, t.ca.certPEM, t.standIn, fileSubstitutes(t.dir))
+	standInGeoIP(&served.XDS, t.geoDBs)
 	t.echo.setTLSNames(tr.names)
 	pointAt(&served.XDS, t.jwt.rewriteProviders(&served.XDS), t.jwt.addr)
 	pointAt(&served.XDS, extServiceClusters(&served.XDS), t.svc.addr)

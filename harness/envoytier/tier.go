@@ -23,6 +23,7 @@ import (
 
 	"google.golang.org/grpc"
 
+	"github.com/egharness/egharness/harness/geoip"
 	"github.com/egharness/egharness/harness/xdsserver"
 )
 
@@ -59,8 +60,10 @@ type Tier struct {
 	idp   *provider
 	// standIn is the certificate served for secrets of external SDS servers.
 	standIn pemPair
-	sink    net.Listener
-	stop    context.CancelFunc
+	// geoDBs are the stand-in MaxMind databases (harness/geoip) geoip filters open.
+	geoDBs map[geoip.Kind]string
+	sink   net.Listener
+	stop   context.CancelFunc
 	// xdsAddr is where Envoy reaches the xDS server; restarts counts Envoys started
 	// again after one exited or hung.
 	xdsAddr  string
@@ -110,6 +113,9 @@ func Start(ctx context.Context, opts Options) (t *Tier, err error) {
 		return t, err
 	}
 	if t.standIn, err = t.ca.pair("external-sds.egharness.local"); err != nil {
+		return t, err
+	}
+	if t.geoDBs, err = geoip.WriteDatabases(t.dir); err != nil {
 		return t, err
 	}
 	t.echo = newEchoPool(t.lo, t.ca)

@@ -125,10 +125,11 @@ func TestTierServesRefusesAndCompares(t *testing.T) {
 
 // Upstream TLS is verified for real (a tier CA Envoy trusts, echo leaves with the names it
 // checks), tokens are verified by jwt_authn, ext_authz calls reach the stand-in, and a
-// request's clientIP reaches Envoy through the PROXY protocol (network RBAC on it).
+// request's clientIP reaches Envoy through the PROXY protocol (network RBAC on it), and
+// geoip filters open the stand-in MaxMind databases (geolocation RBAC on them).
 func TestTierStandIns(t *testing.T) {
 	tier := startTier(t)
-	for _, name := range []string{"backend-tls-policy", "jwt-gateway-shared-provider", "ext-authz", "client-validation", "oidc", "tcp-authorization"} {
+	for _, name := range []string{"backend-tls-policy", "jwt-gateway-shared-provider", "ext-authz", "client-validation", "oidc", "tcp-authorization", "authorization-geoip", "authorization-geoip-prerequisites"} {
 		sc := find(t, name)
 		o := tier.Run(context.Background(), sc, "v1.9", nil)
 		replayed := 0
@@ -137,7 +138,7 @@ func TestTierStandIns(t *testing.T) {
 				replayed++
 			}
 		}
-		if !o.Passed() || replayed == 0 || (name == "tcp-authorization" && replayed != len(o.Requests)) {
+		if !o.Passed() || replayed == 0 || ((name == "tcp-authorization" || strings.HasPrefix(name, "authorization-geoip")) && replayed != len(o.Requests)) {
 			t.Errorf("%s: %s", name, o.Describe(true))
 		}
 	}

@@ -44,6 +44,10 @@ import (
 //     answer; see applyCustomResponse.
 //   - fault: Outcome "delayed <duration>", "aborted <status>" (the answer), both, or
 //     "no fault" when the request's random value falls outside the shares; see evalFault.
+//   - geoip (a MaxMind provider): Mode is the address looked up, Outcome "located" and the
+//     fields written (to the provider's headers, replacing the client's), or "not in the
+//     stand-in databases"; the location is the stand-in geolocation's (harness/geoip),
+//     which the real Envoy tier serves as the provider's databases. See evalGeoIP.
 //   - others (lua, ext_authz, ext_proc, wasm...): present, not evaluated (their decision
 //     is made by a service or module the checker does not run).
 type FilterEffect struct {
@@ -127,6 +131,8 @@ func runHTTPFilters(h *hcmConfig, rt *routeTable, rs *requestState, ans Answer) 
 			addHdrs, err = evalCredentialInjector(f, rs, &eff)
 		case "api_key_auth":
 			reply, err = evalAPIKeyAuth(f, per, rs, &eff)
+		case "geoip":
+			addHdrs, err = evalGeoIP(f, h, rs, &eff)
 		case "oauth2":
 			reply, replyAt, err = evalOAuth2(per, rs, &eff)
 		case "rbac":

@@ -9,6 +9,7 @@ import (
 	listenerv3 "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
 	hcmv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/http_connection_manager/v3"
 	customheaderv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/http/original_ip_detection/custom_header/v3"
+	xffv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/http/original_ip_detection/xff/v3"
 	"google.golang.org/protobuf/types/known/anypb"
 )
 
@@ -16,6 +17,7 @@ const (
 	hcmFilterName       = "envoy.filters.network.http_connection_manager"
 	hcmTypeURL          = "type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager"
 	customHeaderTypeURL = "type.googleapis.com/envoy.extensions.http.original_ip_detection.custom_header.v3.CustomHeaderConfig"
+	xffTypeURL          = "type.googleapis.com/envoy.extensions.http.original_ip_detection.xff.v3.XffConfig"
 	tlsInspectorName    = "envoy.filters.listener.tls_inspector"
 	tlsInspectorTypeURL = "type.googleapis.com/envoy.extensions.filters.listener.tls_inspector.v3.TlsInspector"
 )
@@ -76,6 +78,12 @@ type hcmConfig struct {
 	// before routing (ClientTrafficPolicy customHeader.failClosed).
 	ipHeader string
 	ipReject int
+	// xffHops and skipXffAppend are the connection manager's own X-Forwarded-For settings;
+	// detect is its first original IP detection extension (nil: none). They decide the
+	// downstream remote address (the client address filters see, see remoteAddress).
+	xffHops       uint32
+	skipXffAppend bool
+	detect        *ipDetection
 	// filters are the HTTP filters in order (see httpfilters.go).
 	filters []httpFilterEntry
 	// maxHeaderBytes is the largest request header block the codec takes
@@ -196,8 +204,17 @@ func newHCMConfig(listener string, m *hcmv3.HttpConnectionManager) (*hcmConfig, 
 	if kb := m.GetMaxRequestHeadersKb(); kb != nil {
 		h.maxHeaderBytes = int(kb.GetValue()) * 1024
 	}
+	h.xffHops, h.skipXffAppend = m.GetXffNumTrustedHops(), m.GetSkipXffAppend()
 	for _, ext := range m.GetOriginalIpDetectionExtensions() {
 		tc := ext.GetTypedConfig()
+		if tc.GetTypeUrl() == xffTypeURL {
+			x := &xffv3.XffConfig{}
+			if err := tc.UnmarshalTo(x); err != nil {
+				return nil, fmt.Errorf("%w: listener %s: cannot unmarshal %s: %v", ErrInvalidConfig, listener, tc.GetTypeUrl(), err)
+			}
+			h.detect = &ipDetection{xff: true, hops: x.GetXffNumTrustedHops(), trustedCIDRs: len(x.GetXffTrustedCidrs().GetCidrs()) > 0, skipAppend: x.GetSkipXffAppend().GetValue()}
+			break
+		}
 		if tc.GetTypeUrl() != customHeaderTypeURL {
 			continue
 		}
@@ -208,6 +225,7 @@ func newHCMConfig(listener string, m *hcmv3.HttpConnectionManager) (*hcmConfig, 
 		if rs := ch.GetRejectWithStatus(); rs != nil {
 			h.ipHeader, h.ipReject = strings.ToLower(ch.GetHeaderName()), int(rs.GetCode())
 		}
+		h.detect = &ipDetection{header: strings.ToLower(ch.GetHeaderName())}
 		break // the first extension decides (later ones are tried only on failure without reject)
 	}
 	switch {
