@@ -28,14 +28,18 @@ func TestTuneGC(t *testing.T) {
 			t.Errorf("GOGC=%q %v: GC percent %d, want %d", c.gogc, c.args, got, c.want)
 		}
 	}
-	if got := batchMemoryLimit(64 << 30); got != batchMemorySoftCap {
-		t.Errorf("64 GiB machine: limit %d, want the %d cap", got, batchMemorySoftCap)
-	}
-	if got := batchMemoryLimit(1 << 30); got != 512<<20 {
-		t.Errorf("1 GiB container: limit %d, want half of it", got)
-	}
-	if got := batchMemoryLimit(0); got != batchMemorySoftCap {
-		t.Errorf("unknown memory: limit %d, want the cap", got)
+	const gib = int64(1) << 30
+	for _, c := range []struct{ live, avail, want int64 }{
+		{0, 64 * gib, gib},               // a small heap grows to the floor
+		{gib / 4, 64 * gib, gib},         // still the floor
+		{3 * gib / 2, 64 * gib, 3 * gib}, // past it: twice the live heap, never less
+		{gib / 4, gib, gib / 2},          // a 1 GiB container: half of it
+		{gib / 2, gib, gib},              // ... unless the live heap needs more
+		{0, 0, gib},                      // memory unknown
+	} {
+		if got := memoryLimitFor(c.live, c.avail); got != c.want {
+			t.Errorf("live %d, available %d: limit %d, want %d", c.live, c.avail, got, c.want)
+		}
 	}
 	if availableMemory() <= 0 {
 		t.Error("no memory figure read from the cgroup or /proc/meminfo")
