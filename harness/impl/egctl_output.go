@@ -38,6 +38,9 @@ type egctlObject struct {
 			Name           string             `json:"name"`
 			AttachedRoutes int32              `json:"attachedRoutes"`
 			Conditions     []metav1.Condition `json:"conditions"`
+			SupportedKinds []struct {
+				Kind string `json:"kind"`
+			} `json:"supportedKinds"`
 		} `json:"listeners"`
 		Parents   []egctlParent `json:"parents"`
 		Ancestors []egctlParent `json:"ancestors"`
@@ -111,7 +114,11 @@ func readObjects(key string, raw json.RawMessage, res *result.Result) error {
 			Conditions: conditions(st.Conditions),
 		}
 		for _, l := range st.Listeners {
-			os.Listeners = append(os.Listeners, result.ListenerStatus{Name: l.Name, AttachedRoutes: l.AttachedRoutes, Conditions: conditions(l.Conditions)})
+			ls := result.ListenerStatus{Name: l.Name, AttachedRoutes: l.AttachedRoutes, Conditions: conditions(l.Conditions)}
+			for _, k := range l.SupportedKinds {
+				ls.SupportedKinds = append(ls.SupportedKinds, k.Kind)
+			}
+			os.Listeners = append(os.Listeners, ls)
 		}
 		for _, p := range append(st.Parents, st.Ancestors...) {
 			ref := p.ParentRef

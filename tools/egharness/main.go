@@ -70,6 +70,6 @@ interrupted by SIGINT/SIGTERM.`,
 	root.AddCommand(newRunCmd(), newTranslateCmd(), newGoldenCmd(), newCoverageCmd())
 	root.AddCommand(newReportCmd(), newAdaptEgctlCmd())
 	root.AddCommand(newUpgradeCheckCmd(), newCRDDiffCmd())
-	root.AddCommand(newServeCmd(), newCorpusCmd())
+	root.AddCommand(newServeCmd(), newCorpusCmd(), newConformanceCmd())
 	return root
 }

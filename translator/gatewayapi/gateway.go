@@ -588,6 +588,7 @@ func (g *gatewayCtx) finish(st *statusBook) {
 			Name:           string(l.spec.Name),
 			Conditions:     l.conditions,
 			AttachedRoutes: int32(len(l.attached)),
+			SupportedKinds: l.supportedKinds,
 		})
 	}
 	g.finishSets(st)

@@ -86,7 +86,7 @@ func (g *gatewayCtx) finishSets(st *statusBook) {
 			if l.listenerSet != sc.ls {
 				continue
 			}
-			s.Listeners = append(s.Listeners, result.ListenerStatus{Name: string(l.spec.Name), Conditions: l.conditions, AttachedRoutes: int32(len(l.attached))})
+			s.Listeners = append(s.Listeners, result.ListenerStatus{Name: string(l.spec.Name), Conditions: l.conditions, AttachedRoutes: int32(len(l.attached)), SupportedKinds: l.supportedKinds})
 			acc, prog := conditionTrue(l.conditions, "Accepted"), conditionTrue(l.conditions, "Programmed")
 			allAcc, anyAcc = allAcc && acc, anyAcc || acc
 			allProg, anyProg = allProg && prog, anyProg || prog

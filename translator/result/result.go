@@ -61,6 +61,10 @@ type ListenerStatus struct {
 	Name           string      `json:"name"`
 	Conditions     []Condition `json:"conditions"`
 	AttachedRoutes int32       `json:"attachedRoutes"`
+	// SupportedKinds are the route kinds (group gateway.networking.k8s.io) the listener
+	// takes, as its status.supportedKinds lists them. Optional in the exec protocol: an
+	// implementation that leaves it out reports none.
+	SupportedKinds []string `json:"supportedKinds,omitempty"`
 }
 
 // ParentRef names a parent or ancestor.

@@ -1,0 +1,221 @@
+package kubelet
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+)
+
+// echoPorts are the ports echo-basic takes from its environment, with its defaults, per
+// mode (GRPC_ECHO_SERVER, TCP_ECHO_SERVER, or plain HTTP).
+var echoPorts = map[string][]struct {
+	env  string
+	port int
+}{
+	"http": {{"HTTP_PORT", 3000}, {"H2C_PORT", 3001}, {"HTTPS_PORT", 8443}},
+	"grpc": {{"HTTP_PORT", 3000}, {"HTTPS_PORT", 8443}},
+	"tcp":  {{"TCP_PORT", 3000}, {"TLS_PORT", 8443}},
+}
+
+// podProcess is one Pod's running backend and its pod-network forwarders.
+type podProcess struct {
+	cmd   *exec.Cmd
+	out   *capped
+	fwd   []net.Listener
+	done  chan struct{}
+	once  sync.Once
+	ports map[int]int // container port → the process's own port
+}
+
+func (p *podProcess) logs() []byte { return p.out.bytes() }
+
+func (p *podProcess) stop() {
+	p.once.Do(func() {
+		for _, l := range p.fwd {
+			_ = l.Close()
+		}
+		if p.cmd != nil && p.cmd.Process != nil {
+			_ = p.cmd.Process.Signal(syscall.SIGTERM)
+			select {
+			case <-p.done:
+			case <-time.After(3 * time.Second):
+				_ = p.cmd.Process.Kill()
+				<-p.done
+			}
+		}
+	})
+}
+
+// startProcess runs the Pod's first container as the backend binary with the container's
+// environment (field references resolved, volume paths moved under the Pod's directory)
+// and ports of its own, and forwards podIP:port for each port the mode serves.
+func (k *Kubelet) startProcess(pod *corev1.Pod, ip string) (*podProcess, error) {
+	if len(pod.Spec.Containers) == 0 {
+		return nil, errors.New("no container")
+	}
+	dir := filepath.Join(k.opts.Dir, pod.Namespace, pod.Name)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	mounts, err := k.volumeFiles(pod, dir)
+	if err != nil {
+		return nil, err
+	}
+	c := pod.Spec.Containers[0]
+	env := map[string]string{}
+	for _, e := range c.Env {
+		v := e.Value
+		if e.ValueFrom != nil && e.ValueFrom.FieldRef != nil {
+			switch e.ValueFrom.FieldRef.FieldPath {
+			case "metadata.name":
+				v = pod.Name
+			case "metadata.namespace":
+				v = pod.Namespace
+			case "status.podIP":
+				v = ip
+			case "spec.nodeName":
+				v = NodeName
+			}
+		}
+		for mount, vdir := range mounts {
+			if v == mount || strings.HasPrefix(v, mount+"/") {
+				v = vdir + strings.TrimPrefix(v, mount)
+			}
+		}
+		env[e.Name] = v
+	}
+	mode := "http"
+	switch {
+	case env["GRPC_ECHO_SERVER"] != "":
+		mode = "grpc"
+	case env["TCP_ECHO_SERVER"] != "":
+		mode = "tcp"
+	case env["UDP_ECHO_SERVER"] != "":
+		return nil, errors.New("UDP backends are not run offline")
+	}
+	p := &podProcess{out: &capped{max: 4 << 20}, done: make(chan struct{}), ports: map[int]int{}}
+	for _, ep := range echoPorts[mode] {
+		containerPort := ep.port
+		if v, ok := env[ep.env]; ok {
+			if n, err := strconv.Atoi(v); err == nil {
+				containerPort = n
+			}
+		}
+		own, err := freePort()
+		if err != nil {
+			return nil, err
+		}
+		env[ep.env] = strconv.Itoa(own)
+		p.ports[containerPort] = own
+	}
+	cmd := exec.Command(k.opts.Backend)
+	cmd.Dir = dir
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH")}
+	for key, v := range env {
+		cmd.Env = append(cmd.Env, key+"="+v)
+	}
+	cmd.Stdout, cmd.Stderr = p.out, p.out
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("starting %s: %w", k.opts.Backend, err)
+	}
+	p.cmd = cmd
+	go func() { _ = cmd.Wait(); close(p.done) }()
+	for containerPort, own := range p.ports {
+		l, err := net.Listen("tcp", net.JoinHostPort(ip, strconv.Itoa(containerPort)))
+		if err != nil {
+			p.stop()
+			return nil, fmt.Errorf("pod network %s:%d: %w", ip, containerPort, err)
+		}
+		p.fwd = append(p.fwd, l)
+		go forward(l, "127.0.0.1:"+strconv.Itoa(own))
+	}
+	// Ready once the first port answers.
+	first := p.ports[echoPorts[mode][0].port]
+	if v, ok := env[echoPorts[mode][0].env]; ok {
+		first, _ = strconv.Atoi(v)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		c, err := net.DialTimeout("tcp", "127.0.0.1:"+strconv.Itoa(first), time.Second)
+		if err == nil {
+			_ = c.Close()
+			return p, nil
+		}
+		select {
+		case <-p.done:
+			return nil, fmt.Errorf("%s exited at start:\n%s", k.opts.Backend, p.out.bytes())
+		case <-time.After(20 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			p.stop()
+			return nil, fmt.Errorf("%s did not listen on %d within 10s:\n%s", k.opts.Backend, first, p.out.bytes())
+		}
+	}
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// forward copies every connection accepted on l to and from to.
+func forward(l net.Listener, to string) {
+	for {
+		c, err := l.Accept()
+		if err != nil {
+			return
+		}
+		go func(c net.Conn) {
+			u, err := net.DialTimeout("tcp", to, 5*time.Second)
+			if err != nil {
+				_ = c.Close()
+				return
+			}
+			// Either side ending ends both: what crosses here is request/response traffic,
+			// which never relies on a half-closed connection.
+			var once sync.Once
+			done := func() { once.Do(func() { _ = c.Close(); _ = u.Close() }) }
+			go func() { _, _ = io.Copy(u, c); done() }()
+			_, _ = io.Copy(c, u)
+			done()
+		}(c)
+	}
+}
+
+// capped keeps the first max bytes written (a backend's log).
+type capped struct {
+	mu  sync.Mutex
+	b   []byte
+	max int
+}
+
+func (c *capped) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if room := c.max - len(c.b); room > 0 {
+		c.b = append(c.b, p[:min(len(p), room)]...)
+	}
+	return len(p), nil
+}
+
+func (c *capped) bytes() []byte {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]byte(nil), c.b...)
+}
