@@ -142,6 +142,19 @@ e2e: ## replay scenario traffic through real Envoy in kind (docs/serving.md: Liv
 # module, which is built and run (`egharness run --no-golden`); survivors and stale
 # mutations fail the target. MUTATE_ARGS passes flags, e.g. -only id,id or -keep.
 MUTATE_ARGS ?=
+# Gateway API's own conformance suite (the module go.mod requires, unmodified) with no
+# cluster: docs/conformance.md. It needs Envoy (make envoy) and the suite's echo-basic
+# backend built from that module (make echo-basic). CONFORMANCE_ARGS passes flags
+# (--run-test NAME, --profile GATEWAY-HTTP,GATEWAY-GRPC, --impl exec:..., -v).
+CONFORMANCE_ARGS ?=
+.PHONY: echo-basic conformance
+echo-basic: ## build the conformance suite's echo-basic backend into $(PEERS)/echo-basic
+	@mkdir -p $(PEERS)/echo-basic
+	$(GO) build -o $(PEERS)/echo-basic/echo-basic sigs.k8s.io/gateway-api/conformance/echo-basic
+
+conformance: build envoy echo-basic ## run Gateway API's conformance suite (GATEWAY-HTTP) against the reference and real Envoy, offline
+	$(BIN) conformance --envoy $(PEERS)/envoy/envoy/_bin/envoy --echo-basic $(PEERS)/echo-basic/echo-basic --report conformance-report.yaml --junit conformance-junit.xml $(CONFORMANCE_ARGS)
+
 .PHONY: mutate
 mutate: ## mutation testing of the translator (goldens off); prints which mutations survive
 	$(GO) run ./tools/mutate $(MUTATE_ARGS)

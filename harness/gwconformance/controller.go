@@ -46,6 +46,11 @@ type GatewayAddress struct {
 	// Ports maps the port a translation gives a listener to the port its spec names,
 	// where they differ (EG shifts ports below 1024 by 10000).
 	Ports map[uint32]uint32
+	// Static are the IP addresses the Gateway's spec.addresses asks for (its status
+	// shows them instead of IP); NotUsable says the spec also asks for an address EG
+	// cannot assign (a Hostname).
+	Static    []string
+	NotUsable bool
 }
 
 // Controller translates the stored objects on every change and writes the statuses back.
@@ -220,9 +225,41 @@ func (c *Controller) gatewayAddresses(res *result.Result) map[string]GatewayAddr
 			ip = c.GatewayIP()
 			c.addresses[id] = ip
 		}
-		out[id] = GatewayAddress{IP: ip, Ports: c.specPorts(st.Object.Namespace, st.Object.Name)}
+		a := GatewayAddress{IP: ip, Ports: c.specPorts(st.Object.Namespace, st.Object.Name)}
+		a.Static, a.NotUsable = c.specAddresses(st.Object.Namespace, st.Object.Name)
+		for _, s := range a.Static {
+			// A loopback address the spec asks for is one Envoy can bind here.
+			if strings.HasPrefix(s, "127.") {
+				a.IP = s
+				break
+			}
+		}
+		out[id] = a
 	}
 	return out
+}
+
+// specAddresses are a Gateway's spec.addresses of type IPAddress (the type they default
+// to), and whether any is a Hostname, which EG cannot assign: as EG's provider, the IPs
+// become the proxy Service's external IPs and the Gateway's status addresses.
+func (c *Controller) specAddresses(ns, name string) (ips []string, hostname bool) {
+	gw, err := c.Store.Get(kubeapi.Key{GroupKind: schema.GroupKind{Group: gatewayGroup, Kind: "Gateway"}, Namespace: ns, Name: name}, "")
+	if err != nil {
+		return nil, false
+	}
+	addrs, _, _ := unstructured.NestedSlice(gw.Object, "spec", "addresses")
+	for _, a := range addrs {
+		m, _ := a.(map[string]any)
+		typ, _ := m["type"].(string)
+		v, _ := m["value"].(string)
+		switch typ {
+		case "", "IPAddress":
+			ips = append(ips, v)
+		case "Hostname":
+			hostname = true
+		}
+	}
+	return ips, hostname
 }
 
 // specPorts are the privileged ports of a Gateway's listeners (its own and those of the

@@ -19,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	clientset "k8s.io/client-go/kubernetes"
 	crlog "sigs.k8s.io/controller-runtime/pkg/log"
+	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
 	"sigs.k8s.io/gateway-api/conformance"
 	confv1 "sigs.k8s.io/gateway-api/conformance/apis/v1"
 	"sigs.k8s.io/gateway-api/conformance/tests"
@@ -136,7 +137,7 @@ func Run(t *testing.T, o Options) *Outcome {
 
 	set, err := crds.ForRelease(o.Profile.CRDRelease())
 	if err != nil {
-		t.Fatalf("the CRDs of %s: %v", o.Profile.CRDRelease, err)
+		t.Fatalf("the CRDs of %s: %v", o.Profile.CRDRelease(), err)
 	}
 	srv, err := kubeapi.NewServer(set)
 	if err != nil {
@@ -187,6 +188,15 @@ func Run(t *testing.T, o Options) *Outcome {
 
 	so := o.Suite
 	so.GatewayClassName = GatewayClassName
+	// GatewayStaticAddresses asks for an address the implementation can use and one it
+	// cannot: a loopback address of the run's block, and a Hostname (EG assigns no
+	// hostname addresses: Programmed False, AddressNotUsable).
+	if len(so.UsableNetworkAddresses) == 0 {
+		so.UsableNetworkAddresses = []gwapiv1.GatewaySpecAddress{{Type: new(gwapiv1.IPAddressType), Value: block.next(2)()}}
+	}
+	if len(so.UnusableNetworkAddresses) == 0 {
+		so.UnusableNetworkAddresses = []gwapiv1.GatewaySpecAddress{{Type: new(gwapiv1.HostnameAddressType), Value: "unusable.egharness.invalid"}}
+	}
 	so.Mode = Mode
 	if so.TimeoutConfig == (config.TimeoutConfig{}) {
 		so.TimeoutConfig = OfflineTimeouts()
@@ -263,13 +273,14 @@ func WriteReport(path string, r *confv1.ConformanceReport) error {
 	return os.WriteFile(path, b, 0o644)
 }
 
-// loopbackBlock owns one 127.B.0.0/16 for the run: Gateways get 127.B.0.N, Pods 127.B.1.N.
+// loopbackBlock owns one 127.B.0.0/16 for the run: Gateways get 127.B.0.N, Pods 127.B.1.N,
+// static Gateway addresses 127.B.2.N.
 // A marker socket on 127.B.255.254 keeps a concurrent run off the block.
 type loopbackBlock struct {
 	net.Listener
 	b    byte
 	mu   sync.Mutex
-	used [2]int
+	used [3]int
 }
 
 func claimLoopback() (*loopbackBlock, error) {
@@ -285,14 +296,14 @@ func claimLoopback() (*loopbackBlock, error) {
 	return nil, fmt.Errorf("no free loopback block for the run: %w", last)
 }
 
-// next hands out addresses of subnet 0 (Gateways) or 1 (Pods).
+// next hands out addresses of subnet 0 (Gateways), 1 (Pods) or 2 (static addresses).
 func (l *loopbackBlock) next(subnet int) func() string {
 	return func() string {
 		l.mu.Lock()
 		defer l.mu.Unlock()
 		l.used[subnet]++
 		n := l.used[subnet]
-		return fmt.Sprintf("127.%d.%d.%d", l.b, subnet+n/250*2, n%250+1)
+		return fmt.Sprintf("127.%d.%d.%d", l.b, subnet+n/250*3, n%250+1)
 	}
 }
 
@@ -324,4 +335,40 @@ func (o *Outcome) Summary() string {
 		fmt.Fprintf(&b, "note: %s\n", strings.SplitN(n, "\n", 2)[0])
 	}
 	return b.String()
+}
+
+// profiles are the suite's Gateway profiles by name (its own map is not exported).
+var profiles = map[suite.ConformanceProfileName]suite.ConformanceProfile{
+	suite.GatewayHTTPConformanceProfileName: suite.GatewayHTTPConformanceProfile,
+	suite.GatewayTLSConformanceProfileName:  suite.GatewayTLSConformanceProfile,
+	suite.GatewayTCPConformanceProfileName:  suite.GatewayTCPConformanceProfile,
+	suite.GatewayUDPConformanceProfileName:  suite.GatewayUDPConformanceProfile,
+	suite.GatewayGRPCConformanceProfileName: suite.GatewayGRPCConformanceProfile,
+}
+
+// ProfileFeatures are the features EG declares (EGFeatures) that the named profiles
+// test, core or extended: the suite runs every test whose features are all supported, so
+// declaring only these keeps a GATEWAY-HTTP run to the tests its report counts. An
+// unknown profile is an error naming the known ones.
+func ProfileFeatures(names []suite.ConformanceProfileName) ([]features.FeatureName, error) {
+	want := sets.New[features.FeatureName]()
+	for _, n := range names {
+		p, ok := profiles[n]
+		if !ok {
+			known := make([]string, 0, len(profiles))
+			for k := range profiles {
+				known = append(known, string(k))
+			}
+			slices.Sort(known)
+			return nil, fmt.Errorf("unknown conformance profile %q (known: %s)", n, strings.Join(known, ", "))
+		}
+		want = want.Union(p.CoreFeatures).Union(p.ExtendedFeatures)
+	}
+	var out []features.FeatureName
+	for _, f := range EGFeatures() {
+		if want.Has(f) {
+			out = append(out, f)
+		}
+	}
+	return out, nil
 }

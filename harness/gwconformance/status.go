@@ -121,14 +121,23 @@ func (w *statusWriter) gateway(u *unstructured.Unstructured, st result.ObjectSta
 	}
 	addr := w.addresses[u.GetNamespace()+"/"+u.GetName()]
 	if !hasCondition(conds, "Programmed") {
-		if addr.IP == "" {
+		if addr.NotUsable {
+			conds = append(conds, result.Condition{Type: "Programmed", Status: "False", Reason: "AddressNotUsable", Message: "One or more Gateway addresses cannot be used"})
+		} else if addr.IP == "" {
 			conds = append(conds, result.Condition{Type: "Programmed", Status: "False", Reason: "AddressNotAssigned", Message: "No addresses have been assigned to the Gateway"})
 		} else {
 			conds = append(conds, result.Condition{Type: "Programmed", Status: "True", Reason: "Programmed", Message: "Address assigned to the Gateway, 1/1 envoy replicas available"})
 		}
 	}
 	status := map[string]any{"conditions": w.conditions(conds, oldList(old, "conditions"), gen)}
-	if addr.IP != "" {
+	switch {
+	case len(addr.Static) > 0:
+		var list []any
+		for _, ip := range addr.Static {
+			list = append(list, map[string]any{"type": "IPAddress", "value": ip})
+		}
+		status["addresses"] = list
+	case addr.IP != "":
 		status["addresses"] = []any{map[string]any{"type": "IPAddress", "value": addr.IP}}
 	}
 	status["listeners"] = w.listeners(st.Listeners, oldList(old, "listeners"), gen, nil)

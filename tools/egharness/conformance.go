@@ -48,6 +48,11 @@ signal, not a report to submit upstream (docs/conformance.md says how it differs
 Binding ports below 1024 takes root or CAP_NET_BIND_SERVICE. Without Envoy (--no-envoy) only
 the tests that check statuses alone can pass.
 
+The supported features default to those EG v1.9 declares in its own conformance run (every
+feature but the mesh ones, GatewayHTTPSListenerDetectMisdirectedRequests and
+GatewayInfrastructurePropagation), limited to the profiles run: the suite runs every test
+whose features are supported, whatever the profile.
+
 Flags after -- are the suite's own (-conformance-profiles, -supported-features, -skip-tests,
 -organization, -project, -url, -version, -contact, -debug, -conformance-options-file...) and
 -test.* flags of Go's testing package (-test.v); the flags above take precedence.`,
@@ -103,10 +108,12 @@ func runConformance(o conformanceOpts, suiteArgs []string) error {
 	so := suite.ConfigurableOptions{}
 	flags.ApplyAll(&so)
 	so.ConformanceProfiles = suite.ParseConformanceProfilesSlice(o.profiles)
-	if len(so.SupportedFeatures) == 0 || o.features != "" {
-		so.SupportedFeatures = gwconformance.EGFeatures()
-		if o.features != "" {
-			so.SupportedFeatures = suite.ParseSupportedFeaturesSlice(o.features)
+	switch {
+	case o.features != "":
+		so.SupportedFeatures = suite.ParseSupportedFeaturesSlice(o.features)
+	case len(so.SupportedFeatures) == 0 && !so.EnableAllSupportedFeatures:
+		if so.SupportedFeatures, err = gwconformance.ProfileFeatures(so.ConformanceProfiles); err != nil {
+			return badInput("--profile: %v", err)
 		}
 	}
 	if o.exempt != "" {

@@ -38,6 +38,29 @@ func (ix *index) envoyProxyOf(gw *gwapiv1.Gateway) (ep *egv1a1.EnvoyProxy, own b
 	return nil, false
 }
 
+// paramsRefProblem is why EG's provider refuses a Gateway's own
+// spec.infrastructure.parametersRef before any translation (its Gateway reconciler, in a
+// cluster; EG's translator unit tests never meet it): a ref that is not an EnvoyProxy, or
+// an EnvoyProxy that does not exist, or any ref while the class merges Gateways. "" when
+// the ref is fine or absent.
+func (ix *index) paramsRefProblem(gw *gwapiv1.Gateway) string {
+	inf := gw.Spec.Infrastructure
+	if inf == nil || inf.ParametersRef == nil {
+		return ""
+	}
+	if ix.mergeGateways {
+		return "infrastructure.parametersref must be nil when MergeGateways feature is enabled by gatewayclass"
+	}
+	ref := inf.ParametersRef
+	if string(ref.Group) != egv1a1.GroupName || string(ref.Kind) != egv1a1.KindEnvoyProxy || ref.Name == "" {
+		return fmt.Sprintf("unsupported parametersRef for gateway %s/%s", gw.Namespace, gw.Name)
+	}
+	if ix.envoyProxies[types.NamespacedName{Namespace: gw.Namespace, Name: ref.Name}] == nil {
+		return fmt.Sprintf("failed to find envoyproxy %s/%s for Gateway %s: envoyproxies.gateway.envoyproxy.io %q not found", gw.Namespace, ref.Name, gw.Name, ref.Name)
+	}
+	return ""
+}
+
 func (ix *index) class(name string) *gwapiv1.GatewayClass {
 	for _, gc := range ix.classes {
 		if gc.Name == name {
@@ -116,6 +139,11 @@ func (pc *proxyCheck) class(gc *gwapiv1.GatewayClass, classStatus *result.Object
 // translated: a Gateway whose EnvoyProxy (own or inherited) is invalid is not accepted, gets
 // no listeners and no xDS, and routes do not see it.
 func (pc *proxyCheck) gateway(gw *gwapiv1.Gateway) bool {
+	if msg := pc.ix.paramsRefProblem(gw); msg != "" {
+		s := pc.st.object(resource.Ref{Kind: "Gateway", Namespace: gw.Namespace, Name: gw.Name})
+		s.Conditions = []result.Condition{cond("Accepted", "False", reasonInvalidParameters, msg)}
+		return false
+	}
 	ep, own := pc.ix.envoyProxyOf(gw)
 	if ep == nil {
 		return true

@@ -26,13 +26,14 @@ var echoPorts = map[string][]struct {
 	"http": {{"HTTP_PORT", 3000}, {"H2C_PORT", 3001}, {"HTTPS_PORT", 8443}},
 	"grpc": {{"HTTP_PORT", 3000}, {"HTTPS_PORT", 8443}},
 	"tcp":  {{"TCP_PORT", 3000}, {"TLS_PORT", 8443}},
+	"udp":  {{"UDP_PORT", 8080}},
 }
 
 // podProcess is one Pod's running backend and its pod-network forwarders.
 type podProcess struct {
 	cmd   *exec.Cmd
 	out   *capped
-	fwd   []net.Listener
+	closers []io.Closer // the pod-network listeners
 	done  chan struct{}
 	once  sync.Once
 	ports map[int]int // container port → the process's own port
@@ -42,7 +43,7 @@ func (p *podProcess) logs() []byte { return p.out.bytes() }
 
 func (p *podProcess) stop() {
 	p.once.Do(func() {
-		for _, l := range p.fwd {
+		for _, l := range p.closers {
 			_ = l.Close()
 		}
 		if p.cmd != nil && p.cmd.Process != nil {
@@ -102,7 +103,7 @@ func (k *Kubelet) startProcess(pod *corev1.Pod, ip string) (*podProcess, error) 
 	case env["TCP_ECHO_SERVER"] != "":
 		mode = "tcp"
 	case env["UDP_ECHO_SERVER"] != "":
-		return nil, errors.New("UDP backends are not run offline")
+		mode = "udp"
 	}
 	p := &podProcess{out: &capped{max: 4 << 20}, done: make(chan struct{}), ports: map[int]int{}}
 	for _, ep := range echoPorts[mode] {
@@ -112,7 +113,7 @@ func (k *Kubelet) startProcess(pod *corev1.Pod, ip string) (*podProcess, error) 
 				containerPort = n
 			}
 		}
-		own, err := freePort()
+		own, err := freePort(mode == "udp")
 		if err != nil {
 			return nil, err
 		}
@@ -132,13 +133,31 @@ func (k *Kubelet) startProcess(pod *corev1.Pod, ip string) (*podProcess, error) 
 	}
 	p.cmd = cmd
 	go func() { _ = cmd.Wait(); close(p.done) }()
+	if mode == "udp" {
+		for containerPort, own := range p.ports {
+			pc, err := net.ListenPacket("udp", net.JoinHostPort(ip, strconv.Itoa(containerPort)))
+			if err != nil {
+				p.stop()
+				return nil, fmt.Errorf("pod network %s:%d/udp: %w", ip, containerPort, err)
+			}
+			p.closers = append(p.closers, pc)
+			go forwardUDP(pc, "127.0.0.1:"+strconv.Itoa(own))
+		}
+		// A UDP server cannot be probed by connecting: give it the moment it takes to bind.
+		select {
+		case <-p.done:
+			return nil, fmt.Errorf("%s exited at start:\n%s", k.opts.Backend, p.out.bytes())
+		case <-time.After(200 * time.Millisecond):
+			return p, nil
+		}
+	}
 	for containerPort, own := range p.ports {
 		l, err := net.Listen("tcp", net.JoinHostPort(ip, strconv.Itoa(containerPort)))
 		if err != nil {
 			p.stop()
 			return nil, fmt.Errorf("pod network %s:%d: %w", ip, containerPort, err)
 		}
-		p.fwd = append(p.fwd, l)
+		p.closers = append(p.closers, l)
 		go forward(l, "127.0.0.1:"+strconv.Itoa(own))
 	}
 	// Ready once the first port answers.
@@ -165,13 +184,66 @@ func (k *Kubelet) startProcess(pod *corev1.Pod, ip string) (*podProcess, error) 
 	}
 }
 
-func freePort() (int, error) {
+func freePort(udp bool) (int, error) {
+	if udp {
+		pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+		if err != nil {
+			return 0, err
+		}
+		defer pc.Close()
+		return pc.LocalAddr().(*net.UDPAddr).Port, nil
+	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return 0, err
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// forwardUDP relays datagrams from each client on pc to the backend at to and the
+// backend's answers back, one backend socket per client address.
+func forwardUDP(pc net.PacketConn, to string) {
+	var mu sync.Mutex
+	sessions := map[string]net.Conn{}
+	buf := make([]byte, 64<<10)
+	for {
+		n, from, err := pc.ReadFrom(buf)
+		if err != nil {
+			mu.Lock()
+			for _, c := range sessions {
+				_ = c.Close()
+			}
+			mu.Unlock()
+			return
+		}
+		mu.Lock()
+		c, ok := sessions[from.String()]
+		if !ok {
+			if c, err = net.Dial("udp", to); err != nil {
+				mu.Unlock()
+				continue
+			}
+			sessions[from.String()] = c
+			go func(c net.Conn, from net.Addr) {
+				b := make([]byte, 64<<10)
+				for {
+					_ = c.SetReadDeadline(time.Now().Add(time.Minute))
+					n, err := c.Read(b)
+					if err != nil {
+						mu.Lock()
+						delete(sessions, from.String())
+						mu.Unlock()
+						_ = c.Close()
+						return
+					}
+					_, _ = pc.WriteTo(b[:n], from)
+				}
+			}(c, from)
+		}
+		mu.Unlock()
+		_, _ = c.Write(buf[:n])
+	}
 }
 
 // forward copies every connection accepted on l to and from to.
