@@ -141,6 +141,9 @@ func (w *statusWriter) gateway(u *unstructured.Unstructured, st result.ObjectSta
 		status["addresses"] = []any{map[string]any{"type": "IPAddress", "value": addr.IP}}
 	}
 	status["listeners"] = w.listeners(st.Listeners, oldList(old, "listeners"), gen, nil)
+	if st.AttachedListenerSets != nil {
+		status["attachedListenerSets"] = int64(*st.AttachedListenerSets)
+	}
 	return status
 }
 

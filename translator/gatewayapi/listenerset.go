@@ -106,6 +106,14 @@ func (g *gatewayCtx) finishSets(st *statusBook) {
 			programmed = cond("Programmed", "True", "Programmed", "Some listeners are not programmed")
 		}
 		s.Conditions = []result.Condition{accepted, programmed}
+		// Only an accepted ListenerSet counts as attached to its Gateway.
+		if anyAcc {
+			gs := st.object(resource.Ref{Kind: "Gateway", Namespace: g.gw.Namespace, Name: g.gw.Name})
+			if gs.AttachedListenerSets == nil {
+				gs.AttachedListenerSets = new(int32(0))
+			}
+			*gs.AttachedListenerSets++
+		}
 	}
 }
 

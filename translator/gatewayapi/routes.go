@@ -223,7 +223,7 @@ func (rt *routeTranslator) attach(in routeInput, g *gatewayCtx, pr gwapiv1.Paren
 		}
 		for _, h := range hosts {
 			for _, rc := range rules {
-				l.ir.Routes = append(l.ir.Routes, rc.irRoutes(h)...)
+				l.ir.Routes = append(l.ir.Routes, rc.irRoutes(h, uint32(l.spec.Port))...)
 			}
 		}
 	}
@@ -339,16 +339,38 @@ type ruleCtx struct {
 
 type refError struct{ reason, msg string }
 
-// irRoutes copies the rule's routes for one hostname, naming them for it.
-func (rc *ruleCtx) irRoutes(host string) []*ir.HTTPRoute {
+// irRoutes copies the rule's routes for one hostname of a listener on listenerPort, naming
+// them for the hostname.
+func (rc *ruleCtx) irRoutes(host string, listenerPort uint32) []*ir.HTTPRoute {
 	out := make([]*ir.HTTPRoute, 0, len(rc.routes))
 	for _, tmpl := range rc.routes {
 		r := *tmpl
 		r.Hostname = host
 		r.Name = fmt.Sprintf("%s/%s", tmpl.Name, strings.ReplaceAll(host, ".", "_"))
+		if r.Redirect != nil && r.Redirect.Port == nil {
+			rd := *r.Redirect
+			rd.Port = new(redirectPort(rd.Scheme, listenerPort))
+			r.Redirect = &rd
+		}
 		out = append(out, &r)
 	}
 	return out
+}
+
+// redirectPort is the port of a redirect that names none, as Gateway API asks and EG
+// derives it per listener: the well-known port of the redirect's scheme (http 80, https
+// 443), else the listener's own port (so a redirect from a listener on 8080 stays on
+// 8080). The xDS leaves 80 and 443 out of the Location.
+func redirectPort(scheme *string, listenerPort uint32) uint32 {
+	if scheme != nil {
+		switch strings.ToLower(*scheme) {
+		case "http":
+			return 80
+		case "https":
+			return 443
+		}
+	}
+	return listenerPort
 }
 
 func (rt *routeTranslator) resolveHTTPRules(r *gwapiv1.HTTPRoute) []*ruleCtx {

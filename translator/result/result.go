@@ -54,6 +54,9 @@ type ObjectStatus struct {
 	Listeners  []ListenerStatus `json:"listeners,omitempty"`
 	// Parents is a route's status.parents or a policy's status.ancestors.
 	Parents []ParentStatus `json:"parents,omitempty"`
+	// AttachedListenerSets is a Gateway's status.attachedListenerSets: how many
+	// ListenerSets attach to it and are accepted (unset when none).
+	AttachedListenerSets *int32 `json:"attachedListenerSets,omitempty"`
 }
 
 // ListenerStatus is one Gateway listener's status.
