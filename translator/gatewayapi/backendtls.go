@@ -236,13 +236,22 @@ func (rt *routeTranslator) caBundle(fromKind, ns string, refs []gwapiv1.ObjectRe
 	if sds != nil {
 		return nil, strings.Join(sources, ","), sds, nil
 	}
-	if len(ca) == 0 {
+	// Bundles are joined by a newline after a non-empty start, as EG does: empty ones
+	// (a ConfigMap whose ca.crt is "") add nothing, and all empty is no CA at all.
+	bundle := ""
+	for _, c := range ca {
+		if bundle != "" {
+			bundle += "\n"
+		}
+		bundle += c
+	}
+	if bundle == "" {
 		if !supported {
 			return nil, "", nil, errCAKind
 		}
 		return nil, "", nil, errNoCA
 	}
-	return []byte(strings.Join(ca, "\n")), strings.Join(sources, ","), nil, nil
+	return []byte(bundle), strings.Join(sources, ","), nil, nil
 }
 
 // firstCAKey reads ca.crt, else tls.crt, else the only key there is; with several other
