@@ -18,6 +18,7 @@ require (
 	github.com/google/uuid v1.6.0
 	github.com/lyft/gostats v0.4.14
 	github.com/maxmind/mmdbwriter v1.2.0
+	github.com/miekg/dns v1.1.73
 	github.com/ohler55/ojg v1.28.5
 	github.com/onsi/ginkgo/v2 v2.28.1
 	github.com/onsi/gomega v1.44.0
@@ -100,7 +101,6 @@ require (
 	github.com/kelseyhightower/envconfig v1.4.0 // indirect
 	github.com/kylelemons/godebug v1.1.0 // indirect
 	github.com/mattn/go-isatty v0.0.24 // indirect
-	github.com/miekg/dns v1.1.73 // indirect
 	github.com/moby/spdystream v0.5.1 // indirect
 	github.com/modern-go/concurrent v0.0.0-20180306012644-bacd9c7ef1dd // indirect
 	github.com/modern-go/reflect2 v1.0.3-0.20250322232337-35a7c28c31ee // indirect

@@ -52,8 +52,8 @@ type Options struct {
 	Profile profile.Profile
 	Config  translatorconfig.Config
 	// Envoy is the Envoy binary of the data plane; Backend the echo-basic binary every
-	// Pod runs. Both are needed for traffic; without them only the tests that check
-	// statuses alone can pass.
+	// Pod runs. Without Envoy the route checker answers the suite's plain HTTP requests
+	// (RouteCheckPlane); the tests that need more fail.
 	Envoy, Backend string
 	// Suite holds the suite's own options (profiles, features, run-test, skip-tests,
 	// implementation, report path...); the run fills in the clients, the GatewayClass,
@@ -156,7 +156,11 @@ func Run(t *testing.T, o Options) *Outcome {
 	go func() { defer wg.Done(); kl.Run(ctx) }()
 
 	ctrl := &Controller{Store: srv.Store, Impl: o.Impl, Config: o.Config, Profile: o.Profile, GatewayIP: block.next(0), Log: log}
-	if o.Envoy != "" {
+	var checker *RouteCheckPlane
+	if o.Envoy == "" {
+		checker = &RouteCheckPlane{Store: srv.Store}
+		ctrl.Plane = checker
+	} else {
 		bare, err := envoytier.StartBare(ctx, envoytier.BareOptions{Envoy: o.Envoy, EnvoyLog: envoyLog()})
 		if err != nil {
 			t.Fatalf("starting Envoy: %v", err)
@@ -208,6 +212,9 @@ func Run(t *testing.T, o Options) *Outcome {
 		Clientset:           cs,
 		RestConfig:          rc,
 		ManifestFS:          []fs.FS{&conformance.Manifests},
+	}
+	if checker != nil {
+		opts.RoundTripper = checker
 	}
 	cSuite, err := suite.NewConformanceTestSuite(opts)
 	if err != nil {

@@ -1,0 +1,177 @@
+package gwconformance
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/gateway-api/conformance/utils/roundtripper"
+
+	"github.com/egharness/egharness/harness/gwconformance/kubeapi"
+	"github.com/egharness/egharness/harness/routecheck"
+	"github.com/egharness/egharness/translator/result"
+)
+
+// RouteCheckPlane answers the suite's HTTP requests from the translation with the offline
+// route checker instead of a real Envoy: it is both the DataPlane the controller feeds and
+// the RoundTripper the suite sends through. A request routed to a cluster gets the reply
+// the chosen endpoint's echo-basic would give (its Pod and Namespace, the request as the
+// route forwards it); a redirect or a direct response gets its status and Location.
+//
+// It says what the xDS would do, not what Envoy did, and models no response headers, no
+// timeouts, retries or mirrors, no TLS handshake, no gRPC, WebSocket, TCP or UDP: the tests
+// that need those fail here and pass only with Envoy (docs/conformance.md).
+type RouteCheckPlane struct {
+	Store *kubeapi.Store
+
+	mu       sync.RWMutex
+	table    *routecheck.Table
+	gateways map[string]GatewayAddress // by Gateway namespace/name
+	byIP     map[string]string         // Gateway address → namespace/name
+	clusters map[string][]string       // cluster → endpoint IPs
+}
+
+// Apply implements DataPlane.
+func (p *RouteCheckPlane) Apply(_ context.Context, x *result.XDS, gateways map[string]GatewayAddress) error {
+	t, err := routecheck.New(x.Listeners, x.Routes)
+	if err != nil {
+		return fmt.Errorf("route checker: %w", err)
+	}
+	t.UseSecrets(x.Secrets)
+	clusters := map[string][]string{}
+	for _, cla := range x.Endpoints {
+		for _, le := range cla.GetEndpoints() {
+			for _, lb := range le.GetLbEndpoints() {
+				if sa := lb.GetEndpoint().GetAddress().GetSocketAddress(); sa != nil {
+					clusters[cla.GetClusterName()] = append(clusters[cla.GetClusterName()], sa.GetAddress())
+				}
+			}
+		}
+	}
+	byIP := map[string]string{}
+	for id, a := range gateways {
+		byIP[a.IP] = id
+	}
+	p.mu.Lock()
+	p.table, p.gateways, p.byIP, p.clusters = t, gateways, byIP, clusters
+	p.mu.Unlock()
+	return nil
+}
+
+// CaptureRoundTrip implements the suite's roundtripper.RoundTripper.
+func (p *RouteCheckPlane) CaptureRoundTrip(req roundtripper.Request) (*roundtripper.CapturedRequest, *roundtripper.CapturedResponse, error) {
+	p.mu.RLock()
+	t, byIP, gateways, clusters := p.table, p.byIP, p.gateways, p.clusters
+	p.mu.RUnlock()
+	if t == nil {
+		return nil, nil, fmt.Errorf("no translation served yet")
+	}
+	if req.Protocol != "" && req.Protocol != "HTTP" {
+		return nil, nil, fmt.Errorf("the route checker answers plain HTTP/1.1 only, not %s (run with Envoy)", req.Protocol)
+	}
+	ip, portText, err := net.SplitHostPort(req.URL.Host)
+	if err != nil {
+		ip, portText = req.URL.Host, "80"
+		if req.URL.Scheme == "https" {
+			portText = "443"
+		}
+	}
+	if req.URL.Scheme == "https" {
+		return nil, nil, fmt.Errorf("the route checker makes no TLS handshake (run with Envoy)")
+	}
+	gw, ok := byIP[ip]
+	if !ok {
+		return nil, nil, fmt.Errorf("dial tcp %s: no Gateway has this address: connection refused", req.URL.Host)
+	}
+	spec, _ := strconv.Atoi(portText)
+	port := uint32(spec)
+	for translated, s := range gateways[gw].Ports {
+		if s == port {
+			port = translated
+		}
+	}
+	host := req.Host
+	if host == "" {
+		host = req.URL.Host
+	}
+	headers := map[string]string{}
+	for k, vs := range req.Headers {
+		headers[k] = strings.Join(vs, ",")
+	}
+	path := req.URL.RequestURI()
+	d, err := t.CheckDetailed(routecheck.Request{
+		Port: port, Host: host, Path: path, Method: req.Method, Headers: headers,
+		Gateway: gw, Random: rand.Uint64(),
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("route checker: %w", err)
+	}
+	cRes := &roundtripper.CapturedResponse{StatusCode: d.Status, Protocol: "HTTP/1.1", Headers: map[string][]string{}}
+	if d.Location != "" {
+		cRes.Headers["Location"] = []string{d.Location}
+		if !req.UnfollowRedirect {
+			return nil, nil, fmt.Errorf("the route checker does not follow redirects")
+		}
+		u, err := url.Parse(d.Location)
+		if err != nil {
+			return nil, nil, err
+		}
+		cRes.RedirectRequest = &roundtripper.RedirectRequest{Scheme: u.Scheme, Host: u.Hostname(), Port: u.Port(), Path: u.Path}
+	}
+	if d.Cluster == "" || d.Status != http.StatusOK {
+		return nil, cRes, nil
+	}
+	eps := clusters[d.Cluster]
+	if len(eps) == 0 {
+		return nil, &roundtripper.CapturedResponse{StatusCode: http.StatusServiceUnavailable, Protocol: "HTTP/1.1"}, nil
+	}
+	epIP := eps[rand.IntN(len(eps))]
+	ns, pod := p.podAt(epIP)
+	cReq := &roundtripper.CapturedRequest{Method: req.Method, Protocol: "HTTP/1.1", Headers: map[string][]string{}, Namespace: ns, Pod: pod}
+	if cReq.Method == "" {
+		cReq.Method = http.MethodGet
+	}
+	for k, v := range d.Forwarded {
+		switch k {
+		case ":path":
+			cReq.Path = v
+		case ":authority":
+			cReq.Host = v
+		case ":method":
+			cReq.Method = v
+		default:
+			if !strings.HasPrefix(k, ":") {
+				cReq.Headers[http.CanonicalHeaderKey(k)] = strings.Split(v, ",")
+			}
+		}
+	}
+	if cReq.Path == "" {
+		cReq.Path = path
+	}
+	// echo-basic answers with the path alone, the query apart.
+	if u, err := url.ParseRequestURI(cReq.Path); err == nil {
+		cReq.Path = u.Path
+	}
+	if cReq.Host == "" {
+		cReq.Host = host
+	}
+	return cReq, cRes, nil
+}
+
+// podAt is the Pod whose address an endpoint is.
+func (p *RouteCheckPlane) podAt(ip string) (namespace, name string) {
+	for _, u := range p.Store.List(schema.GroupKind{Kind: "Pod"}, "", nil, "v1") {
+		if v, _, _ := unstructured.NestedString(u.Object, "status", "podIP"); v == ip {
+			return u.GetNamespace(), u.GetName()
+		}
+	}
+	return "", ""
+}
