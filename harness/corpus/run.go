@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+
 	"github.com/egharness/egharness/harness/facts"
 	"github.com/egharness/egharness/harness/impl"
 	"github.com/egharness/egharness/translator/admission"
@@ -235,7 +237,7 @@ func runCase(ctx context.Context, c Case, p profile.Profile, base []resource.Obj
 			if err != nil {
 				return fail(fmt.Errorf("admission: %v", err))
 			}
-			req.Objects = stored
+			req.Objects = allocateClusterIPs(stored)
 		}
 		res, err := o.Impl.Translate(ctx, req)
 		if why := impl.Skipped(err); why != "" {
@@ -255,6 +257,31 @@ func runCase(ctx context.Context, c Case, p profile.Profile, base []resource.Obj
 		r.Verdict = Disagree
 	}
 	return r
+}
+
+// allocateClusterIPs gives every Service of EG's testdata that has no cluster IP one, as
+// the API server allocates one to each ClusterIP, NodePort and LoadBalancer Service it
+// stores. EG's test routes to EndpointSlices and never reads the address, so its inputs
+// leave it out; egctl x translate routes every Service to its cluster IP instead (it
+// disables endpoint routing: EG v1.9.1's internal/cmd/egctl/translate.go), and without one
+// it refuses every backend of the Service ("field Address must be a valid IP or FQDN
+// address"), which no cluster would show. Services are copied: the reference's objects
+// stay as they are.
+func allocateClusterIPs(objs []resource.Object) []resource.Object {
+	out := make([]resource.Object, len(objs))
+	n := 0
+	for i, o := range objs {
+		out[i] = o
+		svc, ok := o.Obj.(*corev1.Service)
+		if !ok || svc.Spec.ClusterIP != "" || svc.Spec.Type == corev1.ServiceTypeExternalName {
+			continue
+		}
+		n++
+		c := svc.DeepCopy()
+		c.Spec.ClusterIP = fmt.Sprintf("10.96.%d.%d", 100+n/250, 1+n%250)
+		out[i].Obj = c
+	}
+	return out
 }
 
 // compareFacts compares the xDS facts of an implementation's result with the reference's
