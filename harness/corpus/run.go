@@ -53,6 +53,9 @@ type CaseResult struct {
 	Verdict Verdict `json:"verdict"`
 	// Reason is the recorded reason (recorded, stale).
 	Reason string `json:"reason,omitempty"`
+	// Unmatched are the fact patterns of the recorded reason that match no difference
+	// (stale).
+	Unmatched []string `json:"unmatchedFacts,omitempty"`
 	// Refusals are the API server's messages (refused).
 	Refusals []string `json:"refusals,omitempty"`
 	// Error is why the case could not be read or translated (error).
@@ -74,6 +77,13 @@ type FactsResult struct {
 	Total       int      `json:"total"`
 	Agree       int      `json:"agree"`
 	Differences []string `json:"differences,omitempty"`
+	// Excluded: every difference is explained by a recorded reason scoped to facts (the
+	// implementation cannot represent the case faithfully), so the case is left out of the
+	// xDS fact tally.
+	Excluded bool `json:"excluded,omitempty"`
+	// Gap: the differences are explained as a gap of the reference translator; the case
+	// stays in the tally as a disagreement.
+	Gap bool `json:"referenceGap,omitempty"`
 }
 
 // Options tune a run.
@@ -178,14 +188,20 @@ func runCase(ctx context.Context, c Case, p profile.Profile, base []resource.Obj
 	if o.Impl != nil {
 		implName = o.Impl.Name()
 	}
-	reason := o.Known.Reason(implName, c.Name)
+	group := o.Known.Group(implName, c.Name)
 	defer func() {
-		r.Reason = reason
-		switch {
-		case reason == "":
-		case r.Verdict == Disagree || r.Verdict == Error:
+		if group == nil {
+			return
+		}
+		r.Reason = group.Reason
+		if len(group.Facts) > 0 {
+			explainFacts(&r, group.Facts, group.Cause == CauseReference, o.Messages)
+			return
+		}
+		switch r.Verdict {
+		case Disagree, Error:
 			r.Verdict = Recorded
-		case r.Verdict == Agree || r.Verdict == Refused:
+		case Agree, Refused:
 			r.Verdict = Stale
 		}
 	}()
@@ -257,6 +273,74 @@ func runCase(ctx context.Context, c Case, p profile.Profile, base []resource.Obj
 		r.Verdict = Disagree
 	}
 	return r
+}
+
+// explainFacts applies a reason scoped to fact patterns: the differences they match are
+// explained; the case is recorded when nothing else differs, stale when no pattern matches a
+// difference of the case (or the case agrees or is refused), and still disagrees otherwise. A recorded
+// case whose xDS differences are the implementation's is excluded from the xDS tally; one
+// whose differences are a gap of the reference's stays in it.
+func explainFacts(r *CaseResult, patterns []string, referenceGap, messages bool) {
+	if r.Verdict == Agree || r.Verdict == Refused {
+		r.Verdict = Stale
+		r.Unmatched = append([]string(nil), patterns...)
+		return
+	}
+	if r.Verdict != Disagree && r.Verdict != Error {
+		return
+	}
+	var keys []string
+	xdsKeys := 0
+	if r.Verdict == Error {
+		keys = append(keys, "error")
+	}
+	for _, d := range r.Differences {
+		if !d.OnlyMessage || messages {
+			keys = append(keys, d.Key)
+		}
+	}
+	if r.Facts != nil {
+		for _, d := range r.Facts.Differences {
+			keys = append(keys, strings.SplitN(d, "\n", 2)[0])
+			xdsKeys++
+		}
+	}
+	used := make([]bool, len(patterns))
+	unexplained, explainedXDS := 0, 0
+	for i, k := range keys {
+		hit := false
+		for j, p := range patterns {
+			if facts.Match(p, k) {
+				used[j], hit = true, true
+			}
+		}
+		switch {
+		case !hit:
+			unexplained++
+		case i >= len(keys)-xdsKeys:
+			explainedXDS++
+		}
+	}
+	// The reason no longer matches the case when none of its patterns matches a
+	// difference of it (a pattern may be about some of the group's cases only).
+	if !slices.Contains(used, true) {
+		r.Unmatched = append(r.Unmatched, patterns...)
+	}
+	switch {
+	case len(r.Unmatched) > 0:
+		r.Verdict = Stale
+	case unexplained > 0:
+		r.Verdict = Disagree
+	default:
+		r.Verdict = Recorded
+		switch {
+		case r.Facts == nil || explainedXDS == 0:
+		case referenceGap:
+			r.Facts.Gap = true
+		default:
+			r.Facts.Excluded = true
+		}
+	}
 }
 
 // allocateClusterIPs gives every Service of EG's testdata that has no cluster IP one, as
