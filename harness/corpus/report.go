@@ -153,8 +153,8 @@ func WriteText(w io.Writer, results []CaseResult, s Summary, verbose bool) {
 		s.Impl, s.EG, t.Cases, t.Comparable, t.AgreeingComparable(), pct(t.AgreeingComparable(), t.Comparable), pct(t.UnitsAgree, t.Units), t.Units, pct(t.MessagesAgree, t.Units),
 		t.Refused, t.Recorded, t.Disagree, t.Errors, t.Stale)
 	if t.FactCases > 0 || t.FactsExcluded > 0 || t.Skipped > 0 {
-		fmt.Fprintf(w, "xDS facts against the reference: %d of %d cases agree (%s), %s of %d facts; of the %d cases both translate, %d are excluded (every difference recorded as the implementation's) and %d disagree for recorded gaps of the reference's; %d skipped\n",
-			t.FactsAgree, t.FactCases, pct(t.FactsAgree, t.FactCases), pct(t.FactsSame, t.Facts), t.Facts, t.FactCases+t.FactsExcluded, t.FactsExcluded, t.FactsGaps, t.Skipped)
+		fmt.Fprintf(w, "xDS facts against the reference: %d of %d cases agree (%s), %s of %d facts; not counted: %d of the %d cases both translate, every difference of theirs recorded as the implementation's; recorded gaps of the reference: %d; %d skipped\n",
+			t.FactsAgree, t.FactCases, pct(t.FactsAgree, t.FactCases), pct(t.FactsSame, t.Facts), t.Facts, t.FactsExcluded, t.FactCases+t.FactsExcluded, t.FactsGaps, t.Skipped)
 	}
 }
 
