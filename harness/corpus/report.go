@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -176,7 +177,7 @@ func writeCase(w io.Writer, r CaseResult, verbose bool) {
 		}
 	}
 	if r.Verdict == Disagree && r.Reason != "" {
-		fmt.Fprintf(w, "    partly explained by its recorded reason (%s); the differences its facts do not match disagree\n", short(r.Reason))
+		fmt.Fprintf(w, "    partly explained by its recorded reason (%s); the differences its facts do not match, below, disagree\n", short(r.Reason))
 	}
 	for _, m := range r.Refusals {
 		fmt.Fprintf(w, "    refused by the CRDs: %s\n", m)
@@ -188,14 +189,18 @@ func writeCase(w io.Writer, r CaseResult, verbose bool) {
 		for _, s := range r.Inexpressible {
 			fmt.Fprintf(w, "    needs a setting we cannot give: %s\n", s)
 		}
+		partly := r.Verdict == Disagree && r.Reason != ""
 		for _, d := range r.Differences {
-			if d.OnlyMessage && !verbose {
+			if d.OnlyMessage && !verbose || partly && !slices.Contains(r.Unexplained, d.Key) {
 				continue
 			}
 			fmt.Fprintf(w, "  - %s\n", strings.ReplaceAll(d.String(), "\n", "\n  "))
 		}
 		if r.Facts != nil {
 			for _, d := range r.Facts.Differences {
+				if partly && !slices.Contains(r.Unexplained, strings.SplitN(d, "\n", 2)[0]) {
+					continue
+				}
 				fmt.Fprintf(w, "  - xDS %s\n", strings.ReplaceAll(d, "\n", "\n  "))
 			}
 		}

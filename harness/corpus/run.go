@@ -56,6 +56,9 @@ type CaseResult struct {
 	// Unmatched are the fact patterns of the recorded reason that match no difference
 	// (stale).
 	Unmatched []string `json:"unmatchedFacts,omitempty"`
+	// Unexplained are the keys of the differences a recorded reason scoped to facts does
+	// not explain (the case still disagrees for them).
+	Unexplained []string `json:"unexplained,omitempty"`
 	// Refusals are the API server's messages (refused).
 	Refusals []string `json:"refusals,omitempty"`
 	// Error is why the case could not be read or translated (error).
@@ -317,6 +320,7 @@ func explainFacts(r *CaseResult, patterns []string, referenceGap, messages bool)
 		switch {
 		case !hit:
 			unexplained++
+			r.Unexplained = append(r.Unexplained, k)
 		case i >= len(keys)-xdsKeys:
 			explainedXDS++
 		}
