@@ -169,9 +169,25 @@ func (rt *routeTranslator) accessLogOf(g *gatewayCtx, ep *egv1a1.EnvoyProxy) (*i
 			case sink.Type == egv1a1.ProxyAccessLogSinkTypeFile && sink.File != nil:
 				add(sink.File.Path)
 			case sink.Type == egv1a1.ProxyAccessLogSinkTypeALS && sink.ALS != nil:
+				// EG's ALS sink: a cluster accesslog_als_<setting>_<sink> of its backendRefs
+				// (gRPC, so HTTP/2), its log name or <EnvoyProxy namespace>/<name>.
 				if err := rt.telemetryRefs(ep, sink.ALS.BackendCluster); err != nil {
 					return nil, err
 				}
+				dest, err := rt.telemetryDestination(g, ep, fmt.Sprintf("accesslog_als_%d_%d", i, j), sink.ALS.BackendCluster)
+				if err != nil {
+					return nil, err
+				}
+				a := ir.ALSAccessLog{Type: logType, Matches: matches, Destination: dest,
+					Owner:   ir.PolicyRef{Kind: egv1a1.KindEnvoyProxy, Namespace: ep.Namespace, Name: ep.Name},
+					LogName: ep.Namespace + "/" + ep.Name, Service: string(sink.ALS.Type)}
+				if sink.ALS.LogName != nil {
+					a.LogName = *sink.ALS.LogName
+				}
+				if h := sink.ALS.HTTP; h != nil && sink.ALS.Type == egv1a1.ALSEnvoyProxyAccessLogTypeHTTP {
+					a.RequestHeaders, a.ResponseHeaders, a.ResponseTrailers = h.RequestHeaders, h.ResponseHeaders, h.ResponseTrailers
+				}
+				out.ALS = append(out.ALS, a)
 			case sink.Type == egv1a1.ProxyAccessLogSinkTypeOpenTelemetry && sink.OpenTelemetry != nil:
 				o, err := rt.otelAccessLog(g, ep, fmt.Sprintf("accesslog_otel_%d_%d", i, j), sink.OpenTelemetry)
 				if err != nil {
