@@ -183,6 +183,7 @@ var Registry = map[string]Kind{
 			`spec.luaValidation`,
 			`spec.mergeBackends.selector{matchExpressions[]{key,operator,values},matchLabels}`,
 			`spec.telemetry.accessLog{disable,settings[]{format{json,text,type},matches,sinks[]{als{backendRefs[]{group,kind,name,namespace,port},http{requestHeaders,responseHeaders,responseTrailers},logName,type},file.path,openTelemetry{backendRefs[]{group,kind,name,namespace,port},headers[]{name,value},host,port,resourceAttributes,resources},type},type}}`,
+			`spec.telemetry.tracing{clientSamplingFraction{denominator,numerator},customTags.*{environment{defaultValue,name},literal.value,requestHeader{defaultValue,name},type},overallSamplingFraction{denominator,numerator},provider{backendRefs[]{group,kind,name,namespace,port},host,openTelemetry{headers[]{name,value},resourceAttributes,sampler{samplingPercentage{denominator,numerator},type}},port,serviceName,type,zipkin{disableSharedSpanContext,enable128BitTraceId}},samplingFraction{denominator,numerator},samplingRate,spanName{client,server},tags}`,
 		},
 		NotHandled: []Field{
 			{"spec.bootstrap", "EG v1.9 builds the proxy's bootstrap from it and refuses one that changes what it relies on (dynamic_resources...), and then the Gateways using this EnvoyProxy; the reference translator does not check it"},
@@ -198,7 +199,7 @@ var Registry = map[string]Kind{
 			{"spec.telemetry.healthCheckLog", "EG v1.9 would log the proxy's active health check events"},
 			{"spec.telemetry.metrics", "EG v1.9 would add metrics sinks and stats settings to the proxy"},
 			{"spec.telemetry.requestID", "EG v1.9 would set how request IDs are generated and used for tracing"},
-			{"spec.telemetry.tracing", "EG v1.9 would add tracing to every HTTP listener and a cluster for the tracing provider"},
+			{"spec.telemetry.tracing.provider.backendSettings", "EG v1.9 would apply it to the tracing provider's cluster"},
 		},
 		NoEffect: []Field{
 			{"spec.concurrency", "EG v1.9 uses it for the proxy's Deployment, Service or command line, not the xDS"},
@@ -217,6 +218,9 @@ var Registry = map[string]Kind{
 			{"spec.telemetry.accessLog.settings[].sinks[].als.backendRefs[].fallback", "EG v1.9 makes no fallback among a telemetry service's backends"},
 			{"spec.telemetry.accessLog.settings[].sinks[].als.backendRefs[].weight", "EG v1.9 gives every backend of a telemetry service the same weight"},
 			{"spec.telemetry.accessLog.settings[].sinks[].openTelemetry.backendRef", "EG v1.9 reads only backendRefs for a telemetry backend: this deprecated single reference is ignored"},
+			{"spec.telemetry.tracing.provider.backendRef", "EG v1.9 reads only backendRefs for a telemetry backend: this deprecated single reference is ignored"},
+			{"spec.telemetry.tracing.provider.backendRefs[].fallback", "EG v1.9 makes no fallback among a tracing provider's backends"},
+			{"spec.telemetry.tracing.provider.backendRefs[].weight", "EG v1.9 gives every backend of a tracing provider the same weight"},
 			{"spec.telemetry.accessLog.settings[].sinks[].openTelemetry.backendRefs[].fallback", "EG v1.9 makes no fallback among a telemetry collector's backends"},
 			{"spec.telemetry.accessLog.settings[].sinks[].openTelemetry.backendRefs[].weight", "EG v1.9 gives every backend of a telemetry collector the same weight"},
 		},

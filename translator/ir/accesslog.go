@@ -85,7 +85,8 @@ type KeyValue struct {
 }
 
 // AccessLogDestinations yields the collector destinations of the listeners' access logs
-// (ALS services, then OpenTelemetry collectors, of each access logging), each name once
+// (ALS services, then OpenTelemetry collectors, of each access logging) and then of their
+// tracing (the providers), each name once
 // (the first listener's, in output order: HTTP, TCP, UDP), with the EnvoyProxy that names
 // it. They are not routes' destinations (Destinations leaves them out): the stages that
 // build clusters and the secrets their TLS contexts name walk them here.
@@ -95,8 +96,12 @@ func (x *XDS) AccessLogDestinations() iter.Seq2[PolicyRef, *Destination] {
 			return
 		}
 		var logs []*AccessLog
+		var tracing []*Tracing
 		for _, l := range x.HTTP {
 			logs = append(logs, l.AccessLog)
+			if l.Tracing != nil {
+				tracing = append(tracing, l.Tracing)
+			}
 		}
 		for _, l := range x.TCP {
 			logs = append(logs, l.AccessLog)
@@ -128,6 +133,15 @@ func (x *XDS) AccessLogDestinations() iter.Seq2[PolicyRef, *Destination] {
 				if !yield(o.Owner, o.Destination) {
 					return
 				}
+			}
+		}
+		for _, t := range tracing {
+			if t.Destination == nil || seen[t.Destination.Name] {
+				continue
+			}
+			seen[t.Destination.Name] = true
+			if !yield(t.Owner, t.Destination) {
+				return
 			}
 		}
 	}

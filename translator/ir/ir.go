@@ -93,7 +93,9 @@ type HTTPListener struct {
 	Address    string `json:"address"`
 	IPv4Compat bool   `json:"ipv4Compat,omitempty"`
 	// AccessLog is the proxy's access logging (nil: EG's default).
-	AccessLog   *AccessLog   `json:"accessLog,omitempty"`
+	AccessLog *AccessLog `json:"accessLog,omitempty"`
+	// Tracing is the proxy's tracing (nil: none).
+	Tracing     *Tracing     `json:"tracing,omitempty"`
 	Port        uint32       `json:"port"`        // the Envoy listener port
 	GatewayPort uint32       `json:"gatewayPort"` // the port written on the Gateway
 	Hostnames   []string     `json:"hostnames"`   // "*" when the listener names none
