@@ -9,9 +9,9 @@ import "iter"
 // access log settings fail its checks). Text logs are written before JSON ones, and those
 // before OpenTelemetry ones, each in settings and sinks order, as EG writes them.
 type AccessLog struct {
-	Disabled      bool                     `json:"disabled,omitempty"`
-	Text          []FileAccessLog          `json:"text,omitempty"`
-	JSON          []FileAccessLog          `json:"json,omitempty"`
+	Disabled bool            `json:"disabled,omitempty"`
+	Text     []FileAccessLog `json:"text,omitempty"`
+	JSON     []FileAccessLog `json:"json,omitempty"`
 	// ALS are the gRPC access log service sinks, written after the JSON logs and before
 	// the OpenTelemetry ones.
 	ALS           []ALSAccessLog           `json:"als,omitempty"`
