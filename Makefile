@@ -49,8 +49,9 @@ corpus: build ## EG's translator testdata through the reference: a verdict per c
 	$(BIN) corpus $(CORPUS_ARGS)
 
 # The same inputs through egctl v1.9.1 (a fifth of them: one egctl process per case), its
-# summary written into docs/corpus.md. Its disagreements have no recorded reasons, so the
-# command exits 1; the leading '-' lets the target finish after writing the figures.
+# summary written into docs/corpus.md. Its disagreements are recorded in corpus/known.yaml
+# (impl: egctl@v1.9.1); the leading '-' still lets the target write the figures when a new
+# one appears (the command then exits 1 and names it).
 .PHONY: corpus-egctl
 corpus-egctl: build ## refresh the egctl v1.9.1 corpus figures in docs/corpus.md
 	-EGHARNESS_PEERS=$(PEERS) $(BIN) corpus --impl egctl@v1.9.1 --every 5 -q --into docs/corpus.md

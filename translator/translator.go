@@ -67,6 +67,9 @@ func Translate(in Input) (res *result.Result, err error) {
 	// whose features cannot be built is Invalid and its routes fail closed (EEP-02...).
 	featureErrs := policy.ResolveFeatures(&gw.IR, policy.NewRefObjects(admitted).WithBackends(gw.PolicyBackends), in.Config.LuaEnabled(in.Profile.LuaDefaultOn))
 	pol.FeaturesFailed(featureErrs)
+	// EnvoyProxy mergeBackends: routes of a Gateway share the clusters of their backends
+	// where EG deems it safe (the policies in force decide).
+	policy.MergeBackends(&gw.IR, gw.Topology, admitted)
 	// The policies' own backends may have added BackendTLSPolicy ancestors (the policy).
 	res.Statuses = gw.PolicyBackends.BackendTLSStatuses(res.Statuses)
 	res.Statuses = append(res.Statuses, pol.Statuses...)

@@ -163,3 +163,70 @@ func refOf(kind, name string) resourceRef {
 }
 
 type resourceRef = resource.Ref
+
+// TestExplainFacts checks reasons scoped to facts: matched differences are explained, the
+// rest still disagree, a reason none of whose patterns matches is stale, and a case whose
+// every difference is the implementation's leaves the xDS figure (a reference gap stays).
+func TestExplainFacts(t *testing.T) {
+	if _, err := ParseKnown("k.yaml", []byte("- reason: a\n  impl: e\n  cause: nobody\n  facts: [x]\n  cases: [c]\n")); err == nil {
+		t.Error("an unknown cause was taken")
+	}
+	if _, err := ParseKnown("k.yaml", []byte("- reason: a\n  impl: e\n  cause: reference\n  cases: [c]\n")); err == nil {
+		t.Error("a cause without facts was taken")
+	}
+	mk := func() CaseResult {
+		return CaseResult{Verdict: Disagree,
+			Differences: []Difference{{Key: "ListenerSet/ns/ls: Accepted", Want: "True/Accepted"}, {Key: "HTTPRoute/ns/r parent Gateway/ns/g: Accepted", OnlyMessage: true}},
+			Facts:       &FactsResult{Total: 3, Agree: 2, Differences: []string{"cluster ratelimit_cluster\n  reference: x\n  got: (none)"}}}
+	}
+	r := mk()
+	explainFacts(&r, []string{"ListenerSet/*", "cluster ratelimit_cluster"}, false, false)
+	if r.Verdict != Recorded || !r.Facts.Excluded || r.Facts.Gap {
+		t.Errorf("every difference explained: %s excluded=%v gap=%v", r.Verdict, r.Facts.Excluded, r.Facts.Gap)
+	}
+	r = mk()
+	explainFacts(&r, []string{"ListenerSet/*", "cluster ratelimit_cluster"}, true, false)
+	if r.Verdict != Recorded || r.Facts.Excluded || !r.Facts.Gap {
+		t.Errorf("a reference gap: %s excluded=%v gap=%v", r.Verdict, r.Facts.Excluded, r.Facts.Gap)
+	}
+	r = mk()
+	explainFacts(&r, []string{"ListenerSet/*"}, false, false)
+	if r.Verdict != Disagree || r.Facts.Excluded {
+		t.Errorf("an unexplained xDS difference: %s excluded=%v", r.Verdict, r.Facts.Excluded)
+	}
+	r = mk()
+	explainFacts(&r, []string{"ListenerSet/*", "cluster ratelimit_cluster"}, false, true)
+	if r.Verdict != Disagree {
+		t.Errorf("with --messages a message difference is not explained: %s", r.Verdict)
+	}
+	r = mk()
+	explainFacts(&r, []string{"cluster tracing"}, false, false)
+	if r.Verdict != Stale || len(r.Unmatched) != 1 {
+		t.Errorf("a reason that matches nothing: %s %v", r.Verdict, r.Unmatched)
+	}
+	r = CaseResult{Verdict: Agree, Facts: &FactsResult{Total: 1, Agree: 1}}
+	explainFacts(&r, []string{"cluster tracing"}, false, false)
+	if r.Verdict != Stale {
+		t.Errorf("a case that agrees: %s", r.Verdict)
+	}
+	r = CaseResult{Verdict: Error, Error: "egctl: exit status 1"}
+	explainFacts(&r, []string{"error"}, false, false)
+	if r.Verdict != Recorded {
+		t.Errorf("a recorded error: %s", r.Verdict)
+	}
+
+	excluded := mk()
+	explainFacts(&excluded, []string{"ListenerSet/*", "cluster ratelimit_cluster"}, false, false)
+	gap := mk()
+	explainFacts(&gap, []string{"ListenerSet/*", "cluster ratelimit_cluster"}, true, false)
+	agree := CaseResult{Verdict: Agree, Facts: &FactsResult{Total: 4, Agree: 4}}
+	s := Summarize("e", []CaseResult{excluded, gap, agree})
+	if tt := s.Total; tt.FactCases != 2 || tt.FactsExcluded != 1 || tt.FactsGaps != 1 || tt.FactsAgree != 1 || tt.Facts != 7 {
+		t.Errorf("tally: %+v", tt)
+	}
+	var b strings.Builder
+	WriteText(&b, nil, s, false)
+	if want := "xDS facts against the reference: 1 of 2 cases agree (50.0%), 85.7% of 7 facts; not counted: 1 of the 3 cases both translate, every difference of theirs recorded as the implementation's; recorded gaps of the reference: 1; 0 skipped"; !strings.Contains(b.String(), want) {
+		t.Errorf("summary line:\n%s\nwant it to contain %q", b.String(), want)
+	}
+}

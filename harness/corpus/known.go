@@ -31,6 +31,20 @@ type KnownGroup struct {
 	// reference translator.
 	Impl  string   `json:"impl,omitempty"`
 	Cases []string `json:"cases"`
+	// Facts, when set, scope the reason to the differences it explains: xDS fact keys as
+	// -v prints them after "xDS " ("cluster ratelimit_cluster"), status keys ("ListenerSet/
+	// ns/name: Accepted"), or "error" for a translation that fails; '*' matches any text.
+	// Only matching differences are explained (any other still disagrees), and a case none
+	// of whose differences a pattern matches is stale, so a reason that stops matching
+	// fails. A case whose every difference is explained, xDS ones among them, is
+	// left out of the xDS fact tally (the implementation cannot represent it faithfully).
+	Facts []string `json:"facts,omitempty"`
+	// Cause says whose the differences are, for a reason scoped to facts: "implementation"
+	// (the default: the implementation cannot represent the case faithfully, as an
+	// offline tool that reads its input otherwise than EG in a cluster does; the case is
+	// left out of the xDS fact tally) or "reference" (a gap of the reference translator:
+	// the case stays in the tally, as a disagreement, without failing the run).
+	Cause string `json:"cause,omitempty"`
 }
 
 // LoadKnown reads a known-reasons file. A missing file is an empty record.
@@ -58,6 +72,19 @@ func ParseKnown(file string, data []byte) (*Known, error) {
 		g := &k.Groups[i]
 		if strings.TrimSpace(g.Reason) == "" {
 			errs = append(errs, fmt.Sprintf("group %d: no reason", i+1))
+		}
+		switch g.Cause {
+		case "", CauseImplementation, CauseReference:
+		default:
+			errs = append(errs, fmt.Sprintf("group %d (%s): cause must be %q or %q, not %q", i+1, short(g.Reason), CauseImplementation, CauseReference, g.Cause))
+		}
+		if g.Cause != "" && len(g.Facts) == 0 {
+			errs = append(errs, fmt.Sprintf("group %d (%s): a cause needs facts", i+1, short(g.Reason)))
+		}
+		for _, f := range g.Facts {
+			if strings.TrimSpace(f) == "" {
+				errs = append(errs, fmt.Sprintf("group %d (%s): an empty fact pattern", i+1, short(g.Reason)))
+			}
 		}
 		if len(g.Cases) == 0 {
 			errs = append(errs, fmt.Sprintf("group %d (%s): no cases", i+1, short(g.Reason)))
@@ -87,6 +114,20 @@ func (k *Known) Reason(impl, name string) string {
 		return g.Reason
 	}
 	return ""
+}
+
+// Causes of a reason scoped to facts (KnownGroup.Cause).
+const (
+	CauseImplementation = "implementation"
+	CauseReference      = "reference"
+)
+
+// Group is the recorded group for a case under an implementation, or nil.
+func (k *Known) Group(impl, name string) *KnownGroup {
+	if k == nil {
+		return nil
+	}
+	return k.byCase[implKey(impl)+" "+name]
 }
 
 // Unknown lists recorded cases of impl that are not in names (a case EG renamed or

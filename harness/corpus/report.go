@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -29,7 +30,13 @@ type Tally struct {
 	MessagesAgree int `json:"messagesAgree"`
 	// FactCases are the cases both implementations translated (--impl); FactsAgree those
 	// whose xDS facts all agree; Facts, FactsSame count the facts.
-	FactCases  int `json:"factCases,omitempty"`
+	// FactsExcluded are cases both translated that are left out of those figures: every
+	// difference of theirs is explained by a recorded reason scoped to facts.
+	FactCases     int `json:"factCases,omitempty"`
+	FactsExcluded int `json:"factCasesExcluded,omitempty"`
+	// FactsGaps are the cases of FactCases that disagree for a recorded gap of the
+	// reference translator.
+	FactsGaps  int `json:"factCasesReferenceGaps,omitempty"`
 	FactsAgree int `json:"factCasesAgree,omitempty"`
 	Facts      int `json:"facts,omitempty"`
 	FactsSame  int `json:"factsAgree,omitempty"`
@@ -60,8 +67,13 @@ func (t *Tally) add(r CaseResult) {
 		t.UnitsAgree += r.Agree
 		t.MessagesAgree += r.MessagesAgree
 	}
-	if r.Facts != nil {
+	if r.Facts != nil && r.Facts.Excluded {
+		t.FactsExcluded++
+	} else if r.Facts != nil {
 		t.FactCases++
+		if r.Facts.Gap {
+			t.FactsGaps++
+		}
 		if len(r.Facts.Differences) == 0 {
 			t.FactsAgree++
 		}
@@ -141,9 +153,9 @@ func WriteText(w io.Writer, results []CaseResult, s Summary, verbose bool) {
 	fmt.Fprintf(w, "\n%s against EG %s's translator testdata: %d cases, %d comparable, %d agree (%s), %s of %d conditions agree on type, status and reason (%s with the message too); %d refused by the CRDs, %d recorded, %d disagree, %d errors, %d stale\n",
 		s.Impl, s.EG, t.Cases, t.Comparable, t.AgreeingComparable(), pct(t.AgreeingComparable(), t.Comparable), pct(t.UnitsAgree, t.Units), t.Units, pct(t.MessagesAgree, t.Units),
 		t.Refused, t.Recorded, t.Disagree, t.Errors, t.Stale)
-	if t.FactCases > 0 || t.Skipped > 0 {
-		fmt.Fprintf(w, "xDS facts against the reference: %d of %d cases both translate agree (%s), %s of %d facts; %d skipped\n",
-			t.FactsAgree, t.FactCases, pct(t.FactsAgree, t.FactCases), pct(t.FactsSame, t.Facts), t.Facts, t.Skipped)
+	if t.FactCases > 0 || t.FactsExcluded > 0 || t.Skipped > 0 {
+		fmt.Fprintf(w, "xDS facts against the reference: %d of %d cases agree (%s), %s of %d facts; not counted: %d of the %d cases both translate, every difference of theirs recorded as the implementation's; recorded gaps of the reference: %d; %d skipped\n",
+			t.FactsAgree, t.FactCases, pct(t.FactsAgree, t.FactCases), pct(t.FactsSame, t.Facts), t.Facts, t.FactsExcluded, t.FactCases+t.FactsExcluded, t.FactsGaps, t.Skipped)
 	}
 }
 
@@ -155,11 +167,17 @@ func writeCase(w io.Writer, r CaseResult, verbose bool) {
 	}
 	fmt.Fprintln(w)
 	if r.Verdict == Stale {
-		if r.Error == "" && len(r.Refusals) == 0 {
+		switch {
+		case len(r.Unmatched) > 0 && (r.Units > 0 || r.Facts != nil):
+			fmt.Fprintf(w, "    the recorded reason no longer matches: no difference matches %s; correct its facts or remove the case\n", strings.Join(quoted(r.Unmatched), ", "))
+		case r.Error == "" && len(r.Refusals) == 0:
 			fmt.Fprintln(w, "    the case agrees now: remove it from the known-reasons file")
-		} else {
+		default:
 			fmt.Fprintln(w, "    the case is refused by the CRDs, which needs no recorded reason: remove it from the known-reasons file")
 		}
+	}
+	if r.Verdict == Disagree && r.Reason != "" {
+		fmt.Fprintf(w, "    partly explained by its recorded reason (%s); the differences its facts do not match, below, disagree\n", short(r.Reason))
 	}
 	for _, m := range r.Refusals {
 		fmt.Fprintf(w, "    refused by the CRDs: %s\n", m)
@@ -171,18 +189,30 @@ func writeCase(w io.Writer, r CaseResult, verbose bool) {
 		for _, s := range r.Inexpressible {
 			fmt.Fprintf(w, "    needs a setting we cannot give: %s\n", s)
 		}
+		partly := r.Verdict == Disagree && r.Reason != ""
 		for _, d := range r.Differences {
-			if d.OnlyMessage && !verbose {
+			if d.OnlyMessage && !verbose || partly && !slices.Contains(r.Unexplained, d.Key) {
 				continue
 			}
 			fmt.Fprintf(w, "  - %s\n", strings.ReplaceAll(d.String(), "\n", "\n  "))
 		}
 		if r.Facts != nil {
 			for _, d := range r.Facts.Differences {
+				if partly && !slices.Contains(r.Unexplained, strings.SplitN(d, "\n", 2)[0]) {
+					continue
+				}
 				fmt.Fprintf(w, "  - xDS %s\n", strings.ReplaceAll(d, "\n", "\n  "))
 			}
 		}
 	}
+}
+
+func quoted(ss []string) []string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = fmt.Sprintf("%q", s)
+	}
+	return out
 }
 
 // WriteJSON prints the results and the summary as one object.

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+
 	"github.com/egharness/egharness/harness/facts"
 	"github.com/egharness/egharness/harness/impl"
 	"github.com/egharness/egharness/translator/admission"
@@ -51,6 +53,12 @@ type CaseResult struct {
 	Verdict Verdict `json:"verdict"`
 	// Reason is the recorded reason (recorded, stale).
 	Reason string `json:"reason,omitempty"`
+	// Unmatched are the fact patterns of the recorded reason that match no difference
+	// (stale).
+	Unmatched []string `json:"unmatchedFacts,omitempty"`
+	// Unexplained are the keys of the differences a recorded reason scoped to facts does
+	// not explain (the case still disagrees for them).
+	Unexplained []string `json:"unexplained,omitempty"`
 	// Refusals are the API server's messages (refused).
 	Refusals []string `json:"refusals,omitempty"`
 	// Error is why the case could not be read or translated (error).
@@ -72,6 +80,13 @@ type FactsResult struct {
 	Total       int      `json:"total"`
 	Agree       int      `json:"agree"`
 	Differences []string `json:"differences,omitempty"`
+	// Excluded: every difference is explained by a recorded reason scoped to facts (the
+	// implementation cannot represent the case faithfully), so the case is left out of the
+	// xDS fact tally.
+	Excluded bool `json:"excluded,omitempty"`
+	// Gap: the differences are explained as a gap of the reference translator; the case
+	// stays in the tally as a disagreement.
+	Gap bool `json:"referenceGap,omitempty"`
 }
 
 // Options tune a run.
@@ -176,14 +191,20 @@ func runCase(ctx context.Context, c Case, p profile.Profile, base []resource.Obj
 	if o.Impl != nil {
 		implName = o.Impl.Name()
 	}
-	reason := o.Known.Reason(implName, c.Name)
+	group := o.Known.Group(implName, c.Name)
 	defer func() {
-		r.Reason = reason
-		switch {
-		case reason == "":
-		case r.Verdict == Disagree || r.Verdict == Error:
+		if group == nil {
+			return
+		}
+		r.Reason = group.Reason
+		if len(group.Facts) > 0 {
+			explainFacts(&r, group.Facts, group.Cause == CauseReference, o.Messages)
+			return
+		}
+		switch r.Verdict {
+		case Disagree, Error:
 			r.Verdict = Recorded
-		case r.Verdict == Agree || r.Verdict == Refused:
+		case Agree, Refused:
 			r.Verdict = Stale
 		}
 	}()
@@ -235,7 +256,7 @@ func runCase(ctx context.Context, c Case, p profile.Profile, base []resource.Obj
 			if err != nil {
 				return fail(fmt.Errorf("admission: %v", err))
 			}
-			req.Objects = stored
+			req.Objects = allocateClusterIPs(stored)
 		}
 		res, err := o.Impl.Translate(ctx, req)
 		if why := impl.Skipped(err); why != "" {
@@ -255,6 +276,100 @@ func runCase(ctx context.Context, c Case, p profile.Profile, base []resource.Obj
 		r.Verdict = Disagree
 	}
 	return r
+}
+
+// explainFacts applies a reason scoped to fact patterns: the differences they match are
+// explained; the case is recorded when nothing else differs, stale when no pattern matches a
+// difference of the case (or the case agrees or is refused), and still disagrees otherwise. A recorded
+// case whose xDS differences are the implementation's is excluded from the xDS tally; one
+// whose differences are a gap of the reference's stays in it.
+func explainFacts(r *CaseResult, patterns []string, referenceGap, messages bool) {
+	if r.Verdict == Agree || r.Verdict == Refused {
+		r.Verdict = Stale
+		r.Unmatched = append([]string(nil), patterns...)
+		return
+	}
+	if r.Verdict != Disagree && r.Verdict != Error {
+		return
+	}
+	var keys []string
+	xdsKeys := 0
+	if r.Verdict == Error {
+		keys = append(keys, "error")
+	}
+	for _, d := range r.Differences {
+		if !d.OnlyMessage || messages {
+			keys = append(keys, d.Key)
+		}
+	}
+	if r.Facts != nil {
+		for _, d := range r.Facts.Differences {
+			keys = append(keys, strings.SplitN(d, "\n", 2)[0])
+			xdsKeys++
+		}
+	}
+	used := make([]bool, len(patterns))
+	unexplained, explainedXDS := 0, 0
+	for i, k := range keys {
+		hit := false
+		for j, p := range patterns {
+			if facts.Match(p, k) {
+				used[j], hit = true, true
+			}
+		}
+		switch {
+		case !hit:
+			unexplained++
+			r.Unexplained = append(r.Unexplained, k)
+		case i >= len(keys)-xdsKeys:
+			explainedXDS++
+		}
+	}
+	// The reason no longer matches the case when none of its patterns matches a
+	// difference of it (a pattern may be about some of the group's cases only).
+	if !slices.Contains(used, true) {
+		r.Unmatched = append(r.Unmatched, patterns...)
+	}
+	switch {
+	case len(r.Unmatched) > 0:
+		r.Verdict = Stale
+	case unexplained > 0:
+		r.Verdict = Disagree
+	default:
+		r.Verdict = Recorded
+		switch {
+		case r.Facts == nil || explainedXDS == 0:
+		case referenceGap:
+			r.Facts.Gap = true
+		default:
+			r.Facts.Excluded = true
+		}
+	}
+}
+
+// allocateClusterIPs gives every Service of EG's testdata that has no cluster IP one, as
+// the API server allocates one to each ClusterIP, NodePort and LoadBalancer Service it
+// stores. EG's test routes to EndpointSlices and never reads the address, so its inputs
+// leave it out; egctl x translate routes every Service to its cluster IP instead (it
+// disables endpoint routing: EG v1.9.1's internal/cmd/egctl/translate.go), and without one
+// it refuses every backend of the Service ("field Address must be a valid IP or FQDN
+// address"), which no cluster would show. Services are copied: the reference's objects
+// stay as they are.
+func allocateClusterIPs(objs []resource.Object) []resource.Object {
+	out := make([]resource.Object, len(objs))
+	n := 0
+	for i, o := range objs {
+		out[i] = o
+		svc, ok := o.Obj.(*corev1.Service)
+		if !ok || svc.Spec.ClusterIP != "" || svc.Spec.Type == corev1.ServiceTypeExternalName {
+			continue
+		}
+		n++
+		c := svc.DeepCopy()
+		c.Spec.ClusterIP = fmt.Sprintf("10.96.%d.%d", 100+n/250, 1+n%250)
+		out[i].Obj = c
+	}
+	return out
 }
 
 // compareFacts compares the xDS facts of an implementation's result with the reference's

@@ -55,6 +55,9 @@ func TestGatewayHTTPProfile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if err := gwconformance.CanBindPrivileged(); err != nil {
+		t.Skip(err)
+	}
 	out := gwconformance.Run(t, options(t, envoy, buildEchoBasic(t), suite.ConfigurableOptions{}))
 	var failed []string
 	for _, r := range out.Results {

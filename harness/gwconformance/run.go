@@ -2,6 +2,7 @@ package gwconformance
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -12,6 +13,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -161,6 +163,9 @@ func Run(t *testing.T, o Options) *Outcome {
 		checker = &RouteCheckPlane{Store: srv.Store}
 		ctrl.Plane = checker
 	} else {
+		if err := CanBindPrivileged(); err != nil {
+			t.Fatal(err)
+		}
 		bare, err := envoytier.StartBare(ctx, envoytier.BareOptions{Envoy: o.Envoy, EnvoyLog: envoyLog()})
 		if err != nil {
 			t.Fatalf("starting Envoy: %v", err)
@@ -378,4 +383,27 @@ func ProfileFeatures(names []suite.ConformanceProfileName) ([]features.FeatureNa
 		}
 	}
 	return out, nil
+}
+
+// CanBindPrivileged says whether this process may bind ports below 1024 on loopback, as
+// Envoy must for the suite's Gateways (80, 443): root, CAP_NET_BIND_SERVICE, or a lowered
+// net.ipv4.ip_unprivileged_port_start.
+func CanBindPrivileged() error {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	_ = l.Close()
+	for _, port := range []int{80, 443, 81, 444} {
+		l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.%d:%d", 200, port))
+		if err == nil {
+			_ = l.Close()
+			return nil
+		}
+		if !errors.Is(err, syscall.EACCES) {
+			continue // taken: try another
+		}
+		return fmt.Errorf("Envoy must bind the suite's Gateway ports (80, 443) on loopback, and this process may not (%v): run as root or with CAP_NET_BIND_SERVICE, or without Envoy (--no-envoy)", err)
+	}
+	return nil
 }

@@ -98,6 +98,9 @@ func runConformance(o conformanceOpts, suiteArgs []string) error {
 		if backend, err = findEchoBasic(o.echoBasic, wd); err != nil {
 			return badInput("%v", err)
 		}
+		if err := gwconformance.CanBindPrivileged(); err != nil {
+			return badInput("%v", err)
+		}
 	}
 
 	// The suite's own flags (registered by its flags package) and Go's testing flags.

@@ -44,7 +44,10 @@ follow.
 
 --impl runs the inputs through another implementation (exec:COMMAND, egctl@VERSION): its
 statuses are compared with EG's and its xDS, by facts, with the reference's; reasons are
-recorded per implementation (impl: in the known-reasons file).
+recorded per implementation (impl: in the known-reasons file), scoped by facts: to the
+differences they name. A case whose every difference is recorded as the implementation's
+(it cannot represent the case faithfully) is not counted in the xDS figure, and the summary
+says how many were left out.
 
 Exit codes: 0 no failure, 1 a disagreement, error or stale record, 2 bad usage.`,
 		Example: `  egharness corpus                                  # every case, the failures and the summary

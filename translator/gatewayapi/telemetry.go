@@ -3,6 +3,7 @@ package gatewayapi
 import (
 	"errors"
 	"fmt"
+	"math"
 	"net"
 	"sort"
 	"strconv"
@@ -20,8 +21,8 @@ import (
 )
 
 // A Gateway's telemetry comes from its EnvoyProxy. Of it the reference translator builds
-// the access logs (file and OpenTelemetry sinks, their CEL matches); not the ALS sinks,
-// tracing or metrics sinks. It does check everything EG v1.9 checks before it builds them,
+// the access logs (file, ALS and OpenTelemetry sinks, their CEL matches) and the tracing;
+// not the metrics sinks. It does check everything EG v1.9 checks before it builds them,
 // because a failed check changes the Gateway's status: an access log match that is not a
 // CEL expression, or a sink, tracing provider or metrics sink whose backendRef cannot be
 // resolved (a Service or Backend that does not exist, a port it does not have, a Service
@@ -42,11 +43,11 @@ const otelDefaultPort = 4317
 // telemetry checks the Gateway's EnvoyProxy telemetry as EG v1.9 does, writes the
 // Gateway's condition when it fails, and returns the access logging of the Gateway's
 // listeners (nil: EG's default).
-func (rt *routeTranslator) telemetry(g *gatewayCtx) *ir.AccessLog {
+func (rt *routeTranslator) telemetry(g *gatewayCtx) (*ir.AccessLog, *ir.Tracing) {
 	gw := g.gw
 	ep, _ := rt.ix.envoyProxyOf(gw)
 	if ep == nil || ep.Spec.Telemetry == nil {
-		return nil
+		return nil, nil
 	}
 	tel := ep.Spec.Telemetry
 	what := "access log"
@@ -54,8 +55,12 @@ func (rt *routeTranslator) telemetry(g *gatewayCtx) *ir.AccessLog {
 	if err != nil {
 		al = &ir.AccessLog{Disabled: true}
 	}
+	var tr *ir.Tracing
 	if err == nil && tel.Tracing != nil {
-		if err = rt.telemetryRefs(ep, tel.Tracing.Provider.BackendCluster); err != nil {
+		if err = rt.telemetryRefs(ep, tel.Tracing.Provider.BackendCluster); err == nil {
+			tr, err = rt.tracingOf(g, ep)
+		}
+		if err != nil {
 			what = "tracing"
 		}
 	}
@@ -72,12 +77,92 @@ func (rt *routeTranslator) telemetry(g *gatewayCtx) *ir.AccessLog {
 	}
 	if err == nil {
 		rt.telemetryBackendTLS(g, ep)
-		return al
+		return al, tr
 	}
 	s := rt.st.object(resource.Ref{Kind: "Gateway", Namespace: gw.Namespace, Name: gw.Name})
 	s.Conditions = setCondition(s.Conditions, cond("Accepted", "False", reasonInvalidParameters,
 		fmt.Sprintf("Invalid %s backendRefs in the referenced EnvoyProxy: %v", what, err)))
-	return al
+	return al, tr
+}
+
+// tracingOf is the tracing of the proxy an EnvoyProxy configures (EG v1.9 listener.go
+// processTracing): the provider as a destination named tracing (its backendRefs, speaking
+// gRPC for OpenTelemetry; else its deprecated host and port, always gRPC), the authority an
+// OpenTelemetry provider's calls carry (as an OpenTelemetry access log sink's), the service
+// name (serviceName, else <gateway name>.<gateway namespace>, the GatewayClass with
+// mergeGateways), the sampling percentages and the tags.
+func (rt *routeTranslator) tracingOf(g *gatewayCtx, ep *egv1a1.EnvoyProxy) (*ir.Tracing, error) {
+	t := ep.Spec.Telemetry.Tracing
+	p := t.Provider
+	dest, err := rt.telemetryDestination(g, ep, "tracing", p.BackendCluster)
+	if err != nil {
+		return nil, err
+	}
+	out := &ir.Tracing{
+		Provider:    string(p.Type),
+		Destination: dest,
+		Owner:       ir.PolicyRef{Kind: egv1a1.KindEnvoyProxy, Namespace: ep.Namespace, Name: ep.Name},
+		ServiceName: g.gw.Name + "." + g.gw.Namespace,
+		CustomTags:  t.CustomTags,
+		Tags:        t.Tags,
+		SpanName:    t.SpanName,
+		Zipkin:      p.Zipkin,
+	}
+	if rt.ix.mergeGateways {
+		out.ServiceName = string(g.gw.Spec.GatewayClassName)
+	}
+	if p.ServiceName != nil {
+		out.ServiceName = *p.ServiceName
+	}
+	out.SamplingRate = samplingPercent(t.SamplingRate, t.SamplingFraction)
+	if f := t.ClientSamplingFraction; f != nil {
+		v := samplingPercent(nil, f)
+		out.ClientSamplingRate = &v
+	}
+	if f := t.OverallSamplingFraction; f != nil {
+		v := samplingPercent(nil, f)
+		out.OverallSamplingRate = &v
+	}
+	if o := p.OpenTelemetry; o != nil {
+		out.ResourceAttributes = o.ResourceAttributes
+		out.Sampler = o.Sampler
+		for _, h := range o.Headers {
+			out.Headers = append(out.Headers, ir.KeyValue{Key: string(h.Name), Value: h.Value})
+		}
+	}
+	if len(dest.Settings) == 0 {
+		host, port := "", uint32(0)
+		if p.Host != nil {
+			host, port = *p.Host, uint32(p.Port)
+		}
+		dest.Settings = []*ir.Backend{{
+			Name: "tracing/backend/-1", Weight: 1,
+			Endpoints: []ir.Endpoint{{Host: host, Port: port}},
+			DNS:       net.ParseIP(host) == nil,
+		}}
+		out.Authority = host
+		return out, nil
+	}
+	// Only an OpenTelemetry provider speaks gRPC to its backendRefs.
+	dest.HTTP2 = p.Type == egv1a1.TracingProviderTypeOpenTelemetry
+	out.Authority = telemetryAuthority(dest)
+	return out, nil
+}
+
+// samplingPercent is EG's proxySamplingRate: a rate as given, else a fraction as a
+// percentage (denominator 100 unless given) within [0, 100], else 100.
+func samplingPercent(rate *uint32, f *gwapiv1.Fraction) float64 {
+	if rate != nil {
+		return float64(*rate)
+	}
+	if f == nil {
+		return 100
+	}
+	d := int32(100)
+	if f.Denominator != nil {
+		d = *f.Denominator
+	}
+	return math.Min(100, math.Max(0, float64(f.Numerator)*100/float64(d)))
 }
 
 // telemetryRefs checks that the backendRefs of a telemetry backend the reference does not
@@ -169,9 +254,25 @@ func (rt *routeTranslator) accessLogOf(g *gatewayCtx, ep *egv1a1.EnvoyProxy) (*i
 			case sink.Type == egv1a1.ProxyAccessLogSinkTypeFile && sink.File != nil:
 				add(sink.File.Path)
 			case sink.Type == egv1a1.ProxyAccessLogSinkTypeALS && sink.ALS != nil:
+				// EG's ALS sink: a cluster accesslog_als_<setting>_<sink> of its backendRefs
+				// (gRPC, so HTTP/2), its log name or <EnvoyProxy namespace>/<name>.
 				if err := rt.telemetryRefs(ep, sink.ALS.BackendCluster); err != nil {
 					return nil, err
 				}
+				dest, err := rt.telemetryDestination(g, ep, fmt.Sprintf("accesslog_als_%d_%d", i, j), sink.ALS.BackendCluster)
+				if err != nil {
+					return nil, err
+				}
+				a := ir.ALSAccessLog{Type: logType, Matches: matches, Destination: dest,
+					Owner:   ir.PolicyRef{Kind: egv1a1.KindEnvoyProxy, Namespace: ep.Namespace, Name: ep.Name},
+					LogName: ep.Namespace + "/" + ep.Name, Service: string(sink.ALS.Type)}
+				if sink.ALS.LogName != nil {
+					a.LogName = *sink.ALS.LogName
+				}
+				if h := sink.ALS.HTTP; h != nil && sink.ALS.Type == egv1a1.ALSEnvoyProxyAccessLogTypeHTTP {
+					a.RequestHeaders, a.ResponseHeaders, a.ResponseTrailers = h.RequestHeaders, h.ResponseHeaders, h.ResponseTrailers
+				}
+				out.ALS = append(out.ALS, a)
 			case sink.Type == egv1a1.ProxyAccessLogSinkTypeOpenTelemetry && sink.OpenTelemetry != nil:
 				o, err := rt.otelAccessLog(g, ep, fmt.Sprintf("accesslog_otel_%d_%d", i, j), sink.OpenTelemetry)
 				if err != nil {
@@ -229,18 +330,26 @@ func (rt *routeTranslator) otelAccessLog(g *gatewayCtx, ep *egv1a1.EnvoyProxy, n
 		out.Authority = host
 		return out, nil
 	}
+	out.Authority = telemetryAuthority(dest)
+	return out, nil
+}
+
+// telemetryAuthority is the :authority of the gRPC calls to a telemetry backend (EG's
+// getAuthorityFromDestination): the first backend's TLS SNI, else its endpoint's hostname,
+// else the Service's <name>.<namespace>.svc or the Backend's <name>.<namespace>.
+func telemetryAuthority(dest *ir.Destination) string {
 	first := dest.Settings[0]
 	switch {
 	case first.TLS != nil && first.TLS.SNI != "":
-		out.Authority = first.TLS.SNI
+		return first.TLS.SNI
 	case len(first.Endpoints) > 0 && first.Endpoints[0].Host != "" && net.ParseIP(first.Endpoints[0].Host) == nil:
-		out.Authority = first.Endpoints[0].Host
+		return first.Endpoints[0].Host
 	case len(first.Endpoints) > 0 && first.Kind == "Service":
-		out.Authority = first.ServiceName + "." + first.Namespace + ".svc"
+		return first.ServiceName + "." + first.Namespace + ".svc"
 	case len(first.Endpoints) > 0:
-		out.Authority = first.ServiceName + "." + first.Namespace
+		return first.ServiceName + "." + first.Namespace
 	}
-	return out, nil
+	return ""
 }
 
 // telemetryDestination resolves the backendRefs of a telemetry backend as EG v1.9 does

@@ -1,6 +1,7 @@
 package gatewayapi
 
 import (
+	egv1a1 "github.com/envoyproxy/gateway/api/v1alpha1"
 	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/egharness/egharness/translator/ir"
@@ -28,6 +29,9 @@ type Topology struct {
 type GatewayNode struct {
 	Object    *gwapiv1.Gateway
 	Listeners []*ListenerNode
+	// EnvoyProxy is the Gateway's EnvoyProxy (its own parametersRef, else its class's);
+	// nil when it has none.
+	EnvoyProxy *egv1a1.EnvoyProxy
 }
 
 // ListenerNode is one listener and its IR (nil when not programmed).
@@ -65,6 +69,7 @@ func (rt *routeTranslator) topology() *Topology {
 	}
 	for _, g := range rt.gateways {
 		gn := &GatewayNode{Object: g.gw}
+		gn.EnvoyProxy, _ = rt.ix.envoyProxyOf(g.gw)
 		for _, l := range g.listeners {
 			gn.Listeners = append(gn.Listeners, &ListenerNode{
 				Name: string(l.spec.Name), Gateway: gn, Set: l.listenerSet, HTTP: l.ir, TCP: l.tcp, UDP: l.udp,

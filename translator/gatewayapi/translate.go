@@ -268,7 +268,14 @@ func (t Translator) Translate(objs []resource.Object) Output {
 	for _, g := range started {
 		gw := g.gw
 		rt.gatewayTLS(g)
-		al := rt.telemetry(g)
+		al, tr := rt.telemetry(g)
+		if tr != nil {
+			for _, l := range g.listeners {
+				if l.ir != nil {
+					l.ir.Tracing = tr
+				}
+			}
+		}
 		ep, _ := ix.envoyProxyOf(gw)
 		out.IR.Ready = append(out.IR.Ready, readyListener(ep))
 		if al != nil {

@@ -9,10 +9,33 @@ import "iter"
 // access log settings fail its checks). Text logs are written before JSON ones, and those
 // before OpenTelemetry ones, each in settings and sinks order, as EG writes them.
 type AccessLog struct {
-	Disabled      bool                     `json:"disabled,omitempty"`
-	Text          []FileAccessLog          `json:"text,omitempty"`
-	JSON          []FileAccessLog          `json:"json,omitempty"`
+	Disabled bool            `json:"disabled,omitempty"`
+	Text     []FileAccessLog `json:"text,omitempty"`
+	JSON     []FileAccessLog `json:"json,omitempty"`
+	// ALS are the gRPC access log service sinks, written after the JSON logs and before
+	// the OpenTelemetry ones.
+	ALS           []ALSAccessLog           `json:"als,omitempty"`
 	OpenTelemetry []OpenTelemetryAccessLog `json:"openTelemetry,omitempty"`
+}
+
+// ALSAccessLog is one ALS sink (EG's gRPC access log service): Envoy streams the log
+// entries over gRPC to the service behind Destination, a cluster of the proxy's own.
+type ALSAccessLog struct {
+	// Type and Matches as for a file sink.
+	Type    string   `json:"type,omitempty"`
+	Matches []string `json:"matches,omitempty"`
+	// Destination is the service: named accesslog_als_<setting>_<sink>, speaking HTTP/2.
+	Destination *Destination `json:"destination"`
+	// Owner is the EnvoyProxy the sink is written in (the cluster's metadata).
+	Owner PolicyRef `json:"owner"`
+	// LogName is the sink's logName, else <EnvoyProxy namespace>/<name>.
+	LogName string `json:"logName"`
+	// Service is HTTP (Envoy's http_grpc logger, with the extra headers to log) or TCP
+	// (tcp_grpc).
+	Service          string   `json:"service"`
+	RequestHeaders   []string `json:"requestHeaders,omitempty"`
+	ResponseHeaders  []string `json:"responseHeaders,omitempty"`
+	ResponseTrailers []string `json:"responseTrailers,omitempty"`
 }
 
 // FileAccessLog is one file sink (or /dev/stdout for a setting without sinks).
@@ -61,18 +84,24 @@ type KeyValue struct {
 	Value string `json:"value"`
 }
 
-// AccessLogDestinations yields the collector destinations of the listeners' access logs,
-// each name once (the first listener's, in output order: HTTP, TCP, UDP), with the sink.
-// They are not routes' destinations (Destinations leaves them out): the stages that build
-// clusters and the secrets their TLS contexts name walk them here.
-func (x *XDS) AccessLogDestinations() iter.Seq2[*OpenTelemetryAccessLog, *Destination] {
-	return func(yield func(*OpenTelemetryAccessLog, *Destination) bool) {
+// AccessLogDestinations yields the collector destinations of the listeners' access logs
+// (ALS services, then OpenTelemetry collectors, of each access logging) and then of their
+// tracing (the providers), each name once
+// (the first listener's, in output order: HTTP, TCP, UDP), with the EnvoyProxy that names
+// it. They are not routes' destinations (Destinations leaves them out): the stages that
+// build clusters and the secrets their TLS contexts name walk them here.
+func (x *XDS) AccessLogDestinations() iter.Seq2[PolicyRef, *Destination] {
+	return func(yield func(PolicyRef, *Destination) bool) {
 		if x == nil {
 			return
 		}
 		var logs []*AccessLog
+		var tracing []*Tracing
 		for _, l := range x.HTTP {
 			logs = append(logs, l.AccessLog)
+			if l.Tracing != nil {
+				tracing = append(tracing, l.Tracing)
+			}
 		}
 		for _, l := range x.TCP {
 			logs = append(logs, l.AccessLog)
@@ -85,15 +114,34 @@ func (x *XDS) AccessLogDestinations() iter.Seq2[*OpenTelemetryAccessLog, *Destin
 			if al == nil || al.Disabled {
 				continue
 			}
+			for i := range al.ALS {
+				a := &al.ALS[i]
+				if a.Destination == nil || seen[a.Destination.Name] {
+					continue
+				}
+				seen[a.Destination.Name] = true
+				if !yield(a.Owner, a.Destination) {
+					return
+				}
+			}
 			for i := range al.OpenTelemetry {
 				o := &al.OpenTelemetry[i]
 				if o.Destination == nil || seen[o.Destination.Name] {
 					continue
 				}
 				seen[o.Destination.Name] = true
-				if !yield(o, o.Destination) {
+				if !yield(o.Owner, o.Destination) {
 					return
 				}
+			}
+		}
+		for _, t := range tracing {
+			if t.Destination == nil || seen[t.Destination.Name] {
+				continue
+			}
+			seen[t.Destination.Name] = true
+			if !yield(t.Owner, t.Destination) {
+				return
 			}
 		}
 	}

@@ -93,7 +93,9 @@ type HTTPListener struct {
 	Address    string `json:"address"`
 	IPv4Compat bool   `json:"ipv4Compat,omitempty"`
 	// AccessLog is the proxy's access logging (nil: EG's default).
-	AccessLog   *AccessLog   `json:"accessLog,omitempty"`
+	AccessLog *AccessLog `json:"accessLog,omitempty"`
+	// Tracing is the proxy's tracing (nil: none).
+	Tracing     *Tracing     `json:"tracing,omitempty"`
 	Port        uint32       `json:"port"`        // the Envoy listener port
 	GatewayPort uint32       `json:"gatewayPort"` // the port written on the Gateway
 	Hostnames   []string     `json:"hostnames"`   // "*" when the listener names none
@@ -269,6 +271,10 @@ type Backend struct {
 	// BackendLB is the BackendLBPolicy resolved for the backend's Service; embedded so that
 	// its fields (loadBalancing, session_persistence, circuitBreaker) sit on the backend.
 	*BackendLB
+	// Merged is the cluster the backend shares with the other routes of its Gateway that
+	// reach it (EnvoyProxy mergeBackends: service/<ns>/<name>/<port>/<protocol>); "" when
+	// the backend is in the rule's own cluster (set by the policy stage).
+	Merged string `json:"merged,omitempty"`
 }
 
 // Endpoint is an address the backend resolves to.
@@ -287,6 +293,42 @@ type DirectResponse struct {
 }
 
 // ValidWeight sums the weights of valid backends, and InvalidWeight the rest.
+// MergedBackends are the backends that share a cluster with other routes (mergeBackends).
+func (d *Destination) MergedBackends() []*Backend {
+	var out []*Backend
+	for _, s := range d.Settings {
+		if s.Merged != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// Unmerged is the destination with only the backends of the rule's own cluster(s); d
+// itself when none is merged.
+func (d *Destination) Unmerged() *Destination {
+	if len(d.MergedBackends()) == 0 {
+		return d
+	}
+	c := *d
+	c.Settings = nil
+	for _, s := range d.Settings {
+		if s.Merged == "" {
+			c.Settings = append(c.Settings, s)
+		}
+	}
+	return &c
+}
+
+// ClusterName is the one cluster of a TCP, UDP or TLS route: the rule's, or the shared
+// cluster of its one merged backend.
+func (d *Destination) ClusterName() string {
+	if m := d.MergedBackends(); len(m) > 0 && len(d.Unmerged().Settings) == 0 {
+		return m[0].Merged
+	}
+	return d.Name
+}
+
 func (d *Destination) ValidWeight() (valid, invalid uint32) {
 	for _, s := range d.Settings {
 		if s.Invalid {

@@ -52,6 +52,8 @@ func ResolveFeatures(x *ir.XDS, objs *RefObjects, luaOn bool) FeatureErrors {
 		l *ir.HTTPListener
 	}
 	geoDone, geoFail := map[geoKey]bool{}, map[geoKey]bool{}
+	// a policy's features without the ones that failed, once per policy
+	stripped := map[*ir.Applied[egv1a1.SecurityPolicySpec]]*ir.Applied[egv1a1.SecurityPolicySpec]{}
 	geoErrs := map[ir.PolicyRef]error{}
 	for _, l := range x.HTTP {
 		for _, r := range l.Routes {
@@ -84,19 +86,28 @@ func ResolveFeatures(x *ir.XDS, objs *RefObjects, luaOn bool) FeatureErrors {
 				case res.err != nil:
 					errs[a.Policy] = res.err
 				}
+				// A geolocation rule that does not validate on this listener makes the
+				// route answer 500, and EG keeps the policy's features on it (the RBAC
+				// rules included, which run before the direct response). So does a feature
+				// that cannot be built (a missing Secret...): EG builds each feature on its
+				// own and keeps the ones that built on the route, which answers 500 unless
+				// only a fail-open extAuth failed (then it runs without it).
+				geoDirect500 = geoFailed
 				if res.err != nil {
-					failed = true
-				} else {
-					// A geolocation rule that does not validate on this listener makes the
-					// route answer 500, and EG keeps the policy's features on it (the RBAC
-					// rules included, which run before the direct response).
-					geoDirect500 = geoFailed
-					data.LocalJWKS = res.data.LocalJWKS
-					data.BasicAuthUsers = res.data.BasicAuthUsers
-					data.APIKeys = res.data.APIKeys
-					data.ExtAuth = res.data.ExtAuth
-					data.OIDC, data.OIDCClientSecret = res.data.OIDC, res.data.OIDCClientSecret
+					if !res.failOpenOnly(a.Spec) {
+						geoDirect500 = true
+					}
+					if a = withoutFailed(a, res.failed, stripped); a == nil {
+						r.Policies.Security = nil
+					} else {
+						r.Policies.Security = a
+					}
 				}
+				data.LocalJWKS = res.data.LocalJWKS
+				data.BasicAuthUsers = res.data.BasicAuthUsers
+				data.APIKeys = res.data.APIKeys
+				data.ExtAuth = res.data.ExtAuth
+				data.OIDC, data.OIDCClientSecret = res.data.OIDC, res.data.OIDCClientSecret
 			}
 			if a := r.Policies.Extension; a != nil && a.Spec != nil {
 				res := extDone[extKey{a, l}]
@@ -170,29 +181,75 @@ func ResolveFeatures(x *ir.XDS, objs *RefObjects, luaOn bool) FeatureErrors {
 type resolved struct {
 	data ir.PolicyData
 	err  error
+	// failed are the SecurityPolicy features that could not be built, by their JSON names
+	// (jwt, oidc, basicAuth, apiKeyAuth, authorization, extAuth).
+	failed map[string]bool
 	// failOpen: every feature that failed may fail open (extProc with failOpen), so the
 	// routes keep running without it.
 	failOpen bool
 }
 
+// failOpenOnly says whether the only security feature that failed is an extAuth that
+// fails open: EG then lets requests through without it instead of answering 500.
+func (r *resolved) failOpenOnly(spec *egv1a1.SecurityPolicySpec) bool {
+	return len(r.failed) == 1 && r.failed["extAuth"] && spec.ExtAuth != nil && spec.ExtAuth.FailOpen != nil && *spec.ExtAuth.FailOpen
+}
+
+// withoutFailed is a's spec without the features that failed (EG keeps the others on the
+// routes), or nil when none is left; memo keeps one copy per policy.
+func withoutFailed(a *ir.Applied[egv1a1.SecurityPolicySpec], failed map[string]bool, memo map[*ir.Applied[egv1a1.SecurityPolicySpec]]*ir.Applied[egv1a1.SecurityPolicySpec]) *ir.Applied[egv1a1.SecurityPolicySpec] {
+	if c, ok := memo[a]; ok {
+		return c
+	}
+	spec := *a.Spec
+	for f := range failed {
+		switch f {
+		case "jwt":
+			spec.JWT = nil
+		case "oidc":
+			spec.OIDC = nil
+		case "basicAuth":
+			spec.BasicAuth = nil
+		case "apiKeyAuth":
+			spec.APIKeyAuth = nil
+		case "authorization":
+			spec.Authorization = nil
+		case "extAuth":
+			spec.ExtAuth = nil
+		}
+	}
+	var c *ir.Applied[egv1a1.SecurityPolicySpec]
+	if spec.JWT != nil || spec.OIDC != nil || spec.BasicAuth != nil || spec.APIKeyAuth != nil || spec.Authorization != nil ||
+		spec.ExtAuth != nil || spec.CORS != nil || spec.CSRF != nil {
+		cp := *a
+		cp.Spec = &spec
+		c = &cp
+	}
+	memo[a] = c
+	return c
+}
+
 func resolveSecurity(a *ir.Applied[egv1a1.SecurityPolicySpec], objs *RefObjects) *resolved {
-	res := &resolved{}
+	res := &resolved{failed: map[string]bool{}}
 	spec := a.Spec
 	var errs []error
 	if spec.JWT != nil {
 		if err := resolveLocalJWKS(a, objs, &res.data); err != nil {
 			errs = append(errs, fmt.Errorf("JWT: %w", err))
+			res.failed["jwt"] = true
 		}
 	}
 	if spec.Authorization != nil {
 		if err := checkAuthorization(spec.Authorization); err != nil {
 			errs = append(errs, fmt.Errorf("Authorization: %w", err))
+			res.failed["authorization"] = true
 		}
 	}
 	if spec.BasicAuth != nil {
 		users, err := basicAuthUsers(a, objs)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("BasicAuth: %w", err))
+			res.failed["basicAuth"] = true
 		}
 		res.data.BasicAuthUsers = users
 	}
@@ -200,6 +257,7 @@ func resolveSecurity(a *ir.Applied[egv1a1.SecurityPolicySpec], objs *RefObjects)
 		keys, err := apiKeys(a, objs)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("APIKeyAuth: %w", err))
+			res.failed["apiKeyAuth"] = true
 		}
 		res.data.APIKeys = keys
 	}
@@ -207,6 +265,7 @@ func resolveSecurity(a *ir.Applied[egv1a1.SecurityPolicySpec], objs *RefObjects)
 		d, secret, err := resolveOIDC(a, objs)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("OIDC: %w", err))
+			res.failed["oidc"] = true
 		}
 		res.data.OIDC, res.data.OIDCClientSecret = d, secret
 	}
@@ -214,6 +273,7 @@ func resolveSecurity(a *ir.Applied[egv1a1.SecurityPolicySpec], objs *RefObjects)
 		svc, err := resolveExtAuth(a, objs)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("ExtAuth: %w", err))
+			res.failed["extAuth"] = true
 		}
 		res.data.ExtAuth = svc
 	}

@@ -92,6 +92,13 @@ func accessLogs(al *ir.AccessLog, at string) []*accesslogv3.AccessLog {
 		}
 		out = append(out, fileLog(l.Path, f, filter(l.Type, l.Matches)))
 	}
+	for i := range al.ALS {
+		l := &al.ALS[i]
+		if !applies(l.Type) {
+			continue
+		}
+		out = append(out, alsLog(l, filter(l.Type, l.Matches)))
+	}
 	for i := range al.OpenTelemetry {
 		l := &al.OpenTelemetry[i]
 		if !applies(l.Type) {
@@ -138,6 +145,35 @@ const (
 	celLogFilter = "envoy.access_loggers.extension_filters.cel"
 	// otelLogName is the log name EG gives every OpenTelemetry access log.
 	otelLogName = "otel_envoy_accesslog"
+)
+
+// alsLog is an ALS sink's logger (EG's accesslog.go): Envoy's http_grpc logger, with the
+// extra request headers, response headers and trailers to log, or tcp_grpc, streaming to
+// the sink's cluster under its log name.
+func alsLog(l *ir.ALSAccessLog, filter *accesslogv3.AccessLogFilter) *accesslogv3.AccessLog {
+	cc := &grpclogv3.CommonGrpcAccessLogConfig{
+		LogName: l.LogName,
+		GrpcService: &corev3.GrpcService{TargetSpecifier: &corev3.GrpcService_EnvoyGrpc_{EnvoyGrpc: &corev3.GrpcService_EnvoyGrpc{
+			ClusterName: l.Destination.Name,
+		}}},
+		TransportApiVersion: corev3.ApiVersion_V3,
+	}
+	if l.Service == "TCP" {
+		return &accesslogv3.AccessLog{Name: tcpGRPCLogger, Filter: filter,
+			ConfigType: &accesslogv3.AccessLog_TypedConfig{TypedConfig: mustAny(&grpclogv3.TcpGrpcAccessLogConfig{CommonConfig: cc})}}
+	}
+	return &accesslogv3.AccessLog{Name: httpGRPCLogger, Filter: filter,
+		ConfigType: &accesslogv3.AccessLog_TypedConfig{TypedConfig: mustAny(&grpclogv3.HttpGrpcAccessLogConfig{
+			CommonConfig:                    cc,
+			AdditionalRequestHeadersToLog:   l.RequestHeaders,
+			AdditionalResponseHeadersToLog:  l.ResponseHeaders,
+			AdditionalResponseTrailersToLog: l.ResponseTrailers,
+		})}}
+}
+
+const (
+	httpGRPCLogger = "envoy.access_loggers.http_grpc"
+	tcpGRPCLogger  = "envoy.access_loggers.tcp_grpc"
 )
 
 // otelLogConfig is an OpenTelemetry sink's logger: export calls over gRPC to the sink's
@@ -207,17 +243,17 @@ func defaultLogAttributes() []ir.KeyValue {
 	return out
 }
 
-// addAccessLogClusters adds the cluster of each OpenTelemetry access log sink once: EG's
+// addAccessLogClusters adds the cluster of each ALS and OpenTelemetry access log sink once: EG's
 // plain cluster speaking HTTP/2, its metadata naming the EnvoyProxy, the collector's
 // backends as localities (no metadata for a host and port), upstream TLS where a
 // BackendTLSPolicy or the EG Backend asks for it, hostnames resolved by Envoy.
 func (t Translator) addAccessLogClusters(out *result.XDS, seen map[string]bool, x *ir.XDS) {
-	for sink, d := range x.AccessLogDestinations() {
+	for owner, d := range x.AccessLogDestinations() {
 		if seen[d.Name] {
 			continue
 		}
 		seen[d.Name] = true
-		c := extServiceCluster(d, sink.Owner, nil)
+		c := extServiceCluster(d, owner, nil)
 		out.Clusters = append(out.Clusters, c.cluster)
 		if c.dns {
 			t.toDNSCluster(c.cluster, c.cla)

@@ -2,6 +2,7 @@ package xds
 
 import (
 	"math"
+	"slices"
 	"strings"
 	"time"
 
@@ -9,6 +10,7 @@ import (
 	clusterv3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
+	cswrrv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/load_balancing_policies/client_side_weighted_round_robin/v3"
 	commonv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/load_balancing_policies/common/v3"
 	leastrequestv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/load_balancing_policies/least_request/v3"
 	randomv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/load_balancing_policies/random/v3"
@@ -179,6 +181,8 @@ func applyClusterSettings(c *clusterv3.Cluster, cs *egv1a1.ClusterSettings) {
 			name, cfg = "envoy.load_balancing_policies.random", &randomv3.Random{LocalityLbConfig: locality}
 		case egv1a1.LeastRequestLoadBalancerType:
 			name, cfg = leastRequestExtension, &leastrequestv3.LeastRequest{LocalityLbConfig: locality, SlowStartConfig: slow}
+		case egv1a1.BackendUtilizationLoadBalancerType:
+			name, cfg = "envoy.load_balancing_policies.client_side_weighted_round_robin", clientSideWRR(lb.BackendUtilization, slow)
 		}
 		if cfg != nil {
 			c.LoadBalancingPolicy = &clusterv3.LoadBalancingPolicy{Policies: []*clusterv3.LoadBalancingPolicy_Policy{{
@@ -186,6 +190,72 @@ func applyClusterSettings(c *clusterv3.Cluster, cs *egv1a1.ClusterSettings) {
 			}}}
 		}
 	}
+}
+
+// clientSideWRR is EG's client-side weighted round robin for BackendUtilization load
+// balancing (xds translator buildBackendUtilizationLoadBalancingPolicy): the periods that are
+// set and positive, the error penalty as a fraction, the metric names, out-of-band load
+// reports when asked for, and the policy's slow start. It has no locality setting.
+func clientSideWRR(bu *egv1a1.BackendUtilization, slow *commonv3.SlowStartConfig) *cswrrv3.ClientSideWeightedRoundRobin {
+	c := &cswrrv3.ClientSideWeightedRoundRobin{SlowStartConfig: slow}
+	if bu == nil {
+		return c
+	}
+	positive := func(d *gwapiv1.Duration) *durationpb.Duration {
+		if v := duration(d); v != nil && *v > 0 {
+			return durationpb.New(*v)
+		}
+		return nil
+	}
+	c.BlackoutPeriod = positive(bu.BlackoutPeriod)
+	c.WeightExpirationPeriod = positive(bu.WeightExpirationPeriod)
+	c.WeightUpdatePeriod = positive(bu.WeightUpdatePeriod)
+	if p := bu.ErrorUtilizationPenaltyPercent; p != nil {
+		c.ErrorUtilizationPenalty = wrapperspb.Float(float32(*p) / 100.0)
+	}
+	c.MetricNamesForComputingUtilization = append([]string(nil), bu.MetricNamesForComputingUtilization...)
+	if oob := bu.OutOfBand; oob != nil {
+		c.EnableOobLoadReport = wrapperspb.Bool(true)
+		if v := duration(oob.ReportingPeriod); v != nil {
+			c.OobReportingPeriod = durationpb.New(*v)
+		}
+		if oob.Port != nil || oob.Authority != nil {
+			cfg := &commonv3.OrcaOobReportingConfig{}
+			if oob.Port != nil {
+				cfg.PortValue = uint32(*oob.Port)
+			}
+			if oob.Authority != nil {
+				cfg.Authority = *oob.Authority
+			}
+			c.OobReportingConfig = cfg
+		}
+	}
+	return c
+}
+
+// loadReportHeaders are the response headers a backend reports its load in (ORCA), which EG
+// removes on the routes of a BackendUtilization load balancer unless keepResponseHeaders.
+var loadReportHeaders = []string{"endpoint-load-metrics", "endpoint-load-metrics-bin"}
+
+// removedResponseHeaders is the route's response headers to remove: its filters', then the
+// load report headers when its BackendTrafficPolicy balances by backend utilization and does
+// not keep them (backendtrafficpolicy.go, after the traffic features are set).
+func removedResponseHeaders(r *ir.HTTPRoute) []string {
+	out := r.RemoveResponseHeaders
+	bt := r.Policies.BackendTraffic
+	if bt == nil || bt.Spec == nil || bt.Spec.LoadBalancer == nil || bt.Spec.LoadBalancer.Type != egv1a1.BackendUtilizationLoadBalancerType {
+		return out
+	}
+	if bu := bt.Spec.LoadBalancer.BackendUtilization; bu != nil && bu.KeepResponseHeaders != nil && *bu.KeepResponseHeaders {
+		return out
+	}
+	out = append([]string(nil), out...)
+	for _, h := range loadReportHeaders {
+		if !slices.Contains(out, h) {
+			out = append(out, h)
+		}
+	}
+	return out
 }
 
 // addPolicyMetadata lists the BackendTrafficPolicy in force in the route's envoy-gateway

@@ -34,7 +34,7 @@ func applyRouteFilters(out *routev3.Route, r *ir.HTTPRoute) {
 	out.RequestHeadersToAdd = addedHeaders(r.AddRequestHeaders)
 	out.RequestHeadersToRemove = r.RemoveRequestHeaders
 	out.ResponseHeadersToAdd = addedHeaders(r.AddResponseHeaders)
-	out.ResponseHeadersToRemove = r.RemoveResponseHeaders
+	out.ResponseHeadersToRemove = removedResponseHeaders(r)
 	addPolicyMetadata(out, r)
 	a := out.GetRoute()
 	if a == nil {

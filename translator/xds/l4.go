@@ -77,7 +77,7 @@ func tcpFilterChain(l *ir.TCPListener, r *ir.TCPRoute) *listenerv3.FilterChain {
 			Name: tcpProxyFilter,
 			ConfigType: &listenerv3.Filter_TypedConfig{TypedConfig: mustAny(&tcpproxyv3.TcpProxy{
 				StatPrefix:       stat,
-				ClusterSpecifier: &tcpproxyv3.TcpProxy_Cluster{Cluster: r.Destination.Name},
+				ClusterSpecifier: &tcpproxyv3.TcpProxy_Cluster{Cluster: r.Destination.ClusterName()},
 				AccessLog:        accessLogs(l.AccessLog, logAtRoute),
 				IdleTimeout:      tcpIdleTimeout(l),
 			})},
@@ -154,7 +154,7 @@ func (t Translator) buildUDPListener(l *ir.UDPListener) *listenerv3.Listener {
 		RouteSpecifier: &udpproxyv3.UdpProxyConfig_Matcher{Matcher: &matcherv3.Matcher{
 			OnNoMatch: &matcherv3.Matcher_OnMatch{OnMatch: &matcherv3.Matcher_OnMatch_Action{Action: &xdscorev3.TypedExtensionConfig{
 				Name:        "route",
-				TypedConfig: mustAny(&udpproxyv3.Route{Cluster: l.Route.Destination.Name}),
+				TypedConfig: mustAny(&udpproxyv3.Route{Cluster: l.Route.Destination.ClusterName()}),
 			}}},
 		}},
 	}

@@ -204,6 +204,7 @@ func hcmOf(routeConfig, statPrefix string, grpc bool, policyFilters []*hcmv3.Htt
 		PathWithEscapedSlashesAction: hcmv3.HttpConnectionManager_UNESCAPE_AND_REDIRECT,
 		ServerHeaderTransformation:   hcmv3.HttpConnectionManager_PASS_THROUGH,
 		UseRemoteAddress:             boolValue(true),
+		Tracing:                      hcmTracing(l.Tracing),
 	}
 	applyClientTraffic(hcm, l)
 	applyClientHTTP(hcm, clientHTTPOf(l))

@@ -33,13 +33,21 @@ func buildAction(d *ir.Destination, http2 bool) *routev3.RouteAction {
 		// HTTP routes may upgrade to WebSocket; gRPC routes never do.
 		a.UpgradeConfigs = []*routev3.RouteAction_UpgradeConfig{{UpgradeType: "websocket"}}
 	}
-	if !perBackendClusters(d) {
+	merged := d.MergedBackends()
+	d = d.Unmerged()
+	switch {
+	case len(merged) == 0 && !perBackendClusters(d):
 		a.ClusterSpecifier = &routev3.RouteAction_Cluster{Cluster: d.Name}
+		return a
+	case len(merged) == 1 && len(d.Settings) == 0:
+		// One backend, in a cluster its Gateway's routes share (mergeBackends).
+		a.ClusterSpecifier = &routev3.RouteAction_Cluster{Cluster: merged[0].Merged}
 		return a
 	}
 	// Some backends are invalid: their share goes to a cluster that does not exist, which
 	// Envoy answers with 500 (RT-12); the valid ones keep their own clusters, as do backends
-	// with filters of their own (applied on their weighted entry).
+	// with filters of their own (applied on their weighted entry). Shared clusters
+	// (mergeBackends) come last, each with its backend's weight, as EG lists them.
 	_, invalid := d.ValidWeight()
 	wc := &routev3.WeightedCluster{}
 	if invalid > 0 {
@@ -52,6 +60,9 @@ func buildAction(d *ir.Destination, http2 bool) *routev3.RouteAction {
 		cw := &routev3.WeightedCluster_ClusterWeight{Name: s.Name, Weight: u32(s.Weight)}
 		applyBackendFilters(cw, s.Filters)
 		wc.Clusters = append(wc.Clusters, cw)
+	}
+	for _, s := range merged {
+		wc.Clusters = append(wc.Clusters, &routev3.WeightedCluster_ClusterWeight{Name: s.Merged, Weight: u32(s.Weight)})
 	}
 	a.ClusterSpecifier = &routev3.RouteAction_WeightedClusters{WeightedClusters: wc}
 	if !http2 {

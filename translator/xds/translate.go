@@ -160,8 +160,17 @@ func (t Translator) Translate(x *ir.XDS) (result.XDS, error) {
 				}
 				clusters[c.cluster.Name] = true
 				applyBackendTrafficCluster(c.cluster, r)
-				applyHealthCheck(c.cluster, c.cla, r)
-				applyListenerHTTP1Cluster(c.cluster, l)
+				if c.merged {
+					// A shared cluster belongs to no route: no route hostname for its
+					// health checks, and no listener's HTTP/1 options (EG merges none
+					// where a ClientTrafficPolicy sets them on the listener).
+					shared := *r
+					shared.Hostname = ""
+					applyHealthCheck(c.cluster, c.cla, &shared)
+				} else {
+					applyHealthCheck(c.cluster, c.cla, r)
+					applyListenerHTTP1Cluster(c.cluster, l)
+				}
 				out.Clusters = append(out.Clusters, c.cluster)
 				if c.dns {
 					t.toDNSCluster(c.cluster, c.cla)
@@ -303,13 +312,22 @@ func addSecrets(out *result.XDS, seen map[string]bool, cfg *ir.TLSConfig) {
 // addL4Cluster adds a layer-4 route's cluster once: its valid backends as localities; with
 // hostnames among them (an EG Backend's FQDN endpoints), a cluster Envoy resolves by DNS.
 func (t Translator) addL4Cluster(out *result.XDS, seen map[string]bool, src ir.Source, d *ir.Destination, cs *egv1a1.ClusterSettings) {
-	if seen[d.Name] {
+	name := d.ClusterName()
+	if seen[name] {
 		return
 	}
-	seen[d.Name] = true
+	seen[name] = true
 	owner := resourceRef{Kind: src.Kind, Name: src.Name, Namespace: src.Namespace}
-	c, cla := buildCluster(d.Name, owner, false), buildCLA(d.Name, d.Settings)
-	withUpstreamTLS(c, cla, d.Settings, false, false)
+	var c *clusterv3.Cluster
+	var cla *endpointv3.ClusterLoadAssignment
+	if name != d.Name {
+		// its one backend in the cluster the Gateway's routes share (mergeBackends)
+		p := mergedCluster(d.MergedBackends()[0], false, false)
+		c, cla = p.cluster, p.cla
+	} else {
+		c, cla = buildCluster(d.Name, owner, false), buildCLA(d.Name, d.Settings)
+		withUpstreamTLS(c, cla, d.Settings, false, false)
+	}
 	applyClusterSettings(c, cs)
 	out.Clusters = append(out.Clusters, c)
 	if anyDNS(d.Settings) {
@@ -359,6 +377,9 @@ type clusterPair struct {
 	cla     *endpointv3.ClusterLoadAssignment
 	dns     bool // hostnames: Envoy resolves them, the assignment goes inline
 	static  bool // addresses given inline: no assignment of its own
+	// merged: a cluster the Gateway's routes share (mergeBackends): only Gateway-wide
+	// settings reach it, which are those of any route that uses it.
+	merged bool
 }
 
 // buildClusters makes the rule's clusters. Valid backends share one cluster with a locality
@@ -367,6 +388,24 @@ type clusterPair struct {
 func buildClusters(r *ir.HTTPRoute) []clusterPair {
 	d := r.Destination
 	owner := resourceRef{Kind: r.Source.Kind, Name: r.Source.Name, Namespace: r.Source.Namespace, SectionName: r.Source.RuleName}
+	if merged := d.MergedBackends(); len(merged) > 0 {
+		// mergeBackends: the rule's other backends get a cluster each (the route names
+		// them one by one beside the shared ones), and each merged backend its shared one.
+		var out []clusterPair
+		rest := d.Unmerged()
+		for _, s := range rest.Settings {
+			c, cla := buildCluster(s.Name, owner, d.HTTP2 && !s.Invalid), buildCLA(s.Name, []*ir.Backend{s})
+			withUpstreamTLS(c, cla, []*ir.Backend{s}, true, d.HTTP2)
+			if !s.Invalid {
+				withClusterLB(c, s.BackendLB)
+			}
+			out = append(out, clusterPair{cluster: c, cla: cla, dns: s.DNS})
+		}
+		for _, s := range merged {
+			out = append(out, mergedCluster(s, true, r.IsHTTP2 || s.HTTP2))
+		}
+		return out
+	}
 	if !perBackendClusters(d) {
 		c, cla := buildCluster(d.Name, owner, d.HTTP2), buildCLA(d.Name, d.Settings)
 		withUpstreamTLS(c, cla, d.Settings, true, d.HTTP2)
@@ -383,6 +422,22 @@ func buildClusters(r *ir.HTTPRoute) []clusterPair {
 		out = append(out, clusterPair{cluster: c, cla: cla, dns: s.DNS})
 	}
 	return out
+}
+
+// mergedCluster is the cluster a backend shares with the other routes of its Gateway
+// (mergeBackends): named for the backend, its metadata the backend object's, one locality
+// of weight 1 named as the cluster (EG's BackendCluster keeps no route's name or weight).
+func mergedCluster(s *ir.Backend, http, http2 bool) clusterPair {
+	section := ""
+	if s.Port != 0 && s.Kind != "Backend" {
+		section = fmt.Sprint(s.Port)
+	}
+	b := *s
+	b.Name, b.Weight = s.Merged, 1
+	c, cla := buildCluster(s.Merged, resourceRef{Kind: s.Kind, Name: s.ServiceName, Namespace: s.Namespace, SectionName: section}, http2), buildCLA(s.Merged, []*ir.Backend{&b})
+	withUpstreamTLS(c, cla, []*ir.Backend{&b}, http, http2)
+	withClusterLB(c, s.BackendLB)
+	return clusterPair{cluster: c, cla: cla, dns: s.DNS, merged: true}
 }
 
 func anyDNS(settings []*ir.Backend) bool {
