@@ -36,7 +36,7 @@ type RouteCheckPlane struct {
 	table    *routecheck.Table
 	gateways map[string]GatewayAddress // by Gateway namespace/name
 	byIP     map[string]string         // Gateway address → namespace/name
-	clusters map[string][]string       // cluster → endpoint IPs
+	clusters map[string][]locality     // cluster → its localities
 }
 
 // Apply implements DataPlane.
@@ -46,13 +46,17 @@ func (p *RouteCheckPlane) Apply(_ context.Context, x *result.XDS, gateways map[s
 		return fmt.Errorf("route checker: %w", err)
 	}
 	t.UseSecrets(x.Secrets)
-	clusters := map[string][]string{}
+	clusters := map[string][]locality{}
 	for _, cla := range x.Endpoints {
 		for _, le := range cla.GetEndpoints() {
+			loc := locality{weight: le.GetLoadBalancingWeight().GetValue()}
 			for _, lb := range le.GetLbEndpoints() {
 				if sa := lb.GetEndpoint().GetAddress().GetSocketAddress(); sa != nil {
-					clusters[cla.GetClusterName()] = append(clusters[cla.GetClusterName()], sa.GetAddress())
+					loc.ips = append(loc.ips, sa.GetAddress())
 				}
+			}
+			if len(loc.ips) > 0 {
+				clusters[cla.GetClusterName()] = append(clusters[cla.GetClusterName()], loc)
 			}
 		}
 	}
@@ -134,11 +138,10 @@ func (p *RouteCheckPlane) CaptureRoundTrip(req roundtripper.Request) (*roundtrip
 	if d.Cluster == "" || d.Status != http.StatusOK {
 		return nil, cRes, nil
 	}
-	eps := clusters[d.Cluster]
-	if len(eps) == 0 {
+	epIP, ok := pickEndpoint(clusters[d.Cluster])
+	if !ok {
 		return nil, &roundtripper.CapturedResponse{StatusCode: http.StatusServiceUnavailable, Protocol: "HTTP/1.1"}, nil
 	}
-	epIP := eps[rand.IntN(len(eps))]
 	ns, pod := p.podAt(epIP)
 	cReq := &roundtripper.CapturedRequest{Method: req.Method, Protocol: "HTTP/1.1", Headers: map[string][]string{}, Namespace: ns, Pod: pod}
 	if cReq.Method == "" {
@@ -179,4 +182,35 @@ func (p *RouteCheckPlane) podAt(ip string) (namespace, name string) {
 		}
 	}
 	return "", ""
+}
+
+// locality is one locality of a cluster: EG gives each backendRef of a rule its own, with
+// the backendRef's weight as the locality's load-balancing weight.
+type locality struct {
+	weight uint32
+	ips    []string
+}
+
+// pickEndpoint chooses as Envoy's locality-weighted balancing would: a locality by its
+// weight (all alike when none has one), then one of its endpoints.
+func pickEndpoint(locs []locality) (string, bool) {
+	var total uint64
+	for _, l := range locs {
+		total += uint64(l.weight)
+	}
+	if len(locs) == 0 {
+		return "", false
+	}
+	chosen := locs[rand.IntN(len(locs))]
+	if total > 0 {
+		r := rand.Uint64N(total)
+		for _, l := range locs {
+			if r < uint64(l.weight) {
+				chosen = l
+				break
+			}
+			r -= uint64(l.weight)
+		}
+	}
+	return chosen.ips[rand.IntN(len(chosen.ips))], true
 }
