@@ -31,12 +31,12 @@ var echoPorts = map[string][]struct {
 
 // podProcess is one Pod's running backend and its pod-network forwarders.
 type podProcess struct {
-	cmd   *exec.Cmd
-	out   *capped
+	cmd     *exec.Cmd
+	out     *capped
 	closers []io.Closer // the pod-network listeners
-	done  chan struct{}
-	once  sync.Once
-	ports map[int]int // container port → the process's own port
+	done    chan struct{}
+	once    sync.Once
+	ports   map[int]int // container port → the process's own port
 }
 
 func (p *podProcess) logs() []byte { return p.out.bytes() }
