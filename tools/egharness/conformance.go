@@ -45,8 +45,10 @@ address (127.B.0.N, written into its status) on its spec ports.
 
 The report is the suite's ConformanceReport with mode "` + gwconformance.Mode + `": a development
 signal, not a report to submit upstream (docs/conformance.md says how it differs).
-Binding ports below 1024 takes root or CAP_NET_BIND_SERVICE. Without Envoy (--no-envoy) only
-the tests that check statuses alone can pass.
+Binding ports below 1024 takes root or CAP_NET_BIND_SERVICE. Without Envoy (--no-envoy) the
+offline route checker answers the suite's plain HTTP requests from the translation: the tests
+that check statuses and plain routing pass, those that need TLS, response headers, timeouts,
+retries, mirrors, gRPC, WebSocket, TCP or UDP cannot.
 
 The supported features default to those EG v1.9 declares in its own conformance run (every
 feature but the mesh ones, GatewayHTTPSListenerDetectMisdirectedRequests and
@@ -67,7 +69,7 @@ Flags after -- are the suite's own (-conformance-profiles, -supported-features, 
 	f.StringVar(&o.peersDir, "peers-dir", "", "the `DIR` make peers installed egctl into (default $EGHARNESS_PEERS, else peers/)")
 	f.StringVar(&o.envoy, "envoy", "", "the Envoy `BINARY` (default $EGHARNESS_ENVOY, else make envoy's install)")
 	f.StringVar(&o.echoBasic, "echo-basic", "", "the suite's echo-basic `BINARY` every Pod runs (default make echo-basic's build, "+echoBasicPath+")")
-	f.BoolVar(&o.noEnvoy, "no-envoy", false, "run without a data plane: only the tests that check statuses alone can pass")
+	f.BoolVar(&o.noEnvoy, "no-envoy", false, "no Envoy: the route checker answers plain HTTP requests (statuses and plain routing only)")
 	f.StringVar(&o.profiles, "profile", string(suite.GatewayHTTPConformanceProfileName), "the conformance `PROFILES` to run and report, comma-separated (GATEWAY-HTTP, GATEWAY-TLS, GATEWAY-GRPC...)")
 	f.StringVar(&o.features, "supported-features", "", "the features the implementation supports, comma-separated (default: those EG v1.9 declares)")
 	f.StringVar(&o.exempt, "exempt-features", "", "features left out of the supported ones, comma-separated")
