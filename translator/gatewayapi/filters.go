@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
 
+	"github.com/egharness/egharness/translator/conditions"
 	"github.com/egharness/egharness/translator/ir"
 	"github.com/egharness/egharness/translator/result"
 )
@@ -998,18 +999,18 @@ func filterConditions(ps *result.ParentStatus, rules []*ruleCtx) {
 		switch {
 		case len(dropped) == len(rules):
 			if !noHost {
-				ps.Conditions = setCondition(ps.Conditions, c)
+				ps.Conditions = conditions.Set(ps.Conditions, c)
 			}
 		default:
-			ps.Conditions = setCondition(ps.Conditions, cond("PartiallyInvalid", "True", c.Reason,
+			ps.Conditions = conditions.Set(ps.Conditions, conditions.New("PartiallyInvalid", "True", c.Reason,
 				fmt.Sprintf("Dropped Rule(s) %v: %s", dropped, c.Message)))
 			if !noHost {
-				ps.Conditions = setCondition(ps.Conditions, cond("Accepted", "True", "Accepted", msgRouteAccepted))
+				ps.Conditions = conditions.Set(ps.Conditions, conditions.New("Accepted", "True", "Accepted", msgRouteAccepted))
 			}
 		}
 	}
 	if !available.empty() {
-		ps.Conditions = setCondition(ps.Conditions, available.condition("BackendsAvailable"))
+		ps.Conditions = conditions.Set(ps.Conditions, available.condition("BackendsAvailable"))
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
 
+	"github.com/egharness/egharness/translator/conditions"
 	"github.com/egharness/egharness/translator/ir"
 	"github.com/egharness/egharness/translator/resource"
 	"github.com/egharness/egharness/translator/result"
@@ -146,7 +147,7 @@ func checkMergedListenerTuples(gateways []*gatewayCtx) {
 			}
 			key := fmt.Sprintf("%s:%s:%d", l.spec.Protocol, l.hostname(), l.spec.Port)
 			if seen[key] {
-				l.conditions = setCondition(l.conditions, cond("Conflicted", "True", "HostnameConflict",
+				l.conditions = conditions.Set(l.conditions, conditions.New("Conflicted", "True", "HostnameConflict",
 					"Port, protocol and hostname tuple must be unique for every listener"))
 			}
 			seen[key] = true
@@ -162,7 +163,7 @@ func (g *gatewayCtx) addListener(l gwapiv1.Listener, set *gwapiv1.ListenerSet, i
 		case gwapiv1.HTTPProtocolType, gwapiv1.HTTPSProtocolType, gwapiv1.TCPProtocolType, gwapiv1.UDPProtocolType, gwapiv1.TLSProtocolType:
 		default:
 			lc.supportedKinds = []string{}
-			lc.conditions = setCondition(lc.conditions, cond("Accepted", "False", "UnsupportedProtocol",
+			lc.conditions = conditions.Set(lc.conditions, conditions.New("Accepted", "False", "UnsupportedProtocol",
 				fmt.Sprintf("Protocol %s is unsupported, must be HTTP, HTTPS, TCP or UDP.", l.Protocol)))
 			g.listeners = append(g.listeners, lc)
 			return
@@ -175,12 +176,12 @@ func (g *gatewayCtx) addListener(l gwapiv1.Listener, set *gwapiv1.ListenerSet, i
 		case l.Protocol == gwapiv1.TLSProtocolType:
 			lc.checkTLSListener(ix, permitted)
 		case l.TLS != nil:
-			lc.conditions = setCondition(lc.conditions, cond("Programmed", "False", "Invalid",
+			lc.conditions = conditions.Set(lc.conditions, conditions.New("Programmed", "False", "Invalid",
 				fmt.Sprintf("Listener must not have TLS set when protocol is %s.", l.Protocol)))
 		}
 		if l.Hostname != nil && (l.Protocol == gwapiv1.TCPProtocolType || l.Protocol == gwapiv1.UDPProtocolType) {
 			// Raw TCP and UDP carry no name to match on.
-			lc.conditions = setCondition(lc.conditions, cond("Programmed", "False", "Invalid",
+			lc.conditions = conditions.Set(lc.conditions, conditions.New("Programmed", "False", "Invalid",
 				fmt.Sprintf("Listener must not have hostname set when protocol is %s.", l.Protocol)))
 		}
 		g.listeners = append(g.listeners, lc)
@@ -198,7 +199,7 @@ func addressesSupported(gw *gwapiv1.Gateway, st *statusBook) bool {
 			continue
 		}
 		s := st.object(resource.Ref{Kind: "Gateway", Namespace: gw.Namespace, Name: gw.Name})
-		s.Conditions = []result.Condition{cond("Accepted", "False", "UnsupportedAddress",
+		s.Conditions = []result.Condition{conditions.New("Accepted", "False", "UnsupportedAddress",
 			fmt.Sprintf("Gateway has an address with an unsupported type: %s", *a.Type))}
 		return false
 	}
@@ -215,12 +216,12 @@ func (lc *listenerCtx) checkNamespaceSelector() {
 		return
 	}
 	if ar.Namespaces.Selector == nil {
-		lc.conditions = setCondition(lc.conditions, cond("Programmed", "False", "Invalid",
+		lc.conditions = conditions.Set(lc.conditions, conditions.New("Programmed", "False", "Invalid",
 			`The allowedRoutes.namespaces.selector field must be specified when allowedRoutes.namespaces.from is set to "Selector".`))
 		return
 	}
 	if _, err := metav1.LabelSelectorAsSelector(ar.Namespaces.Selector); err != nil {
-		lc.conditions = setCondition(lc.conditions, cond("Programmed", "False", "Invalid",
+		lc.conditions = conditions.Set(lc.conditions, conditions.New("Programmed", "False", "Invalid",
 			fmt.Sprintf("The allowedRoutes.namespaces.selector could not be parsed: %v.", err)))
 	}
 }
@@ -262,7 +263,7 @@ func (g *gatewayCtx) checkL4Conflicts(proto gwapiv1.ProtocolType) {
 			continue
 		}
 		if seen[l.spec.Port] {
-			l.conditions = setCondition(l.conditions, cond("Conflicted", "True", "ProtocolConflict",
+			l.conditions = conditions.Set(l.conditions, conditions.New("Conflicted", "True", "ProtocolConflict",
 				fmt.Sprintf("Only one %s listener is allowed in a given port", proto)))
 		}
 		seen[l.spec.Port] = true
@@ -385,7 +386,7 @@ func (l *listenerCtx) checkKinds() {
 		if len(allowed) == 0 {
 			allowed = kinds
 		}
-		l.conditions = setCondition(l.conditions, cond("ResolvedRefs", "False", "InvalidRouteKinds",
+		l.conditions = conditions.Set(l.conditions, conditions.New("ResolvedRefs", "False", "InvalidRouteKinds",
 			fmt.Sprintf("%s is not supported, kind must be one of [%s]", k, strings.Join(allowed, " "))))
 	}
 }
@@ -468,10 +469,10 @@ func hostnameWinner(ls []*listenerCtx) *listenerCtx {
 // setConflicted marks a conflict; a ListenerSet listener is then also neither accepted nor
 // programmed (Gateway API asks this of ListenerSet listeners).
 func (l *listenerCtx) setConflicted(reason, msg string) {
-	l.conditions = setCondition(l.conditions, cond("Conflicted", "True", reason, msg))
+	l.conditions = conditions.Set(l.conditions, conditions.New("Conflicted", "True", reason, msg))
 	if l.listenerSet != nil {
-		l.conditions = setCondition(l.conditions, cond("Accepted", "False", reason, msg))
-		l.conditions = setCondition(l.conditions, cond("Programmed", "False", reason, msg))
+		l.conditions = conditions.Set(l.conditions, conditions.New("Accepted", "False", reason, msg))
+		l.conditions = conditions.Set(l.conditions, conditions.New("Programmed", "False", reason, msg))
 	}
 }
 
@@ -491,8 +492,8 @@ func (l *listenerCtx) finishConditions() {
 		switch l.conditions[0].Reason {
 		case "PartiallyInvalidCertificateRef":
 			// Some certificate refs are bad but others serve: the listener is programmed.
-			l.conditions = setCondition(l.conditions, cond("Accepted", "True", "Accepted", msgListenerAccepted))
-			l.conditions = setCondition(l.conditions, cond("Programmed", "True", "Programmed", msgListenerProgrammed))
+			l.conditions = conditions.Set(l.conditions, conditions.New("Accepted", "True", "Accepted", msgListenerAccepted))
+			l.conditions = conditions.Set(l.conditions, conditions.New("Programmed", "True", "Programmed", msgListenerProgrammed))
 			return
 		case "InvalidCertificateRef":
 			// The listener is sound but cannot serve without a certificate: accepted, not programmed.
@@ -500,31 +501,31 @@ func (l *listenerCtx) finishConditions() {
 			if l.listenerSet != nil {
 				reason = "ListenersNotValid"
 			}
-			l.conditions = setCondition(l.conditions, cond("Accepted", "True", "Accepted", msgListenerAccepted))
-			l.conditions = setCondition(l.conditions, cond("Programmed", "False", reason, msgListenerInvalid))
+			l.conditions = conditions.Set(l.conditions, conditions.New("Accepted", "True", "Accepted", msgListenerAccepted))
+			l.conditions = conditions.Set(l.conditions, conditions.New("Programmed", "False", reason, msgListenerInvalid))
 			return
 		}
 	}
 	if len(l.conditions) == 0 {
 		l.conditions = []result.Condition{
-			cond("Programmed", "True", "Programmed", msgListenerProgrammed),
-			cond("Accepted", "True", "Accepted", msgListenerAccepted),
-			cond("ResolvedRefs", "True", "ResolvedRefs", msgListenerResolvedRefs),
+			conditions.New("Programmed", "True", "Programmed", msgListenerProgrammed),
+			conditions.New("Accepted", "True", "Accepted", msgListenerAccepted),
+			conditions.New("ResolvedRefs", "True", "ResolvedRefs", msgListenerResolvedRefs),
 		}
 		if l.listenerSet != nil {
-			l.conditions = append(l.conditions, cond("Conflicted", "False", "NoConflicts", "No conflicts detected"))
+			l.conditions = append(l.conditions, conditions.New("Conflicted", "False", "NoConflicts", "No conflicts detected"))
 		}
 		return
 	}
-	if !hasCondition(l.conditions, "Programmed") {
+	if !conditions.Has(l.conditions, "Programmed") {
 		reason := "Invalid"
 		if l.listenerSet != nil {
 			reason = "ListenersNotValid" // EG's reason for ListenerSet listeners
 		}
-		l.conditions = setCondition(l.conditions, cond("Programmed", "False", reason, msgListenerInvalid))
+		l.conditions = conditions.Set(l.conditions, conditions.New("Programmed", "False", reason, msgListenerInvalid))
 	}
-	if !hasCondition(l.conditions, "ResolvedRefs") {
-		l.conditions = setCondition(l.conditions, cond("ResolvedRefs", "True", "ResolvedRefs", msgListenerResolvedRefs))
+	if !conditions.Has(l.conditions, "ResolvedRefs") {
+		l.conditions = conditions.Set(l.conditions, conditions.New("ResolvedRefs", "True", "ResolvedRefs", msgListenerResolvedRefs))
 	}
 }
 

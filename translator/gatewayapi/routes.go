@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
 
+	"github.com/egharness/egharness/translator/conditions"
 	"github.com/egharness/egharness/translator/ir"
 	"github.com/egharness/egharness/translator/refgrant"
 	"github.com/egharness/egharness/translator/resource"
@@ -188,12 +189,12 @@ func (rt *routeTranslator) selectListeners(g *gatewayCtx, pr gwapiv1.ParentRefer
 func (rt *routeTranslator) attach(in routeInput, g *gatewayCtx, pr gwapiv1.ParentReference, ps *result.ParentStatus, rules []*ruleCtx) {
 	selected, allowed := rt.selectListeners(g, pr, in.ref)
 	if len(selected) == 0 {
-		ps.Conditions = setCondition(ps.Conditions, cond("Accepted", "False", "NoMatchingParent", msgNoMatchingParent))
+		ps.Conditions = conditions.Set(ps.Conditions, conditions.New("Accepted", "False", "NoMatchingParent", msgNoMatchingParent))
 		rt.resolvedRefs(ps, rules)
 		return
 	}
 	if len(allowed) == 0 {
-		ps.Conditions = setCondition(ps.Conditions, cond("Accepted", "False", "NotAllowedByListeners", msgNotAllowed))
+		ps.Conditions = conditions.Set(ps.Conditions, conditions.New("Accepted", "False", "NotAllowedByListeners", msgNotAllowed))
 		rt.resolvedRefs(ps, rules)
 		return
 	}
@@ -228,12 +229,12 @@ func (rt *routeTranslator) attach(in routeInput, g *gatewayCtx, pr gwapiv1.Paren
 		}
 	}
 	if !hostsFound {
-		ps.Conditions = setCondition(ps.Conditions, cond("Accepted", "False", "NoMatchingListenerHostname",
+		ps.Conditions = conditions.Set(ps.Conditions, conditions.New("Accepted", "False", "NoMatchingListenerHostname",
 			fmt.Sprintf(msgNoHostnameFormat, in.ref.Kind)))
 		rt.resolvedRefs(ps, rules)
 		return
 	}
-	ps.Conditions = setCondition(ps.Conditions, cond("Accepted", "True", "Accepted", msgRouteAccepted))
+	ps.Conditions = conditions.Set(ps.Conditions, conditions.New("Accepted", "True", "Accepted", msgRouteAccepted))
 	rt.resolvedRefs(ps, rules)
 }
 
@@ -247,10 +248,10 @@ func (rt *routeTranslator) resolvedRefs(ps *result.ParentStatus, rules []*ruleCt
 		}
 	}
 	if errs.empty() {
-		ps.Conditions = setCondition(ps.Conditions, cond("ResolvedRefs", "True", "ResolvedRefs", msgRouteResolvedRefs))
+		ps.Conditions = conditions.Set(ps.Conditions, conditions.New("ResolvedRefs", "True", "ResolvedRefs", msgRouteResolvedRefs))
 		return
 	}
-	ps.Conditions = setCondition(ps.Conditions, errs.condition("ResolvedRefs"))
+	ps.Conditions = conditions.Set(ps.Conditions, errs.condition("ResolvedRefs"))
 }
 
 func hostnameStrings(hs []gwapiv1.Hostname) []string {

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
 
+	"github.com/egharness/egharness/translator/conditions"
 	"github.com/egharness/egharness/translator/gatewayapi"
 	"github.com/egharness/egharness/translator/ir"
 	"github.com/egharness/egharness/translator/result"
@@ -334,7 +335,7 @@ func (e *engine[T]) forRoute(p *pol[T], t target) {
 	if p.mergeType == nil {
 		if err := e.check(e.applied(p), t.kind); err != nil {
 			for _, a := range ancs {
-				p.st.reject(a, reasonInvalid, conditionMessage(err))
+				p.st.reject(a, reasonInvalid, conditions.ErrorMessage(err))
 			}
 		}
 		e.apply(rs, e.applied(p), rule)
@@ -353,7 +354,7 @@ func (e *engine[T]) forRoute(p *pol[T], t target) {
 		sort.Strings(names)
 		msg := fmt.Sprintf("This policy is being overridden by other %s for these route rules: %v", e.k.routeOverride, names)
 		for _, a := range ancs {
-			p.st.set(a, cond(condOverridden, "True", reasonOverridden, msg))
+			p.st.set(a, conditions.New(condOverridden, "True", reasonOverridden, msg))
 		}
 	}
 }
@@ -398,7 +399,7 @@ func (e *engine[T]) mergeOnListeners(p *pol[T], rs []irRoute, rule func(int) boo
 		}
 		if parent == nil {
 			if err := e.check(e.applied(p), routeScope.routeKind); err != nil {
-				p.st.reject(anc, reasonInvalid, conditionMessage(err))
+				p.st.reject(anc, reasonInvalid, conditions.ErrorMessage(err))
 			}
 			e.apply(groups[l], e.applied(p), rule)
 			continue
@@ -408,13 +409,13 @@ func (e *engine[T]) mergeOnListeners(p *pol[T], rs []irRoute, rule func(int) boo
 			err = e.check(a, routeScope.routeKind)
 		}
 		if err != nil {
-			p.st.reject(anc, reasonInvalid, conditionMessage(err))
+			p.st.reject(anc, reasonInvalid, conditions.ErrorMessage(err))
 			continue
 		}
 		e.apply(groups[l], a, rule)
 		e.merged.add(pscope, routeScope)
 		e.merges = append(e.merges, mergeRecord{child: p.ref, st: &p.st, anc: anc, parent: pscope, route: routeScope})
-		p.st.set(anc, cond(condMerged, "True", reasonMerged, fmt.Sprintf("Merged with policy %s/%s", parent.ref.Namespace, parent.ref.Name)))
+		p.st.set(anc, conditions.New(condMerged, "True", reasonMerged, fmt.Sprintf("Merged with policy %s/%s", parent.ref.Namespace, parent.ref.Name)))
 	}
 }
 
@@ -472,7 +473,7 @@ func (e *engine[T]) forListenerSet(p *pol[T], t target) {
 		e.apply(e.w.byListener[l], a, nil)
 	}
 	if err := e.check(e.applied(p), "ListenerSet"); err != nil {
-		p.st.reject(anc, reasonInvalid, conditionMessage(err))
+		p.st.reject(anc, reasonInvalid, conditions.ErrorMessage(err))
 	}
 	p.st.accept(anc)
 	e.scopeConditions(p, anc, own)
@@ -521,7 +522,7 @@ func (e *engine[T]) forGateway(p *pol[T], t target) {
 		e.apply(e.w.byListener[l], a, nil)
 	}
 	if err := e.check(e.applied(p), "Gateway"); err != nil {
-		p.st.reject(anc, reasonInvalid, conditionMessage(err))
+		p.st.reject(anc, reasonInvalid, conditions.ErrorMessage(err))
 	}
 	p.st.accept(anc)
 	e.warnDeprecated(p, anc)
@@ -548,12 +549,12 @@ func (e *engine[T]) writeScopeConditions(st *ancestors, anc result.ParentRef, ow
 	merged := e.merged.direct(own)
 	overridden := e.overrides.withDescendants(own).minus(merged)
 	if m := merged.describe(); m != "" {
-		st.set(anc, cond(condMerged, "True", reasonMerged, fmt.Sprintf("This policy is being merged by other %s for %s", e.k.plural, m)))
+		st.set(anc, conditions.New(condMerged, "True", reasonMerged, fmt.Sprintf("This policy is being merged by other %s for %s", e.k.plural, m)))
 	} else {
 		st.unset(anc, condMerged)
 	}
 	if m := overridden.describe(); m != "" {
-		st.set(anc, cond(condOverridden, "True", reasonOverridden, fmt.Sprintf("This policy is being overridden by other %s for %s", e.k.plural, m)))
+		st.set(anc, conditions.New(condOverridden, "True", reasonOverridden, fmt.Sprintf("This policy is being overridden by other %s for %s", e.k.plural, m)))
 	} else {
 		st.unset(anc, condOverridden)
 	}
@@ -626,20 +627,6 @@ func deprecationMessage(fields map[string]string) string {
 		parts = append(parts, k+" is deprecated, use "+fields[k]+" instead")
 	}
 	return strings.Join(parts, "; ")
-}
-
-// conditionMessage words an error as EG's condition messages: capitalised, ending in a
-// period.
-func conditionMessage(err error) string {
-	m := err.Error()
-	if m == "" {
-		return m
-	}
-	m = strings.ToUpper(m[:1]) + m[1:]
-	if !strings.HasSuffix(m, ".") {
-		m += "."
-	}
-	return m
 }
 
 // statuses lists the statuses of the policies EG handled: those with at least one target
