@@ -29,7 +29,7 @@ type ruleCtx struct {
 	// failClosed: the rule is refused as a whole (a dynamic resolver where EG takes none):
 	// its routes answer 500 whatever their backends.
 	failClosed bool
-	// filters is what the rule's filters, timeouts and retry decided (filters.go).
+	// filters is what the rule's filters, timeouts and retry decided (filters.go, ruleTimeouts).
 	filters *ruleFilters
 }
 
