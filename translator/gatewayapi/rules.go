@@ -78,24 +78,24 @@ func (rt *routeTranslator) resolveHTTPRules(r *gwapiv1.HTTPRoute) []*ruleCtx {
 			refs[k] = rule.BackendRefs[k].BackendRef
 		}
 		rc, dest := rt.resolveDestination("HTTPRoute", r.Namespace, refs, fmt.Sprintf("%s%d", prefix, i), i)
-		ff := rt.ruleFilters(rc, dest, r, i, rule)
-		rt.checkDynamicResolverRule(rc, ff, r.Namespace, refs, i)
+		filters := rt.ruleFilters(rc, dest, r, i, rule)
+		rt.checkDynamicResolverRule(rc, filters, r.Namespace, refs, i)
 		matches := rule.Matches
 		if len(matches) == 0 {
 			matches = []gwapiv1.HTTPRouteMatch{{}} // the CRD default: PathPrefix "/"
 		}
-		var refs2 []*gwapiv1.LocalObjectReference
+		var extensionRefs []*gwapiv1.LocalObjectReference
 		for _, f := range rule.Filters {
-			refs2 = append(refs2, f.ExtensionRef)
+			extensionRefs = append(extensionRefs, f.ExtensionRef)
 		}
-		combos := withFilterMatches(len(matches), rt.filterMatches(r.Namespace, refs2))
+		combos := withFilterMatches(len(matches), rt.filterMatches(r.Namespace, extensionRefs))
 		for _, c := range combos {
 			route := rt.newRoute(r, fmt.Sprintf("%s%d/match/%d", prefix, i, c.index), i, c.index)
 			route.Source.RuleName = ruleName(rule.Name)
 			applyMatch(route, matches[c.match])
 			route.Cookies = c.cookies
 			rc.finish(route, dest, len(rule.BackendRefs))
-			ff.apply(route)
+			filters.apply(route)
 		}
 		rc.dropOnBadRegex(i)
 		out = append(out, rc)
@@ -117,32 +117,32 @@ func (rt *routeTranslator) resolveGRPCRules(r *gwapiv1.GRPCRoute) []*ruleCtx {
 		rc, dest := rt.resolveDestination("GRPCRoute", r.Namespace, refs, fmt.Sprintf("%s%d", prefix, i), i)
 		dest.HTTP2 = true
 		hr, hrule := grpcRuleAsHTTP(r, rule)
-		ff := rt.ruleFilters(rc, dest, hr, i, hrule)
-		rt.checkDynamicResolverRule(rc, ff, r.Namespace, refs, i)
-		var refs2 []*gwapiv1.LocalObjectReference
+		filters := rt.ruleFilters(rc, dest, hr, i, hrule)
+		rt.checkDynamicResolverRule(rc, filters, r.Namespace, refs, i)
+		var extensionRefs []*gwapiv1.LocalObjectReference
 		for _, f := range rule.Filters {
-			refs2 = append(refs2, f.ExtensionRef)
+			extensionRefs = append(extensionRefs, f.ExtensionRef)
 		}
-		fms := rt.filterMatches(r.Namespace, refs2)
-		if len(rule.Matches) == 0 && len(fms) == 0 {
+		extensionMatches := rt.filterMatches(r.Namespace, extensionRefs)
+		if len(rule.Matches) == 0 && len(extensionMatches) == 0 {
 			route := rt.newRoute(r, fmt.Sprintf("%s%d/match/-1", prefix, i), i, -1)
 			route.Source.RuleName = ruleName(rule.Name)
 			route.PathMatch = &ir.StringMatch{Prefix: ptr("/")}
 			rc.finish(route, dest, len(rule.BackendRefs))
-			ff.apply(route)
+			filters.apply(route)
 		}
 		matches := rule.Matches
 		if len(matches) == 0 {
 			matches = []gwapiv1.GRPCRouteMatch{{}} // filter matches alone
 		}
-		if len(rule.Matches) > 0 || len(fms) > 0 {
-			for _, c := range withFilterMatches(len(matches), fms) {
+		if len(rule.Matches) > 0 || len(extensionMatches) > 0 {
+			for _, c := range withFilterMatches(len(matches), extensionMatches) {
 				route := rt.newRoute(r, fmt.Sprintf("%s%d/match/%d", prefix, i, c.index), i, c.index)
 				route.Source.RuleName = ruleName(rule.Name)
 				applyGRPCMatch(route, matches[c.match])
 				route.Cookies = c.cookies
 				rc.finish(route, dest, len(rule.BackendRefs))
-				ff.apply(route)
+				filters.apply(route)
 			}
 		}
 		rc.dropOnBadRegex(i)
@@ -189,15 +189,15 @@ type matchCombo struct {
 
 // withFilterMatches pairs each of n route matches with each filter match set, in EG's
 // order; without filter matches it is the route matches as they are.
-func withFilterMatches(n int, fms [][]*ir.StringMatch) []matchCombo {
+func withFilterMatches(n int, extensionMatches [][]*ir.StringMatch) []matchCombo {
 	var out []matchCombo
 	for j := 0; j < n; j++ {
-		if len(fms) == 0 {
+		if len(extensionMatches) == 0 {
 			out = append(out, matchCombo{index: j, match: j})
 			continue
 		}
-		for k, fm := range fms {
-			out = append(out, matchCombo{index: j*len(fms) + k, match: j, cookies: fm})
+		for k, fm := range extensionMatches {
+			out = append(out, matchCombo{index: j*len(extensionMatches) + k, match: j, cookies: fm})
 		}
 	}
 	return out
