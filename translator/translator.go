@@ -65,7 +65,7 @@ func Translate(in Input) (res *result.Result, err error) {
 	res.Statuses = gw.RouteOverlaps.Mark(res.Statuses)
 	// The features of the policies in force read their Secrets and ConfigMaps; a policy
 	// whose features cannot be built is Invalid and its routes fail closed (EEP-02...).
-	featureErrs := policy.ResolveFeatures(&gw.IR, policy.NewRefObjects(admitted).WithBackends(gw.PolicyBackends), in.Config.LuaEnabled(in.Profile.LuaDefaultOn))
+	featureErrs := policy.ResolveFeatures(&gw.IR, policy.NewRefObjects(admitted, gw.Topology.Grants).WithBackends(gw.PolicyBackends), in.Config.LuaEnabled(in.Profile.LuaDefaultOn))
 	pol.FeaturesFailed(featureErrs)
 	// EnvoyProxy mergeBackends: routes of a Gateway share the clusters of their backends
 	// where EG deems it safe (the policies in force decide).

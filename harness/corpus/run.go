@@ -246,8 +246,7 @@ func runCase(ctx context.Context, c Case, p profile.Profile, base []resource.Obj
 		return r
 	}
 	got := ref
-	if o.Impl != nil && o.Impl.Name() != "reference" {
-		caps := impl.CapabilitiesOf(o.Impl)
+	if caps := impl.CapabilitiesOf(o.Impl); o.Impl != nil && !caps.Golden {
 		if caps.NoAdmission {
 			// The harness plays the API server: the implementation gets what a cluster
 			// holds, the admitted objects in their stored version (egctl v1.9.1 panics on

@@ -12,6 +12,10 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/anypb"
 
+	"slices"
+	"strconv"
+
+	"github.com/egharness/egharness/harness/live"
 	"github.com/egharness/egharness/translator/result"
 )
 
@@ -126,4 +130,41 @@ func withProxyProtocol(x *result.XDS) error {
 		}
 	}
 	return nil
+}
+
+// dnsBackends lists the FQDN backends (EG Backends with hostnames) of a translation, sorted:
+// they get echo stand-ins like Services.
+func dnsBackends(res *result.Result) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, b := range live.Localities(res.IR) {
+		if b.DNS && !b.Invalid && b.ServiceName != "" && !seen[live.BackendKey(b)] {
+			seen[live.BackendKey(b)] = true
+			out = append(out, live.BackendKey(b))
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// moveDNSBackends points the inline load assignments of DNS clusters (already static
+// copies, see onLoopback) at the echo stand-ins of their backends, locality by locality.
+func moveDNSBackends(x *result.XDS, res *result.Result, addrs map[string]string) {
+	locs := live.Localities(res.IR)
+	for _, c := range x.Clusters {
+		for _, l := range c.GetLoadAssignment().GetEndpoints() {
+			b := locs[l.GetLocality().GetRegion()]
+			if b == nil || !b.DNS || len(l.GetLbEndpoints()) == 0 {
+				continue
+			}
+			addr, ok := addrs[live.BackendKey(b)]
+			if !ok {
+				continue
+			}
+			host, portStr, _ := net.SplitHostPort(addr)
+			port, _ := strconv.ParseUint(portStr, 10, 16)
+			l.LbEndpoints = l.LbEndpoints[:1]
+			moveAll(&endpointv3.ClusterLoadAssignment{Endpoints: []*endpointv3.LocalityLbEndpoints{l}}, host, uint32(port))
+		}
+	}
 }

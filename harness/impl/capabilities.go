@@ -6,9 +6,14 @@ import (
 )
 
 // Capabilities is what an implementation says about the part of a result it produces.
-// Implementations that do not declare any produce the whole result (as the reference and
-// the exec protocol do).
+// Implementations that do not declare any produce the whole result (as the exec protocol
+// does) and are judged against the reference.
 type Capabilities struct {
+	// Golden: the implementation's output is the reference translation itself, so the
+	// byte-exact goldens apply to it and its results are checked against the scenarios
+	// directly; any other implementation is compared with the reference fact by fact
+	// (runner.comparePeer). Only Reference declares it: --impl-capabilities cannot.
+	Golden bool
 	// NoAdmission: the implementation does no admission of its own (an offline translator
 	// that reads objects a cluster already admitted). The harness then plays the API
 	// server: it hands over only the objects the reference admits, and admission is neither
@@ -26,7 +31,7 @@ type Capable interface {
 	Capabilities() Capabilities
 }
 
-// CapabilitiesOf returns what im declares, or the whole result.
+// CapabilitiesOf returns what im declares, or the whole result (and no goldens).
 func CapabilitiesOf(im Implementation) Capabilities {
 	if c, ok := im.(Capable); ok {
 		return c.Capabilities()

@@ -119,9 +119,6 @@ func NewEgctl(binary, version string) (*Egctl, error) {
 // Name implements Implementation.
 func (e *Egctl) Name() string { return "egctl@" + e.Version }
 
-// Golden implements Implementation.
-func (*Egctl) Golden() bool { return false }
-
 // Capabilities implements Capable: egctl does no admission, prints no secrets, no warnings
 // of ours, no record of each EnvoyPatchPolicy operation, and the statuses from before the
 // xDS translation (so no Programmed condition on EnvoyPatchPolicies; the patched xDS itself

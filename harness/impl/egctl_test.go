@@ -133,7 +133,7 @@ func TestOpenEgctl(t *testing.T) {
 		t.Fatal(err)
 	}
 	e, err := Open("egctl@v1.9.1", Options{PeersDir: dir})
-	if err != nil || e.Name() != "egctl@v1.9.1" || e.Golden() {
+	if err != nil || e.Name() != "egctl@v1.9.1" || CapabilitiesOf(e).Golden {
 		t.Fatalf("Open: %v, %v", e, err)
 	}
 	if e.(*Egctl).Profile != "v1.9" {

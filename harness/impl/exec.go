@@ -45,14 +45,16 @@ type Exec struct {
 	Caps Capabilities
 }
 
-// Capabilities implements Capable.
-func (e Exec) Capabilities() Capabilities { return e.Caps }
+// Capabilities implements Capable: what --impl-capabilities declared (never Golden:
+// byte-exact goldens belong to the reference only).
+func (e Exec) Capabilities() Capabilities {
+	c := e.Caps
+	c.Golden = false
+	return c
+}
 
 // Name implements Implementation.
 func (e Exec) Name() string { return "exec:" + e.Command }
-
-// Golden implements Implementation: byte-exact goldens belong to the reference only.
-func (Exec) Golden() bool { return false }
 
 // Translate implements Implementation.
 func (e Exec) Translate(ctx context.Context, req Request) (*result.Result, error) {

@@ -23,11 +23,10 @@ type Request struct {
 	Profile  profile.Profile
 }
 
-// Implementation translates objects.
+// Implementation translates objects. What part of a result it produces, and whether the
+// goldens apply to it, it says in Capabilities (see Capable).
 type Implementation interface {
 	Name() string
-	// Golden reports whether byte-exact goldens apply (only to the reference).
-	Golden() bool
 	Translate(ctx context.Context, req Request) (*result.Result, error)
 }
 
@@ -37,8 +36,8 @@ type Reference struct{}
 // Name implements Implementation.
 func (Reference) Name() string { return "reference" }
 
-// Golden implements Implementation.
-func (Reference) Golden() bool { return true }
+// Capabilities implements Capable: the whole result, and the goldens are its output.
+func (Reference) Capabilities() Capabilities { return Capabilities{Golden: true} }
 
 // Translate implements Implementation.
 func (Reference) Translate(_ context.Context, req Request) (*result.Result, error) {

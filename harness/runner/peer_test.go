@@ -72,7 +72,6 @@ type swapping struct {
 }
 
 func (*swapping) Name() string                      { return "swapping" }
-func (*swapping) Golden() bool                      { return false }
 func (s *swapping) Capabilities() impl.Capabilities { return s.caps }
 func (s *swapping) Translate(ctx context.Context, req impl.Request) (*result.Result, error) {
 	if s.skip != "" {
@@ -184,7 +183,9 @@ func TestPeerSkip(t *testing.T) {
 type refCopy struct{ impl.Reference }
 
 func (refCopy) Name() string { return "reference-copy" }
-func (refCopy) Golden() bool { return false }
+
+// Capabilities: the whole result, judged against the reference (not Reference's goldens).
+func (refCopy) Capabilities() impl.Capabilities { return impl.Capabilities{} }
 
 func TestPeerAgreement(t *testing.T) {
 	o := runPeer(t, loadPeerScenario(t, ""), refCopy{})

@@ -174,7 +174,8 @@ func RunOne(ctx context.Context, job Job, opts Options) (o *Outcome) {
 		return o
 	}
 	s := job.Scenario
-	if !opts.Impl.Golden() {
+	caps := impl.CapabilitiesOf(opts.Impl)
+	if !caps.Golden {
 		comparePeer(ctx, o, p, opts.Impl)
 		return o
 	}
@@ -185,7 +186,7 @@ func RunOne(ctx context.Context, job Job, opts Options) (o *Outcome) {
 	}
 	o.Result = res
 	o.Failures = check.Run(s, job.Profile, res)
-	if opts.GoldenRoot != "" && opts.Impl.Golden() {
+	if opts.GoldenRoot != "" && caps.Golden {
 		files, err := golden.Render(res)
 		if err != nil {
 			o.Err = fmt.Errorf("rendering goldens: %w", err)

@@ -16,7 +16,6 @@ import (
 type panicky struct{ on string }
 
 func (panicky) Name() string { return "panicky" }
-func (panicky) Golden() bool { return false }
 func (p panicky) Translate(_ context.Context, req impl.Request) (*result.Result, error) {
 	if req.Scenario == p.on {
 		var m map[string]int

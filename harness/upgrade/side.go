@@ -120,7 +120,7 @@ func Check(ctx context.Context, req Request) (*Report, error) {
 // translate, when a side is the reference: both sides' output lacks their effect alike, so
 // no finding can show what the upgrade does to them (the registry of translator/fields).
 func fieldNotes(req Request) []string {
-	if req.From.Impl.Name() != (impl.Reference{}).Name() && req.To.Impl.Name() != (impl.Reference{}).Name() {
+	if !impl.CapabilitiesOf(req.From.Impl).Golden && !impl.CapabilitiesOf(req.To.Impl).Golden {
 		return nil
 	}
 	var out []string

@@ -288,7 +288,7 @@ func envoyFor(flag string, im impl.Implementation, root string) (string, error) 
 	if bin == "" {
 		return "", nil
 	}
-	if !im.Golden() {
+	if !impl.CapabilitiesOf(im).Golden {
 		return "", badInput("--envoy serves the reference translation: it runs with --impl reference only")
 	}
 	found, err := envoytier.Find(bin, root)

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
 
+	"github.com/egharness/egharness/translator/conditions"
 	"github.com/egharness/egharness/translator/ir"
 	"github.com/egharness/egharness/translator/resource"
 	"github.com/egharness/egharness/translator/result"
@@ -78,11 +79,11 @@ func (rt *routeTranslator) resolveEGBackend(b *ir.Backend, routeKind, routeNS, n
 // reason Accepted (the two swapped), which is kept.
 func backendStatuses(ix *index, st *statusBook, enabled bool) {
 	for _, be := range ix.backendList {
-		c := cond("Accepted", "True", "Accepted", "The Backend was accepted")
+		c := conditions.New("Accepted", "True", "Accepted", "The Backend was accepted")
 		if !enabled {
-			c = cond("Invalid", "False", "Accepted", "The Backend was not accepted since Backend is not enabled in Envoy Gateway Config")
+			c = conditions.New("Invalid", "False", "Accepted", "The Backend was not accepted since Backend is not enabled in Envoy Gateway Config")
 		} else if _, err := ix.validateBackend(be); err != nil {
-			c = cond("Invalid", "False", "Accepted", "The Backend was not accepted: "+err.Error())
+			c = conditions.New("Invalid", "False", "Accepted", "The Backend was not accepted: "+err.Error())
 		}
 		st.object(resource.Ref{Kind: egv1a1.KindBackend, Namespace: be.Namespace, Name: be.Name}).Conditions = []result.Condition{c}
 	}

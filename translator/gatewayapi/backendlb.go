@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/egharness/egharness/translator/apis/backendlb"
+	"github.com/egharness/egharness/translator/conditions"
 	"github.com/egharness/egharness/translator/ir"
 	"github.com/egharness/egharness/translator/resource"
 )
@@ -40,13 +41,13 @@ func resolveBackendLB(ix *index, st *statusBook) {
 		resolved, problems := lbFeatures(p)
 		if len(problems) > 0 {
 			msg := strings.Join(problems, "; ") + "."
-			obj.Conditions = setCondition(obj.Conditions, cond("Accepted", "False", "Invalid", msg))
-			obj.Conditions = setCondition(obj.Conditions, cond("Invalid", "True", "Invalid", msg))
+			obj.Conditions = conditions.Set(obj.Conditions, conditions.New("Accepted", "False", "Invalid", msg))
+			obj.Conditions = conditions.Set(obj.Conditions, conditions.New("Invalid", "True", "Invalid", msg))
 			continue
 		}
 		if resolved == nil {
 			// BLP-05: nothing to apply, and nothing to take precedence with.
-			obj.Conditions = setCondition(obj.Conditions, cond("Accepted", "True", "Accepted", "Policy has been accepted; it sets no feature and has no effect."))
+			obj.Conditions = conditions.Set(obj.Conditions, conditions.New("Accepted", "True", "Accepted", "Policy has been accepted; it sets no feature and has no effect."))
 			continue
 		}
 		var missing, lost []string
@@ -69,17 +70,17 @@ func resolveBackendLB(ix *index, st *statusBook) {
 		}
 		switch {
 		case applied > 0:
-			obj.Conditions = setCondition(obj.Conditions, cond("Accepted", "True", "Accepted", "Policy has been accepted."))
+			obj.Conditions = conditions.Set(obj.Conditions, conditions.New("Accepted", "True", "Accepted", "Policy has been accepted."))
 		case len(lost) > 0:
-			obj.Conditions = setCondition(obj.Conditions, cond("Accepted", "False", "Conflicted", strings.Join(lost, "; ")+"."))
+			obj.Conditions = conditions.Set(obj.Conditions, conditions.New("Accepted", "False", "Conflicted", strings.Join(lost, "; ")+"."))
 		default:
-			obj.Conditions = setCondition(obj.Conditions, cond("Accepted", "False", "TargetNotFound", strings.Join(missing, "; ")+"."))
+			obj.Conditions = conditions.Set(obj.Conditions, conditions.New("Accepted", "False", "TargetNotFound", strings.Join(missing, "; ")+"."))
 		}
 		if len(lost) > 0 {
-			obj.Conditions = setCondition(obj.Conditions, cond("Conflicted", "True", "Conflicted", strings.Join(lost, "; ")+"."))
+			obj.Conditions = conditions.Set(obj.Conditions, conditions.New("Conflicted", "True", "Conflicted", strings.Join(lost, "; ")+"."))
 		}
 		if len(missing) > 0 {
-			obj.Conditions = setCondition(obj.Conditions, cond("TargetNotFound", "True", "TargetNotFound", strings.Join(missing, "; ")+"."))
+			obj.Conditions = conditions.Set(obj.Conditions, conditions.New("TargetNotFound", "True", "TargetNotFound", strings.Join(missing, "; ")+"."))
 		}
 	}
 }

@@ -12,6 +12,7 @@ import (
 	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/egharness/egharness/translator/certs"
+	"github.com/egharness/egharness/translator/conditions"
 	"github.com/egharness/egharness/translator/ir"
 	"github.com/egharness/egharness/translator/resource"
 	"github.com/egharness/egharness/translator/result"
@@ -279,17 +280,17 @@ func (rt *routeTranslator) backendTLSStatuses() {
 		for _, u := range rt.btls.uses[p] {
 			ps := rt.st.parent(ref, u.ancestor)
 			if u.err != nil {
-				msg := conditionMessage(u.err.Error())
+				msg := conditions.Message(u.err.Error())
 				resolved := "InvalidCACertificateRef"
 				if errors.Is(u.err, errCAKind) {
 					resolved = "InvalidKind"
 				}
-				ps.Conditions = setCondition(ps.Conditions, cond("Accepted", "False", "NoValidCACertificate", msg))
-				ps.Conditions = setCondition(ps.Conditions, cond("ResolvedRefs", "False", resolved, msg))
+				ps.Conditions = conditions.Set(ps.Conditions, conditions.New("Accepted", "False", "NoValidCACertificate", msg))
+				ps.Conditions = conditions.Set(ps.Conditions, conditions.New("ResolvedRefs", "False", resolved, msg))
 				continue
 			}
-			ps.Conditions = setCondition(ps.Conditions, cond("ResolvedRefs", "True", "ResolvedRefs", "Resolved all the Object references."))
-			ps.Conditions = setCondition(ps.Conditions, cond("Accepted", "True", "Accepted", "Policy has been accepted."))
+			ps.Conditions = conditions.Set(ps.Conditions, conditions.New("ResolvedRefs", "True", "ResolvedRefs", "Resolved all the Object references."))
+			ps.Conditions = conditions.Set(ps.Conditions, conditions.New("Accepted", "True", "Accepted", "Policy has been accepted."))
 		}
 	}
 	seen := map[string]*gwapiv1.BackendTLSPolicy{}
@@ -313,7 +314,7 @@ func (rt *routeTranslator) backendTLSStatuses() {
 		ref := resource.Ref{Kind: "BackendTLSPolicy", Namespace: p.Namespace, Name: p.Name}
 		for _, u := range rt.btls.uses[winner] {
 			ps := rt.st.parent(ref, u.ancestor)
-			ps.Conditions = setCondition(ps.Conditions, cond("Accepted", "False", "Conflicted",
+			ps.Conditions = conditions.Set(ps.Conditions, conditions.New("Accepted", "False", "Conflicted",
 				fmt.Sprintf("Policy conflicts with BackendTLSPolicy %s/%s.", winner.Namespace, winner.Name)))
 		}
 	}
@@ -351,7 +352,7 @@ func truncateBTLSAncestors(s *result.ObjectStatus) {
 		s.Parents[i].Conditions = kept
 	}
 	last := &s.Parents[maxBTLSAncestors-1]
-	last.Conditions = setCondition(last.Conditions, cond("Aggregated", "True", "Aggregated",
+	last.Conditions = conditions.Set(last.Conditions, conditions.New("Aggregated", "True", "Aggregated",
 		"Ancestors have been truncated because the number of policy ancestors exceeds 16."))
 }
 

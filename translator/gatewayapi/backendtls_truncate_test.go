@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/egharness/egharness/translator/conditions"
 	"github.com/egharness/egharness/translator/result"
 )
 
@@ -25,7 +26,7 @@ func TestBTLSAncestorsTruncatedTwice(t *testing.T) {
 		t.Fatalf("%d ancestors", len(s.Parents))
 	}
 	for i, p := range s.Parents {
-		if got, want := hasCondition(p.Conditions, "Aggregated"), i == maxBTLSAncestors-1; got != want {
+		if got, want := conditions.Has(p.Conditions, "Aggregated"), i == maxBTLSAncestors-1; got != want {
 			t.Errorf("ancestor %d (%s): Aggregated %v", i, p.Ref.Name, got)
 		}
 	}

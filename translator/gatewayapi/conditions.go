@@ -3,8 +3,8 @@ package gatewayapi
 import (
 	"sort"
 	"strings"
-	"unicode"
 
+	"github.com/egharness/egharness/translator/conditions"
 	"github.com/egharness/egharness/translator/result"
 )
 
@@ -26,46 +26,6 @@ const (
 	msgOverlapPrefix        = "Overlapping match conditions with route(s): "
 )
 
-func cond(typ, status, reason, msg string) result.Condition {
-	return result.Condition{Type: typ, Status: status, Reason: reason, Message: msg}
-}
-
-// setCondition replaces a condition of the same type or appends it, keeping first-set order.
-func setCondition(list []result.Condition, c result.Condition) []result.Condition {
-	for i := range list {
-		if list[i].Type == c.Type {
-			list[i] = c
-			return list
-		}
-	}
-	return append(list, c)
-}
-
-func hasCondition(list []result.Condition, typ string) bool {
-	for _, c := range list {
-		if c.Type == typ {
-			return true
-		}
-	}
-	return false
-}
-
-// conditionMessage writes an error the way EG puts it in a condition: first letter upper
-// case, ending in a period.
-func conditionMessage(s string) string {
-	if s == "" {
-		return s
-	}
-	r := []rune(s)
-	if unicode.IsLetter(r[0]) {
-		r[0] = unicode.ToUpper(r[0])
-	}
-	if r[len(r)-1] != '.' {
-		r = append(r, '.')
-	}
-	return string(r)
-}
-
 // refErrors gathers a route's reference problems for one condition: one problem keeps its
 // reason; several are listed one per line and their distinct reasons joined by commas.
 type refErrors struct {
@@ -82,7 +42,7 @@ func (e *refErrors) empty() bool { return len(e.msgs) == 0 }
 
 func (e *refErrors) condition(typ string) result.Condition {
 	if len(e.msgs) == 1 {
-		return cond(typ, "False", e.reasons[0], conditionMessage(e.msgs[0]))
+		return conditions.New(typ, "False", e.reasons[0], conditions.Message(e.msgs[0]))
 	}
 	return e.joined(typ)
 }
@@ -91,7 +51,7 @@ func (e *refErrors) condition(typ string) result.Condition {
 // (lower case, no period), several as condition() does.
 func (e *refErrors) rawCondition(typ string) result.Condition {
 	if len(e.msgs) == 1 {
-		return cond(typ, "False", e.reasons[0], e.msgs[0])
+		return conditions.New(typ, "False", e.reasons[0], e.msgs[0])
 	}
 	return e.joined(typ)
 }
@@ -99,7 +59,7 @@ func (e *refErrors) rawCondition(typ string) result.Condition {
 func (e *refErrors) joined(typ string) result.Condition {
 	lines := make([]string, len(e.msgs))
 	for i, m := range e.msgs {
-		lines[i] = conditionMessage(m)
+		lines[i] = conditions.Message(m)
 	}
 	set := map[string]bool{}
 	var reasons []string
@@ -110,5 +70,5 @@ func (e *refErrors) joined(typ string) result.Condition {
 		}
 	}
 	sort.Strings(reasons)
-	return cond(typ, "False", strings.Join(reasons, ","), strings.Join(lines, "\n"))
+	return conditions.New(typ, "False", strings.Join(reasons, ","), strings.Join(lines, "\n"))
 }

@@ -49,24 +49,6 @@ func TestKeyOf(t *testing.T) {
 	}
 }
 
-func TestConditionMessage(t *testing.T) {
-	tests := map[string]string{
-		"":                            "",
-		"service default/x not found": "Service default/x not found.",
-		"Already upper.":              "Already upper.",
-		"ends with period.":           "Ends with period.",
-		"123 starts with a digit":     "123 starts with a digit.",
-		"élan":                        "Élan.",
-		"x":                           "X.",
-		".":                           ".",
-	}
-	for in, want := range tests {
-		if got := conditionMessage(in); got != want {
-			t.Errorf("conditionMessage(%q) = %q, want %q", in, got, want)
-		}
-	}
-}
-
 func TestRefErrorsOne(t *testing.T) {
 	var e refErrors
 	if !e.empty() {
@@ -104,17 +86,5 @@ func TestRefErrorsSameReasonTwice(t *testing.T) {
 	got := e.condition("ResolvedRefs")
 	if got.Reason != "BackendNotFound" || got.Message != "Service a not found.\nService b not found." {
 		t.Errorf("condition = %+v", got)
-	}
-}
-
-func TestSetCondition(t *testing.T) {
-	list := []result.Condition{cond("Accepted", "True", "Accepted", "a"), cond("ResolvedRefs", "True", "ResolvedRefs", "b")}
-	list = setCondition(list, cond("Accepted", "False", "NoMatchingParent", "c"))
-	list = setCondition(list, cond("RouteRulesOverlap", "True", "RouteRulesOverlap", "d"))
-	if len(list) != 3 || list[0].Type != "Accepted" || list[0].Status != "False" || list[0].Message != "c" || list[2].Type != "RouteRulesOverlap" {
-		t.Errorf("list = %+v", list)
-	}
-	if !hasCondition(list, "RouteRulesOverlap") || hasCondition(list, "Programmed") {
-		t.Error("hasCondition")
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
 
+	"github.com/egharness/egharness/translator/conditions"
 	"github.com/egharness/egharness/translator/resource"
 	"github.com/egharness/egharness/translator/result"
 )
@@ -106,16 +107,16 @@ func (pc *proxyCheck) validate(ep *egv1a1.EnvoyProxy) error {
 }
 
 func (pc *proxyCheck) ancestor(ep *egv1a1.EnvoyProxy, parent result.ParentRef, err error) {
-	c := cond("Accepted", "True", "Accepted", msgEnvoyProxyAccepted)
+	c := conditions.New("Accepted", "True", "Accepted", msgEnvoyProxyAccepted)
 	if err != nil {
-		c = cond("Accepted", "False", reasonInvalidParameters, err.Error())
+		c = conditions.New("Accepted", "False", reasonInvalidParameters, err.Error())
 	}
 	ps := pc.st.parent(resource.Ref{Kind: egv1a1.KindEnvoyProxy, Namespace: ep.Namespace, Name: ep.Name}, parent)
-	ps.Conditions = setCondition(ps.Conditions, c)
+	ps.Conditions = conditions.Set(ps.Conditions, c)
 	if err == nil && pc.deprecations && ep.Spec.LuaValidation != nil {
 		// The only field EG's main branch deprecates on EnvoyProxy so far; the wording
 		// is that of the policies' DeprecatedField warnings.
-		ps.Conditions = setCondition(ps.Conditions, cond("Warning", "True", "DeprecatedField",
+		ps.Conditions = conditions.Set(ps.Conditions, conditions.New("Warning", "True", "DeprecatedField",
 			"spec.luaValidation is deprecated, use spec.lua.validationType instead"))
 	}
 }
@@ -130,7 +131,7 @@ func (pc *proxyCheck) class(gc *gwapiv1.GatewayClass, classStatus *result.Object
 	err := pc.validate(ep)
 	pc.ancestor(ep, result.ParentRef{Kind: "GatewayClass", Name: gc.Name}, err)
 	if err != nil {
-		classStatus.Conditions = setCondition(classStatus.Conditions, cond("Accepted", "False", reasonInvalidParameters,
+		classStatus.Conditions = conditions.Set(classStatus.Conditions, conditions.New("Accepted", "False", reasonInvalidParameters,
 			fmt.Sprintf("Invalid parametersRef: %v", err)))
 	}
 }
@@ -141,7 +142,7 @@ func (pc *proxyCheck) class(gc *gwapiv1.GatewayClass, classStatus *result.Object
 func (pc *proxyCheck) gateway(gw *gwapiv1.Gateway) bool {
 	if msg := pc.ix.paramsRefProblem(gw); msg != "" {
 		s := pc.st.object(resource.Ref{Kind: "Gateway", Namespace: gw.Namespace, Name: gw.Name})
-		s.Conditions = []result.Condition{cond("Accepted", "False", reasonInvalidParameters, msg)}
+		s.Conditions = []result.Condition{conditions.New("Accepted", "False", reasonInvalidParameters, msg)}
 		return false
 	}
 	ep, own := pc.ix.envoyProxyOf(gw)
@@ -157,7 +158,7 @@ func (pc *proxyCheck) gateway(gw *gwapiv1.Gateway) bool {
 	}
 	s := pc.st.object(resource.Ref{Kind: "Gateway", Namespace: gw.Namespace, Name: gw.Name})
 	// EG's message joins its own prefix (which ends in a colon) with ": ".
-	s.Conditions = []result.Condition{cond("Accepted", "False", reasonInvalidParameters,
+	s.Conditions = []result.Condition{conditions.New("Accepted", "False", reasonInvalidParameters,
 		fmt.Sprintf("Invalid parametersRef:: %v", err))}
 	return false
 }

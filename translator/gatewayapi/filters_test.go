@@ -8,6 +8,7 @@ import (
 
 	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
 
+	"github.com/egharness/egharness/translator/conditions"
 	"github.com/egharness/egharness/translator/ir"
 	"github.com/egharness/egharness/translator/profile"
 	"github.com/egharness/egharness/translator/resource"
@@ -180,7 +181,9 @@ func TestBackendFilterSupport(t *testing.T) {
 }
 
 func TestFilterConditions(t *testing.T) {
-	accepted := func(reason string) result.Condition { return cond("Accepted", "True", reason, msgRouteAccepted) }
+	accepted := func(reason string) result.Condition {
+		return conditions.New("Accepted", "True", reason, msgRouteAccepted)
+	}
 	bad := &ruleCtx{filters: &ruleFilters{dropped: true, errs: []filterErr{{typ: errAccepted, reason: "UnsupportedValue", msg: "invalid filter X: nope"}}}}
 	good := &ruleCtx{}
 
@@ -188,19 +191,19 @@ func TestFilterConditions(t *testing.T) {
 	ps := &result.ParentStatus{Conditions: []result.Condition{accepted("Accepted")}}
 	filterConditions(ps, []*ruleCtx{good, bad})
 	if len(ps.Conditions) != 2 || ps.Conditions[0] != accepted("Accepted") ||
-		ps.Conditions[1] != cond("PartiallyInvalid", "True", "UnsupportedValue", "Dropped Rule(s) [1]: Invalid filter X: nope.") {
+		ps.Conditions[1] != conditions.New("PartiallyInvalid", "True", "UnsupportedValue", "Dropped Rule(s) [1]: Invalid filter X: nope.") {
 		t.Errorf("partial: %+v", ps.Conditions)
 	}
 
 	// every rule dropped: Accepted=False with the error
 	ps = &result.ParentStatus{Conditions: []result.Condition{accepted("Accepted")}}
 	filterConditions(ps, []*ruleCtx{bad})
-	if len(ps.Conditions) != 1 || ps.Conditions[0] != cond("Accepted", "False", "UnsupportedValue", "Invalid filter X: nope.") {
+	if len(ps.Conditions) != 1 || ps.Conditions[0] != conditions.New("Accepted", "False", "UnsupportedValue", "Invalid filter X: nope.") {
 		t.Errorf("all: %+v", ps.Conditions)
 	}
 
 	// no hostname intersection keeps its Accepted=False
-	noHost := cond("Accepted", "False", "NoMatchingListenerHostname", "no hosts")
+	noHost := conditions.New("Accepted", "False", "NoMatchingListenerHostname", "no hosts")
 	ps = &result.ParentStatus{Conditions: []result.Condition{noHost}}
 	filterConditions(ps, []*ruleCtx{bad})
 	if len(ps.Conditions) != 1 || ps.Conditions[0] != noHost {
@@ -274,7 +277,7 @@ func TestMirrorsThroughTranslate(t *testing.T) {
 	if len(parents) != 1 {
 		t.Fatalf("parents %+v", parents)
 	}
-	want := cond("ResolvedRefs", "False", "BackendNotFound", "Failed to validate the RequestMirror filter: service default/missing not found.")
+	want := conditions.New("ResolvedRefs", "False", "BackendNotFound", "Failed to validate the RequestMirror filter: service default/missing not found.")
 	if c := parents[0].Conditions; len(c) != 2 || c[1] != want {
 		t.Errorf("conditions %+v, want ResolvedRefs %+v", c, want)
 	}

@@ -2,7 +2,6 @@ package gatewayapi
 
 import (
 	"fmt"
-	"sort"
 	"strings"
 	"time"
 
@@ -10,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
 
+	"github.com/egharness/egharness/translator/conditions"
 	"github.com/egharness/egharness/translator/ir"
 	"github.com/egharness/egharness/translator/resource"
 	"github.com/egharness/egharness/translator/result"
@@ -133,27 +133,6 @@ func (t Translator) finishGateway(g *gatewayCtx, merged bool) *gatewayCtx {
 	return g.buildIR(g.gw)
 }
 
-// checkMergedListenerTuples: when Gateways merge into one proxy, EG v1.9 wants each
-// (protocol, hostname, port) once across all of them; a later Gateway's listener that repeats
-// one is Conflicted (HostnameConflict) and not programmed (EG's testdata:
-// merge-invalid-multiple-gateways). Listeners already invalid on their own do not count.
-func checkMergedListenerTuples(gateways []*gatewayCtx) {
-	seen := map[string]bool{}
-	for _, g := range gateways {
-		for _, l := range g.listeners {
-			if specInvalid(l.conditions) {
-				continue
-			}
-			key := fmt.Sprintf("%s:%s:%d", l.spec.Protocol, l.hostname(), l.spec.Port)
-			if seen[key] {
-				l.conditions = setCondition(l.conditions, cond("Conflicted", "True", "HostnameConflict",
-					"Port, protocol and hostname tuple must be unique for every listener"))
-			}
-			seen[key] = true
-		}
-	}
-}
-
 // addListener validates one listener of the Gateway or of an attached ListenerSet.
 func (g *gatewayCtx) addListener(l gwapiv1.Listener, set *gwapiv1.ListenerSet, ix *index, permitted permitFunc) {
 	{
@@ -162,7 +141,7 @@ func (g *gatewayCtx) addListener(l gwapiv1.Listener, set *gwapiv1.ListenerSet, i
 		case gwapiv1.HTTPProtocolType, gwapiv1.HTTPSProtocolType, gwapiv1.TCPProtocolType, gwapiv1.UDPProtocolType, gwapiv1.TLSProtocolType:
 		default:
 			lc.supportedKinds = []string{}
-			lc.conditions = setCondition(lc.conditions, cond("Accepted", "False", "UnsupportedProtocol",
+			lc.conditions = conditions.Set(lc.conditions, conditions.New("Accepted", "False", "UnsupportedProtocol",
 				fmt.Sprintf("Protocol %s is unsupported, must be HTTP, HTTPS, TCP or UDP.", l.Protocol)))
 			g.listeners = append(g.listeners, lc)
 			return
@@ -175,12 +154,12 @@ func (g *gatewayCtx) addListener(l gwapiv1.Listener, set *gwapiv1.ListenerSet, i
 		case l.Protocol == gwapiv1.TLSProtocolType:
 			lc.checkTLSListener(ix, permitted)
 		case l.TLS != nil:
-			lc.conditions = setCondition(lc.conditions, cond("Programmed", "False", "Invalid",
+			lc.conditions = conditions.Set(lc.conditions, conditions.New("Programmed", "False", "Invalid",
 				fmt.Sprintf("Listener must not have TLS set when protocol is %s.", l.Protocol)))
 		}
 		if l.Hostname != nil && (l.Protocol == gwapiv1.TCPProtocolType || l.Protocol == gwapiv1.UDPProtocolType) {
 			// Raw TCP and UDP carry no name to match on.
-			lc.conditions = setCondition(lc.conditions, cond("Programmed", "False", "Invalid",
+			lc.conditions = conditions.Set(lc.conditions, conditions.New("Programmed", "False", "Invalid",
 				fmt.Sprintf("Listener must not have hostname set when protocol is %s.", l.Protocol)))
 		}
 		g.listeners = append(g.listeners, lc)
@@ -198,7 +177,7 @@ func addressesSupported(gw *gwapiv1.Gateway, st *statusBook) bool {
 			continue
 		}
 		s := st.object(resource.Ref{Kind: "Gateway", Namespace: gw.Namespace, Name: gw.Name})
-		s.Conditions = []result.Condition{cond("Accepted", "False", "UnsupportedAddress",
+		s.Conditions = []result.Condition{conditions.New("Accepted", "False", "UnsupportedAddress",
 			fmt.Sprintf("Gateway has an address with an unsupported type: %s", *a.Type))}
 		return false
 	}
@@ -215,12 +194,12 @@ func (lc *listenerCtx) checkNamespaceSelector() {
 		return
 	}
 	if ar.Namespaces.Selector == nil {
-		lc.conditions = setCondition(lc.conditions, cond("Programmed", "False", "Invalid",
+		lc.conditions = conditions.Set(lc.conditions, conditions.New("Programmed", "False", "Invalid",
 			`The allowedRoutes.namespaces.selector field must be specified when allowedRoutes.namespaces.from is set to "Selector".`))
 		return
 	}
 	if _, err := metav1.LabelSelectorAsSelector(ar.Namespaces.Selector); err != nil {
-		lc.conditions = setCondition(lc.conditions, cond("Programmed", "False", "Invalid",
+		lc.conditions = conditions.Set(lc.conditions, conditions.New("Programmed", "False", "Invalid",
 			fmt.Sprintf("The allowedRoutes.namespaces.selector could not be parsed: %v.", err)))
 	}
 }
@@ -253,111 +232,7 @@ func (g *gatewayCtx) buildIR(gw *gwapiv1.Gateway) *gatewayCtx {
 	return g
 }
 
-// checkL4Conflicts: a port carries one TCP (or one UDP) listener; every later one is
-// Conflicted. Listeners already conflicted for another reason still count.
-func (g *gatewayCtx) checkL4Conflicts(proto gwapiv1.ProtocolType) {
-	seen := map[gwapiv1.PortNumber]bool{}
-	for _, l := range g.listeners {
-		if l.spec.Protocol != proto || specInvalid(l.conditions) {
-			continue
-		}
-		if seen[l.spec.Port] {
-			l.conditions = setCondition(l.conditions, cond("Conflicted", "True", "ProtocolConflict",
-				fmt.Sprintf("Only one %s listener is allowed in a given port", proto)))
-		}
-		seen[l.spec.Port] = true
-	}
-}
-
-// specInvalid: the listener failed its own validation (not merely a conflict).
-func specInvalid(cs []result.Condition) bool {
-	for _, c := range cs {
-		if c.Status == "False" && c.Reason != "ProtocolConflict" && c.Reason != "HostnameConflict" && c.Type != "Conflicted" {
-			return true
-		}
-	}
-	return false
-}
-
-func protocolFamily(p gwapiv1.ProtocolType) string {
-	switch p {
-	case gwapiv1.UDPProtocolType:
-		return ""
-	case gwapiv1.HTTPSProtocolType, gwapiv1.TLSProtocolType:
-		return "TLS"
-	}
-	return string(p)
-}
-
 type permitFunc func(fromKind, fromNS, toGroup, toKind, toNS, toName string) bool
-
-// checkProtocolConflicts marks listeners of one port that speak incompatible protocols
-// (UDP shares a port with anything; HTTPS and TLS are one family). Gateway listeners that
-// disagree among themselves leave no winner; otherwise the Gateway's protocol wins over
-// ListenerSet listeners, and without Gateway listeners the first one met wins, except that
-// a ListenerSet mixing protocols on the port loses all its listeners there.
-func (g *gatewayCtx) checkProtocolConflicts() {
-	byPort := map[gwapiv1.PortNumber][]*listenerCtx{}
-	var ports []gwapiv1.PortNumber
-	for _, l := range g.listeners {
-		if protocolFamily(l.spec.Protocol) == "" || hasFailure(l.conditions) {
-			continue
-		}
-		if _, ok := byPort[l.spec.Port]; !ok {
-			ports = append(ports, l.spec.Port)
-		}
-		byPort[l.spec.Port] = append(byPort[l.spec.Port], l)
-	}
-	for _, p := range ports {
-		ls := byPort[p]
-		all, gatewayOwn := map[string]bool{}, map[string]bool{}
-		perSet := map[*gwapiv1.ListenerSet]map[string]bool{}
-		for _, l := range ls {
-			f := protocolFamily(l.spec.Protocol)
-			all[f] = true
-			if l.listenerSet == nil {
-				gatewayOwn[f] = true
-				continue
-			}
-			if perSet[l.listenerSet] == nil {
-				perSet[l.listenerSet] = map[string]bool{}
-			}
-			perSet[l.listenerSet][f] = true
-		}
-		if len(all) < 2 {
-			continue
-		}
-		names := make([]string, 0, len(ls))
-		for _, l := range ls {
-			names = append(names, l.displayName())
-		}
-		sort.Strings(names)
-		msg := "All listeners for a given port must use a compatible protocol, conflicting listeners: " + strings.Join(names, ", ")
-		if len(gatewayOwn) > 1 {
-			for _, l := range ls {
-				l.setConflicted("ProtocolConflict", msg)
-			}
-			continue
-		}
-		winner := ""
-		for f := range gatewayOwn {
-			winner = f
-		}
-		for _, l := range ls {
-			f := protocolFamily(l.spec.Protocol)
-			if l.listenerSet != nil && len(gatewayOwn) == 0 && len(perSet[l.listenerSet]) > 1 {
-				l.setConflicted("ProtocolConflict", msg)
-				continue
-			}
-			switch {
-			case winner == "":
-				winner = f
-			case f != winner:
-				l.setConflicted("ProtocolConflict", msg)
-			}
-		}
-	}
-}
 
 // checkKinds validates allowedRoutes.kinds and records the supported kinds.
 func (l *listenerCtx) checkKinds() {
@@ -385,93 +260,8 @@ func (l *listenerCtx) checkKinds() {
 		if len(allowed) == 0 {
 			allowed = kinds
 		}
-		l.conditions = setCondition(l.conditions, cond("ResolvedRefs", "False", "InvalidRouteKinds",
+		l.conditions = conditions.Set(l.conditions, conditions.New("ResolvedRefs", "False", "InvalidRouteKinds",
 			fmt.Sprintf("%s is not supported, kind must be one of [%s]", k, strings.Join(allowed, " "))))
-	}
-}
-
-// checkHostnameConflicts marks HTTP listeners that share a port and a hostname.
-func (g *gatewayCtx) checkHostnameConflicts() {
-	type key struct {
-		port int32
-		host string
-	}
-	groups := map[key][]*listenerCtx{}
-	var order []key
-	for _, l := range g.listeners {
-		if hasFailure(l.conditions) || l.spec.Protocol == gwapiv1.TCPProtocolType || l.spec.Protocol == gwapiv1.UDPProtocolType {
-			continue
-		}
-		k := key{int32(l.spec.Port), l.hostname()}
-		if _, ok := groups[k]; !ok {
-			order = append(order, k)
-		}
-		groups[k] = append(groups[k], l)
-	}
-	for _, k := range order {
-		ls := groups[k]
-		if len(ls) < 2 {
-			continue
-		}
-		names := make([]string, 0, len(ls))
-		for _, l := range ls {
-			names = append(names, l.displayName())
-		}
-		sort.Strings(names)
-		msg := "All listeners for a given port must use a unique hostname, conflicting listeners: " + strings.Join(names, ", ")
-		winner := hostnameWinner(ls)
-		for _, l := range ls {
-			if winner != nil && l == winner {
-				continue
-			}
-			if winner != nil {
-				l.conflictLoser = true
-			}
-			l.setConflicted("HostnameConflict", msg)
-		}
-	}
-}
-
-// hostnameWinner decides a hostname conflict as EG does: one Gateway listener beats
-// ListenerSet listeners; two Gateway listeners, or two listeners of one ListenerSet, leave
-// no winner (all are conflicted), and neither do ListenerSet listeners when one set repeats
-// the hostname; otherwise the first ListenerSet (by age, then name) wins.
-func hostnameWinner(ls []*listenerCtx) *listenerCtx {
-	gatewayOwned := 0
-	perSet := map[*gwapiv1.ListenerSet]int{}
-	for _, l := range ls {
-		if l.listenerSet == nil {
-			gatewayOwned++
-		} else {
-			perSet[l.listenerSet]++
-		}
-	}
-	if gatewayOwned > 1 {
-		return nil
-	}
-	setDup := false // one ListenerSet repeats the hostname: no ListenerSet listener may win
-	for _, n := range perSet {
-		setDup = setDup || n > 1
-	}
-	var winner *listenerCtx
-	for _, l := range ls {
-		if l.listenerSet != nil && setDup {
-			continue
-		}
-		if winner == nil || (winner.listenerSet != nil && l.listenerSet == nil) {
-			winner = l
-		}
-	}
-	return winner
-}
-
-// setConflicted marks a conflict; a ListenerSet listener is then also neither accepted nor
-// programmed (Gateway API asks this of ListenerSet listeners).
-func (l *listenerCtx) setConflicted(reason, msg string) {
-	l.conditions = setCondition(l.conditions, cond("Conflicted", "True", reason, msg))
-	if l.listenerSet != nil {
-		l.conditions = setCondition(l.conditions, cond("Accepted", "False", reason, msg))
-		l.conditions = setCondition(l.conditions, cond("Programmed", "False", reason, msg))
 	}
 }
 
@@ -491,8 +281,8 @@ func (l *listenerCtx) finishConditions() {
 		switch l.conditions[0].Reason {
 		case "PartiallyInvalidCertificateRef":
 			// Some certificate refs are bad but others serve: the listener is programmed.
-			l.conditions = setCondition(l.conditions, cond("Accepted", "True", "Accepted", msgListenerAccepted))
-			l.conditions = setCondition(l.conditions, cond("Programmed", "True", "Programmed", msgListenerProgrammed))
+			l.conditions = conditions.Set(l.conditions, conditions.New("Accepted", "True", "Accepted", msgListenerAccepted))
+			l.conditions = conditions.Set(l.conditions, conditions.New("Programmed", "True", "Programmed", msgListenerProgrammed))
 			return
 		case "InvalidCertificateRef":
 			// The listener is sound but cannot serve without a certificate: accepted, not programmed.
@@ -500,31 +290,31 @@ func (l *listenerCtx) finishConditions() {
 			if l.listenerSet != nil {
 				reason = "ListenersNotValid"
 			}
-			l.conditions = setCondition(l.conditions, cond("Accepted", "True", "Accepted", msgListenerAccepted))
-			l.conditions = setCondition(l.conditions, cond("Programmed", "False", reason, msgListenerInvalid))
+			l.conditions = conditions.Set(l.conditions, conditions.New("Accepted", "True", "Accepted", msgListenerAccepted))
+			l.conditions = conditions.Set(l.conditions, conditions.New("Programmed", "False", reason, msgListenerInvalid))
 			return
 		}
 	}
 	if len(l.conditions) == 0 {
 		l.conditions = []result.Condition{
-			cond("Programmed", "True", "Programmed", msgListenerProgrammed),
-			cond("Accepted", "True", "Accepted", msgListenerAccepted),
-			cond("ResolvedRefs", "True", "ResolvedRefs", msgListenerResolvedRefs),
+			conditions.New("Programmed", "True", "Programmed", msgListenerProgrammed),
+			conditions.New("Accepted", "True", "Accepted", msgListenerAccepted),
+			conditions.New("ResolvedRefs", "True", "ResolvedRefs", msgListenerResolvedRefs),
 		}
 		if l.listenerSet != nil {
-			l.conditions = append(l.conditions, cond("Conflicted", "False", "NoConflicts", "No conflicts detected"))
+			l.conditions = append(l.conditions, conditions.New("Conflicted", "False", "NoConflicts", "No conflicts detected"))
 		}
 		return
 	}
-	if !hasCondition(l.conditions, "Programmed") {
+	if !conditions.Has(l.conditions, "Programmed") {
 		reason := "Invalid"
 		if l.listenerSet != nil {
 			reason = "ListenersNotValid" // EG's reason for ListenerSet listeners
 		}
-		l.conditions = setCondition(l.conditions, cond("Programmed", "False", reason, msgListenerInvalid))
+		l.conditions = conditions.Set(l.conditions, conditions.New("Programmed", "False", reason, msgListenerInvalid))
 	}
-	if !hasCondition(l.conditions, "ResolvedRefs") {
-		l.conditions = setCondition(l.conditions, cond("ResolvedRefs", "True", "ResolvedRefs", msgListenerResolvedRefs))
+	if !conditions.Has(l.conditions, "ResolvedRefs") {
+		l.conditions = conditions.Set(l.conditions, conditions.New("ResolvedRefs", "True", "ResolvedRefs", msgListenerResolvedRefs))
 	}
 }
 

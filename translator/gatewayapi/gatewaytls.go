@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
 
+	"github.com/egharness/egharness/translator/conditions"
 	"github.com/egharness/egharness/translator/ir"
 	"github.com/egharness/egharness/translator/resource"
 	"github.com/egharness/egharness/translator/result"
@@ -64,7 +65,7 @@ func (rt *routeTranslator) gatewayTLS(g *gatewayCtx) {
 	ok := true
 	fail := func(c result.Condition) {
 		ok = false
-		s.Conditions = setCondition(s.Conditions, c)
+		s.Conditions = conditions.Set(s.Conditions, c)
 	}
 	if f := spec.Frontend; f != nil {
 		insecure := false
@@ -74,7 +75,7 @@ func (rt *routeTranslator) gatewayTLS(g *gatewayCtx) {
 			}
 			fv := rt.frontendValidation(g.gw, v, suffix)
 			if fv.err != nil {
-				fail(cond("ResolvedRefs", "False", reasonInvalidParameters, fmt.Sprintf("Failed to get %sfrontend CA certs for gateway: %v", what, fv.err)))
+				fail(conditions.New("ResolvedRefs", "False", reasonInvalidParameters, fmt.Sprintf("Failed to get %sfrontend CA certs for gateway: %v", what, fv.err)))
 			} else if v.Mode == gwapiv1.AllowInsecureFallback {
 				insecure = true
 			}
@@ -86,7 +87,7 @@ func (rt *routeTranslator) gatewayTLS(g *gatewayCtx) {
 			perPort[pp.Port] = validation(pp.TLS.Validation, strconv.Itoa(int(pp.Port)), "")
 		}
 		if insecure {
-			s.Conditions = setCondition(s.Conditions, cond(string(gwapiv1.GatewayConditionInsecureFrontendValidationMode), "True",
+			s.Conditions = conditions.Set(s.Conditions, conditions.New(string(gwapiv1.GatewayConditionInsecureFrontendValidationMode), "True",
 				string(gwapiv1.GatewayReasonConfigurationChanged), msgInsecureFrontendValidation))
 		}
 		for _, l := range g.listeners {
@@ -115,7 +116,7 @@ func (rt *routeTranslator) gatewayTLS(g *gatewayCtx) {
 		}
 	}
 	if ok {
-		s.Conditions = setCondition(s.Conditions, cond("ResolvedRefs", "True", "ResolvedRefs", msgGatewayTLSResolved))
+		s.Conditions = conditions.Set(s.Conditions, conditions.New("ResolvedRefs", "True", "ResolvedRefs", msgGatewayTLSResolved))
 	}
 }
 
@@ -136,9 +137,9 @@ func (l *listenerCtx) frontendRefused(err error) {
 		reason = gwapiv1.ListenerReasonRefNotPermitted
 	}
 	refused := []result.Condition{
-		cond("ResolvedRefs", "False", string(reason), msg),
-		cond("Programmed", "False", string(reason), msg),
-		cond("Accepted", "False", string(gwapiv1.ListenerReasonNoValidCACertificate), msg),
+		conditions.New("ResolvedRefs", "False", string(reason), msg),
+		conditions.New("Programmed", "False", string(reason), msg),
+		conditions.New("Accepted", "False", string(gwapiv1.ListenerReasonNoValidCACertificate), msg),
 	}
 	valid := true
 	for _, c := range l.conditions {
@@ -149,7 +150,7 @@ func (l *listenerCtx) frontendRefused(err error) {
 		return
 	}
 	for _, c := range refused {
-		l.conditions = setCondition(l.conditions, c)
+		l.conditions = conditions.Set(l.conditions, c)
 	}
 }
 
@@ -178,7 +179,7 @@ func (g *gatewayCtx) backendClientCert(ref *gwapiv1.SecretObjectReference, ix *i
 		return nil, nil
 	}
 	fail := func(reason, msg string) (*egv1a1.BackendTLSConfig, *result.Condition) {
-		c := cond("ResolvedRefs", "False", reason, msg)
+		c := conditions.New("ResolvedRefs", "False", reason, msg)
 		return nil, &c
 	}
 	group, kind := "", "Secret"

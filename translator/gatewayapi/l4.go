@@ -5,6 +5,7 @@ import (
 
 	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
 
+	"github.com/egharness/egharness/translator/conditions"
 	"github.com/egharness/egharness/translator/ir"
 	"github.com/egharness/egharness/translator/resource"
 	"github.com/egharness/egharness/translator/result"
@@ -15,13 +16,13 @@ import (
 func (l *listenerCtx) checkTLSListener(ix *index, permitted permitFunc) {
 	t := l.spec.TLS
 	if t == nil {
-		l.conditions = setCondition(l.conditions, cond("Programmed", "False", "Invalid",
+		l.conditions = conditions.Set(l.conditions, conditions.New("Programmed", "False", "Invalid",
 			fmt.Sprintf("Listener must have TLS set when protocol is %s.", l.spec.Protocol)))
 		return
 	}
 	if t.Mode == nil || *t.Mode == gwapiv1.TLSModePassthrough {
 		if len(t.CertificateRefs) > 0 {
-			l.conditions = setCondition(l.conditions, cond("Programmed", "False", "Invalid",
+			l.conditions = conditions.Set(l.conditions, conditions.New("Programmed", "False", "Invalid",
 				"Listener must not have TLS certificate refs set for TLS mode Passthrough."))
 		}
 		return
@@ -88,7 +89,7 @@ func (rt *routeTranslator) processL4(in l4Input) {
 	routeName := fmt.Sprintf("%s/%s/%s", kindLower, in.ref.Namespace, in.ref.Name)
 	rt.eachParent(in.ref, in.parentRefs, func(g *gatewayCtx, pr gwapiv1.ParentReference, ps *result.ParentStatus) {
 		if in.oneRule && len(in.rules) != 1 {
-			ps.Conditions = setCondition(ps.Conditions, cond("Accepted", "False", "InvalidRule", "One and only one rule is supported"))
+			ps.Conditions = conditions.Set(ps.Conditions, conditions.New("Accepted", "False", "InvalidRule", "One and only one rule is supported"))
 			return
 		}
 		dest := &ir.Destination{Name: routeName + "/rule/-1"}
@@ -121,18 +122,18 @@ func (rt *routeTranslator) processL4(in l4Input) {
 			dest.Settings = nil
 		}
 		selected, allowed := rt.selectListeners(g, pr, in.ref)
-		accepted := cond("Accepted", "True", "Accepted", msgRouteAccepted)
+		accepted := conditions.New("Accepted", "True", "Accepted", msgRouteAccepted)
 		switch {
 		case len(selected) == 0:
-			accepted = cond("Accepted", "False", "NoMatchingParent", msgNoMatchingParent)
+			accepted = conditions.New("Accepted", "False", "NoMatchingParent", msgNoMatchingParent)
 		case len(allowed) == 0:
-			accepted = cond("Accepted", "False", "NotAllowedByListeners", msgNotAllowed)
+			accepted = conditions.New("Accepted", "False", "NotAllowedByListeners", msgNotAllowed)
 		}
-		ps.Conditions = setCondition(ps.Conditions, accepted)
+		ps.Conditions = conditions.Set(ps.Conditions, accepted)
 		if errs.empty() {
-			ps.Conditions = setCondition(ps.Conditions, cond("ResolvedRefs", "True", "ResolvedRefs", msgRouteResolvedRefs))
+			ps.Conditions = conditions.Set(ps.Conditions, conditions.New("ResolvedRefs", "True", "ResolvedRefs", msgRouteResolvedRefs))
 		} else {
-			ps.Conditions = setCondition(ps.Conditions, errs.rawCondition("ResolvedRefs"))
+			ps.Conditions = conditions.Set(ps.Conditions, errs.rawCondition("ResolvedRefs"))
 		}
 		hostsFound := in.ref.Kind != "TLSRoute"
 		for _, l := range allowed {
@@ -152,7 +153,7 @@ func (rt *routeTranslator) processL4(in l4Input) {
 			}
 			l.attached[in.ref.String()] = true
 			if dynamic && in.ref.Kind == "TLSRoute" && l.tcp != nil && l.tcp.TLS != nil {
-				ps.Conditions = setCondition(ps.Conditions, cond("ResolvedRefs", "False", "UnsupportedValue", msgDynamicResolverTerminate))
+				ps.Conditions = conditions.Set(ps.Conditions, conditions.New("ResolvedRefs", "False", "UnsupportedValue", msgDynamicResolverTerminate))
 				continue
 			}
 			src := ir.Source{Kind: in.ref.Kind, Namespace: in.ref.Namespace, Name: in.ref.Name, Rule: -1}
@@ -171,7 +172,7 @@ func (rt *routeTranslator) processL4(in l4Input) {
 			}
 		}
 		if !hostsFound && len(allowed) > 0 {
-			ps.Conditions = setCondition(ps.Conditions, cond("Accepted", "False", "NoMatchingListenerHostname",
+			ps.Conditions = conditions.Set(ps.Conditions, conditions.New("Accepted", "False", "NoMatchingListenerHostname",
 				fmt.Sprintf(msgNoHostnameFormat, in.ref.Kind)))
 		}
 	})

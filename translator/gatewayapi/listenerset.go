@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
 
+	"github.com/egharness/egharness/translator/conditions"
 	"github.com/egharness/egharness/translator/resource"
 	"github.com/egharness/egharness/translator/result"
 )
@@ -76,8 +77,8 @@ func (g *gatewayCtx) finishSets(st *statusBook) {
 		s := st.object(resource.Ref{Kind: "ListenerSet", Namespace: sc.ls.Namespace, Name: sc.ls.Name})
 		if !sc.allowed {
 			s.Conditions = []result.Condition{
-				cond("Accepted", "False", "NotAllowed", fmt.Sprintf("ListenerSet attachment from namespace %s not allowed by Gateway %s/%s", sc.ls.Namespace, g.gw.Namespace, g.gw.Name)),
-				cond("Programmed", "False", "NotAllowed", "Not Programmed"),
+				conditions.New("Accepted", "False", "NotAllowed", fmt.Sprintf("ListenerSet attachment from namespace %s not allowed by Gateway %s/%s", sc.ls.Namespace, g.gw.Namespace, g.gw.Name)),
+				conditions.New("Programmed", "False", "NotAllowed", "Not Programmed"),
 			}
 			continue
 		}
@@ -87,23 +88,23 @@ func (g *gatewayCtx) finishSets(st *statusBook) {
 				continue
 			}
 			s.Listeners = append(s.Listeners, result.ListenerStatus{Name: string(l.spec.Name), Conditions: l.conditions, AttachedRoutes: int32(len(l.attached)), SupportedKinds: l.supportedKinds})
-			acc, prog := conditionTrue(l.conditions, "Accepted"), conditionTrue(l.conditions, "Programmed")
+			acc, prog := conditions.IsTrue(l.conditions, "Accepted"), conditions.IsTrue(l.conditions, "Programmed")
 			allAcc, anyAcc = allAcc && acc, anyAcc || acc
 			allProg, anyProg = allProg && prog, anyProg || prog
 		}
-		accepted := cond("Accepted", "False", "ListenersNotValid", "No listeners are accepted")
+		accepted := conditions.New("Accepted", "False", "ListenersNotValid", "No listeners are accepted")
 		switch {
 		case allAcc:
-			accepted = cond("Accepted", "True", "Accepted", "All listeners are accepted")
+			accepted = conditions.New("Accepted", "True", "Accepted", "All listeners are accepted")
 		case anyAcc:
-			accepted = cond("Accepted", "True", "ListenersNotValid", "Some listeners are invalid")
+			accepted = conditions.New("Accepted", "True", "ListenersNotValid", "Some listeners are invalid")
 		}
-		programmed := cond("Programmed", "False", "ListenersNotValid", "No listeners are programmed")
+		programmed := conditions.New("Programmed", "False", "ListenersNotValid", "No listeners are programmed")
 		switch {
 		case allProg:
-			programmed = cond("Programmed", "True", "Programmed", "All listeners are programmed")
+			programmed = conditions.New("Programmed", "True", "Programmed", "All listeners are programmed")
 		case anyProg:
-			programmed = cond("Programmed", "True", "Programmed", "Some listeners are not programmed")
+			programmed = conditions.New("Programmed", "True", "Programmed", "Some listeners are not programmed")
 		}
 		s.Conditions = []result.Condition{accepted, programmed}
 		// Only an accepted ListenerSet counts as attached to its Gateway.
@@ -115,15 +116,6 @@ func (g *gatewayCtx) finishSets(st *statusBook) {
 			*gs.AttachedListenerSets++
 		}
 	}
-}
-
-func conditionTrue(cs []result.Condition, typ string) bool {
-	for _, c := range cs {
-		if c.Type == typ {
-			return c.Status == "True"
-		}
-	}
-	return false
 }
 
 // findListenerSet returns the attached ListenerSet ns/name and its Gateway.

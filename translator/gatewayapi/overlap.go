@@ -4,6 +4,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/egharness/egharness/translator/conditions"
 	"github.com/egharness/egharness/translator/ir"
 	"github.com/egharness/egharness/translator/resource"
 	"github.com/egharness/egharness/translator/result"
@@ -133,7 +134,7 @@ func (rt *routeTranslator) markOverlaps() {
 	for _, pk := range order {
 		names := conflictNames(pk.route, perParent[pk])
 		ps := rt.st.parent(pk.route, pk.parent)
-		ps.Conditions = setCondition(ps.Conditions, cond("RouteRulesOverlap", "True", "RouteRulesOverlap", msgOverlapPrefix+strings.Join(names, ", ")))
+		ps.Conditions = conditions.Set(ps.Conditions, conditions.New("RouteRulesOverlap", "True", "RouteRulesOverlap", msgOverlapPrefix+strings.Join(names, ", ")))
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
 
+	"github.com/egharness/egharness/translator/conditions"
 	"github.com/egharness/egharness/translator/ir"
 	"github.com/egharness/egharness/translator/resource"
 	"github.com/egharness/egharness/translator/result"
@@ -80,7 +81,7 @@ func (rt *routeTranslator) telemetry(g *gatewayCtx) (*ir.AccessLog, *ir.Tracing)
 		return al, tr
 	}
 	s := rt.st.object(resource.Ref{Kind: "Gateway", Namespace: gw.Namespace, Name: gw.Name})
-	s.Conditions = setCondition(s.Conditions, cond("Accepted", "False", reasonInvalidParameters,
+	s.Conditions = conditions.Set(s.Conditions, conditions.New("Accepted", "False", reasonInvalidParameters,
 		fmt.Sprintf("Invalid %s backendRefs in the referenced EnvoyProxy: %v", what, err)))
 	return al, tr
 }

@@ -9,6 +9,7 @@ import (
 	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/egharness/egharness/translator/certs"
+	"github.com/egharness/egharness/translator/conditions"
 	"github.com/egharness/egharness/translator/ir"
 	"github.com/egharness/egharness/translator/result"
 )
@@ -18,12 +19,12 @@ import (
 func (l *listenerCtx) checkTLS(ix *index, permitted func(fromKind, fromNS, toGroup, toKind, toNS, toName string) bool) {
 	t := l.spec.TLS
 	if t == nil {
-		l.conditions = setCondition(l.conditions, cond("Programmed", "False", "Invalid",
+		l.conditions = conditions.Set(l.conditions, conditions.New("Programmed", "False", "Invalid",
 			fmt.Sprintf("Listener must have TLS set when protocol is %s.", l.spec.Protocol)))
 		return
 	}
 	if t.Mode != nil && *t.Mode != gwapiv1.TLSModeTerminate {
-		l.conditions = setCondition(l.conditions, cond("Programmed", "False", "UnsupportedTLSMode",
+		l.conditions = conditions.Set(l.conditions, conditions.New("Programmed", "False", "UnsupportedTLSMode",
 			fmt.Sprintf("TLS %s mode is not supported, TLS mode must be Terminate.", *t.Mode)))
 		return
 	}
@@ -34,7 +35,7 @@ func (l *listenerCtx) checkTLS(ix *index, permitted func(fromKind, fromNS, toGro
 		ownerKind, ownerNS = "ListenerSet", l.listenerSet.Namespace
 	}
 	if len(t.CertificateRefs) == 0 {
-		l.conditions = setCondition(l.conditions, cond("Programmed", "False", "Invalid", "Listener must have at least 1 TLS certificate ref"))
+		l.conditions = conditions.Set(l.conditions, conditions.New("Programmed", "False", "Invalid", "Listener must have at least 1 TLS certificate ref"))
 		return
 	}
 	// First the references: each error names the ref's index. Serving certificates are
@@ -107,7 +108,7 @@ func (l *listenerCtx) checkTLS(ix *index, permitted func(fromKind, fromNS, toGro
 		if allNotPermitted && len(errs) > 0 {
 			reason = "RefNotPermitted"
 		}
-		l.conditions = setCondition(l.conditions, cond("ResolvedRefs", "False", reason, "No valid secrets exist: "+strings.Join(errs, "\n")))
+		l.conditions = conditions.Set(l.conditions, conditions.New("ResolvedRefs", "False", reason, "No valid secrets exist: "+strings.Join(errs, "\n")))
 		return
 	}
 	served, certErrs := servingCertificates(inline, ix.now)
@@ -115,13 +116,13 @@ func (l *listenerCtx) checkTLS(ix *index, permitted func(fromKind, fromNS, toGro
 		joined := strings.Join(certErrs, "\n")
 		if len(served) == 0 && len(sdsRefs) == 0 {
 			// Nothing left to serve: only the certificate errors are reported.
-			l.conditions = setCondition(l.conditions, cond("ResolvedRefs", "False", "InvalidCertificateRef", "No valid secrets exist: "+joined+"."))
+			l.conditions = conditions.Set(l.conditions, conditions.New("ResolvedRefs", "False", "InvalidCertificateRef", "No valid secrets exist: "+joined+"."))
 			return
 		}
 		errs = append(errs, joined)
 	}
 	if len(errs) > 0 {
-		l.conditions = setCondition(l.conditions, cond("ResolvedRefs", "False", "PartiallyInvalidCertificateRef", "Some secrets are invalid: "+strings.Join(errs, "\n")))
+		l.conditions = conditions.Set(l.conditions, conditions.New("ResolvedRefs", "False", "PartiallyInvalidCertificateRef", "Some secrets are invalid: "+strings.Join(errs, "\n")))
 	}
 	for _, sec := range ordered {
 		name := sec.Namespace + "/" + sec.Name
@@ -183,7 +184,7 @@ func checkOverlappingTLS(listeners []*listenerCtx) {
 	})
 	for i, p := range byHost {
 		if p != nil {
-			https[i].conditions = setCondition(https[i].conditions, cond("OverlappingTLSConfig", "True", "OverlappingHostnames",
+			https[i].conditions = conditions.Set(https[i].conditions, conditions.New("OverlappingTLSConfig", "True", "OverlappingHostnames",
 				fmt.Sprintf("The hostname %s overlaps with the hostname %s in listener %s%s.", p.mine, p.theirs, p.other.spec.Name, ofGateway(https[i], p.other))))
 		}
 	}
@@ -201,7 +202,7 @@ func checkOverlappingTLS(listeners []*listenerCtx) {
 	})
 	for i, p := range byCert {
 		if p != nil {
-			https[i].conditions = setCondition(https[i].conditions, cond("OverlappingTLSConfig", "True", "OverlappingCertificates",
+			https[i].conditions = conditions.Set(https[i].conditions, conditions.New("OverlappingTLSConfig", "True", "OverlappingCertificates",
 				fmt.Sprintf("The certificate SAN %s overlaps with the certificate SAN %s in listener %s%s. ALPN will default to HTTP/1.1 to prevent HTTP/2 connection coalescing, unless explicitly configured via ClientTrafficPolicy", p.mine, p.theirs, p.other.spec.Name, ofGateway(https[i], p.other))))
 			https[i].http11Only = true
 			if lir := https[i].ir; lir != nil && lir.TLS != nil { // merged Gateways: checked after the IR is built
@@ -264,7 +265,7 @@ func checkSDSOpaque(https []*listenerCtx) {
 			continue
 		}
 		l.http11Only = true
-		l.conditions = setCondition(l.conditions, cond("OverlappingTLSConfig", "True", "SDSCertificateOpaque", msgSDSCertificateOpaque))
+		l.conditions = conditions.Set(l.conditions, conditions.New("OverlappingTLSConfig", "True", "SDSCertificateOpaque", msgSDSCertificateOpaque))
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/egharness/egharness/translator/ir"
+	"github.com/egharness/egharness/translator/refgrant"
 	"github.com/egharness/egharness/translator/resource"
 )
 
@@ -22,6 +23,9 @@ type Topology struct {
 	Routes []*RouteNode
 	// NamespaceLabels are the labels of the Namespace objects given (for targetSelectors).
 	NamespaceLabels map[string]map[string]string
+	// Grants are the ReferenceGrants among the objects, indexed once by this stage for
+	// every later one (policy targets, policy Secrets, CA bundles and backendRefs).
+	Grants *refgrant.Index
 }
 
 // GatewayNode is one Gateway of ours and its listeners: its own first, then those of the
@@ -63,7 +67,7 @@ func (r *RouteNode) Ref() resource.Ref {
 
 // topology builds the Topology from the stage's contexts once routes are attached.
 func (rt *routeTranslator) topology() *Topology {
-	t := &Topology{ListenerSets: rt.ix.listenerSets, NamespaceLabels: map[string]map[string]string{}}
+	t := &Topology{ListenerSets: rt.ix.listenerSets, NamespaceLabels: map[string]map[string]string{}, Grants: rt.ix.grants}
 	for name, ns := range rt.ix.namespaces {
 		t.NamespaceLabels[name] = ns.Labels
 	}

@@ -19,6 +19,7 @@ import (
 	mcsv1a1 "sigs.k8s.io/mcs-api/pkg/apis/v1alpha1"
 
 	"github.com/egharness/egharness/translator/apis/backendlb"
+	"github.com/egharness/egharness/translator/conditions"
 	"github.com/egharness/egharness/translator/config"
 	"github.com/egharness/egharness/translator/ir"
 	"github.com/egharness/egharness/translator/profile"
@@ -239,7 +240,7 @@ func (t Translator) Translate(objs []resource.Object) Output {
 		}
 		ours[gc.Name] = true
 		cs := st.object(resource.Ref{Kind: "GatewayClass", Name: gc.Name})
-		cs.Conditions = []result.Condition{cond("Accepted", "True", "Accepted", msgGatewayClassAccepted)}
+		cs.Conditions = []result.Condition{conditions.New("Accepted", "True", "Accepted", msgGatewayClassAccepted)}
 		proxies.class(gc, cs)
 	}
 

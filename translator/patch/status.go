@@ -2,10 +2,10 @@ package patch
 
 import (
 	"strings"
-	"unicode"
 
 	egv1a1 "github.com/envoyproxy/gateway/api/v1alpha1"
 
+	"github.com/egharness/egharness/translator/conditions"
 	"github.com/egharness/egharness/translator/result"
 )
 
@@ -27,39 +27,10 @@ func programmed(conds []result.Condition, errs, notFound []string) []result.Cond
 	switch {
 	case len(notFound) > 0:
 		c.Status, c.Reason = "False", string(egv1a1.PolicyReasonResourceNotFound)
-		c.Message = truncate(msgNotFound + strings.Join(notFound, ","))
+		c.Message = conditions.Truncate(msgNotFound + strings.Join(notFound, ","))
 	case len(errs) > 0:
 		c.Status, c.Reason = "False", string(egv1a1.PolicyReasonInvalid)
-		c.Message = truncate(sentence(strings.Join(errs, "\n")))
+		c.Message = conditions.Truncate(conditions.Message(strings.Join(errs, "\n")))
 	}
 	return append(conds, c)
-}
-
-// sentence is how EG turns an error into a condition message: first letter upper case, a
-// final period.
-func sentence(msg string) string {
-	if msg == "" {
-		return msg
-	}
-	r := []rune(msg)
-	if unicode.IsLetter(r[0]) {
-		r[0] = unicode.ToUpper(r[0])
-	}
-	if r[len(r)-1] != '.' {
-		r = append(r, '.')
-	}
-	return string(r)
-}
-
-// EG cuts condition messages at the API's limit and says so.
-const (
-	maxMessage      = 32768
-	truncatedSuffix = " (message truncated)."
-)
-
-func truncate(msg string) string {
-	if len(msg) <= maxMessage {
-		return msg
-	}
-	return msg[:maxMessage-len(truncatedSuffix)] + truncatedSuffix
 }

@@ -6,6 +6,7 @@ import (
 	egv1a1 "github.com/envoyproxy/gateway/api/v1alpha1"
 	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
 
+	"github.com/egharness/egharness/translator/conditions"
 	"github.com/egharness/egharness/translator/resource"
 	"github.com/egharness/egharness/translator/result"
 )
@@ -106,7 +107,7 @@ func (s Stage) decide(p *egv1a1.EnvoyPatchPolicy, t targets) decision {
 }
 
 func accepted(status, reason, msg string) result.Condition {
-	return result.Condition{Type: string(gwapiv1.PolicyConditionAccepted), Status: status, Reason: reason, Message: truncate(msg)}
+	return result.Condition{Type: string(gwapiv1.PolicyConditionAccepted), Status: status, Reason: reason, Message: conditions.Truncate(msg)}
 }
 
 func policyStatus(ref resource.Ref, ancestor result.ParentRef, conds []result.Condition) result.ObjectStatus {

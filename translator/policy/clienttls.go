@@ -14,6 +14,7 @@ import (
 
 	"github.com/egharness/egharness/translator/certs"
 	"github.com/egharness/egharness/translator/ir"
+	"github.com/egharness/egharness/translator/refgrant"
 	"github.com/egharness/egharness/translator/resource"
 )
 
@@ -29,8 +30,8 @@ type ctpObjects struct {
 	now     time.Time
 }
 
-func newCTPObjects(objs []resource.Object, now time.Time) *ctpObjects {
-	o := &ctpObjects{refs: NewRefObjects(objs), bundles: map[string]string{}, now: now}
+func newCTPObjects(objs []resource.Object, grants *refgrant.Index, now time.Time) *ctpObjects {
+	o := &ctpObjects{refs: NewRefObjects(objs, grants), bundles: map[string]string{}, now: now}
 	for _, obj := range objs {
 		if b, ok := obj.Obj.(*certificatesv1beta1.ClusterTrustBundle); ok {
 			o.bundles[b.Name] = b.Spec.TrustBundle

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
 
+	"github.com/egharness/egharness/translator/conditions"
 	"github.com/egharness/egharness/translator/gatewayapi"
 	"github.com/egharness/egharness/translator/ir"
 	"github.com/egharness/egharness/translator/result"
@@ -155,7 +156,7 @@ func (e *ctpEngine) forSection(p *pol[egv1a1.ClientTrafficPolicySpec], t target)
 		}
 	}
 	if err != nil {
-		p.st.reject(anc, reasonInvalid, conditionMessage(err))
+		p.st.reject(anc, reasonInvalid, conditions.ErrorMessage(err))
 	}
 	p.st.accept(anc)
 	p.st.warn(anc, reasonUnsupportedHTTP3, http3OffMessage(http3Off))
@@ -197,7 +198,7 @@ func (e *ctpEngine) forWhole(p *pol[egv1a1.ClientTrafficPolicySpec], t target) {
 	}
 	if len(overriding) > 0 {
 		sort.Strings(overriding)
-		p.st.set(anc, cond(condOverridden, "True", reasonOverridden,
+		p.st.set(anc, conditions.New(condOverridden, "True", reasonOverridden,
 			fmt.Sprintf("There are existing ClientTrafficPolicies that are overriding these sections %v", overriding)))
 	}
 	e.claim(e.scopes, gw, scopeKey)
@@ -232,7 +233,7 @@ func (e *ctpEngine) forWhole(p *pol[egv1a1.ClientTrafficPolicySpec], t target) {
 		}
 	}
 	if len(errs) > 0 {
-		p.st.reject(anc, reasonInvalid, conditionMessage(fmt.Errorf("%s", strings.Join(errs, "\n"))))
+		p.st.reject(anc, reasonInvalid, conditions.Message(strings.Join(errs, "\n")))
 	}
 	p.st.accept(anc)
 	p.st.warn(anc, reasonUnsupportedHTTP3, http3OffMessage(http3Off))

@@ -1,9 +1,7 @@
 package policy
 
 import (
-	"strings"
-	"unicode"
-
+	"github.com/egharness/egharness/translator/conditions"
 	"github.com/egharness/egharness/translator/result"
 )
 
@@ -21,35 +19,10 @@ func MarkFeatureErrors(statuses []result.ObjectStatus, errs FeatureErrors) {
 			if st.Object.Kind != ref.Kind || st.Object.Namespace != ref.Namespace || st.Object.Name != ref.Name {
 				continue
 			}
-			msg := featureConditionMessage(err)
+			msg := conditions.ErrorMessage(err)
 			for j := range st.Parents {
-				setCondition(&st.Parents[j].Conditions, result.Condition{Type: "Accepted", Status: "False", Reason: "Invalid", Message: msg})
+				st.Parents[j].Conditions = conditions.Set(st.Parents[j].Conditions, conditions.New("Accepted", "False", "Invalid", msg))
 			}
 		}
 	}
-}
-
-func setCondition(cs *[]result.Condition, c result.Condition) {
-	for i := range *cs {
-		if (*cs)[i].Type == c.Type {
-			(*cs)[i] = c
-			return
-		}
-	}
-	*cs = append(*cs, c)
-}
-
-func featureConditionMessage(err error) string {
-	r := []rune(err.Error())
-	if len(r) == 0 {
-		return ""
-	}
-	if unicode.IsLetter(r[0]) {
-		r[0] = unicode.ToUpper(r[0])
-	}
-	m := string(r)
-	if !strings.HasSuffix(m, ".") {
-		m += "."
-	}
-	return m
 }

@@ -10,6 +10,7 @@ import (
 	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/egharness/egharness/translator/ir"
+	"github.com/egharness/egharness/translator/refgrant"
 	"github.com/egharness/egharness/translator/resource"
 	"github.com/egharness/egharness/translator/result"
 )
@@ -31,7 +32,7 @@ func objects(os ...resource.KObject) *RefObjects {
 	for _, o := range os {
 		objs = append(objs, resource.Object{Obj: o})
 	}
-	return NewRefObjects(objs)
+	return NewRefObjects(objs, refgrant.New(objs))
 }
 
 func TestLuaOffFailsClosed(t *testing.T) {

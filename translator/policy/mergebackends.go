@@ -15,7 +15,6 @@ import (
 
 	"github.com/egharness/egharness/translator/gatewayapi"
 	"github.com/egharness/egharness/translator/ir"
-	"github.com/egharness/egharness/translator/refgrant"
 	"github.com/egharness/egharness/translator/resource"
 )
 
@@ -55,7 +54,7 @@ func MergeBackends(x *ir.XDS, topo *gatewayapi.Topology, objs []resource.Object)
 	if len(on) == 0 {
 		return
 	}
-	w := newWorld(topo, refgrant.New(objs))
+	w := newWorld(topo)
 	m := newMerger(w, objs)
 	for _, g := range on {
 		for _, l := range g.Listeners {

@@ -84,9 +84,9 @@ func (t Translator) Translate(objs []resource.Object, x *ir.XDS, topo *gatewayap
 		}
 	}
 	if topo == nil {
-		topo = &gatewayapi.Topology{}
+		topo = &gatewayapi.Topology{Grants: refgrant.New(objs)}
 	}
-	w := newWorld(topo, refgrant.New(objs))
+	w := newWorld(topo)
 	var out Output
 
 	// EG's order: ClientTraffic, BackendTraffic, Security, EnvoyExtension.
@@ -95,11 +95,11 @@ func (t Translator) Translate(objs []resource.Object, x *ir.XDS, topo *gatewayap
 	if t.Now != nil {
 		now = t.Now
 	}
-	ce := &ctpEngine{w: w, pols: ctps, objs: newCTPObjects(objs, now()), merged: t.Config.MergeGateways}
+	ce := &ctpEngine{w: w, pols: ctps, objs: newCTPObjects(objs, topo.Grants, now()), merged: t.Config.MergeGateways}
 	ce.run()
 
 	sortByAge(btps)
-	refObjs := NewRefObjects(objs)
+	refObjs := NewRefObjects(objs, topo.Grants)
 	newEngine(w, kindInfo[egv1a1.BackendTrafficPolicySpec]{
 		kind: "BackendTrafficPolicy", plural: "backendTrafficPolicies", routeOverride: "backendTrafficPolicy",
 		slot: func(r *ir.RoutePolicies) **ir.Applied[egv1a1.BackendTrafficPolicySpec] { return &r.BackendTraffic },

@@ -34,9 +34,10 @@ func (r *RefObjects) securityPolicyUID(ns, name string) string {
 
 type nsName struct{ ns, name string }
 
-// NewRefObjects indexes the objects once for every policy.
-func NewRefObjects(objs []resource.Object) *RefObjects {
-	r := &RefObjects{secrets: map[nsName]*corev1.Secret{}, configMaps: map[nsName]*corev1.ConfigMap{}, grants: refgrant.New(objs)}
+// NewRefObjects indexes the objects once for every policy; grants are the ReferenceGrants
+// the gatewayapi stage indexed (Topology.Grants).
+func NewRefObjects(objs []resource.Object, grants *refgrant.Index) *RefObjects {
+	r := &RefObjects{secrets: map[nsName]*corev1.Secret{}, configMaps: map[nsName]*corev1.ConfigMap{}, grants: grants}
 	for _, o := range objs {
 		switch v := o.Obj.(type) {
 		case *corev1.Secret:

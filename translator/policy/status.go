@@ -3,6 +3,7 @@ package policy
 import (
 	"sort"
 
+	"github.com/egharness/egharness/translator/conditions"
 	"github.com/egharness/egharness/translator/result"
 )
 
@@ -49,7 +50,7 @@ type ancestors struct {
 func (a *ancestors) set(ref result.ParentRef, c result.Condition) {
 	for i := range a.list {
 		if a.list[i].Ref == ref {
-			a.list[i].Conditions = setCond(a.list[i].Conditions, c)
+			a.list[i].Conditions = conditions.Set(a.list[i].Conditions, c)
 			return
 		}
 	}
@@ -71,25 +72,16 @@ func (a *ancestors) unset(ref result.ParentRef, typ string) {
 		if a.list[i].Ref != ref {
 			continue
 		}
-		cs := a.list[i].Conditions
-		for j := range cs {
-			if cs[j].Type == typ {
-				a.list[i].Conditions = append(cs[:j:j], cs[j+1:]...)
-				return
-			}
-		}
+		a.list[i].Conditions = conditions.Remove(a.list[i].Conditions, typ)
+		return
 	}
 }
 
 // has reports whether the ancestor already carries a condition of the type.
 func (a *ancestors) has(ref result.ParentRef, typ string) bool {
 	for i := range a.list {
-		if a.list[i].Ref == ref {
-			for _, c := range a.list[i].Conditions {
-				if c.Type == typ {
-					return true
-				}
-			}
+		if a.list[i].Ref == ref && conditions.Has(a.list[i].Conditions, typ) {
+			return true
 		}
 	}
 	return false
@@ -97,12 +89,12 @@ func (a *ancestors) has(ref result.ParentRef, typ string) bool {
 
 func (a *ancestors) accept(ref result.ParentRef) {
 	if !a.has(ref, condAccepted) {
-		a.set(ref, cond(condAccepted, "True", reasonAccepted, msgPolicyAccepted))
+		a.set(ref, conditions.New(condAccepted, "True", reasonAccepted, msgPolicyAccepted))
 	}
 }
 
 func (a *ancestors) reject(ref result.ParentRef, reason, msg string) {
-	a.set(ref, cond(condAccepted, "False", reason, msg))
+	a.set(ref, conditions.New(condAccepted, "False", reason, msg))
 }
 
 // warn adds a Warning, joining messages when the ancestor already has one.
@@ -126,7 +118,7 @@ func (a *ancestors) warn(ref result.ParentRef, reason, msg string) {
 			}
 		}
 	}
-	a.set(ref, cond(condWarning, "True", reason, msg))
+	a.set(ref, conditions.New(condWarning, "True", reason, msg))
 }
 
 // truncate cuts the list to the CRD limit, keeping the ancestors a user most needs to see
@@ -139,7 +131,7 @@ func (a *ancestors) truncate() {
 	sort.SliceStable(a.list, func(i, j int) bool { return lessAncestor(&a.list[i], &a.list[j]) })
 	a.list = a.list[:maxAncestors]
 	last := &a.list[maxAncestors-1]
-	last.Conditions = setCond(last.Conditions, cond(condAggregated, "True", reasonAggregated, msgAggregated))
+	last.Conditions = conditions.Set(last.Conditions, conditions.New(condAggregated, "True", reasonAggregated, msgAggregated))
 }
 
 func rank(p *result.ParentStatus) int {
@@ -165,18 +157,4 @@ func lessAncestor(a, b *result.ParentStatus) bool {
 		return a.Ref.Namespace < b.Ref.Namespace
 	}
 	return a.Ref.Name < b.Ref.Name
-}
-
-func cond(typ, status, reason, msg string) result.Condition {
-	return result.Condition{Type: typ, Status: status, Reason: reason, Message: msg}
-}
-
-func setCond(list []result.Condition, c result.Condition) []result.Condition {
-	for i := range list {
-		if list[i].Type == c.Type {
-			list[i] = c
-			return list
-		}
-	}
-	return append(list, c)
 }

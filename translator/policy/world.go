@@ -37,7 +37,7 @@ type world struct {
 	gatewayCands, setCands, routeCands []candidate
 }
 
-func newWorld(topo *gatewayapi.Topology, grants *refgrant.Index) *world {
+func newWorld(topo *gatewayapi.Topology) *world {
 	w := &world{
 		topo:       topo,
 		gateways:   map[types.NamespacedName]*gatewayapi.GatewayNode{},
@@ -45,7 +45,7 @@ func newWorld(topo *gatewayapi.Topology, grants *refgrant.Index) *world {
 		routes:     map[routeKey]*gatewayapi.RouteNode{},
 		irRoutes:   map[routeKey][]irRoute{},
 		byListener: map[*gatewayapi.ListenerNode][]irRoute{},
-		grants:     grants,
+		grants:     topo.Grants,
 	}
 	for _, g := range topo.Gateways {
 		w.gateways[types.NamespacedName{Namespace: g.Object.Namespace, Name: g.Object.Name}] = g

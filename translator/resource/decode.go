@@ -1,103 +1,24 @@
 package resource
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	goruntime "runtime"
-	"slices"
-	"sort"
 	"strings"
-	"sync"
 	"time"
 
-	"github.com/egharness/egharness/translator/apis/backendlb"
 	egv1a1 "github.com/envoyproxy/gateway/api/v1alpha1"
-	certificatesv1beta1 "k8s.io/api/certificates/v1beta1"
-	corev1 "k8s.io/api/core/v1"
-	discoveryv1 "k8s.io/api/discovery/v1"
+	"go.yaml.in/yaml/v3"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
-	gwapiv1a2 "sigs.k8s.io/gateway-api/apis/v1alpha2"
-	gwapiv1a3 "sigs.k8s.io/gateway-api/apis/v1alpha3"
-	gwapiv1b1 "sigs.k8s.io/gateway-api/apis/v1beta1"
+	kjson "sigs.k8s.io/json"
 
 	"github.com/egharness/egharness/internal/parallel"
 	"github.com/egharness/egharness/internal/yamlpos"
-	"go.yaml.in/yaml/v3"
-	kjson "sigs.k8s.io/json"
-	mcsv1a1 "sigs.k8s.io/mcs-api/pkg/apis/v1alpha1"
 )
-
-// coreKinds are the core/discovery kinds the translator reads; other core kinds (Pods,
-// Deployments...) are not part of a scenario and count as unknown.
-var coreKinds = map[schema.GroupVersionKind]bool{
-	corev1.SchemeGroupVersion.WithKind("Service"):            true,
-	corev1.SchemeGroupVersion.WithKind("Secret"):             true,
-	corev1.SchemeGroupVersion.WithKind("ConfigMap"):          true,
-	corev1.SchemeGroupVersion.WithKind("Namespace"):          true,
-	discoveryv1.SchemeGroupVersion.WithKind("EndpointSlice"): true,
-	// ClusterTrustBundles hold CA bundles a BackendTLSPolicy may trust.
-	certificatesv1beta1.SchemeGroupVersion.WithKind("ClusterTrustBundle"): true,
-}
-
-var clusterScoped = map[string]bool{"GatewayClass": true, "Namespace": true, "ClusterTrustBundle": true, "EnvoyGateway": true}
-
-// ClusterScoped reports whether objects of kind have no namespace.
-func ClusterScoped(kind string) bool { return clusterScoped[kind] }
-
-// scheme is immutable after construction; it is the registry of known kinds.
-var scheme = sync.OnceValue(func() *runtime.Scheme {
-	s := runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{
-		gwapiv1.Install, gwapiv1a2.Install, gwapiv1a3.Install, gwapiv1b1.Install,
-		egv1a1.AddToScheme, corev1.AddToScheme, discoveryv1.AddToScheme, certificatesv1beta1.AddToScheme,
-		backendlb.AddToScheme, addServiceImport,
-	} {
-		if err := add(s); err != nil {
-			panic(fmt.Sprintf("building the type registry: %v", err)) // programming error, not input
-		}
-	}
-	return s
-})
-
-// addServiceImport registers the one kind of the Multi-Cluster Services API the translator
-// reads: ServiceImport, a route's or policy's backend like a Service (EG v1.9 resolves it
-// with the EndpointSlices labelled multicluster.kubernetes.io/service-name). ServiceExport
-// and the rest of the group stay unknown.
-func addServiceImport(s *runtime.Scheme) error {
-	s.AddKnownTypes(mcsv1a1.SchemeGroupVersion, &mcsv1a1.ServiceImport{}, &mcsv1a1.ServiceImportList{})
-	metav1.AddToGroupVersion(s, mcsv1a1.SchemeGroupVersion)
-	return nil
-}
-
-// KnownKind reports whether apiVersion/kind decodes into a type the translator reads.
-func KnownKind(apiVersion, kind string) bool {
-	gv, err := schema.ParseGroupVersion(apiVersion)
-	if err != nil {
-		return false
-	}
-	gvk := gv.WithKind(kind)
-	if gvk.Group == "" || gvk.Group == discoveryv1.GroupName || gvk.Group == certificatesv1beta1.GroupName {
-		return coreKinds[gvk]
-	}
-	if strings.HasSuffix(kind, "List") || !scheme().Recognizes(gvk) {
-		return false
-	}
-	// Each group also registers option types (CreateOptions...) that are not objects.
-	o, err := scheme().New(gvk)
-	if err != nil {
-		return false
-	}
-	_, ok := o.(KObject)
-	return ok
-}
 
 // Options tune Decode.
 type Options struct {
@@ -436,135 +357,12 @@ func jsonProblem(err error) string {
 	return err.Error()
 }
 
-// unixBreaks turns CRLF and lone CR line breaks into LF, so that the documents' lines,
-// counted here, and the YAML parser's lines, which count a lone CR too, agree. YAML reads
-// every such break in content as LF anyway.
-func unixBreaks(data []byte) []byte {
-	if bytes.IndexByte(data, '\r') < 0 {
-		return data
-	}
-	out := make([]byte, 0, len(data))
-	for i := 0; i < len(data); i++ {
-		if data[i] != '\r' {
-			out = append(out, data[i])
-			continue
-		}
-		out = append(out, '\n')
-		if i+1 < len(data) && data[i+1] == '\n' {
-			i++
-		}
-	}
-	return out
-}
-
 // article puts "a" or "an" before a JSON kind ("an array", "a string").
 func article(kind string) string {
 	if kind != "" && strings.ContainsRune("aeiou", rune(kind[0])) {
 		return "an " + kind
 	}
 	return "a " + kind
-}
-
-type document struct {
-	text []byte
-	line int // line of the document's first line, 1-based
-}
-
-// splitStream cuts a file into documents: a stream of JSON values written one after
-// another (`kubectl get … -o json` per kind, appended) into one document per value, like a
-// stream of YAML documents; anything else at "---" lines (splitDocuments). Where the JSON
-// stream stops being JSON (a syntax error, or YAML after a "---"), the rest is cut as YAML,
-// so the error names its own line.
-func splitStream(data []byte) []document {
-	start := skipSpace(data, 0)
-	if start == len(data) || data[start] != '{' {
-		return splitDocuments(data)
-	}
-	var docs []document
-	dec := json.NewDecoder(bytes.NewReader(data))
-	line, at := 1, 0 // line of byte offset at
-	lineOf := func(off int) int {
-		line += bytes.Count(data[at:off], []byte{'\n'})
-		at = off
-		return line
-	}
-	for {
-		var v json.RawMessage
-		if err := dec.Decode(&v); err != nil {
-			if err == io.EOF {
-				return docs
-			}
-			break
-		}
-		end := int(dec.InputOffset())
-		docs = append(docs, document{text: data[start:end], line: lineOf(start)})
-		start = skipSpace(data, end)
-		if start == len(data) {
-			return docs
-		}
-		if data[start] != '{' {
-			break
-		}
-	}
-	if len(docs) == 0 {
-		return splitDocuments(data)
-	}
-	// The rest as YAML documents, numbered from its line.
-	first := lineOf(start)
-	for _, d := range splitDocuments(data[start:]) {
-		d.line += first - 1
-		docs = append(docs, d)
-	}
-	return docs
-}
-
-func skipSpace(data []byte, i int) int {
-	for i < len(data) && (data[i] == ' ' || data[i] == '\t' || data[i] == '\n' || data[i] == '\r') {
-		i++
-	}
-	return i
-}
-
-// splitDocuments cuts at "---" separator lines, remembering where each document starts.
-// Blank and comment lines before a document's first content line are left out, so that a
-// document's line (the line messages about the object name) is its first real line.
-func splitDocuments(data []byte) []document {
-	var docs []document
-	var cur bytes.Buffer
-	start := 1
-	n := 0
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(make([]byte, 0, 64*1024), len(data)+1)
-	for sc.Scan() {
-		n++
-		l := sc.Text()
-		if l == "---" || strings.HasPrefix(l, "--- ") || strings.HasPrefix(l, "---\t") {
-			docs = append(docs, document{text: append([]byte(nil), cur.Bytes()...), line: start})
-			cur.Reset()
-			start = n + 1
-			continue
-		}
-		if cur.Len() == 0 {
-			if t := strings.TrimSpace(l); t == "" || strings.HasPrefix(t, "#") {
-				start = n + 1
-				continue
-			}
-		}
-		cur.WriteString(l)
-		cur.WriteByte('\n')
-	}
-	docs = append(docs, document{text: cur.Bytes(), line: start})
-	return docs
-}
-
-func isBlank(b []byte) bool {
-	for _, l := range strings.Split(string(b), "\n") {
-		l = strings.TrimSpace(l)
-		if l != "" && !strings.HasPrefix(l, "#") {
-			return false
-		}
-	}
-	return true
 }
 
 func decodeOne(file string, line int, text, js []byte, tm typeMeta, opts Options) (Object, string, error) {
@@ -610,24 +408,6 @@ func decodeOne(file string, line int, text, js []byte, tm typeMeta, opts Options
 		return Object{}, "", fmt.Errorf("%s:%d: %s: %s is cluster-scoped and takes no namespace", file, line, what, tm.Kind)
 	}
 	return Object{Obj: ko, APIVersion: tm.APIVersion, Kind: tm.Kind, File: file, Line: line}, "", nil
-}
-
-// crdGroups are the API groups whose kinds are CustomResourceDefinitions of EG or of the
-// Gateway API (standard and experimental).
-var crdGroups = map[string]bool{
-	gwapiv1.GroupName:             true,
-	egv1a1.GroupName:              true,
-	"gateway.networking.x-k8s.io": true,
-}
-
-// CRDGroup reports whether an API group's kinds are defined by the CRDs admission reads.
-func CRDGroup(group string) bool { return crdGroups[group] }
-
-func gvGroup(apiVersion string) string {
-	if i := strings.IndexByte(apiVersion, '/'); i > 0 {
-		return apiVersion[:i]
-	}
-	return ""
 }
 
 // decodeGoverned decodes an object of a CRD-defined group leniently: unknown fields are
@@ -687,41 +467,6 @@ func decodeGoverned(file string, line int, text, js []byte, tm typeMeta, opts Op
 	o.Obj = ko
 	return o
 }
-
-// NewTyped returns an empty object of the Go type of apiVersion/kind.
-func NewTyped(apiVersion, kind string) (KObject, error) {
-	if !KnownKind(apiVersion, kind) {
-		return nil, fmt.Errorf("no Go type for %s %s", apiVersion, kind)
-	}
-	gv, _ := schema.ParseGroupVersion(apiVersion)
-	ro, err := scheme().New(gv.WithKind(kind))
-	if err != nil {
-		return nil, err
-	}
-	ko, ok := ro.(KObject)
-	if !ok {
-		return nil, fmt.Errorf("%s %s is not an object with metadata", apiVersion, kind)
-	}
-	return ko, nil
-}
-
-// KnownKinds lists the kinds Decode accepts, sorted.
-func KnownKinds() []string { return slices.Clone(knownKinds()) }
-
-var knownKinds = sync.OnceValue(func() []string {
-	set := map[string]bool{}
-	for gvk := range scheme().AllKnownTypes() {
-		if KnownKind(gvk.GroupVersion().String(), gvk.Kind) {
-			set[gvk.Kind] = true
-		}
-	}
-	out := make([]string, 0, len(set))
-	for k := range set {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-})
 
 func nsName(ns, name string) string {
 	switch {

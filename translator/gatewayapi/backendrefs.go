@@ -1,0 +1,182 @@
+package gatewayapi
+
+import (
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/egharness/egharness/translator/ir"
+	"github.com/egharness/egharness/translator/refgrant"
+)
+
+// A rule's backendRefs into IR destinations: Services, ServiceImports and EG Backends, with
+// their endpoints, weights and the ReferenceGrants that let a route reach another namespace
+// (RT-06).
+
+// resolveDestination resolves a rule's backendRefs once for all its matches.
+func (rt *routeTranslator) resolveDestination(kind, ns string, refs []gwapiv1.BackendRef, clusterName string, ruleIdx int) (*ruleCtx, *ir.Destination) {
+	rc := &ruleCtx{}
+	dest := &ir.Destination{Name: clusterName}
+	for k, br := range refs {
+		b, err := rt.resolveBackend(kind, ns, br, clusterName, k)
+		if err != nil {
+			rc.errors = append(rc.errors, refError{reason: err.reason, msg: fmt.Sprintf("failed to process route rule %d backendRef %d: %s", ruleIdx, k, err.msg)})
+			rc.backendErrors = true
+		}
+		if err == nil && (b.Kind == "Service" || b.Kind == "ServiceImport") && len(b.Endpoints) == 0 {
+			// EndpointSlices that list no ready endpoint (a scaled-down Deployment): the
+			// reference is fine, the backend serves nothing.
+			rc.noEndpoints = append(rc.noEndpoints, refError{reason: "EndpointsNotFound",
+				msg: fmt.Sprintf("failed to find endpoints: no ready endpoints for the related %s %s/%s", b.Kind, b.Namespace, b.ServiceName)})
+			if b.Weight != 0 {
+				rc.noEndpointWeight += b.Weight
+			}
+		}
+		if b.Weight == 0 {
+			continue // a zero weight takes no traffic and makes no cluster
+		}
+		dest.HTTP2 = dest.HTTP2 || b.HTTP2
+		dest.Settings = append(dest.Settings, b)
+	}
+	dest.BackendLB = destinationLB(dest)
+	return rc, dest
+}
+
+// resolveBackend resolves one backendRef. An invalid backend is still returned (with its
+// weight) so that its share of traffic answers 500.
+func (rt *routeTranslator) resolveBackend(routeKind, routeNS string, br gwapiv1.BackendRef, clusterName string, k int) (*ir.Backend, *refError) {
+	weight := uint32(1)
+	if br.Weight != nil {
+		weight = uint32(*br.Weight)
+	}
+	ns := routeNS
+	if br.Namespace != nil && *br.Namespace != "" {
+		ns = string(*br.Namespace)
+	}
+	kind := "Service"
+	if br.Kind != nil {
+		kind = string(*br.Kind)
+	}
+	b := &ir.Backend{Name: fmt.Sprintf("%s/backend/%d", clusterName, k), Weight: weight, Kind: kind, Namespace: ns, ServiceName: string(br.Name)}
+	if br.Port != nil {
+		b.Port = uint32(*br.Port)
+	}
+	fail := func(reason, msg string) (*ir.Backend, *refError) {
+		b.Invalid = true
+		b.Endpoints = nil
+		return b, &refError{reason: reason, msg: msg}
+	}
+	if br.Group != nil && *br.Group != "" && *br.Group != "multicluster.x-k8s.io" && *br.Group != "gateway.envoyproxy.io" {
+		return fail("InvalidKind", "Group is invalid, only the core API group (specified by omitting the group field or setting it to an empty string), multicluster.x-k8s.io and gateway.envoyproxy.io are supported")
+	}
+	switch kind {
+	case "Service":
+	case "ServiceImport":
+		return rt.resolveServiceImport(b, routeKind, routeNS, ns, br, fail)
+	case "Backend":
+		return rt.resolveEGBackend(b, routeKind, routeNS, ns, br, fail)
+	default:
+		return fail("InvalidKind", "Kind is invalid, only Service, MCS ServiceImport and Envoy Gateway Backend are supported")
+	}
+	if ns != routeNS && !rt.permitted(routeKind, routeNS, "", "Service", ns, string(br.Name)) {
+		return fail("RefNotPermitted", fmt.Sprintf("Backend ref to %s %s/%s not permitted by any ReferenceGrant.", kind, ns, br.Name))
+	}
+	if br.Port == nil {
+		return fail("PortNotSpecified", "A valid port number corresponding to a port on the Service must be specified")
+	}
+	svc := rt.ix.services[types.NamespacedName{Namespace: ns, Name: string(br.Name)}]
+	if svc == nil {
+		return fail("BackendNotFound", fmt.Sprintf("service %s/%s not found", ns, br.Name))
+	}
+	if svc.Spec.Type == corev1.ServiceTypeExternalName {
+		// No address to put in a cluster: the backend is invalid, and only its own share of
+		// the traffic is lost (RT-07).
+		return fail("UnsupportedValue", fmt.Sprintf("Service %s/%s is of type ExternalName, which is not supported as a backend; use an Envoy Gateway Backend resource with an FQDN endpoint instead", ns, br.Name))
+	}
+	// The port must exist with the route's transport: UDP for UDPRoute, TCP otherwise.
+	want := corev1.ProtocolTCP
+	if routeKind == "UDPRoute" {
+		want = corev1.ProtocolUDP
+	}
+	var sp *corev1.ServicePort
+	for i := range svc.Spec.Ports {
+		p := &svc.Spec.Ports[i]
+		proto := p.Protocol
+		if proto == "" {
+			proto = corev1.ProtocolTCP
+		}
+		if p.Port == int32(*br.Port) && proto == want {
+			sp = p
+			break
+		}
+	}
+	if sp == nil {
+		return fail("PortNotFound", fmt.Sprintf("%s Port %d not found on Service %s/%s", want, *br.Port, ns, br.Name))
+	}
+	b.Endpoints = rt.endpoints(svc, sp)
+	if ap := sp.AppProtocol; ap != nil && (routeKind == "HTTPRoute" || routeKind == "GRPCRoute") {
+		// Real Envoy found this missing: a gRPC health check on an HTTP/1 cluster is
+		// refused ("cluster must support HTTP/2 for gRPC healthchecking").
+		b.HTTP2 = *ap == "kubernetes.io/h2c" || *ap == "gateway.envoyproxy.io/h2c" || *ap == "grpc"
+	}
+	if err := rt.applyBackendTLS(b, ns, sp); err != nil {
+		return fail(err.reason, err.msg)
+	}
+	b.BackendLB = rt.ix.lbWinners[types.NamespacedName{Namespace: ns, Name: string(br.Name)}]
+	return b, nil
+}
+
+// endpoints resolves a Service port to addresses. With EndpointSlices for the Service, the
+// ready endpoints serve (EG's default Endpoint routing); without any, the ClusterIP does,
+// as `egctl x translate` routes offline (a Service without one gets egctl's placeholder).
+func (rt *routeTranslator) endpoints(svc *corev1.Service, sp *corev1.ServicePort) []ir.Endpoint {
+	slices := rt.ix.slices[types.NamespacedName{Namespace: svc.Namespace, Name: svc.Name}]
+	if len(slices) == 0 {
+		ip := svc.Spec.ClusterIP
+		if ip == "" || ip == corev1.ClusterIPNone {
+			ip = "10.96.1.2"
+		}
+		return []ir.Endpoint{{Host: ip, Port: uint32(sp.Port)}}
+	}
+	var out []ir.Endpoint
+	seen := map[ir.Endpoint]bool{}
+	for _, s := range slices {
+		var port *int32
+		for _, p := range s.Ports {
+			if p.Name != nil && *p.Name == sp.Name || p.Name == nil && sp.Name == "" {
+				port = p.Port
+				break
+			}
+		}
+		if port == nil {
+			continue
+		}
+		for _, ep := range s.Endpoints {
+			if ep.Conditions.Ready != nil && !*ep.Conditions.Ready {
+				continue
+			}
+			for _, a := range ep.Addresses {
+				e := ir.Endpoint{Host: a, Port: uint32(*port)}
+				if !seen[e] {
+					seen[e] = true
+					out = append(out, e)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// permitted reports whether a ReferenceGrant in the target namespace lets fromKind objects
+// in fromNS refer to the target (RT-06).
+func (rt *routeTranslator) permitted(fromKind, fromNS, toGroup, toKind, toNS, toName string) bool {
+	return rt.permittedFrom(gwapiv1.GroupName, fromKind, fromNS, toGroup, toKind, toNS, toName)
+}
+
+// permittedFrom is permitted for a referrer of any group (an EG policy's backendRefs).
+func (rt *routeTranslator) permittedFrom(fromGroup, fromKind, fromNS, toGroup, toKind, toNS, toName string) bool {
+	return rt.ix.grants.Permits(refgrant.From{Group: fromGroup, Kind: fromKind, Namespace: fromNS},
+		refgrant.To{Group: toGroup, Kind: toKind, Namespace: toNS, Name: toName})
+}

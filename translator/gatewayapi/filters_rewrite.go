@@ -1,0 +1,238 @@
+package gatewayapi
+
+import (
+	"fmt"
+	"net/netip"
+	"regexp"
+	"strings"
+
+	egv1a1 "github.com/envoyproxy/gateway/api/v1alpha1"
+	"k8s.io/apimachinery/pkg/util/validation"
+	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/egharness/egharness/translator/ir"
+)
+
+// Redirect and URL rewrite filters of HTTPRoute rules: Gateway API's, and EG's HTTPRouteFilter
+// urlRewrite (path regex, host from a header or the backend), which never combine.
+
+// validateFilterHostname is EG's check of a hostname a redirect or rewrite writes: a DNS
+// subdomain, not an IP address, no label over 63 characters.
+func validateFilterHostname(h string) error {
+	if errs := validation.IsDNS1123Subdomain(h); errs != nil {
+		return fmt.Errorf("hostname %q is invalid: %v", h, errs)
+	}
+	if _, err := netip.ParseAddr(h); err == nil {
+		return fmt.Errorf("hostname: %q cannot be an ip address", h)
+	}
+	for _, label := range strings.Split(h, ".") {
+		if len(label) > 63 {
+			return fmt.Errorf("label: %q in hostname %q cannot exceed 63 characters", label, h)
+		}
+	}
+	return nil
+}
+
+func (ff *ruleFilters) requestRedirect(rd *gwapiv1.HTTPRequestRedirectFilter) *filterErr {
+	if ff.redirect != nil {
+		return acceptedErr("cannot configure multiple requestRedirect filters for a single HTTPRouteRule")
+	}
+	if rd == nil {
+		return nil
+	}
+	out := &ir.Redirect{}
+	if rd.Scheme != nil {
+		if *rd.Scheme != "http" && *rd.Scheme != "https" {
+			return acceptedErr(fmt.Sprintf("scheme: %s is unsupported, only 'https' and 'http' are supported", *rd.Scheme))
+		}
+		out.Scheme = ptr(*rd.Scheme)
+	}
+	if rd.Hostname != nil {
+		if err := validateFilterHostname(string(*rd.Hostname)); err != nil {
+			return acceptedErr(err.Error())
+		}
+		out.Hostname = ptr(string(*rd.Hostname))
+	}
+	if p := rd.Path; p != nil {
+		switch p.Type {
+		case gwapiv1.FullPathHTTPPathModifier:
+			if p.ReplaceFullPath != nil {
+				out.Path = &ir.PathModifier{FullReplace: ptr(*p.ReplaceFullPath)}
+			}
+		case gwapiv1.PrefixMatchHTTPPathModifier:
+			if p.ReplacePrefixMatch != nil {
+				out.Path = &ir.PathModifier{PrefixMatchReplace: ptr(*p.ReplacePrefixMatch)}
+			}
+		default:
+			return acceptedErr(fmt.Sprintf("redirect path type: %s is invalid, only \"ReplaceFullPath\" and \"ReplacePrefixMatch\" are supported", p.Type))
+		}
+	}
+	code := int32(302) // the CRD default
+	if rd.StatusCode != nil {
+		code = int32(*rd.StatusCode)
+	}
+	switch code {
+	case 301, 302, 303, 307, 308:
+		out.StatusCode = &code
+	default:
+		return acceptedErr(fmt.Sprintf("status code %d is invalid, only 302 and 301 are supported", code))
+	}
+	if rd.Port != nil {
+		out.Port = ptr(uint32(*rd.Port))
+	}
+	ff.redirect = out
+	return nil
+}
+
+func (ff *ruleFilters) urlRewrite(rw *gwapiv1.HTTPURLRewriteFilter) *filterErr {
+	if rw == nil {
+		return nil
+	}
+	if cur := (*ruleRewrite)(ff.rewrite); cur != nil {
+		rewrites := rw.Hostname != nil || rw.Path != nil
+		if (cur.coreRewrites() && rewrites) || (rw.Hostname != nil && cur.Host != nil) || (rw.Path != nil && cur.extensionPath()) {
+			return acceptedErr(msgMultipleRewrites)
+		}
+	}
+	if rw.Hostname != nil {
+		if err := validateFilterHostname(string(*rw.Hostname)); err != nil {
+			return acceptedErr(err.Error())
+		}
+		if ff.rewrite == nil {
+			ff.rewrite = &ir.URLRewrite{}
+		}
+		if ff.rewrite.Hostname == nil {
+			ff.rewrite.Hostname = ptr(string(*rw.Hostname))
+		}
+	}
+	if p := rw.Path; p != nil {
+		var pm *ir.PathModifier
+		switch p.Type {
+		case gwapiv1.FullPathHTTPPathModifier:
+			switch {
+			case p.ReplacePrefixMatch != nil:
+				return acceptedErr(`ReplacePrefixMatch cannot be set when rewrite path type is "ReplaceFullPath"`)
+			case p.ReplaceFullPath == nil:
+				return acceptedErr(`ReplaceFullPath must be set when rewrite path type is "ReplaceFullPath"`)
+			}
+			pm = &ir.PathModifier{FullReplace: ptr(*p.ReplaceFullPath)}
+		case gwapiv1.PrefixMatchHTTPPathModifier:
+			switch {
+			case p.ReplaceFullPath != nil:
+				return acceptedErr(`ReplaceFullPath cannot be set when rewrite path type is "ReplacePrefixMatch"`)
+			case p.ReplacePrefixMatch == nil:
+				return acceptedErr(`ReplacePrefixMatch must be set when rewrite path type is "ReplacePrefixMatch"`)
+			}
+			pm = &ir.PathModifier{PrefixMatchReplace: ptr(*p.ReplacePrefixMatch)}
+		default:
+			return acceptedErr(fmt.Sprintf("rewrite path type: %s is invalid, only \"ReplaceFullPath\" and \"ReplacePrefixMatch\" are supported", p.Type))
+		}
+		if ff.rewrite == nil {
+			ff.rewrite = &ir.URLRewrite{}
+		}
+		if ff.rewrite.Path == nil {
+			ff.rewrite.Path = pm
+		}
+	}
+	return nil
+}
+
+const msgMultipleRewrites = "cannot configure multiple urlRewrite filters for a single HTTPRouteRule"
+
+// coreRewrites: a URLRewrite filter of Gateway API already rewrites the host or the path.
+func (rw *ruleRewrite) coreRewrites() bool { return rw.Hostname != nil || rw.corePath() }
+
+// corePath: a URLRewrite filter of Gateway API already rewrites the path.
+func (rw *ruleRewrite) corePath() bool {
+	return rw.Path != nil && (rw.Path.FullReplace != nil || rw.Path.PrefixMatchReplace != nil)
+}
+
+// extensionPath: an HTTPRouteFilter already rewrites the path.
+func (rw *ruleRewrite) extensionPath() bool {
+	return rw.Path != nil && rw.Path.RegexMatchReplace != nil
+}
+
+// extensionRewrite applies an HTTPRouteFilter's urlRewrite: the path by regular expression,
+// the host from a header, the backend or the path, and whether x-forwarded-host is kept. A
+// part another filter of the rule rewrites already refuses the rule, as EG does; within
+// the rules EG checks, the first filter to rewrite a part wins.
+func (ff *ruleFilters) extensionRewrite(rw *egv1a1.HTTPURLRewriteFilter) *filterErr {
+	if rw == nil {
+		return nil
+	}
+	if cur := (*ruleRewrite)(ff.rewrite); cur != nil {
+		rewrites := rw.Hostname != nil || rw.Path != nil
+		if ((cur.Host != nil || cur.extensionPath()) && rewrites) ||
+			(rw.Hostname != nil && cur.Hostname != nil) || (rw.Path != nil && cur.corePath()) {
+			return acceptedErr(msgMultipleRewrites)
+		}
+	}
+	if p := rw.Path; p != nil && p.Type == egv1a1.RegexHTTPPathModifier {
+		rr, err := regexReplace(p.ReplaceRegexMatch, `ReplaceRegexMatch Pattern must be set when rewrite path type is "ReplaceRegexMatch"`,
+			"ReplaceRegexMatch must be a valid RE2 regular expression")
+		if err != nil {
+			return err
+		}
+		ff.rewriteOf().setPath(&ir.PathModifier{RegexMatchReplace: rr})
+	}
+	if h := rw.Hostname; h != nil {
+		var hm *ir.HostModifier
+		switch h.Type {
+		case egv1a1.HeaderHTTPHostnameModifier:
+			if h.Header == nil {
+				return acceptedErr(`Header must be set when rewrite path type is "Header"`)
+			}
+			hm = &ir.HostModifier{Header: ptr(*h.Header)}
+		case egv1a1.BackendHTTPHostnameModifier:
+			hm = &ir.HostModifier{Backend: true}
+		case egv1a1.PathRegexHTTPHostnameModifier:
+			if h.PathRegex == nil || h.PathRegex.Substitution == "" {
+				return acceptedErr(`PathRegex Pattern and Substitution must be set when rewrite hostname type is "PathRegex"`)
+			}
+			rr, err := regexReplace(&egv1a1.ReplaceRegexMatch{Pattern: h.PathRegex.Pattern, Substitution: h.PathRegex.Substitution},
+				`PathRegex Pattern and Substitution must be set when rewrite hostname type is "PathRegex"`,
+				"PathRegex must be a valid RE2 regular expression")
+			if err != nil {
+				return err
+			}
+			hm = &ir.HostModifier{PathRegex: rr}
+		}
+		if r := ff.rewriteOf(); r.Host == nil {
+			r.Host = hm
+		}
+	}
+	if rw.AppendXForwardedHost != nil {
+		ff.rewriteOf().AppendXForwardedHost = ptr(*rw.AppendXForwardedHost)
+	}
+	return nil
+}
+
+// regexReplace checks an HTTPRouteFilter's pattern and substitution: a pattern must be
+// given (missing) and compile as RE2 (invalid), which keeps Envoy from refusing the route.
+func regexReplace(m *egv1a1.ReplaceRegexMatch, missing, invalid string) (*ir.RegexReplace, *filterErr) {
+	if m == nil || m.Pattern == "" {
+		return nil, acceptedErr(missing)
+	}
+	if _, err := regexp.Compile(m.Pattern); err != nil {
+		return nil, acceptedErr(invalid)
+	}
+	return &ir.RegexReplace{Pattern: m.Pattern, Substitution: m.Substitution}, nil
+}
+
+// rewriteOf is the rule's URL rewrite, made on first use.
+func (ff *ruleFilters) rewriteOf() *ruleRewrite {
+	if ff.rewrite == nil {
+		ff.rewrite = &ir.URLRewrite{}
+	}
+	return (*ruleRewrite)(ff.rewrite)
+}
+
+// ruleRewrite is the rule's ir.URLRewrite with the checks filters make on it.
+type ruleRewrite ir.URLRewrite
+
+// setPath sets the path rewrite unless a filter before set one.
+func (rw *ruleRewrite) setPath(p *ir.PathModifier) {
+	if rw.Path == nil {
+		rw.Path = p
+	}
+}

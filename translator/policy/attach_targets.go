@@ -1,0 +1,308 @@
+package policy
+
+import (
+	"fmt"
+	"sort"
+
+	"k8s.io/apimachinery/pkg/types"
+	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/egharness/egharness/translator/conditions"
+	"github.com/egharness/egharness/translator/gatewayapi"
+	"github.com/egharness/egharness/translator/result"
+)
+
+// How the engine attaches one policy to each kind of target: an xRoute or one of its rules
+// (merging with the parents' policies when it has a mergeType), a ListenerSet or one of its
+// listeners, a Gateway or one of its listeners. Which targets a policy names is targets.go.
+
+func hasDirectListener(g *gatewayapi.GatewayNode, name string) bool {
+	for _, l := range g.Listeners {
+		if l.Set == nil && l.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+func hasSetListener(ls *gwapiv1.ListenerSet, name string) bool {
+	for _, l := range ls.Spec.Listeners {
+		if string(l.Name) == name {
+			return true
+		}
+	}
+	return false
+}
+
+// forRoute attaches a policy to an xRoute or one of its named rules.
+func (e *engine[T]) forRoute(p *pol[T], t target) {
+	key := routeKey{t.kind, t.namespace, t.name}
+	route := e.w.routes[key]
+	if route == nil {
+		return // not a route of ours: EG writes nothing
+	}
+	st := state(e.routeState, key)
+	var rerr *resolveErr
+	ruleIdx := -1
+	if t.section != nil {
+		for i, n := range route.RuleNames {
+			if n != "" && n == *t.section {
+				ruleIdx = i
+				break
+			}
+		}
+		switch {
+		case ruleIdx < 0:
+			rerr = &resolveErr{reasonTargetNotFound, fmt.Sprintf("No section name %s found for %s %s/%s", *t.section, t.kind, t.namespace, t.name)}
+		case !st.claimSection(*t.section):
+			rerr = e.conflict(fmt.Sprintf("RouteRule %s/%s", t.name, *t.section))
+		}
+	} else {
+		if st.attached {
+			rerr = e.conflict(fmt.Sprintf("%s %s", t.kind, t.name))
+		}
+		st.attached = true
+	}
+
+	routeScope := scope{kind: scopeRoute, namespace: t.namespace, name: t.name, routeKind: t.kind}
+	var ancs []result.ParentRef
+	for _, pr := range route.ParentRefs {
+		ns := t.namespace
+		if pr.Namespace != nil {
+			ns = string(*pr.Namespace)
+		}
+		nn := types.NamespacedName{Namespace: ns, Name: string(pr.Name)}
+		section := ""
+		if pr.SectionName != nil {
+			section = string(*pr.SectionName)
+		}
+		if pr.Kind == nil || *pr.Kind == "Gateway" {
+			if section != "" {
+				e.overrides.add(scope{kind: scopeGatewayListener, namespace: ns, name: nn.Name, section: section}, routeScope)
+			} else {
+				e.overrides.add(scope{kind: scopeGateway, namespace: ns, name: nn.Name}, routeScope)
+			}
+			ancs = append(ancs, gatewayAncestor(nn, section))
+			continue
+		}
+		ls := e.w.sets[nn]
+		if ls == nil {
+			continue
+		}
+		gw := parentOf(ls)
+		e.overrides.registerListenerSet(scope{kind: scopeListenerSet, namespace: ns, name: nn.Name}, scope{kind: scopeGateway, namespace: gw.Namespace, name: gw.Name})
+		if section != "" {
+			e.overrides.add(scope{kind: scopeListenerSetListener, namespace: ns, name: nn.Name, section: section}, routeScope)
+		} else {
+			e.overrides.add(scope{kind: scopeListenerSet, namespace: ns, name: nn.Name}, routeScope)
+		}
+		ancs = append(ancs, setAncestor(nn, section))
+	}
+	if rerr != nil {
+		for _, a := range ancs {
+			p.st.reject(a, rerr.reason, rerr.msg)
+		}
+		return
+	}
+
+	var rule func(int) bool
+	if ruleIdx >= 0 {
+		rule = func(i int) bool { return i == ruleIdx }
+	}
+	rs := e.w.irRoutes[key]
+	if p.mergeType == nil {
+		if err := e.check(e.applied(p), t.kind); err != nil {
+			for _, a := range ancs {
+				p.st.reject(a, reasonInvalid, conditions.ErrorMessage(err))
+			}
+		}
+		e.apply(rs, e.applied(p), rule)
+	} else {
+		e.mergeOnListeners(p, rs, rule, routeScope)
+	}
+	for _, a := range ancs {
+		p.st.accept(a)
+	}
+	e.warnDeprecated(p, ancs...)
+	if t.section == nil && len(st.sections) > 0 {
+		names := make([]string, 0, len(st.sections))
+		for n := range st.sections {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		msg := fmt.Sprintf("This policy is being overridden by other %s for these route rules: %v", e.k.routeOverride, names)
+		for _, a := range ancs {
+			p.st.set(a, conditions.New(condOverridden, "True", reasonOverridden, msg))
+		}
+	}
+}
+
+// mergeOnListeners merges a route policy with mergeType into the closest parent policy
+// of each listener the route is on (MRG-02): a Gateway listener looks at its own policy,
+// then the Gateway's; a ListenerSet listener at its own, the ListenerSet's, then the
+// parent Gateway's, never a sibling Gateway listener's.
+func (e *engine[T]) mergeOnListeners(p *pol[T], rs []irRoute, rule func(int) bool, routeScope scope) {
+	var order []*gatewayapi.ListenerNode
+	groups := map[*gatewayapi.ListenerNode][]irRoute{}
+	for _, r := range rs {
+		if _, ok := groups[r.listener]; !ok {
+			order = append(order, r.listener)
+		}
+		groups[r.listener] = append(groups[r.listener], r)
+	}
+	for _, l := range order {
+		gwNN := types.NamespacedName{Namespace: l.Gateway.Object.Namespace, Name: l.Gateway.Object.Name}
+		var (
+			anc    result.ParentRef
+			parent *pol[T]
+			pscope scope
+		)
+		if l.Set != nil {
+			lsNN := types.NamespacedName{Namespace: l.Set.Namespace, Name: l.Set.Name}
+			anc = setAncestor(lsNN, l.Name)
+			if q, ok := e.lsPolicy[sectionKey{lsNN, l.Name}]; ok {
+				parent, pscope = q, scope{kind: scopeListenerSetListener, namespace: lsNN.Namespace, name: lsNN.Name, section: l.Name}
+			} else if q, ok := e.lsPolicy[sectionKey{lsNN, ""}]; ok {
+				parent, pscope = q, scope{kind: scopeListenerSet, namespace: lsNN.Namespace, name: lsNN.Name}
+			} else if q, ok := e.gwPolicy[sectionKey{gwNN, ""}]; ok {
+				parent, pscope = q, scope{kind: scopeGateway, namespace: gwNN.Namespace, name: gwNN.Name}
+			}
+		} else {
+			anc = gatewayAncestor(gwNN, l.Name)
+			if q, ok := e.gwPolicy[sectionKey{gwNN, l.Name}]; ok {
+				parent, pscope = q, scope{kind: scopeGatewayListener, namespace: gwNN.Namespace, name: gwNN.Name, section: l.Name}
+			} else if q, ok := e.gwPolicy[sectionKey{gwNN, ""}]; ok {
+				parent, pscope = q, scope{kind: scopeGateway, namespace: gwNN.Namespace, name: gwNN.Name}
+			}
+		}
+		if parent == nil {
+			if err := e.check(e.applied(p), routeScope.routeKind); err != nil {
+				p.st.reject(anc, reasonInvalid, conditions.ErrorMessage(err))
+			}
+			e.apply(groups[l], e.applied(p), rule)
+			continue
+		}
+		a, err := e.merge(parent, p)
+		if err == nil {
+			err = e.check(a, routeScope.routeKind)
+		}
+		if err != nil {
+			p.st.reject(anc, reasonInvalid, conditions.ErrorMessage(err))
+			continue
+		}
+		e.apply(groups[l], a, rule)
+		e.merged.add(pscope, routeScope)
+		e.merges = append(e.merges, mergeRecord{child: p.ref, st: &p.st, anc: anc, parent: pscope, route: routeScope})
+		p.st.set(anc, conditions.New(condMerged, "True", reasonMerged, fmt.Sprintf("Merged with policy %s/%s", parent.ref.Namespace, parent.ref.Name)))
+	}
+}
+
+// forListenerSet attaches a policy to a ListenerSet or one of its listeners; the
+// ancestor is the ListenerSet itself.
+func (e *engine[T]) forListenerSet(p *pol[T], t target) {
+	nn := types.NamespacedName{Namespace: t.namespace, Name: t.name}
+	ls := e.w.sets[nn]
+	if ls == nil {
+		return
+	}
+	st := state(e.lsState, nn)
+	var rerr *resolveErr
+	if t.section != nil {
+		switch {
+		case !hasSetListener(ls, *t.section):
+			rerr = &resolveErr{reasonTargetNotFound, fmt.Sprintf("No section name %s found for ListenerSet %s", *t.section, nn)}
+		case !st.claimSection(*t.section):
+			rerr = e.conflict(fmt.Sprintf("Listener %s/%s", t.name, *t.section))
+		}
+	} else {
+		if st.attached {
+			rerr = e.conflict("ListenerSet " + t.name)
+		}
+		st.attached = true
+	}
+	gwNN := parentOf(ls)
+	g := e.w.gateways[gwNN]
+	if g == nil {
+		return
+	}
+	anc := setAncestor(nn, t.sectionOr())
+	if rerr != nil {
+		p.st.reject(anc, rerr.reason, rerr.msg)
+		return
+	}
+	lsScope := scope{kind: scopeListenerSet, namespace: nn.Namespace, name: nn.Name}
+	gwScope := scope{kind: scopeGateway, namespace: gwNN.Namespace, name: gwNN.Name}
+	own := lsScope
+	if t.section != nil {
+		own = scope{kind: scopeListenerSetListener, namespace: nn.Namespace, name: nn.Name, section: *t.section}
+		e.overrides.registerListenerSet(lsScope, gwScope)
+		e.overrides.add(lsScope, own)
+	} else {
+		e.overrides.add(gwScope, lsScope)
+	}
+	a := e.applied(p)
+	for _, l := range g.Listeners {
+		if l.Set == nil || l.Set.Namespace != nn.Namespace || l.Set.Name != nn.Name {
+			continue
+		}
+		if t.section != nil && l.Name != *t.section {
+			continue
+		}
+		e.apply(e.w.byListener[l], a, nil)
+	}
+	if err := e.check(e.applied(p), "ListenerSet"); err != nil {
+		p.st.reject(anc, reasonInvalid, conditions.ErrorMessage(err))
+	}
+	p.st.accept(anc)
+	e.scopeConditions(p, anc, own)
+	e.warnDeprecated(p, anc)
+}
+
+// forGateway attaches a policy to a Gateway (all its listeners, ListenerSet listeners
+// included) or to one of its own listeners.
+func (e *engine[T]) forGateway(p *pol[T], t target) {
+	nn := types.NamespacedName{Namespace: t.namespace, Name: t.name}
+	g := e.w.gateways[nn]
+	if g == nil {
+		return
+	}
+	st := state(e.gwState, nn)
+	var rerr *resolveErr
+	if t.section != nil {
+		switch {
+		case !hasDirectListener(g, *t.section):
+			rerr = &resolveErr{reasonTargetNotFound, fmt.Sprintf("No section name %s found for Gateway %s", *t.section, nn)}
+		case !st.claimSection(*t.section):
+			rerr = e.conflict(fmt.Sprintf("Listener %s/%s", nn, *t.section))
+		}
+	} else {
+		if st.attached {
+			rerr = e.conflict("Gateway " + t.name)
+		}
+		st.attached = true
+	}
+	anc := gatewayAncestor(nn, t.sectionOr())
+	if rerr != nil {
+		p.st.reject(anc, rerr.reason, rerr.msg)
+		return
+	}
+	own := scope{kind: scopeGateway, namespace: nn.Namespace, name: nn.Name}
+	if t.section != nil {
+		ls := scope{kind: scopeGatewayListener, namespace: nn.Namespace, name: nn.Name, section: *t.section}
+		e.overrides.add(own, ls)
+		own = ls
+	}
+	a := e.applied(p)
+	for _, l := range g.Listeners {
+		if t.section != nil && (l.Set != nil || l.Name != *t.section) {
+			continue
+		}
+		e.apply(e.w.byListener[l], a, nil)
+	}
+	if err := e.check(e.applied(p), "Gateway"); err != nil {
+		p.st.reject(anc, reasonInvalid, conditions.ErrorMessage(err))
+	}
+	p.st.accept(anc)
+	e.warnDeprecated(p, anc)
+	e.scopeConditions(p, anc, own)
+}
