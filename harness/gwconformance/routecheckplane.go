@@ -164,10 +164,7 @@ func (p *RouteCheckPlane) CaptureRoundTrip(req roundtripper.Request) (*roundtrip
 	if cReq.Path == "" {
 		cReq.Path = path
 	}
-	// echo-basic answers with the path alone, the query apart.
-	if u, err := url.ParseRequestURI(cReq.Path); err == nil {
-		cReq.Path = u.Path
-	}
+	// echo-basic answers with the request URI as it arrived: the path and its query.
 	if cReq.Host == "" {
 		cReq.Host = host
 	}
