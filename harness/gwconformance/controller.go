@@ -71,6 +71,10 @@ type Controller struct {
 	addresses map[string]string // Gateway namespace/name → address
 	errs      []string
 	rounds    int
+	// pending is the newest translation the data plane has not taken yet; wake tells
+	// the worker that applies them.
+	pending *pendingXDS
+	wake    chan struct{}
 }
 
 // Run reconciles on every change until ctx ends.
@@ -193,17 +197,61 @@ func (c *Controller) Reconcile(ctx context.Context) {
 		return
 	}
 	addrs := c.gatewayAddresses(res)
-	if c.Plane != nil {
-		pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		if err := c.Plane.Apply(pctx, &res.XDS, addrs); err != nil {
-			c.fail(fmt.Errorf("data plane: %w", err))
-		}
-		cancel()
-	}
+	// Statuses first, as EG writes them without waiting for its proxies: the suite's
+	// traffic checks wait for consistency anyway, and a data plane that is slow to take a
+	// translation (listeners warming on secrets an implementation does not print) must not
+	// hold the statuses back past the suite's condition timeouts.
 	w := statusWriter{store: c.Store, gens: gens, addresses: addrs, now: time.Now().Truncate(time.Second)}
 	w.write(res)
 	for _, e := range w.errs {
 		c.fail(e)
+	}
+	if c.Plane != nil {
+		c.offer(ctx, &res.XDS, addrs)
+	}
+}
+
+// offer hands the data plane the newest translation without waiting for it: one worker
+// applies translations in turn, and one offered while it is busy replaces any still
+// waiting (only the latest matters), so a slow data plane never delays the next status.
+func (c *Controller) offer(ctx context.Context, x *result.XDS, addrs map[string]GatewayAddress) {
+	c.mu.Lock()
+	c.pending = &pendingXDS{x: x, addrs: addrs}
+	if c.wake == nil {
+		c.wake = make(chan struct{}, 1)
+		go c.applyLoop(ctx)
+	}
+	c.mu.Unlock()
+	select {
+	case c.wake <- struct{}{}:
+	default:
+	}
+}
+
+type pendingXDS struct {
+	x     *result.XDS
+	addrs map[string]GatewayAddress
+}
+
+func (c *Controller) applyLoop(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-c.wake:
+		}
+		c.mu.Lock()
+		p := c.pending
+		c.pending = nil
+		c.mu.Unlock()
+		if p == nil {
+			continue
+		}
+		pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		if err := c.Plane.Apply(pctx, p.x, p.addrs); err != nil && ctx.Err() == nil {
+			c.fail(fmt.Errorf("data plane: %w", err))
+		}
+		cancel()
 	}
 }
 
