@@ -151,7 +151,7 @@ func Run(t *testing.T, o Options) *Outcome {
 	}
 	t.Cleanup(func() { _ = block.Close() })
 
-	kl := kubelet.New(srv.Store, kubelet.Options{Backend: o.Backend, PodIP: block.next(1), Dir: t.TempDir(), Log: log})
+	kl := kubelet.New(srv.Store, kubelet.Options{Backend: o.Backend, PodIP: block.next(1), ServiceIP: block.next(3), Dir: t.TempDir(), Log: log})
 	srv.Facade.Logs = kl.Logs
 	var wg sync.WaitGroup
 	wg.Add(1)
@@ -286,13 +286,13 @@ func WriteReport(path string, r *confv1.ConformanceReport) error {
 }
 
 // loopbackBlock owns one 127.B.0.0/16 for the run: Gateways get 127.B.0.N, Pods 127.B.1.N,
-// static Gateway addresses 127.B.2.N.
+// static Gateway addresses 127.B.2.N, Services 127.B.3.N.
 // A marker socket on 127.B.255.254 keeps a concurrent run off the block.
 type loopbackBlock struct {
 	net.Listener
 	b    byte
 	mu   sync.Mutex
-	used [3]int
+	used [4]int
 }
 
 func claimLoopback() (*loopbackBlock, error) {
@@ -308,14 +308,15 @@ func claimLoopback() (*loopbackBlock, error) {
 	return nil, fmt.Errorf("no free loopback block for the run: %w", last)
 }
 
-// next hands out addresses of subnet 0 (Gateways), 1 (Pods) or 2 (static addresses).
+// next hands out addresses of subnet 0 (Gateways), 1 (Pods), 2 (static addresses) or 3
+// (Services).
 func (l *loopbackBlock) next(subnet int) func() string {
 	return func() string {
 		l.mu.Lock()
 		defer l.mu.Unlock()
 		l.used[subnet]++
 		n := l.used[subnet]
-		return fmt.Sprintf("127.%d.%d.%d", l.b, subnet+n/250*3, n%250+1)
+		return fmt.Sprintf("127.%d.%d.%d", l.b, subnet+n/250*4, n%250+1)
 	}
 }
 

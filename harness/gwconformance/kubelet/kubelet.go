@@ -61,6 +61,9 @@ type Options struct {
 	Backend string
 	// PodIP hands out a fresh loopback address for each Pod.
 	PodIP func() string
+	// ServiceIP, when set, hands out the ClusterIPs (loopback addresses), and each Service
+	// port is served there (proxy.go); when nil, ClusterIPs are 10.96.x.y and unreachable.
+	ServiceIP func() string
 	// Dir holds each Pod's files (its Secret and ConfigMap volumes).
 	Dir string
 	Log *slog.Logger
@@ -74,6 +77,7 @@ type Kubelet struct {
 	mu        sync.Mutex
 	pods      map[kubeapi.Key]*podProcess
 	ips       map[kubeapi.Key]string
+	proxies   map[string]*serviceProxy // ClusterIP:port
 	pending   map[kubeapi.Key]string // why a Pod has not started yet
 	clusterIP int
 	errs      []string
@@ -85,13 +89,14 @@ func New(store *kubeapi.Store, opts Options) *Kubelet {
 		opts.Log = slog.New(slog.DiscardHandler)
 	}
 	return &Kubelet{store: store, opts: opts, pods: map[kubeapi.Key]*podProcess{},
-		ips: map[kubeapi.Key]string{}, pending: map[kubeapi.Key]string{}}
+		ips: map[kubeapi.Key]string{}, pending: map[kubeapi.Key]string{}, proxies: map[string]*serviceProxy{}}
 }
 
 // Run reconciles until ctx ends, then stops every Pod's process.
 func (k *Kubelet) Run(ctx context.Context) {
 	changed := k.store.Subscribe()
 	defer k.stopAll()
+	defer k.stopProxies()
 	for {
 		k.Reconcile()
 		select {
@@ -399,6 +404,7 @@ func (k *Kubelet) reconcileServices() {
 			continue
 		}
 		k.ensureSlice(svc, pods, slicesBySvc[id])
+		k.syncProxy(svc, pods)
 	}
 	for id, list := range slicesBySvc {
 		if !seen[id] {
@@ -418,6 +424,9 @@ func (k *Kubelet) ensureClusterIP(su *unstructured.Unstructured, svc *corev1.Ser
 	n := k.clusterIP
 	k.mu.Unlock()
 	ip := fmt.Sprintf("10.96.%d.%d", n/250, n%250+1)
+	if k.opts.ServiceIP != nil {
+		ip = k.opts.ServiceIP()
+	}
 	svc.Spec.ClusterIP, svc.Spec.ClusterIPs = ip, []string{ip}
 	svc.Spec.IPFamilies = []corev1.IPFamily{corev1.IPv4Protocol}
 	svc.Spec.IPFamilyPolicy = new(corev1.IPFamilyPolicySingleStack)
@@ -531,4 +540,8 @@ func (k *Kubelet) stopAll() {
 	for _, p := range procs {
 		p.stop()
 	}
+}
+
+func kubeKeyOfService(svc *corev1.Service) kubeapi.Key {
+	return kubeapi.Key{GroupKind: gkService, Namespace: svc.Namespace, Name: svc.Name}
 }

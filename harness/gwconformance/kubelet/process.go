@@ -263,8 +263,8 @@ func forward(l net.Listener, to string) {
 			// which never relies on a half-closed connection.
 			var once sync.Once
 			done := func() { once.Do(func() { _ = c.Close(); _ = u.Close() }) }
-			go func() { _, _ = io.Copy(u, c); done() }()
-			_, _ = io.Copy(c, u)
+			go func() { copyConn(u, c); done() }()
+			copyConn(c, u)
 			done()
 		}(c)
 	}
@@ -291,3 +291,5 @@ func (c *capped) bytes() []byte {
 	defer c.mu.Unlock()
 	return append([]byte(nil), c.b...)
 }
+
+func copyConn(dst, src net.Conn) { _, _ = io.Copy(dst, src) }
