@@ -188,9 +188,10 @@ func WriteFileAtomic(path string, data []byte) (err error) {
 	return os.Rename(tmp.Name(), path)
 }
 
-// Dir is the golden folder of a scenario and profile.
-func Dir(root, area, scenario, profile string) string {
-	return filepath.Join(root, area, scenario, profile)
+// Dir is the golden folder of a scenario and profile: path is the scenario's path under
+// scenarios/ without .yaml, slash-separated (scenario.Scenario's Path: routing/demo).
+func Dir(root, path, profile string) string {
+	return filepath.Join(root, filepath.FromSlash(path), profile)
 }
 
 // Stale lists folders and files under root that no scenario and profile in want renders:

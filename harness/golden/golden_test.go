@@ -218,16 +218,16 @@ func TestWriteThenCompare(t *testing.T) {
 }
 
 func TestDir(t *testing.T) {
-	if got := golden.Dir("golden", "routing", "demo", "v1.9"); got != filepath.Join("golden", "routing", "demo", "v1.9") {
+	if got := golden.Dir("golden", "routing/demo", "v1.9"); got != filepath.Join("golden", "routing", "demo", "v1.9") {
 		t.Errorf("Dir = %q", got)
 	}
 }
 
 func TestStale(t *testing.T) {
 	root := t.TempDir()
-	keep := golden.Dir(root, "routing", "demo", "v1.9")
-	dropped := golden.Dir(root, "routing", "demo", "v1.8")
-	gone := golden.Dir(root, "routing", "renamed", "v1.9")
+	keep := golden.Dir(root, "routing/demo", "v1.9")
+	dropped := golden.Dir(root, "routing/demo", "v1.8")
+	gone := golden.Dir(root, "routing/renamed", "v1.9")
 	for _, dir := range []string{keep, dropped, gone} {
 		for _, name := range golden.FileNames {
 			writeFile(t, filepath.Join(dir, name), "[]\n")

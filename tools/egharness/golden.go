@@ -19,7 +19,8 @@ func newGoldenCmd() *cobra.Command {
 		Use:   "golden [--update] [paths...]",
 		Short: "Check golden xDS and status files, or rewrite them",
 		Long: `golden renders every scenario under every profile with the reference translator and
-compares the result with golden/<area>/<scenario>/<profile>/. It also lists golden files no
+compares the result with golden/<path>/<profile>/, <path> the scenario file's path under
+scenarios/ without .yaml. It also lists golden files no
 scenario renders any more (stale).
 
 --update rewrites the files and removes stale ones. Read the diff (git diff golden/) before you
@@ -42,7 +43,7 @@ commit: a golden is a claim about EG's behavior. --update is refused when CI is 
 			want := map[string]bool{}
 			problems, changed := 0, 0
 			for _, o := range outcomes {
-				dir := golden.Dir(proj.golden, o.Scenario.Area, o.Scenario.Name, o.Profile)
+				dir := golden.Dir(proj.golden, o.Scenario.Path, o.Profile)
 				want[filepath.Clean(dir)] = true
 				if o.Err != nil {
 					fmt.Fprintf(w, "%s [%s]: cannot translate: %v\n", o.Scenario.Name, o.Profile, o.Err)
