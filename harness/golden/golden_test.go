@@ -90,6 +90,14 @@ func TestRenderFiles(t *testing.T) {
 		"clusters.yaml":  {"name: httproute/default/app/rule/0"},
 		"endpoints.yaml": {"clusterName: httproute/default/app/rule/0", "address: 10.96.0.10", "portValue: 8080"},
 		"status.yaml":    {"admission:", "message: Route is accepted", "attachedRoutes: 1", "patches: []", "warnings: []"},
+		// The summary: a listener with its chain and filters, each route as match -> action,
+		// each cluster with its endpoints.
+		golden.SummaryFile: {
+			"\nlisteners (2)\ndefault/eg/http 0.0.0.0:10080\n  default chain default/eg/http\n    envoy.filters.network.http_connection_manager rds default/eg/http\n      http envoy.filters.http.router\n",
+			"\n    httproute/default/app/rule/0/match/1/app_example_com\n      path /x -> cluster httproute/default/app/rule/0\n",
+			"\nhttproute/default/app/rule/0 EDS least_request\n  httproute/default/app/rule/0/backend/0 weight 1: 10.96.0.10:8080\n",
+			"\nsecrets (0)\n",
+		},
 	}
 	for name, subs := range checks {
 		for _, s := range subs {
