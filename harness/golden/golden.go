@@ -28,8 +28,9 @@ import (
 // Files are the golden files of one scenario and profile, by file name.
 type Files map[string][]byte
 
-// FileNames are the files every golden folder holds.
-var FileNames = []string{"listeners.yaml", "routes.yaml", "clusters.yaml", "endpoints.yaml", "secrets.yaml", "status.yaml"}
+// FileNames are the files every golden folder holds: the summary first (what a reviewer
+// reads), then the byte-exact xDS and the statuses.
+var FileNames = []string{SummaryFile, "listeners.yaml", "routes.yaml", "clusters.yaml", "endpoints.yaml", "secrets.yaml", "status.yaml"}
 
 // Render turns a result into its golden files.
 func Render(res *result.Result) (Files, error) {
@@ -47,6 +48,9 @@ func Render(res *result.Result) (Files, error) {
 	add("endpoints.yaml", asMessages(res.XDS.Endpoints))
 	add("secrets.yaml", asMessages(res.XDS.Secrets))
 	if err != nil {
+		return nil, err
+	}
+	if f[SummaryFile], err = Summary(res); err != nil {
 		return nil, err
 	}
 	status := struct {
@@ -188,9 +192,10 @@ func WriteFileAtomic(path string, data []byte) (err error) {
 	return os.Rename(tmp.Name(), path)
 }
 
-// Dir is the golden folder of a scenario and profile.
-func Dir(root, area, scenario, profile string) string {
-	return filepath.Join(root, area, scenario, profile)
+// Dir is the golden folder of a scenario and profile: path is the scenario's path under
+// scenarios/ without .yaml, slash-separated (scenario.Scenario's Path: routing/demo).
+func Dir(root, path, profile string) string {
+	return filepath.Join(root, filepath.FromSlash(path), profile)
 }
 
 // Stale lists folders and files under root that no scenario and profile in want renders:

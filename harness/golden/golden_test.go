@@ -90,6 +90,14 @@ func TestRenderFiles(t *testing.T) {
 		"clusters.yaml":  {"name: httproute/default/app/rule/0"},
 		"endpoints.yaml": {"clusterName: httproute/default/app/rule/0", "address: 10.96.0.10", "portValue: 8080"},
 		"status.yaml":    {"admission:", "message: Route is accepted", "attachedRoutes: 1", "patches: []", "warnings: []"},
+		// The summary: a listener with its chain and filters, each route as match -> action,
+		// each cluster with its endpoints.
+		golden.SummaryFile: {
+			"\nlisteners (2)\ndefault/eg/http 0.0.0.0:10080\n  default chain default/eg/http\n    envoy.filters.network.http_connection_manager rds default/eg/http\n      http envoy.filters.http.router\n",
+			"\n    httproute/default/app/rule/0/match/1/app_example_com\n      path /x -> cluster httproute/default/app/rule/0\n",
+			"\nhttproute/default/app/rule/0 EDS least_request\n  httproute/default/app/rule/0/backend/0 weight 1: 10.96.0.10:8080\n",
+			"\nsecrets (0)\n",
+		},
 	}
 	for name, subs := range checks {
 		for _, s := range subs {
@@ -218,16 +226,16 @@ func TestWriteThenCompare(t *testing.T) {
 }
 
 func TestDir(t *testing.T) {
-	if got := golden.Dir("golden", "routing", "demo", "v1.9"); got != filepath.Join("golden", "routing", "demo", "v1.9") {
+	if got := golden.Dir("golden", "routing/demo", "v1.9"); got != filepath.Join("golden", "routing", "demo", "v1.9") {
 		t.Errorf("Dir = %q", got)
 	}
 }
 
 func TestStale(t *testing.T) {
 	root := t.TempDir()
-	keep := golden.Dir(root, "routing", "demo", "v1.9")
-	dropped := golden.Dir(root, "routing", "demo", "v1.8")
-	gone := golden.Dir(root, "routing", "renamed", "v1.9")
+	keep := golden.Dir(root, "routing/demo", "v1.9")
+	dropped := golden.Dir(root, "routing/demo", "v1.8")
+	gone := golden.Dir(root, "routing/renamed", "v1.9")
 	for _, dir := range []string{keep, dropped, gone} {
 		for _, name := range golden.FileNames {
 			writeFile(t, filepath.Join(dir, name), "[]\n")

@@ -192,7 +192,7 @@ func RunOne(ctx context.Context, job Job, opts Options) (o *Outcome) {
 			o.Err = fmt.Errorf("rendering goldens: %w", err)
 			return o
 		}
-		for _, d := range golden.Compare(golden.Dir(opts.GoldenRoot, s.Area, s.Name, job.Profile), files) {
+		for _, d := range golden.Compare(golden.Dir(opts.GoldenRoot, s.Path, job.Profile), files) {
 			o.Failures = append(o.Failures, check.Failure{Check: "golden", Where: d.File, Msg: d.Msg})
 		}
 	}

@@ -106,6 +106,7 @@ func (l Loader) parse(path string, data []byte, e *Error) (*Scenario, bool) {
 		return nil, false
 	}
 	s.Area = l.area(path)
+	s.Path = l.relPath(path, s)
 	l.validate(s, addf)
 	l.loadResources(s, root, e, addf)
 	if len(e.Msgs) > 0 {
@@ -141,6 +142,23 @@ func (l Loader) area(path string) string {
 		}
 	}
 	return filepath.Base(filepath.Dir(path))
+}
+
+// relPath is the scenario file's path under Root without its extension (Scenario.Path).
+func (l Loader) relPath(path string, s *Scenario) string {
+	if l.Root != "" {
+		if rel, err := filepath.Rel(absPath(l.Root), absPath(path)); err == nil && !strings.HasPrefix(rel, "..") && strings.Contains(filepath.ToSlash(rel), "/") {
+			return strings.TrimSuffix(filepath.ToSlash(rel), filepath.Ext(rel))
+		}
+	}
+	return s.Area + "/" + s.Name
+}
+
+// FileName is the name a scenario file gives its scenario: its base name without .yaml
+// (or .yml). Every scenario of the project is named so (a test checks it), so the name a run
+// prints, the file and the golden folder are found from one another.
+func FileName(path string) string {
+	return strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
 }
 
 func (l Loader) loadResources(s *Scenario, root *yaml.Node, e *Error, addf func(int, string, ...any)) {

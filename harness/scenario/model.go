@@ -38,8 +38,12 @@ type Scenario struct {
 	Upgrade *UpgradeExpect `json:"upgrade,omitempty"`
 
 	// Set by the loader.
-	File     string            `json:"-"`
-	Area     string            `json:"-"`
+	File string `json:"-"`
+	Area string `json:"-"`
+	// Path is the file's path under the loader's Root without .yaml, slash-separated
+	// (routing/weighted-canary): where its goldens are (golden/<Path>/<profile>). A file
+	// outside Root gets <Area>/<Name>.
+	Path     string            `json:"-"`
 	Objects  []resource.Object `json:"-"`
 	Settings config.Config     `json:"-"` // Config combined with an EnvoyGateway document
 	lines    func(path string) int

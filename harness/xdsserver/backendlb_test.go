@@ -22,7 +22,7 @@ func TestSnapshotsShowResolvedBackendLB(t *testing.T) {
 		scenario, cluster string
 		want              map[string]string
 	}{
-		{"backend-lb-policy-seed-example", "httproute/nantian-demo/orders/rule/0", map[string]string{
+		{"seed-example", "httproute/nantian-demo/orders/rule/0", map[string]string{
 			"loadBalancing":       `{"type":"ConsistentHash","hashKey":"Header","hashHeader":"x-tenant-id"}`,
 			"session_persistence": `{"cookieName":"orders-session","absoluteTimeout":"30m","idleTimeout":"10m"}`,
 			"circuitBreaker":      `{"maxInflightRequests":200}`,

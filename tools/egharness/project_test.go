@@ -114,3 +114,36 @@ func emptyScenarios(t *testing.T) string {
 	}
 	return dir
 }
+
+// The golden folder follows the scenario's path, however deep (golden/<path>/<profile>), and
+// golden --summary prints what its summary.txt holds.
+func TestGoldenFolderFollowsPathAndSummary(t *testing.T) {
+	proj := t.TempDir()
+	scen := copyScenario(t, proj, "routing/weighted-canary.yaml")
+	deep := filepath.Join(proj, "scenarios", "routing", "weights", "weighted-canary.yaml")
+	if err := os.MkdirAll(filepath.Dir(deep), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(scen, deep); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("CI", "")
+	if code, out, msg := execute(t, "", "golden", "--update", deep); code != 0 {
+		t.Fatalf("golden --update: exit %d %s\n%s", code, msg, out)
+	}
+	dir := filepath.Join(proj, "golden", "routing", "weights", "weighted-canary", "v1.9")
+	summary, err := os.ReadFile(filepath.Join(dir, "summary.txt"))
+	if err != nil {
+		t.Fatalf("no summary where the path leads: %v", err)
+	}
+	if !strings.Contains(string(summary), "prefix /, header env = \"canary\" -> cluster httproute/default/checkout/rule/1\n") {
+		t.Errorf("summary.txt:\n%s", summary)
+	}
+	code, out, msg := execute(t, "", "golden", "--summary", deep)
+	if want := filepath.Join(dir, "summary.txt") + ":\n" + string(summary); code != 0 || out != want {
+		t.Errorf("golden --summary: exit %d %s\n%s\nwant\n%s", code, msg, out, want)
+	}
+	if code, _, msg = execute(t, "", "golden", "--update", "--summary", deep); code != exitBad {
+		t.Errorf("--update --summary: exit %d %q, want %d", code, msg, exitBad)
+	}
+}

@@ -265,7 +265,7 @@ func printCoverageSummary(w io.Writer, c runner.Coverage, partial bool) {
 func goldenIn(root string) func(*scenario.Scenario) bool {
 	return func(s *scenario.Scenario) bool {
 		for _, p := range s.ProfilesOrDefault() {
-			if _, err := os.Stat(golden.Dir(root, s.Area, s.Name, p)); err == nil {
+			if _, err := os.Stat(golden.Dir(root, s.Path, p)); err == nil {
 				return true
 			}
 		}
