@@ -112,7 +112,7 @@ func geoIPFilter(l *ir.HTTPListener) *hcmv3.HttpFilter {
 			cfg.XffConfig = &geoipv3.Geoip_XffConfig{XffNumTrustedHops: hops}
 		}
 	}
-	return typedFilter(string(egv1a1.EnvoyFilterGeoIP), cfg)
+	return typedFilter(ir.FilterGeoIP, cfg)
 }
 
 // geoPredicate ORs a rule's locations; each location ANDs its fields, matched on the

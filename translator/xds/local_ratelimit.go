@@ -22,7 +22,7 @@ import (
 // descriptor with a bucket per rule with client selectors.
 
 const (
-	localRateLimitFilter     = string(egv1a1.EnvoyFilterLocalRateLimit)
+	localRateLimitFilter     = ir.FilterLocalRateLimit
 	localRateLimitStatPrefix = "http_local_rate_limiter"
 	localMaxDescriptors      = 10000
 )

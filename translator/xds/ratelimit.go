@@ -33,7 +33,7 @@ import (
 // rule in the route action's rateLimits instead.
 
 const (
-	rateLimitFilter        = string(egv1a1.EnvoyFilterRateLimit)
+	rateLimitFilter        = ir.FilterRateLimit
 	rateLimitCluster       = "ratelimit_cluster"
 	rateLimitClientCert    = "envoy-gateway-system/envoy"
 	rateLimitClientCAFile  = "/certs/ca.crt"

@@ -15,11 +15,13 @@ import (
 	typev3 "github.com/envoyproxy/go-control-plane/envoy/type/v3"
 	"google.golang.org/protobuf/types/known/wrapperspb"
 	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/egharness/egharness/translator/ir"
 )
 
 const (
-	corsFilterName = string(egv1a1.EnvoyFilterCORS)
-	csrfFilterName = string(egv1a1.EnvoyFilterCSRF)
+	corsFilterName = ir.FilterCORS
+	csrfFilterName = ir.FilterCSRF
 )
 
 // corsFilter is the listener's CORS filter: empty, every route brings its own policy.

@@ -13,8 +13,8 @@ import (
 )
 
 const (
-	basicAuthFilterType = string(egv1a1.EnvoyFilterBasicAuth)
-	apiKeyAuthFilter    = string(egv1a1.EnvoyFilterAPIKeyAuth)
+	basicAuthFilterType = ir.FilterBasicAuth
+	apiKeyAuthFilter    = ir.FilterAPIKeyAuth
 )
 
 // fieldOwner is the policy a top-level spec field came from: the policy itself, or after

@@ -25,7 +25,7 @@ import (
 )
 
 const (
-	jwtAuthnFilter = string(egv1a1.EnvoyFilterJWTAuthn)
+	jwtAuthnFilter = ir.FilterJWTAuthn
 	// jwksFetchTimeout is how long Envoy waits for a remote JWKS (EG's default for calls
 	// to external services).
 	jwksFetchTimeout = 10 * time.Second

@@ -27,7 +27,7 @@ import (
 	"github.com/egharness/egharness/translator/ir"
 )
 
-const rbacFilterName = string(egv1a1.EnvoyFilterRBAC)
+const rbacFilterName = ir.FilterRBAC
 
 // addAuthorization enables the listener's RBAC filter (empty: it does nothing by itself)
 // with the route's rules as a matcher (SP-05): rules in order, first match decides,
