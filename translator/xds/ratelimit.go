@@ -7,7 +7,6 @@ import (
 	"time"
 
 	xdscorev3 "github.com/cncf/xds/go/xds/core/v3"
-	egv1a1 "github.com/envoyproxy/gateway/api/v1alpha1"
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	endpointv3 "github.com/envoyproxy/go-control-plane/envoy/config/endpoint/v3"
 	ratelimitconfv3 "github.com/envoyproxy/go-control-plane/envoy/config/ratelimit/v3"
@@ -276,9 +275,9 @@ func cidrDescriptorValue(c *ir.CIDRMatch) string {
 
 func xRateLimitOption(v string) routev3.RateLimit_XRateLimitOption {
 	switch v {
-	case string(egv1a1.XRateLimitHeadersOptionDisabled):
+	case ir.XRateLimitHeadersOff:
 		return routev3.RateLimit_OFF
-	case string(egv1a1.XRateLimitHeadersOptionDraftVersion03):
+	case ir.XRateLimitHeadersDraftVersion03:
 		return routev3.RateLimit_DRAFT_VERSION_03
 	}
 	return routev3.RateLimit_UNSPECIFIED
