@@ -76,6 +76,9 @@ type ListenerPolicies struct {
 	ClientTLS *DownstreamTLS `json:"clientTLS,omitempty"`
 	// ClientHTTP is the ClientTrafficPolicy's resolved HTTP and connection settings.
 	ClientHTTP *ClientHTTP `json:"clientHTTP,omitempty"`
+	// ClientTrafficSettings is the rest of what the connection manager takes from the
+	// ClientTrafficPolicy (set by the policy stage whenever one applies).
+	ClientTrafficSettings *ClientTraffic `json:"clientTrafficSettings,omitempty"`
 	// ClientTrafficError is why the ClientTrafficPolicy could not be applied whole. Like EG,
 	// the settings resolved before the error stay in force, the connection limits and
 	// timeouts do not, and the listener's routes answer 500 (TCP routes are dropped).

@@ -99,8 +99,8 @@ func geoIPFilter(l *ir.HTTPListener) *hcmv3.HttpFilter {
 	cfg := &geoipv3.Geoip{Provider: &corev3.TypedExtensionConfig{Name: maxMindProvider, TypedConfig: mustAny(provider)}}
 	// The address looked up: the custom header, the X-Forwarded-For hop, or (directSourceIP,
 	// and X-Forwarded-For without trusted hops) Envoy's default, the connection's source.
-	if ct := l.Policies.ClientTraffic; ct != nil && ct.Spec != nil && ct.Spec.ClientIPDetection != nil {
-		ip := ct.Spec.ClientIPDetection
+	if ct := l.Policies.ClientTrafficSettings; ct != nil && ct.ClientIP != nil {
+		ip := ct.ClientIP
 		switch {
 		case ip.CustomHeader != nil:
 			cfg.CustomHeaderConfig = &geoipv3.Geoip_CustomHeaderConfig{HeaderName: ip.CustomHeader.Name}

@@ -341,12 +341,11 @@ func (s *httpFilterSet) globalFilters() []*hcmv3.HttpFilter {
 // listenerHeaderSettings are the ClientTrafficPolicy header settings the rate limit
 // filters follow: enableEnvoyHeaders and disableRateLimitHeaders.
 func listenerHeaderSettings(l *ir.HTTPListener) (envoyHeaders, rateLimitHeadersOff bool) {
-	ct := l.Policies.ClientTraffic
-	if ct == nil || ct.Spec == nil || ct.Spec.Headers == nil {
+	ct := l.Policies.ClientTrafficSettings
+	if ct == nil {
 		return false, false
 	}
-	h := ct.Spec.Headers
-	return h.EnableEnvoyHeaders != nil && *h.EnableEnvoyHeaders, h.DisableRateLimitHeaders != nil && *h.DisableRateLimitHeaders
+	return ct.EnvoyHeaders, ct.RateLimitHeadersOff
 }
 
 // usesGlobalRateLimit reports whether any route of the IR has global rules: the proxy then
