@@ -81,19 +81,13 @@ func geoIPFilter(l *ir.HTTPListener) *hcmv3.HttpFilter {
 			keys.AnonProxy = h
 		}
 	}
-	path := func(s *egv1a1.GeoIPDBSource) string {
-		if s == nil {
-			return ""
-		}
-		return s.Local.Path
-	}
 	mm := g.MaxMind
 	provider := &maxmindv3.MaxMindConfig{
-		CityDbPath:           path(mm.CityDBSource),
-		AsnDbPath:            path(mm.ASNDBSource),
-		AnonDbPath:           path(mm.AnonymousIPDBSource),
-		IspDbPath:            path(mm.ISPDBSource),
-		CountryDbPath:        path(mm.CountryDBSource),
+		CityDbPath:           mm.CityDBPath,
+		AsnDbPath:            mm.ASNDBPath,
+		AnonDbPath:           mm.AnonymousIPDBPath,
+		IspDbPath:            mm.ISPDBPath,
+		CountryDbPath:        mm.CountryDBPath,
 		CommonProviderConfig: &geocommonv3.CommonGeoipProviderConfig{GeoFieldKeys: keys},
 	}
 	cfg := &geoipv3.Geoip{Provider: &corev3.TypedExtensionConfig{Name: maxMindProvider, TypedConfig: mustAny(provider)}}
