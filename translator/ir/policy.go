@@ -66,6 +66,8 @@ type RoutePolicies struct {
 	Security       *Applied[egv1a1.SecurityPolicySpec]       `json:"security,omitempty"`
 	BackendTraffic *Applied[egv1a1.BackendTrafficPolicySpec] `json:"backendTraffic,omitempty"`
 	Extension      *Applied[egv1a1.EnvoyExtensionPolicySpec] `json:"extension,omitempty"`
+	// Authorization is Security's authorization, resolved (set by the policy stage).
+	Authorization *Authorization `json:"authorization,omitempty"`
 }
 
 // ListenerPolicies are the policies in force on one listener.

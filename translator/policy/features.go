@@ -175,6 +175,7 @@ func ResolveFeatures(x *ir.XDS, objs *RefObjects, luaOn bool) FeatureErrors {
 			}
 		}
 	}
+	resolveAuthorizations(x)
 	return errs
 }
 

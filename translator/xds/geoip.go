@@ -3,7 +3,6 @@ package xds
 import (
 	"strconv"
 
-	egv1a1 "github.com/envoyproxy/gateway/api/v1alpha1"
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	geoipv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/geoip/v3"
 	hcmv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/http_connection_manager/v3"
@@ -111,7 +110,7 @@ func geoIPFilter(l *ir.HTTPListener) *hcmv3.HttpFilter {
 
 // geoPredicate ORs a rule's locations; each location ANDs its fields, matched on the
 // internal headers (names case-insensitively, numbers and booleans exactly).
-func geoPredicate(locs []egv1a1.ClientIPGeoLocation) *predicate {
+func geoPredicate(locs []ir.GeoLocation) *predicate {
 	var any []*predicate
 	for _, g := range locs {
 		var all []*predicate
@@ -133,14 +132,12 @@ func geoPredicate(locs []egv1a1.ClientIPGeoLocation) *predicate {
 		if g.ISP != nil {
 			add("isp", *g.ISP, true)
 		}
-		if an := g.Anonymous; an != nil {
-			for _, b := range []struct {
-				field string
-				v     *bool
-			}{{"anon", an.IsAnonymous}, {"anonVPN", an.IsVPN}, {"anonHosting", an.IsHosting}, {"anonTor", an.IsTor}, {"anonProxy", an.IsProxy}} {
-				if b.v != nil {
-					add(b.field, strconv.FormatBool(*b.v), false)
-				}
+		for _, b := range []struct {
+			field string
+			v     *bool
+		}{{"anon", g.IsAnonymous}, {"anonVPN", g.IsVPN}, {"anonHosting", g.IsHosting}, {"anonTor", g.IsTor}, {"anonProxy", g.IsProxy}} {
+			if b.v != nil {
+				add(b.field, strconv.FormatBool(*b.v), false)
 			}
 		}
 		switch len(all) {

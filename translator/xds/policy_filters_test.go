@@ -14,6 +14,7 @@ import (
 	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/egharness/egharness/translator/ir"
+	"github.com/egharness/egharness/translator/policy"
 	"github.com/egharness/egharness/translator/result"
 )
 
@@ -33,9 +34,11 @@ func policyListener(routes ...*ir.HTTPRoute) *ir.XDS {
 }
 
 func security(spec egv1a1.SecurityPolicySpec) ir.RoutePolicies {
-	return ir.RoutePolicies{Security: &ir.Applied[egv1a1.SecurityPolicySpec]{
+	a := &ir.Applied[egv1a1.SecurityPolicySpec]{
 		Policy: ir.PolicyRef{Kind: "SecurityPolicy", Namespace: "default", Name: "sp"}, Spec: &spec,
-	}}
+	}
+	// the policy stage resolves the authorization; routes built by hand do it here
+	return ir.RoutePolicies{Security: a, Authorization: policy.ResolveAuthorization(a)}
 }
 
 func translateFor(t *testing.T, f Features, x *ir.XDS) (result.XDS, *hcmv3.HttpConnectionManager) {

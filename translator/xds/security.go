@@ -34,8 +34,8 @@ func (s *httpFilterSet) addSecurity(out *routev3.Route, r *ir.HTTPRoute, a *ir.A
 			return err
 		}
 	}
-	if spec.Authorization != nil {
-		if err := s.addAuthorization(out, a); err != nil {
+	if r.Policies.Authorization != nil {
+		if err := s.addAuthorization(out, r.Policies.Authorization); err != nil {
 			return err
 		}
 	}
