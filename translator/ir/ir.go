@@ -206,9 +206,9 @@ type HTTPRoute struct {
 	CredentialInjection *CredentialInjection `json:"credentialInjection,omitempty"`
 	// BandwidthLimit is the bandwidthLimit of the BackendTrafficPolicy in force.
 	BandwidthLimit *BandwidthLimit `json:"bandwidthLimit,omitempty"`
-	// CORS is the rule's CORS filter (Gateway API), in EG's policy shape; it takes
-	// precedence over a SecurityPolicy's cors.
-	CORS *egv1a1.CORS `json:"cors,omitempty"`
+	// CORS is the rule's CORS filter (Gateway API); it takes precedence over a
+	// SecurityPolicy's cors.
+	CORS *CORS `json:"cors,omitempty"`
 	// Mirrors copy the request to other backends (RequestMirror), in filter order.
 	Mirrors []*Mirror `json:"mirrors,omitempty"`
 	// Timeout is the route timeout (timeouts.request, or timeouts.backendRequest without retry).

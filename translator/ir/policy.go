@@ -68,6 +68,9 @@ type RoutePolicies struct {
 	Extension      *Applied[egv1a1.EnvoyExtensionPolicySpec] `json:"extension,omitempty"`
 	// Authorization is Security's authorization, resolved (set by the policy stage).
 	Authorization *Authorization `json:"authorization,omitempty"`
+	// CORS and CSRF are Security's cors and csrf, resolved (set by the policy stage).
+	CORS *CORS `json:"cors,omitempty"`
+	CSRF *CSRF `json:"csrf,omitempty"`
 }
 
 // ListenerPolicies are the policies in force on one listener.

@@ -14,7 +14,7 @@ import (
 // network one alike.
 
 // ResolveAuthorization is the authorization of the SecurityPolicy in force (its effective
-// spec), nil without one. Exported for the xDS stage's tests, which build routes by hand.
+// spec), nil without one.
 func ResolveAuthorization(a *ir.Applied[egv1a1.SecurityPolicySpec]) *ir.Authorization {
 	if a == nil || a.Spec == nil || a.Spec.Authorization == nil {
 		return nil
@@ -81,17 +81,26 @@ func authorizationRule(name string, rule egv1a1.AuthorizationRule) ir.Authorizat
 	return out
 }
 
-// resolveAuthorizations puts on every HTTP and TCP route the authorization of the
+// resolveSecurityFeatures puts on every HTTP and TCP route the typed features of the
 // SecurityPolicy left in force once its features resolved.
-func resolveAuthorizations(x *ir.XDS) {
+func resolveSecurityFeatures(x *ir.XDS) {
 	for _, l := range x.HTTP {
 		for _, r := range l.Routes {
-			r.Policies.Authorization = ResolveAuthorization(r.Policies.Security)
+			ResolveSecurityFeatures(&r.Policies)
 		}
 	}
 	for _, l := range x.TCP {
 		for _, r := range l.Routes {
-			r.Policies.Authorization = ResolveAuthorization(r.Policies.Security)
+			ResolveSecurityFeatures(&r.Policies)
 		}
+	}
+}
+
+// ResolveSecurityFeatures sets the typed features of p.Security on p (none without it).
+// Exported for the xDS stage's tests, which build routes by hand.
+func ResolveSecurityFeatures(p *ir.RoutePolicies) {
+	p.Authorization, p.CORS, p.CSRF = ResolveAuthorization(p.Security), nil, nil
+	if a := p.Security; a != nil && a.Spec != nil {
+		p.CORS, p.CSRF = resolveCORS(a.Spec.CORS), resolveCSRF(a.Spec.CSRF)
 	}
 }

@@ -175,7 +175,7 @@ func ResolveFeatures(x *ir.XDS, objs *RefObjects, luaOn bool) FeatureErrors {
 			}
 		}
 	}
-	resolveAuthorizations(x)
+	resolveSecurityFeatures(x)
 	return errs
 }
 

@@ -12,15 +12,15 @@ import (
 // the route.
 func (s *httpFilterSet) addSecurity(out *routev3.Route, r *ir.HTTPRoute, a *ir.Applied[egv1a1.SecurityPolicySpec]) error {
 	spec := a.Spec
-	if spec.CORS != nil && r.CORS == nil { // the route's CORS filter wins (addRoute)
+	if c := r.Policies.CORS; c != nil && r.CORS == nil { // the route's CORS filter wins (addRoute)
 		s.cors = true
-		if err := setPerRoute(out, corsFilterName, corsPolicy(spec.CORS)); err != nil {
+		if err := setPerRoute(out, corsFilterName, corsPolicy(c)); err != nil {
 			return err
 		}
 	}
-	if spec.CSRF != nil {
+	if c := r.Policies.CSRF; c != nil {
 		s.csrf = true
-		if err := setPerRoute(out, csrfFilterName, csrfPolicy(spec.CSRF)); err != nil {
+		if err := setPerRoute(out, csrfFilterName, csrfPolicy(c)); err != nil {
 			return err
 		}
 	}
