@@ -71,6 +71,9 @@ type RoutePolicies struct {
 	// CORS and CSRF are Security's cors and csrf, resolved (set by the policy stage).
 	CORS *CORS `json:"cors,omitempty"`
 	CSRF *CSRF `json:"csrf,omitempty"`
+	// BasicAuth and APIKeyAuth are Security's basicAuth and apiKeyAuth settings, resolved.
+	BasicAuth  *BasicAuth  `json:"basicAuth,omitempty"`
+	APIKeyAuth *APIKeyAuth `json:"apiKeyAuth,omitempty"`
 }
 
 // ListenerPolicies are the policies in force on one listener.

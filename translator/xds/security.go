@@ -24,13 +24,13 @@ func (s *httpFilterSet) addSecurity(out *routev3.Route, r *ir.HTTPRoute, a *ir.A
 			return err
 		}
 	}
-	if spec.BasicAuth != nil {
-		if err := s.addBasicAuth(out, r, a); err != nil {
+	if b := r.Policies.BasicAuth; b != nil {
+		if err := s.addBasicAuth(out, r, b); err != nil {
 			return err
 		}
 	}
-	if spec.APIKeyAuth != nil {
-		if err := s.addAPIKeyAuth(out, r, a); err != nil {
+	if k := r.Policies.APIKeyAuth; k != nil {
+		if err := s.addAPIKeyAuth(out, r, k); err != nil {
 			return err
 		}
 	}
