@@ -74,6 +74,8 @@ type RoutePolicies struct {
 	// BasicAuth and APIKeyAuth are Security's basicAuth and apiKeyAuth settings, resolved.
 	BasicAuth  *BasicAuth  `json:"basicAuth,omitempty"`
 	APIKeyAuth *APIKeyAuth `json:"apiKeyAuth,omitempty"`
+	// JWT is Security's jwt, resolved.
+	JWT *JWT `json:"jwt,omitempty"`
 }
 
 // ListenerPolicies are the policies in force on one listener.

@@ -49,8 +49,8 @@ func (s *httpFilterSet) addSecurity(out *routev3.Route, r *ir.HTTPRoute, a *ir.A
 			return err
 		}
 	}
-	if spec.JWT != nil && len(spec.JWT.Providers) > 0 {
-		if err := s.addJWT(out, r, spec.JWT); err != nil {
+	if j := r.Policies.JWT; j != nil && len(j.Providers) > 0 {
+		if err := s.addJWT(out, r, j); err != nil {
 			return err
 		}
 	}
