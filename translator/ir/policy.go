@@ -76,6 +76,11 @@ type RoutePolicies struct {
 	APIKeyAuth *APIKeyAuth `json:"apiKeyAuth,omitempty"`
 	// JWT is Security's jwt, resolved.
 	JWT *JWT `json:"jwt,omitempty"`
+	// Fault, Compressors and RequestBuffer are BackendTraffic's faultInjection,
+	// compressors and requestBuffer, resolved (set by the policy stage).
+	Fault         *Fault         `json:"fault,omitempty"`
+	Compressors   []Compressor   `json:"compressors,omitempty"`
+	RequestBuffer *RequestBuffer `json:"requestBuffer,omitempty"`
 }
 
 // ListenerPolicies are the policies in force on one listener.

@@ -176,6 +176,7 @@ func ResolveFeatures(x *ir.XDS, objs *RefObjects, luaOn bool) FeatureErrors {
 		}
 	}
 	resolveSecurityFeatures(x)
+	resolveBackendTrafficFilters(x)
 	return errs
 }
 
