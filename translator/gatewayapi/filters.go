@@ -97,7 +97,7 @@ type ruleFilters struct {
 	redirect       *ir.Redirect
 	rewrite        *ir.URLRewrite
 	credential     *ir.CredentialInjection
-	cors           *egv1a1.CORS
+	cors           *ir.CORS
 	direct         *ir.DirectResponse
 	mirrors        []*ir.Mirror
 	timeout        *time.Duration

@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"time"
 
-	egv1a1 "github.com/envoyproxy/gateway/api/v1alpha1"
 	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/egharness/egharness/translator/ir"
@@ -111,10 +111,10 @@ func (h headerEdit) apply(m *gwapiv1.HTTPHeaderFilter) *filterErr {
 	return nil
 }
 
-// corsFilter takes a rule's CORS filter (Gateway API) in EG's SecurityPolicy shape, which
-// the xDS stage turns into the route's CORS policy: origins with "*" become regexes, maxAge
-// is in seconds and always given. The CRD defaults maxAge to 5 and refuses 0, so 0 here is
-// an unset field: the default is applied, as the API server does.
+// corsFilter takes a rule's CORS filter (Gateway API) as the route's CORS policy, the shape
+// a SecurityPolicy's cors resolves to: maxAge is in seconds and always given. The CRD
+// defaults maxAge to 5 and refuses 0, so 0 here is an unset field: the default is applied,
+// as the API server does.
 func (ff *ruleFilters) corsFilter(c *gwapiv1.HTTPCORSFilter) {
 	if c == nil {
 		return
@@ -123,12 +123,12 @@ func (ff *ruleFilters) corsFilter(c *gwapiv1.HTTPCORSFilter) {
 	if maxAge == 0 {
 		maxAge = 5
 	}
-	out := &egv1a1.CORS{
-		AllowCredentials: ptr(c.AllowCredentials != nil && *c.AllowCredentials),
-		MaxAge:           ptr(gwapiv1.Duration(fmt.Sprintf("%ds", maxAge))),
+	out := &ir.CORS{
+		AllowCredentials: c.AllowCredentials != nil && *c.AllowCredentials,
+		MaxAge:           ptr(time.Duration(maxAge) * time.Second),
 	}
 	for _, o := range c.AllowOrigins {
-		out.AllowOrigins = append(out.AllowOrigins, egv1a1.Origin(o))
+		out.AllowOrigins = append(out.AllowOrigins, string(o))
 	}
 	for _, m := range c.AllowMethods {
 		out.AllowMethods = append(out.AllowMethods, string(m))

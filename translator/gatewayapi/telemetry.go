@@ -104,11 +104,11 @@ func (rt *routeTranslator) tracingOf(g *gatewayCtx, ep *egv1a1.EnvoyProxy) (*ir.
 		Destination: dest,
 		Owner:       ir.PolicyRef{Kind: egv1a1.KindEnvoyProxy, Namespace: ep.Namespace, Name: ep.Name},
 		ServiceName: g.gw.Name + "." + g.gw.Namespace,
-		CustomTags:  t.CustomTags,
+		CustomTags:  tracingCustomTags(t.CustomTags),
 		Tags:        t.Tags,
-		SpanName:    t.SpanName,
-		Zipkin:      p.Zipkin,
+		SpanName:    tracingSpanName(t.SpanName),
 	}
+	setZipkin(out, p.Zipkin)
 	if rt.ix.mergeGateways {
 		out.ServiceName = string(g.gw.Spec.GatewayClassName)
 	}
@@ -126,7 +126,10 @@ func (rt *routeTranslator) tracingOf(g *gatewayCtx, ep *egv1a1.EnvoyProxy) (*ir.
 	}
 	if o := p.OpenTelemetry; o != nil {
 		out.ResourceAttributes = o.ResourceAttributes
-		out.Sampler = o.Sampler
+		if o.Sampler != nil {
+			out.SamplerDecides = true
+			out.Sampler = tracingSampler(o.Sampler)
+		}
 		for _, h := range o.Headers {
 			out.Headers = append(out.Headers, ir.KeyValue{Key: string(h.Name), Value: h.Value})
 		}

@@ -131,7 +131,17 @@ type ListenerGeoIP struct {
 	Fields []string `json:"fields"`
 	// MaxMind is the provider once a policy validated on this listener; nil leaves the
 	// listener without a geoip filter (EG reports the error on the policy).
-	MaxMind *egv1a1.GeoIPMaxMind `json:"maxMind,omitempty"`
+	MaxMind *GeoIPMaxMind `json:"maxMind,omitempty"`
+}
+
+// GeoIPMaxMind is the local path of each MaxMind database the EnvoyProxy names ("" for one
+// it does not).
+type GeoIPMaxMind struct {
+	CityDBPath        string `json:"cityDBPath,omitempty"`
+	ASNDBPath         string `json:"asnDBPath,omitempty"`
+	AnonymousIPDBPath string `json:"anonymousIPDBPath,omitempty"`
+	ISPDBPath         string `json:"ispDBPath,omitempty"`
+	CountryDBPath     string `json:"countryDBPath,omitempty"`
 }
 
 // TLSConfig is a terminating listener's certificates.
@@ -196,9 +206,9 @@ type HTTPRoute struct {
 	CredentialInjection *CredentialInjection `json:"credentialInjection,omitempty"`
 	// BandwidthLimit is the bandwidthLimit of the BackendTrafficPolicy in force.
 	BandwidthLimit *BandwidthLimit `json:"bandwidthLimit,omitempty"`
-	// CORS is the rule's CORS filter (Gateway API), in EG's policy shape; it takes
-	// precedence over a SecurityPolicy's cors.
-	CORS *egv1a1.CORS `json:"cors,omitempty"`
+	// CORS is the rule's CORS filter (Gateway API); it takes precedence over a
+	// SecurityPolicy's cors.
+	CORS *CORS `json:"cors,omitempty"`
 	// Mirrors copy the request to other backends (RequestMirror), in filter order.
 	Mirrors []*Mirror `json:"mirrors,omitempty"`
 	// Timeout is the route timeout (timeouts.request, or timeouts.backendRequest without retry).

@@ -66,6 +66,21 @@ type RoutePolicies struct {
 	Security       *Applied[egv1a1.SecurityPolicySpec]       `json:"security,omitempty"`
 	BackendTraffic *Applied[egv1a1.BackendTrafficPolicySpec] `json:"backendTraffic,omitempty"`
 	Extension      *Applied[egv1a1.EnvoyExtensionPolicySpec] `json:"extension,omitempty"`
+	// Authorization is Security's authorization, resolved (set by the policy stage).
+	Authorization *Authorization `json:"authorization,omitempty"`
+	// CORS and CSRF are Security's cors and csrf, resolved (set by the policy stage).
+	CORS *CORS `json:"cors,omitempty"`
+	CSRF *CSRF `json:"csrf,omitempty"`
+	// BasicAuth and APIKeyAuth are Security's basicAuth and apiKeyAuth settings, resolved.
+	BasicAuth  *BasicAuth  `json:"basicAuth,omitempty"`
+	APIKeyAuth *APIKeyAuth `json:"apiKeyAuth,omitempty"`
+	// JWT is Security's jwt, resolved.
+	JWT *JWT `json:"jwt,omitempty"`
+	// Fault, Compressors and RequestBuffer are BackendTraffic's faultInjection,
+	// compressors and requestBuffer, resolved (set by the policy stage).
+	Fault         *Fault         `json:"fault,omitempty"`
+	Compressors   []Compressor   `json:"compressors,omitempty"`
+	RequestBuffer *RequestBuffer `json:"requestBuffer,omitempty"`
 }
 
 // ListenerPolicies are the policies in force on one listener.
@@ -76,6 +91,9 @@ type ListenerPolicies struct {
 	ClientTLS *DownstreamTLS `json:"clientTLS,omitempty"`
 	// ClientHTTP is the ClientTrafficPolicy's resolved HTTP and connection settings.
 	ClientHTTP *ClientHTTP `json:"clientHTTP,omitempty"`
+	// ClientTrafficSettings is the rest of what the connection manager takes from the
+	// ClientTrafficPolicy (set by the policy stage whenever one applies).
+	ClientTrafficSettings *ClientTraffic `json:"clientTrafficSettings,omitempty"`
 	// ClientTrafficError is why the ClientTrafficPolicy could not be applied whole. Like EG,
 	// the settings resolved before the error stay in force, the connection limits and
 	// timeouts do not, and the listener's routes answer 500 (TCP routes are dropped).

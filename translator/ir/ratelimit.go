@@ -1,5 +1,15 @@
 package ir
 
+import egv1a1 "github.com/envoyproxy/gateway/api/v1alpha1"
+
+// The X-RateLimit header settings a rule or a default bucket carries (EG's
+// XRateLimitHeadersOption, as written in the policy), named here so that the xDS stage
+// compares with them without EG's API types.
+const (
+	XRateLimitHeadersOff            = string(egv1a1.XRateLimitHeadersOptionDisabled)
+	XRateLimitHeadersDraftVersion03 = string(egv1a1.XRateLimitHeadersOptionDraftVersion03)
+)
+
 // RateLimit is the rate limiting a BackendTrafficPolicy puts on a route (BTP-02, BTP-03),
 // built by the policy stage. After a merge (MRG-06) its rules come from more than one
 // policy, each keeping the name of the policy that declared it.

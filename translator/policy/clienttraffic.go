@@ -288,6 +288,7 @@ func (e *ctpEngine) apply(p *pol[egv1a1.ClientTrafficPolicySpec], l *gatewayapi.
 		return nil
 	}
 	lp.ClientTraffic = &ir.Applied[egv1a1.ClientTrafficPolicySpec]{Policy: p.ref, Spec: p.spec}
+	lp.ClientTrafficSettings = clientTraffic(p.spec)
 	s := p.spec
 	var errs []error
 	fail := func(part string, err error) {

@@ -75,7 +75,7 @@ func ResolveFeatures(x *ir.XDS, objs *RefObjects, luaOn bool) FeatureErrors {
 							geoErrs[a.Policy] = errors.Join(geoErrs[a.Policy], fmt.Errorf("Authorization: %w", err))
 							geoFail[k] = true
 						} else if l.GeoIP.MaxMind == nil {
-							l.GeoIP.MaxMind = mm
+							l.GeoIP.MaxMind = maxMindDatabases(mm)
 						}
 					}
 					geoFailed = geoFail[geoKey{a, l}]
@@ -175,6 +175,8 @@ func ResolveFeatures(x *ir.XDS, objs *RefObjects, luaOn bool) FeatureErrors {
 			}
 		}
 	}
+	resolveSecurityFeatures(x)
+	resolveBackendTrafficFilters(x)
 	return errs
 }
 

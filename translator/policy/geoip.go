@@ -132,3 +132,21 @@ func validateGeoIP(a *egv1a1.Authorization, l *ir.HTTPListener) (*egv1a1.GeoIPMa
 	}
 	return mm, nil
 }
+
+// maxMindDatabases is the path of each database of the provider, as the geoip filter takes
+// them.
+func maxMindDatabases(mm *egv1a1.GeoIPMaxMind) *ir.GeoIPMaxMind {
+	path := func(s *egv1a1.GeoIPDBSource) string {
+		if s == nil {
+			return ""
+		}
+		return s.Local.Path
+	}
+	return &ir.GeoIPMaxMind{
+		CityDBPath:        path(mm.CityDBSource),
+		ASNDBPath:         path(mm.ASNDBSource),
+		AnonymousIPDBPath: path(mm.AnonymousIPDBSource),
+		ISPDBPath:         path(mm.ISPDBSource),
+		CountryDBPath:     path(mm.CountryDBSource),
+	}
+}

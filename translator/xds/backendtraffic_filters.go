@@ -1,13 +1,10 @@
 package xds
 
 import (
-	"fmt"
-	"math"
+	"errors"
 	"slices"
 	"strings"
-	"time"
 
-	egv1a1 "github.com/envoyproxy/gateway/api/v1alpha1"
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
 	brotliv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/compression/brotli/compressor/v3"
@@ -40,14 +37,13 @@ func (s *httpFilterSet) addTraffic(out *routev3.Route, r *ir.HTTPRoute) error {
 	if bt == nil || bt.Spec == nil {
 		return nil
 	}
-	spec := bt.Spec
-	if fi := spec.FaultInjection; fi != nil {
+	if fi := r.Policies.Fault; fi != nil {
 		if err := s.addFault(out, fi); err != nil {
 			return err
 		}
 	}
-	for _, c := range compressors(spec.Compression, spec.Compressor) {
-		name := compressorFilterName(c.kind)
+	for _, c := range r.Policies.Compressors {
+		name := compressorFilterName(c.Type)
 		if _, ok := s.named[name]; !ok {
 			s.named[name] = compressorFilter(c)
 		}
@@ -65,12 +61,11 @@ func (s *httpFilterSet) addTraffic(out *routev3.Route, r *ir.HTTPRoute) error {
 	if err := s.addResponseOverride(out, r); err != nil {
 		return err
 	}
-	if rb := spec.RequestBuffer; rb != nil {
-		limit, ok := rb.Limit.AsInt64()
-		if !ok || limit < 0 || limit > math.MaxUint32 {
-			return fmt.Errorf("requestBuffer: limit %s is out of range, must be between 0 and %d", rb.Limit.String(), uint32(math.MaxUint32))
+	if rb := r.Policies.RequestBuffer; rb != nil {
+		if rb.OutOfRange != "" {
+			return errors.New(rb.OutOfRange)
 		}
-		buf := &bufferv3.Buffer{MaxRequestBytes: wrapperspb.UInt32(uint32(limit))}
+		buf := &bufferv3.Buffer{MaxRequestBytes: wrapperspb.UInt32(rb.MaxRequestBytes)}
 		if _, ok := s.named[bufferFilter]; !ok {
 			// the first route's limit on the listener, disabled there
 			f := typedFilter(bufferFilter, buf)
@@ -91,7 +86,7 @@ func (s *httpFilterSet) addTraffic(out *routev3.Route, r *ir.HTTPRoute) error {
 
 // addFault puts the fault filter on the listener (enabled, with no fault of its own) and
 // the policy's delay and abort on the route.
-func (s *httpFilterSet) addFault(out *routev3.Route, fi *egv1a1.FaultInjection) error {
+func (s *httpFilterSet) addFault(out *routev3.Route, fi *ir.Fault) error {
 	if _, ok := s.named[faultFilter]; !ok {
 		s.named[faultFilter] = typedFilter(faultFilter, &faultv3.HTTPFault{})
 	}
@@ -101,13 +96,8 @@ func (s *httpFilterSet) addFault(out *routev3.Route, fi *egv1a1.FaultInjection) 
 		if d.Percentage != nil {
 			cfg.Delay.Percentage = millionths(*d.Percentage)
 		}
-		if d.FixedDelay != nil {
-			v, err := time.ParseDuration(string(*d.FixedDelay))
-			if err != nil {
-				// EG drops the whole fault injection of a policy whose delay does not parse
-				return nil
-			}
-			cfg.Delay.FaultDelaySecifier = &faultcommonv3.FaultDelay_FixedDelay{FixedDelay: durationpb.New(v)}
+		if d.Fixed != nil {
+			cfg.Delay.FaultDelaySecifier = &faultcommonv3.FaultDelay_FixedDelay{FixedDelay: durationpb.New(*d.Fixed)}
 		}
 	}
 	if a := fi.Abort; a != nil {
@@ -116,10 +106,10 @@ func (s *httpFilterSet) addFault(out *routev3.Route, fi *egv1a1.FaultInjection) 
 			cfg.Abort.Percentage = millionths(*a.Percentage)
 		}
 		if a.HTTPStatus != nil {
-			cfg.Abort.ErrorType = &faultv3.FaultAbort_HttpStatus{HttpStatus: uint32(*a.HTTPStatus)}
+			cfg.Abort.ErrorType = &faultv3.FaultAbort_HttpStatus{HttpStatus: *a.HTTPStatus}
 		}
-		if a.GrpcStatus != nil {
-			cfg.Abort.ErrorType = &faultv3.FaultAbort_GrpcStatus{GrpcStatus: uint32(*a.GrpcStatus)}
+		if a.GRPCStatus != nil {
+			cfg.Abort.ErrorType = &faultv3.FaultAbort_GrpcStatus{GrpcStatus: *a.GRPCStatus}
 		}
 	}
 	if cfg.Delay == nil && cfg.Abort == nil {
@@ -133,69 +123,33 @@ func millionths(p float32) *typev3.FractionalPercent {
 	return &typev3.FractionalPercent{Numerator: uint32(p * 10000), Denominator: typev3.FractionalPercent_MILLION}
 }
 
-type compression struct {
-	kind        egv1a1.CompressorType
-	chooseFirst bool
-	minLength   *uint32
-}
-
-// compressors are the policy's compressors: spec.compressor when it lists any (an entry
-// counts only with its type's settings, e.g. gzip: {}), else the deprecated
-// spec.compression; the first one is chosen first when a client accepts several.
-func compressors(deprecated, current []*egv1a1.Compression) []compression {
-	list, needSettings := current, true
-	if len(current) == 0 {
-		list, needSettings = deprecated, false
-	}
-	var out []compression
-	for i, c := range list {
-		if c == nil {
-			continue
-		}
-		if needSettings && !((c.Type == egv1a1.GzipCompressorType && c.Gzip != nil) ||
-			(c.Type == egv1a1.BrotliCompressorType && c.Brotli != nil) ||
-			(c.Type == egv1a1.ZstdCompressorType && c.Zstd != nil)) {
-			continue
-		}
-		cp := compression{kind: c.Type, chooseFirst: i == 0}
-		if c.MinContentLength != nil {
-			if v, ok := c.MinContentLength.AsInt64(); ok {
-				n := uint32(v)
-				cp.minLength = &n
-			}
-		}
-		out = append(out, cp)
-	}
-	return out
-}
-
-func compressorFilterName(t egv1a1.CompressorType) string {
-	return "envoy.filters.http.compressor." + strings.ToLower(string(t))
+func compressorFilterName(t string) string {
+	return "envoy.filters.http.compressor." + strings.ToLower(t)
 }
 
 // compressorFilter is the listener's compressor of one type, disabled until a route
 // turns it on; the library has Envoy's defaults.
-func compressorFilter(c compression) *hcmv3.HttpFilter {
+func compressorFilter(c ir.Compressor) *hcmv3.HttpFilter {
 	var lib string
 	var cfg proto.Message
-	switch c.kind {
-	case egv1a1.BrotliCompressorType:
+	switch c.Type {
+	case ir.CompressorBrotli:
 		lib, cfg = "envoy.compression.brotli.compressor", &brotliv3.Brotli{}
-	case egv1a1.ZstdCompressorType:
+	case ir.CompressorZstd:
 		lib, cfg = "envoy.compression.zstd.compressor", &zstdv3.Zstd{}
 	default:
 		lib, cfg = "envoy.compression.gzip.compressor", &gzipv3.Gzip{}
 	}
 	comp := &compressorv3.Compressor{
 		CompressorLibrary: &corev3.TypedExtensionConfig{Name: lib, TypedConfig: mustAny(cfg)},
-		ChooseFirst:       c.chooseFirst,
+		ChooseFirst:       c.ChooseFirst,
 	}
-	if c.minLength != nil {
+	if c.MinContentLength != nil {
 		comp.ResponseDirectionConfig = &compressorv3.Compressor_ResponseDirectionConfig{
-			CommonConfig: &compressorv3.Compressor_CommonDirectionConfig{MinContentLength: wrapperspb.UInt32(*c.minLength)},
+			CommonConfig: &compressorv3.Compressor_CommonDirectionConfig{MinContentLength: wrapperspb.UInt32(*c.MinContentLength)},
 		}
 	}
-	f := typedFilter(compressorFilterName(c.kind), comp)
+	f := typedFilter(compressorFilterName(c.Type), comp)
 	f.Disabled = true
 	return f
 }

@@ -1,7 +1,6 @@
 package xds
 
 import (
-	egv1a1 "github.com/envoyproxy/gateway/api/v1alpha1"
 	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
 	bwlimitv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/bandwidth_limit/v3"
 	"google.golang.org/protobuf/types/known/wrapperspb"
@@ -14,8 +13,8 @@ import (
 // turns the one it needs on with its own rate.
 
 const (
-	bandwidthLimitRequestFilter  = string(egv1a1.EnvoyFilterBandwidthLimit) + "/request"
-	bandwidthLimitResponseFilter = string(egv1a1.EnvoyFilterBandwidthLimit) + "/response"
+	bandwidthLimitRequestFilter  = ir.FilterBandwidthLimit + "/request"
+	bandwidthLimitResponseFilter = ir.FilterBandwidthLimit + "/response"
 	bandwidthLimitStatPrefix     = "http_bandwidth_limiter"
 )
 

@@ -3,7 +3,6 @@ package xds
 import (
 	"net"
 
-	egv1a1 "github.com/envoyproxy/gateway/api/v1alpha1"
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	hcmv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/http_connection_manager/v3"
 	customheaderv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/http/original_ip_detection/custom_header/v3"
@@ -25,45 +24,41 @@ const (
 
 // applyClientTraffic changes the HCM of the listener l after the policy on it.
 func applyClientTraffic(hcm *hcmv3.HttpConnectionManager, l *ir.HTTPListener) {
-	if l == nil || l.Policies.ClientTraffic == nil || l.Policies.ClientTraffic.Spec == nil {
+	if l == nil || l.Policies.ClientTrafficSettings == nil {
 		return
 	}
-	s := l.Policies.ClientTraffic.Spec
-	if ip := s.ClientIPDetection; ip != nil {
+	s := l.Policies.ClientTrafficSettings
+	if ip := s.ClientIP; ip != nil {
 		applyClientIP(hcm, ip)
 	}
 	// A policy that failed part-way keeps its client address, path and protocol settings
 	// but not its timeouts (EG drops those with the error).
-	if t := s.Timeout; t != nil && t.HTTP != nil && l.Policies.ClientTrafficError == "" {
-		if d := duration(t.HTTP.RequestReceivedTimeout); d != nil {
+	if l.Policies.ClientTrafficError == "" {
+		if d := s.RequestReceivedTimeout; d != nil {
 			hcm.RequestTimeout = durationpb.New(*d)
 		}
-		if d := duration(t.HTTP.RequestHeadersReceivedTimeout); d != nil {
+		if d := s.RequestHeadersReceivedTimeout; d != nil {
 			hcm.RequestHeadersTimeout = durationpb.New(*d)
 		}
-		if d := duration(t.HTTP.IdleTimeout); d != nil {
+		if d := s.IdleTimeout; d != nil {
 			hcm.CommonHttpProtocolOptions.IdleTimeout = durationpb.New(*d)
 		}
-		if d := duration(t.HTTP.StreamIdleTimeout); d != nil {
+		if d := s.StreamIdleTimeout; d != nil {
 			hcm.StreamIdleTimeout = durationpb.New(*d)
 		}
 	}
-	if p := s.Path; p != nil {
-		if p.DisableMergeSlashes != nil {
-			hcm.MergeSlashes = !*p.DisableMergeSlashes
-		}
-		if p.EscapedSlashesAction != nil {
-			switch *p.EscapedSlashesAction {
-			case egv1a1.KeepUnchangedAction:
-				hcm.PathWithEscapedSlashesAction = hcmv3.HttpConnectionManager_KEEP_UNCHANGED
-			case egv1a1.RejectRequestAction:
-				hcm.PathWithEscapedSlashesAction = hcmv3.HttpConnectionManager_REJECT_REQUEST
-			case egv1a1.UnescapeAndForward:
-				hcm.PathWithEscapedSlashesAction = hcmv3.HttpConnectionManager_UNESCAPE_AND_FORWARD
-			case egv1a1.UnescapeAndRedirect:
-				hcm.PathWithEscapedSlashesAction = hcmv3.HttpConnectionManager_UNESCAPE_AND_REDIRECT
-			}
-		}
+	if s.MergeSlashes != nil {
+		hcm.MergeSlashes = *s.MergeSlashes
+	}
+	switch s.EscapedSlashesAction {
+	case ir.EscapedSlashesKeepUnchanged:
+		hcm.PathWithEscapedSlashesAction = hcmv3.HttpConnectionManager_KEEP_UNCHANGED
+	case ir.EscapedSlashesRejectRequest:
+		hcm.PathWithEscapedSlashesAction = hcmv3.HttpConnectionManager_REJECT_REQUEST
+	case ir.EscapedSlashesUnescapeAndForward:
+		hcm.PathWithEscapedSlashesAction = hcmv3.HttpConnectionManager_UNESCAPE_AND_FORWARD
+	case ir.EscapedSlashesUnescapeAndRedirect:
+		hcm.PathWithEscapedSlashesAction = hcmv3.HttpConnectionManager_UNESCAPE_AND_REDIRECT
 	}
 }
 
@@ -71,24 +66,23 @@ func applyClientTraffic(hcm *hcmv3.HttpConnectionManager, l *ir.HTTPListener) {
 // extension and Envoy stops using the connection's address; directSourceIP keeps the
 // downstream TCP source address (CTP-04). EG lowers numTrustedHops by one for the XFF
 // extension, which counts the last hop itself.
-func applyClientIP(hcm *hcmv3.HttpConnectionManager, ip *egv1a1.ClientIPDetectionSettings) {
+func applyClientIP(hcm *hcmv3.HttpConnectionManager, ip *ir.ClientIPDetection) {
 	var ext *corev3.TypedExtensionConfig
 	switch {
 	case ip.CustomHeader != nil:
 		cfg := &customheaderv3.CustomHeaderConfig{HeaderName: ip.CustomHeader.Name, AllowExtensionToSetAddressAsTrusted: true}
-		if ip.CustomHeader.FailClosed != nil && *ip.CustomHeader.FailClosed {
+		if ip.CustomHeader.FailClosed {
 			cfg.RejectWithStatus = &typev3.HttpStatus{Code: typev3.StatusCode_Forbidden}
 		}
 		ext = &corev3.TypedExtensionConfig{Name: customHeaderExtension, TypedConfig: mustAny(cfg)}
 	case ip.XForwardedFor != nil:
 		x := ip.XForwardedFor
-		skip := x.DisableXForwardedForAppend != nil && *x.DisableXForwardedForAppend
-		cfg := &xffv3.XffConfig{SkipXffAppend: wrapperspb.Bool(skip)}
+		cfg := &xffv3.XffConfig{SkipXffAppend: wrapperspb.Bool(x.SkipAppend)}
 		switch {
 		case x.TrustedCIDRs != nil:
 			var cidrs []*corev3.CidrRange
 			for _, c := range x.TrustedCIDRs {
-				addr, nw, err := net.ParseCIDR(string(c))
+				addr, nw, err := net.ParseCIDR(c)
 				if err != nil {
 					continue
 				}

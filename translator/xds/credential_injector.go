@@ -10,8 +10,6 @@ import (
 	tlsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
 	"google.golang.org/protobuf/types/known/anypb"
 
-	egv1a1 "github.com/envoyproxy/gateway/api/v1alpha1"
-
 	"github.com/egharness/egharness/translator/ir"
 )
 
@@ -21,7 +19,7 @@ import (
 
 // addCredentialInjection records the route's credential injector and enables it on out.
 func (s *httpFilterSet) addCredentialInjection(out *routev3.Route, c *ir.CredentialInjection) error {
-	name := string(egv1a1.EnvoyFilterCredentialInjector) + "/" + c.Name
+	name := ir.FilterCredentialInjector + "/" + c.Name
 	secret := "credential_injector/credential/" + c.Name
 	if _, ok := s.named[name]; !ok {
 		generic := &genericv3.Generic{Credential: &tlsv3.SdsSecretConfig{Name: secret, SdsConfig: adsSource()}}

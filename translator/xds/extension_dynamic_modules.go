@@ -3,7 +3,6 @@ package xds
 import (
 	"fmt"
 
-	egv1a1 "github.com/envoyproxy/gateway/api/v1alpha1"
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
 	dmconfigv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/dynamic_modules/v3"
@@ -19,7 +18,7 @@ import (
 // owning policy, disabled on the connection manager and turned on by the routes in force;
 // a module downloaded from a URL is fetched through the URL's cluster (as remote JWKS are).
 
-const dynamicModulesFilterType = string(egv1a1.EnvoyFilterDynamicModules)
+const dynamicModulesFilterType = ir.FilterDynamicModules
 
 // addDynamicModules enables the route's modules, recording their filters and clusters.
 func (s *httpFilterSet) addDynamicModules(out *routev3.Route, r *ir.HTTPRoute) error {

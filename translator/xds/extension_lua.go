@@ -18,7 +18,7 @@ import (
 	"github.com/egharness/egharness/translator/ir"
 )
 
-const luaFilterType = string(egv1a1.EnvoyFilterLua)
+const luaFilterType = ir.FilterLua
 
 // addExtension configures the route for the EnvoyExtensionPolicy in force on it: its Lua
 // scripts and its ext_proc services (extension_services.go). The policy stage has already

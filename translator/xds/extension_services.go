@@ -26,8 +26,8 @@ import (
 // its own for the service (named by the policy stage).
 
 const (
-	extAuthzFilterType = string(egv1a1.EnvoyFilterExtAuthz)
-	extProcFilterType  = string(egv1a1.EnvoyFilterExtProc)
+	extAuthzFilterType = ir.FilterExtAuthz
+	extProcFilterType  = ir.FilterExtProc
 	// extServiceTimeout is EG's timeout for a call to an external service.
 	extServiceTimeout = 10 * time.Second
 	// routeMetadataNamespace is the metadata namespace EG passes with includeRouteMetadata.

@@ -3,7 +3,6 @@ package xds
 import (
 	"strconv"
 
-	egv1a1 "github.com/envoyproxy/gateway/api/v1alpha1"
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	geoipv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/geoip/v3"
 	hcmv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/http_connection_manager/v3"
@@ -81,26 +80,20 @@ func geoIPFilter(l *ir.HTTPListener) *hcmv3.HttpFilter {
 			keys.AnonProxy = h
 		}
 	}
-	path := func(s *egv1a1.GeoIPDBSource) string {
-		if s == nil {
-			return ""
-		}
-		return s.Local.Path
-	}
 	mm := g.MaxMind
 	provider := &maxmindv3.MaxMindConfig{
-		CityDbPath:           path(mm.CityDBSource),
-		AsnDbPath:            path(mm.ASNDBSource),
-		AnonDbPath:           path(mm.AnonymousIPDBSource),
-		IspDbPath:            path(mm.ISPDBSource),
-		CountryDbPath:        path(mm.CountryDBSource),
+		CityDbPath:           mm.CityDBPath,
+		AsnDbPath:            mm.ASNDBPath,
+		AnonDbPath:           mm.AnonymousIPDBPath,
+		IspDbPath:            mm.ISPDBPath,
+		CountryDbPath:        mm.CountryDBPath,
 		CommonProviderConfig: &geocommonv3.CommonGeoipProviderConfig{GeoFieldKeys: keys},
 	}
 	cfg := &geoipv3.Geoip{Provider: &corev3.TypedExtensionConfig{Name: maxMindProvider, TypedConfig: mustAny(provider)}}
 	// The address looked up: the custom header, the X-Forwarded-For hop, or (directSourceIP,
 	// and X-Forwarded-For without trusted hops) Envoy's default, the connection's source.
-	if ct := l.Policies.ClientTraffic; ct != nil && ct.Spec != nil && ct.Spec.ClientIPDetection != nil {
-		ip := ct.Spec.ClientIPDetection
+	if ct := l.Policies.ClientTrafficSettings; ct != nil && ct.ClientIP != nil {
+		ip := ct.ClientIP
 		switch {
 		case ip.CustomHeader != nil:
 			cfg.CustomHeaderConfig = &geoipv3.Geoip_CustomHeaderConfig{HeaderName: ip.CustomHeader.Name}
@@ -112,12 +105,12 @@ func geoIPFilter(l *ir.HTTPListener) *hcmv3.HttpFilter {
 			cfg.XffConfig = &geoipv3.Geoip_XffConfig{XffNumTrustedHops: hops}
 		}
 	}
-	return typedFilter(string(egv1a1.EnvoyFilterGeoIP), cfg)
+	return typedFilter(ir.FilterGeoIP, cfg)
 }
 
 // geoPredicate ORs a rule's locations; each location ANDs its fields, matched on the
 // internal headers (names case-insensitively, numbers and booleans exactly).
-func geoPredicate(locs []egv1a1.ClientIPGeoLocation) *predicate {
+func geoPredicate(locs []ir.GeoLocation) *predicate {
 	var any []*predicate
 	for _, g := range locs {
 		var all []*predicate
@@ -139,14 +132,12 @@ func geoPredicate(locs []egv1a1.ClientIPGeoLocation) *predicate {
 		if g.ISP != nil {
 			add("isp", *g.ISP, true)
 		}
-		if an := g.Anonymous; an != nil {
-			for _, b := range []struct {
-				field string
-				v     *bool
-			}{{"anon", an.IsAnonymous}, {"anonVPN", an.IsVPN}, {"anonHosting", an.IsHosting}, {"anonTor", an.IsTor}, {"anonProxy", an.IsProxy}} {
-				if b.v != nil {
-					add(b.field, strconv.FormatBool(*b.v), false)
-				}
+		for _, b := range []struct {
+			field string
+			v     *bool
+		}{{"anon", g.IsAnonymous}, {"anonVPN", g.IsVPN}, {"anonHosting", g.IsHosting}, {"anonTor", g.IsTor}, {"anonProxy", g.IsProxy}} {
+			if b.v != nil {
+				add(b.field, strconv.FormatBool(*b.v), false)
 			}
 		}
 		switch len(all) {

@@ -5,8 +5,9 @@ import (
 	"strconv"
 	"strings"
 
-	egv1a1 "github.com/envoyproxy/gateway/api/v1alpha1"
 	hcmv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/http_connection_manager/v3"
+
+	"github.com/egharness/egharness/translator/ir"
 )
 
 // httpFilterRanks is where EG v1.9 puts each kind of HTTP filter in the connection manager
@@ -14,38 +15,38 @@ import (
 // the router last. Kinds with several instances (Lua, ext_proc, Wasm) add the instance's
 // index to their rank; kinds not listed rank 50.
 var httpFilterRanks = []struct {
-	kind    egv1a1.EnvoyFilter
+	kind    string
 	rank    int
 	indexed bool
 }{
-	{egv1a1.EnvoyFilterCustomResponse, 0, false},
-	{egv1a1.EnvoyFilterHealthCheck, 1, false},
-	{egv1a1.EnvoyFilterFault, 2, false},
-	{egv1a1.EnvoyFilterCORS, 3, false},
-	{egv1a1.EnvoyFilterCSRF, 4, false},
-	{egv1a1.EnvoyFilterHeaderMutation, 5, false},
-	{egv1a1.EnvoyFilterExtAuthz, 6, false},
-	{egv1a1.EnvoyFilterAPIKeyAuth, 7, false},
-	{egv1a1.EnvoyFilterBasicAuth, 8, false},
-	{egv1a1.EnvoyFilterOAuth2, 9, false},
-	{egv1a1.EnvoyFilterJWTAuthn, 10, false},
-	{egv1a1.EnvoyFilterSessionPersistence, 11, false},
-	{egv1a1.EnvoyFilterBuffer, 12, false},
-	{egv1a1.EnvoyFilterLua, 13, true},
-	{egv1a1.EnvoyFilterExtProc, 100, true},
-	{egv1a1.EnvoyFilterWasm, 200, true},
-	{egv1a1.EnvoyFilterDynamicModules, 250, true},
-	{egv1a1.EnvoyFilterGeoIP, 300, false},
-	{egv1a1.EnvoyFilterRBAC, 301, false},
-	{egv1a1.EnvoyFilterLocalRateLimit, 302, false},
-	{egv1a1.EnvoyFilterRateLimit, 303, false},
-	{egv1a1.EnvoyFilterBandwidthLimit, 304, false},
-	{egv1a1.EnvoyFilterGRPCWeb, 305, false},
-	{egv1a1.EnvoyFilterGRPCStats, 306, false},
-	{egv1a1.EnvoyFilterCredentialInjector, 307, false},
-	{egv1a1.EnvoyFilterCompressor, 308, false},
-	{egv1a1.EnvoyFilterDynamicForwardProxy, 309, false},
-	{egv1a1.EnvoyFilterRouter, 310, false},
+	{ir.FilterCustomResponse, 0, false},
+	{ir.FilterHealthCheck, 1, false},
+	{ir.FilterFault, 2, false},
+	{ir.FilterCORS, 3, false},
+	{ir.FilterCSRF, 4, false},
+	{ir.FilterHeaderMutation, 5, false},
+	{ir.FilterExtAuthz, 6, false},
+	{ir.FilterAPIKeyAuth, 7, false},
+	{ir.FilterBasicAuth, 8, false},
+	{ir.FilterOAuth2, 9, false},
+	{ir.FilterJWTAuthn, 10, false},
+	{ir.FilterSessionPersistence, 11, false},
+	{ir.FilterBuffer, 12, false},
+	{ir.FilterLua, 13, true},
+	{ir.FilterExtProc, 100, true},
+	{ir.FilterWasm, 200, true},
+	{ir.FilterDynamicModules, 250, true},
+	{ir.FilterGeoIP, 300, false},
+	{ir.FilterRBAC, 301, false},
+	{ir.FilterLocalRateLimit, 302, false},
+	{ir.FilterRateLimit, 303, false},
+	{ir.FilterBandwidthLimit, 304, false},
+	{ir.FilterGRPCWeb, 305, false},
+	{ir.FilterGRPCStats, 306, false},
+	{ir.FilterCredentialInjector, 307, false},
+	{ir.FilterCompressor, 308, false},
+	{ir.FilterDynamicForwardProxy, 309, false},
+	{ir.FilterRouter, 310, false},
 }
 
 const defaultFilterRank = 50
@@ -55,7 +56,7 @@ const defaultFilterRank = 50
 // the last "/" segment of the name.
 func httpFilterRank(name string) int {
 	for _, r := range httpFilterRanks {
-		if !strings.HasPrefix(name, string(r.kind)) {
+		if !strings.HasPrefix(name, r.kind) {
 			continue
 		}
 		if !r.indexed {

@@ -87,7 +87,7 @@ func tcpFilterChain(l *ir.TCPListener, r *ir.TCPRoute) *listenerv3.FilterChain {
 	if cl := connectionLimit(connectionOf(l.Policies.ClientHTTP), stat); cl != nil {
 		fc.Filters = append([]*listenerv3.Filter{cl}, fc.Filters...)
 	}
-	if authz := tcpAuthorizationFilter(stat, r.Policies.Security); authz != nil {
+	if authz := tcpAuthorizationFilter(stat, r.Policies.Authorization); authz != nil {
 		fc.Filters = append([]*listenerv3.Filter{authz}, fc.Filters...)
 	}
 	if len(r.SNIs) > 0 {

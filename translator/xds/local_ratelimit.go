@@ -3,7 +3,6 @@ package xds
 import (
 	"time"
 
-	egv1a1 "github.com/envoyproxy/gateway/api/v1alpha1"
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
 	commonrlv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/common/ratelimit/v3"
@@ -22,7 +21,7 @@ import (
 // descriptor with a bucket per rule with client selectors.
 
 const (
-	localRateLimitFilter     = string(egv1a1.EnvoyFilterLocalRateLimit)
+	localRateLimitFilter     = ir.FilterLocalRateLimit
 	localRateLimitStatPrefix = "http_local_rate_limiter"
 	localMaxDescriptors      = 10000
 )
@@ -45,7 +44,7 @@ func (s *httpFilterSet) addLocalRateLimit(out *routev3.Route, r *ir.HTTPRoute, l
 	}
 	local := r.RateLimit.Local
 	headers := commonrlv3.XRateLimitHeadersRFCVersion_DRAFT_VERSION_03
-	if local.DefaultXRateLimitHeaders == string(egv1a1.XRateLimitHeadersOptionDisabled) {
+	if local.DefaultXRateLimitHeaders == ir.XRateLimitHeadersOff {
 		headers = commonrlv3.XRateLimitHeadersRFCVersion_OFF
 	}
 	if _, off := listenerHeaderSettings(l); off {

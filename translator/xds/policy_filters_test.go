@@ -14,6 +14,7 @@ import (
 	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/egharness/egharness/translator/ir"
+	"github.com/egharness/egharness/translator/policy"
 	"github.com/egharness/egharness/translator/result"
 )
 
@@ -33,9 +34,13 @@ func policyListener(routes ...*ir.HTTPRoute) *ir.XDS {
 }
 
 func security(spec egv1a1.SecurityPolicySpec) ir.RoutePolicies {
-	return ir.RoutePolicies{Security: &ir.Applied[egv1a1.SecurityPolicySpec]{
+	a := &ir.Applied[egv1a1.SecurityPolicySpec]{
 		Policy: ir.PolicyRef{Kind: "SecurityPolicy", Namespace: "default", Name: "sp"}, Spec: &spec,
-	}}
+	}
+	// the policy stage resolves the features; routes built by hand do it here
+	p := ir.RoutePolicies{Security: a}
+	policy.ResolveSecurityFeatures(&p)
+	return p
 }
 
 func translateFor(t *testing.T, f Features, x *ir.XDS) (result.XDS, *hcmv3.HttpConnectionManager) {
@@ -209,7 +214,7 @@ func TestCSRFShadowFraction(t *testing.T) {
 		{"25 of 1000", &gwapiv1.Fraction{Numerator: 25, Denominator: &den}, &typev3.FractionalPercent{Numerator: 9750, Denominator: typev3.FractionalPercent_TEN_THOUSAND}, true},
 	}
 	for _, c := range cases {
-		p := csrfPolicy(&egv1a1.CSRF{ShadowFraction: c.shadow, AdditionalOrigins: []egv1a1.Origin{"https://*.trusted.com", "http://a.example.com:8080"}})
+		p := csrfPolicy(&ir.CSRF{ShadowFraction: c.shadow, AdditionalOrigins: []string{"https://*.trusted.com", "http://a.example.com:8080"}})
 		if got := p.FilterEnabled.DefaultValue; got.Numerator != c.enforced.Numerator || got.Denominator != c.enforced.Denominator {
 			t.Errorf("%s: enforced %v, want %v", c.name, got, c.enforced)
 		}

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	xdscorev3 "github.com/cncf/xds/go/xds/core/v3"
-	egv1a1 "github.com/envoyproxy/gateway/api/v1alpha1"
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	endpointv3 "github.com/envoyproxy/go-control-plane/envoy/config/endpoint/v3"
 	ratelimitconfv3 "github.com/envoyproxy/go-control-plane/envoy/config/ratelimit/v3"
@@ -33,7 +32,7 @@ import (
 // rule in the route action's rateLimits instead.
 
 const (
-	rateLimitFilter        = string(egv1a1.EnvoyFilterRateLimit)
+	rateLimitFilter        = ir.FilterRateLimit
 	rateLimitCluster       = "ratelimit_cluster"
 	rateLimitClientCert    = "envoy-gateway-system/envoy"
 	rateLimitClientCAFile  = "/certs/ca.crt"
@@ -276,9 +275,9 @@ func cidrDescriptorValue(c *ir.CIDRMatch) string {
 
 func xRateLimitOption(v string) routev3.RateLimit_XRateLimitOption {
 	switch v {
-	case string(egv1a1.XRateLimitHeadersOptionDisabled):
+	case ir.XRateLimitHeadersOff:
 		return routev3.RateLimit_OFF
-	case string(egv1a1.XRateLimitHeadersOptionDraftVersion03):
+	case ir.XRateLimitHeadersDraftVersion03:
 		return routev3.RateLimit_DRAFT_VERSION_03
 	}
 	return routev3.RateLimit_UNSPECIFIED
@@ -342,12 +341,11 @@ func (s *httpFilterSet) globalFilters() []*hcmv3.HttpFilter {
 // listenerHeaderSettings are the ClientTrafficPolicy header settings the rate limit
 // filters follow: enableEnvoyHeaders and disableRateLimitHeaders.
 func listenerHeaderSettings(l *ir.HTTPListener) (envoyHeaders, rateLimitHeadersOff bool) {
-	ct := l.Policies.ClientTraffic
-	if ct == nil || ct.Spec == nil || ct.Spec.Headers == nil {
+	ct := l.Policies.ClientTrafficSettings
+	if ct == nil {
 		return false, false
 	}
-	h := ct.Spec.Headers
-	return h.EnableEnvoyHeaders != nil && *h.EnableEnvoyHeaders, h.DisableRateLimitHeaders != nil && *h.DisableRateLimitHeaders
+	return ct.EnvoyHeaders, ct.RateLimitHeadersOff
 }
 
 // usesGlobalRateLimit reports whether any route of the IR has global rules: the proxy then

@@ -12,30 +12,30 @@ import (
 // the route.
 func (s *httpFilterSet) addSecurity(out *routev3.Route, r *ir.HTTPRoute, a *ir.Applied[egv1a1.SecurityPolicySpec]) error {
 	spec := a.Spec
-	if spec.CORS != nil && r.CORS == nil { // the route's CORS filter wins (addRoute)
+	if c := r.Policies.CORS; c != nil && r.CORS == nil { // the route's CORS filter wins (addRoute)
 		s.cors = true
-		if err := setPerRoute(out, corsFilterName, corsPolicy(spec.CORS)); err != nil {
+		if err := setPerRoute(out, corsFilterName, corsPolicy(c)); err != nil {
 			return err
 		}
 	}
-	if spec.CSRF != nil {
+	if c := r.Policies.CSRF; c != nil {
 		s.csrf = true
-		if err := setPerRoute(out, csrfFilterName, csrfPolicy(spec.CSRF)); err != nil {
+		if err := setPerRoute(out, csrfFilterName, csrfPolicy(c)); err != nil {
 			return err
 		}
 	}
-	if spec.BasicAuth != nil {
-		if err := s.addBasicAuth(out, r, a); err != nil {
+	if b := r.Policies.BasicAuth; b != nil {
+		if err := s.addBasicAuth(out, r, b); err != nil {
 			return err
 		}
 	}
-	if spec.APIKeyAuth != nil {
-		if err := s.addAPIKeyAuth(out, r, a); err != nil {
+	if k := r.Policies.APIKeyAuth; k != nil {
+		if err := s.addAPIKeyAuth(out, r, k); err != nil {
 			return err
 		}
 	}
-	if spec.Authorization != nil {
-		if err := s.addAuthorization(out, a); err != nil {
+	if r.Policies.Authorization != nil {
+		if err := s.addAuthorization(out, r.Policies.Authorization); err != nil {
 			return err
 		}
 	}
@@ -49,8 +49,8 @@ func (s *httpFilterSet) addSecurity(out *routev3.Route, r *ir.HTTPRoute, a *ir.A
 			return err
 		}
 	}
-	if spec.JWT != nil && len(spec.JWT.Providers) > 0 {
-		if err := s.addJWT(out, r, spec.JWT); err != nil {
+	if j := r.Policies.JWT; j != nil && len(j.Providers) > 0 {
+		if err := s.addJWT(out, r, j); err != nil {
 			return err
 		}
 	}

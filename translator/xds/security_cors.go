@@ -4,9 +4,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"time"
 
-	egv1a1 "github.com/envoyproxy/gateway/api/v1alpha1"
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	corsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/cors/v3"
 	csrfv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/csrf/v3"
@@ -15,11 +13,13 @@ import (
 	typev3 "github.com/envoyproxy/go-control-plane/envoy/type/v3"
 	"google.golang.org/protobuf/types/known/wrapperspb"
 	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/egharness/egharness/translator/ir"
 )
 
 const (
-	corsFilterName = string(egv1a1.EnvoyFilterCORS)
-	csrfFilterName = string(egv1a1.EnvoyFilterCSRF)
+	corsFilterName = ir.FilterCORS
+	csrfFilterName = ir.FilterCSRF
 )
 
 // corsFilter is the listener's CORS filter: empty, every route brings its own policy.
@@ -28,23 +28,20 @@ func corsFilter() *hcmv3.HttpFilter { return typedFilter(corsFilterName, &corsv3
 // corsPolicy is a route's CORS policy (SP-03). Origins with "*" become regexes; a "*"
 // among methods or headers allows all of them; preflights that match no origin are
 // answered by the filter rather than forwarded.
-func corsPolicy(c *egv1a1.CORS) *corsv3.CorsPolicy {
+func corsPolicy(c *ir.CORS) *corsv3.CorsPolicy {
 	p := &corsv3.CorsPolicy{
 		AllowMethods:                 joinOrStar(c.AllowMethods),
 		AllowHeaders:                 joinOrStar(c.AllowHeaders),
 		ExposeHeaders:                strings.Join(c.ExposeHeaders, ", "),
-		AllowCredentials:             wrapperspb.Bool(c.AllowCredentials != nil && *c.AllowCredentials),
+		AllowCredentials:             wrapperspb.Bool(c.AllowCredentials),
 		ForwardNotMatchingPreflights: wrapperspb.Bool(false),
 	}
 	p.AllowOriginStringMatch = make([]*matcherv3.StringMatcher, 0, len(c.AllowOrigins))
 	for _, o := range c.AllowOrigins {
-		p.AllowOriginStringMatch = append(p.AllowOriginStringMatch, wildcardMatcher(string(o)))
+		p.AllowOriginStringMatch = append(p.AllowOriginStringMatch, wildcardMatcher(o))
 	}
 	if c.MaxAge != nil {
-		// A maxAge that does not parse is refused at admission; it is left out here.
-		if d, err := time.ParseDuration(string(*c.MaxAge)); err == nil {
-			p.MaxAge = strconv.Itoa(int(d.Seconds()))
-		}
+		p.MaxAge = strconv.Itoa(int(c.MaxAge.Seconds()))
 	}
 	return p
 }
@@ -80,7 +77,7 @@ func csrfFilter() *hcmv3.HttpFilter {
 // enforced; with it, that fraction is only evaluated in shadow (the rest enforced), so
 // 100% records csrf.request_valid / request_invalid and lets everything through. Envoy
 // compares host and port of the Origin, so additional origins lose their scheme.
-func csrfPolicy(c *egv1a1.CSRF) *csrfv3.CsrfPolicy {
+func csrfPolicy(c *ir.CSRF) *csrfv3.CsrfPolicy {
 	p := &csrfv3.CsrfPolicy{FilterEnabled: &corev3.RuntimeFractionalPercent{DefaultValue: percent(100)}}
 	if f := c.ShadowFraction; f != nil {
 		den := int32(100)
@@ -91,7 +88,7 @@ func csrfPolicy(c *egv1a1.CSRF) *csrfv3.CsrfPolicy {
 		p.ShadowEnabled = &corev3.RuntimeFractionalPercent{DefaultValue: percent(100)}
 	}
 	for _, o := range c.AdditionalOrigins {
-		s := string(o)
+		s := o
 		if _, hostPort, ok := strings.Cut(s, "://"); ok {
 			s = hostPort
 		}

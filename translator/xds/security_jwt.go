@@ -10,7 +10,6 @@ import (
 	"strings"
 	"time"
 
-	egv1a1 "github.com/envoyproxy/gateway/api/v1alpha1"
 	clusterv3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	endpointv3 "github.com/envoyproxy/go-control-plane/envoy/config/endpoint/v3"
@@ -25,12 +24,10 @@ import (
 )
 
 const (
-	jwtAuthnFilter = string(egv1a1.EnvoyFilterJWTAuthn)
+	jwtAuthnFilter = ir.FilterJWTAuthn
 	// jwksFetchTimeout is how long Envoy waits for a remote JWKS (EG's default for calls
 	// to external services).
 	jwksFetchTimeout = 10 * time.Second
-	// jwksCacheDefault is remoteJWKS.cacheDuration's CRD default.
-	jwksCacheDefault = "300s"
 	// maxJWTNameLength keeps generated names within what Envoy accepts; the hash is kept
 	// whole so that a cut name stays unique.
 	maxJWTNameLength = 256
@@ -40,7 +37,7 @@ const (
 
 // jwtProviderSpec is one provider of the effective spec, with its key set resolved.
 type jwtProviderSpec struct {
-	egv1a1.JWTProvider
+	ir.JWTProvider
 	localJWKS string
 }
 
@@ -48,7 +45,7 @@ type jwtProviderSpec struct {
 // JwtProvider, the route's requirement is any of its providers (plus "missing" or
 // "missing or failed" when tokens are optional or the policy fails open), and the route
 // points at that requirement by name.
-func (s *httpFilterSet) addJWT(out *routev3.Route, r *ir.HTTPRoute, j *egv1a1.JWT) error {
+func (s *httpFilterSet) addJWT(out *routev3.Route, r *ir.HTTPRoute, j *ir.JWT) error {
 	if s.jwt == nil {
 		s.jwt = &jwtauthnv3.JwtAuthentication{
 			Providers:      map[string]*jwtauthnv3.JwtProvider{},
@@ -85,10 +82,10 @@ func (s *httpFilterSet) addJWT(out *routev3.Route, r *ir.HTTPRoute, j *egv1a1.JW
 		reqs = append(reqs, &jwtauthnv3.JwtRequirement{RequiresType: &jwtauthnv3.JwtRequirement_ProviderName{ProviderName: key}})
 	}
 	switch {
-	case j.FailOpen != nil && *j.FailOpen:
+	case j.FailOpen:
 		names = append(names, "missing-or-failed")
 		reqs = append(reqs, &jwtauthnv3.JwtRequirement{RequiresType: &jwtauthnv3.JwtRequirement_AllowMissingOrFailed{AllowMissingOrFailed: &emptypb.Empty{}}})
-	case j.Optional != nil && *j.Optional:
+	case j.Optional:
 		names = append(names, "missing")
 		reqs = append(reqs, &jwtauthnv3.JwtRequirement{RequiresType: &jwtauthnv3.JwtRequirement_AllowMissing{AllowMissing: &emptypb.Empty{}}})
 	}
@@ -134,7 +131,7 @@ func jwtProvider(p jwtProviderSpec) (*jwtauthnv3.JwtProvider, *clusterPair, erro
 			Specifier: &corev3.DataSource_InlineString{InlineString: p.localJWKS},
 		}}
 	} else if rj := p.RemoteJWKS; rj != nil {
-		if len(rj.BackendRefs) > 0 {
+		if rj.BackendRefs {
 			return nil, nil, fmt.Errorf("remote JWKS through backendRefs is not supported by the reference translator")
 		}
 		uc, err := urlClusterOf(rj.URI)
@@ -150,34 +147,21 @@ func jwtProvider(p jwtProviderSpec) (*jwtauthnv3.JwtProvider, *clusterPair, erro
 			},
 			AsyncFetch: &jwtauthnv3.JwksAsyncFetch{},
 		}
-		// The CRD defaults cacheDuration to 300s: the API server stores it on every policy.
-		cache := jwksCacheDefault
-		if rj.CacheDuration != nil {
-			cache = string(*rj.CacheDuration)
+		if d := rj.CacheDuration; d != nil {
+			remote.CacheDuration = durationpb.New(*d)
 		}
-		if d, err := time.ParseDuration(cache); err == nil {
-			remote.CacheDuration = durationpb.New(d)
-		}
-		if rj.FailedRefetchDuration != nil {
-			if d, err := time.ParseDuration(string(*rj.FailedRefetchDuration)); err == nil {
-				remote.AsyncFetch.FailedRefetchDuration = durationpb.New(d)
-			}
+		if d := rj.FailedRefetchDuration; d != nil {
+			remote.AsyncFetch.FailedRefetchDuration = durationpb.New(*d)
 		}
 		out.JwksSourceSpecifier = &jwtauthnv3.JwtProvider_RemoteJwks{RemoteJwks: remote}
 	} else {
 		return nil, nil, fmt.Errorf("neither localJWKS nor remoteJWKS")
 	}
-	if p.RecomputeRoute != nil {
-		out.ClearRouteCache = *p.RecomputeRoute
-	}
+	out.ClearRouteCache = p.RecomputeRoute
 	if e := p.ExtractFrom; e != nil {
 		out.FromHeaders = make([]*jwtauthnv3.JwtHeader, 0, len(e.Headers))
 		for _, h := range e.Headers {
-			prefix := ""
-			if h.ValuePrefix != nil {
-				prefix = *h.ValuePrefix
-			}
-			out.FromHeaders = append(out.FromHeaders, &jwtauthnv3.JwtHeader{Name: h.Name, ValuePrefix: prefix})
+			out.FromHeaders = append(out.FromHeaders, &jwtauthnv3.JwtHeader{Name: h.Name, ValuePrefix: h.ValuePrefix})
 		}
 		out.FromCookies = e.Cookies
 		out.FromParams = e.Params

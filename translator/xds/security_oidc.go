@@ -24,7 +24,7 @@ import (
 // policy; the token endpoint is a cluster of its own (from its URL, or the provider's
 // backendRefs).
 
-const oauth2FilterName = string(egv1a1.EnvoyFilterOAuth2)
+const oauth2FilterName = ir.FilterOAuth2
 
 // oauth2CookiePath is what a cookie Path attribute may hold; another redirect path leaves
 // the nonce and verifier cookies without one.

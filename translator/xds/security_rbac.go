@@ -10,7 +10,6 @@ import (
 	cncfv3 "github.com/cncf/xds/go/xds/core/v3"
 	cncfmatcherv3 "github.com/cncf/xds/go/xds/type/matcher/v3"
 	cncftypev3 "github.com/cncf/xds/go/xds/type/v3"
-	egv1a1 "github.com/envoyproxy/gateway/api/v1alpha1"
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	rbacconfigv3 "github.com/envoyproxy/go-control-plane/envoy/config/rbac/v3"
 	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
@@ -27,12 +26,12 @@ import (
 	"github.com/egharness/egharness/translator/ir"
 )
 
-const rbacFilterName = string(egv1a1.EnvoyFilterRBAC)
+const rbacFilterName = ir.FilterRBAC
 
 // addAuthorization enables the listener's RBAC filter (empty: it does nothing by itself)
 // with the route's rules as a matcher (SP-05): rules in order, first match decides,
 // defaultAction (Deny unless set) when none matches.
-func (s *httpFilterSet) addAuthorization(out *routev3.Route, a *ir.Applied[egv1a1.SecurityPolicySpec]) error {
+func (s *httpFilterSet) addAuthorization(out *routev3.Route, a *ir.Authorization) error {
 	perRoute, err := rbacPerRoute(a)
 	if err != nil {
 		return fmt.Errorf("authorization: %w", err)
@@ -47,7 +46,7 @@ func rbacAction(name string, action rbacconfigv3.RBAC_Action) *anypb.Any {
 	return mustAny(&rbacconfigv3.Action{Name: name, Action: action})
 }
 
-func rbacPerRoute(a *ir.Applied[egv1a1.SecurityPolicySpec]) (*rbacv3.RBACPerRoute, error) {
+func rbacPerRoute(a *ir.Authorization) (*rbacv3.RBACPerRoute, error) {
 	m, err := authorizationMatcher(a, rulePredicate)
 	if err != nil {
 		return nil, err
@@ -59,28 +58,23 @@ func rbacPerRoute(a *ir.Applied[egv1a1.SecurityPolicySpec]) (*rbacv3.RBACPerRout
 // filter (SP-05) and the network one (SP-02) alike: the rules in order, each named as EG
 // names it and matching on what predicateOf makes of it, first match decides;
 // defaultAction (Deny unless set) when none matches.
-func authorizationMatcher(a *ir.Applied[egv1a1.SecurityPolicySpec], predicateOf func(egv1a1.AuthorizationRule) (*predicate, error)) (*cncfmatcherv3.Matcher, error) {
-	auth := a.Spec.Authorization
+func authorizationMatcher(auth *ir.Authorization, predicateOf func(ir.AuthorizationRule) (*predicate, error)) (*cncfmatcherv3.Matcher, error) {
 	allow, deny := rbacAction("ALLOW", rbacconfigv3.RBAC_ALLOW), rbacAction("DENY", rbacconfigv3.RBAC_DENY)
-	owner := fieldOwner(a, "authorization")
 	var matchers []*cncfmatcherv3.Matcher_MatcherList_FieldMatcher
-	for i, rule := range auth.Rules {
-		name := fmt.Sprintf("securitypolicy/%s/%s/authorization/rule/%d", owner.Namespace, owner.Name, i)
-		if rule.Name != nil && *rule.Name != "" {
-			name = *rule.Name
-		}
+	for _, rule := range auth.Rules {
+		name := rule.Name
 		pred, err := predicateOf(rule)
 		if err != nil {
 			return nil, fmt.Errorf("rule %s: %w", name, err)
 		}
 		action := allow
-		if rule.Action == egv1a1.AuthorizationActionDeny {
+		if rule.Deny {
 			action = deny
 		}
 		matchers = append(matchers, &cncfmatcherv3.Matcher_MatcherList_FieldMatcher{Predicate: pred, OnMatch: decision(name, action)})
 	}
 	def := deny
-	if auth.DefaultAction != nil && *auth.DefaultAction == egv1a1.AuthorizationActionAllow {
+	if auth.DefaultAllow {
 		def = allow
 	}
 	m := &cncfmatcherv3.Matcher{OnNoMatch: decision("default", def)}
@@ -101,43 +95,35 @@ type predicate = cncfmatcherv3.Matcher_MatcherList_Predicate
 
 // rulePredicate ANDs a rule's conditions in EG's order: methods, path, client IPs, client
 // geolocations, CEL, JWT claims and scopes, headers.
-func rulePredicate(rule egv1a1.AuthorizationRule) (*predicate, error) {
+func rulePredicate(rule ir.AuthorizationRule) (*predicate, error) {
 	var all []*predicate
-	if op := rule.Operation; op != nil && len(op.Methods) > 0 {
-		ms := make([]string, 0, len(op.Methods))
-		for _, m := range op.Methods {
-			ms = append(ms, string(m))
-		}
-		all = append(all, anyOf(headerPredicates(":method", ms, true)))
+	if len(rule.Methods) > 0 {
+		all = append(all, anyOf(headerPredicates(":method", rule.Methods, true)))
 	}
-	if op := rule.Operation; op != nil && op.Path != nil {
-		all = append(all, pathPredicate(op.Path))
+	if rule.Path != nil {
+		all = append(all, pathPredicate(rule.Path))
 	}
-	var p egv1a1.Principal
-	if rule.Principal != nil {
-		p = *rule.Principal
-	}
-	if len(p.ClientCIDRs) > 0 {
-		ip, err := ipPredicate(p.ClientCIDRs)
+	if len(rule.ClientCIDRs) > 0 {
+		ip, err := ipPredicate(rule.ClientCIDRs)
 		if err != nil {
 			return nil, err
 		}
 		all = append(all, ip)
 	}
-	if g := geoPredicate(p.ClientIPGeoLocations); g != nil {
+	if g := geoPredicate(rule.GeoLocations); g != nil {
 		all = append(all, g)
 	}
 	if rule.CEL != nil {
-		c, err := celPredicate(string(*rule.CEL))
+		c, err := celPredicate(*rule.CEL)
 		if err != nil {
 			return nil, err
 		}
 		all = append(all, c)
 	}
-	if p.JWT != nil {
-		all = append(all, jwtPredicates(*p.JWT)...)
+	if rule.JWT != nil {
+		all = append(all, jwtPredicates(*rule.JWT)...)
 	}
-	for _, h := range p.Headers {
+	for _, h := range rule.Headers {
 		if ps := headerPredicates(h.Name, h.Values, false); len(ps) > 0 {
 			all = append(all, anyOf(ps))
 		}
@@ -196,11 +182,8 @@ func headerPredicates(name string, values []string, ignoreCase bool) []*predicat
 
 // pathPredicate matches :path (query included) the way the route's path types mean:
 // a prefix on segment boundaries, an exact path, or a regex.
-func pathPredicate(p *egv1a1.PathMatch) *predicate {
-	typ := gwapiv1.PathMatchPathPrefix
-	if p.Type != nil {
-		typ = *p.Type
-	}
+func pathPredicate(p *ir.AuthorizationPath) *predicate {
+	typ := gwapiv1.PathMatchType(p.Type)
 	re := func(r string) *cncfmatcherv3.StringMatcher {
 		return &cncfmatcherv3.StringMatcher{MatchPattern: &cncfmatcherv3.StringMatcher_SafeRegex{SafeRegex: &cncfmatcherv3.RegexMatcher{
 			Regex: r, EngineType: &cncfmatcherv3.RegexMatcher_GoogleRe2{GoogleRe2: &cncfmatcherv3.RegexMatcher_GoogleRE2{}},
@@ -218,16 +201,16 @@ func pathPredicate(p *egv1a1.PathMatch) *predicate {
 		m = re(p.Value)
 	}
 	pred := single("http_header", &envoymatcherv3.HttpRequestHeaderMatchInput{HeaderName: ":path"}, "", nil, m)
-	if p.Invert != nil && *p.Invert {
+	if p.Invert {
 		return &predicate{MatchType: &cncfmatcherv3.Matcher_MatcherList_Predicate_NotMatcher{NotMatcher: pred}}
 	}
 	return pred
 }
 
-func ipPredicate(cidrs []egv1a1.CIDR) (*predicate, error) {
+func ipPredicate(cidrs []string) (*predicate, error) {
 	ip := &ipmatcherv3.Ip{StatPrefix: "client_ip"}
 	for _, c := range cidrs {
-		pfx, err := netip.ParsePrefix(string(c))
+		pfx, err := netip.ParsePrefix(c)
 		if err != nil {
 			return nil, fmt.Errorf("unable to translate authorization rule: %w", err)
 		}
@@ -263,7 +246,7 @@ func celPredicate(src string) (*predicate, error) {
 
 // jwtPredicates match the jwt_authn payload a provider left in dynamic metadata: each
 // scope in "scope" or "scp", each claim's values.
-func jwtPredicates(j egv1a1.JWTPrincipal) []*predicate {
+func jwtPredicates(j ir.AuthorizationJWT) []*predicate {
 	var out []*predicate
 	meta := func(path ...string) *networkinputv3.DynamicMetadataInput {
 		in := &networkinputv3.DynamicMetadataInput{Filter: jwtAuthnFilter}
@@ -282,7 +265,7 @@ func jwtPredicates(j egv1a1.JWTPrincipal) []*predicate {
 	for _, scope := range j.Scopes {
 		var ps []*predicate
 		for _, key := range []string{"scope", "scp"} {
-			ps = append(ps, single("scope", meta(j.Provider, key), "scope_matcher", oneOf(string(scope)), nil))
+			ps = append(ps, single("scope", meta(j.Provider, key), "scope_matcher", oneOf(scope), nil))
 		}
 		out = append(out, anyOf(ps))
 	}
@@ -291,7 +274,7 @@ func jwtPredicates(j egv1a1.JWTPrincipal) []*predicate {
 		var ps []*predicate
 		for _, v := range c.Values {
 			var m *metadatamatcherv3.Metadata
-			if c.ValueType != nil && *c.ValueType == egv1a1.JWTClaimValueTypeStringArray {
+			if c.StringArray {
 				m = oneOf(v)
 			} else {
 				m = &metadatamatcherv3.Metadata{Value: &envoymatcherv3.ValueMatcher{MatchPattern: &envoymatcherv3.ValueMatcher_StringMatch{

@@ -40,7 +40,7 @@ func TestAuthorizationRuleNamesAndDefault(t *testing.T) {
 			{Action: egv1a1.AuthorizationActionDeny, Principal: &egv1a1.Principal{ClientCIDRs: []egv1a1.CIDR{"10.1.2.3/8"}}},
 		},
 	}}
-	a := security(spec).Security
+	a := security(spec).Authorization
 	per, err := rbacPerRoute(a)
 	if err != nil {
 		t.Fatal(err)
@@ -53,7 +53,7 @@ func TestAuthorizationRuleNamesAndDefault(t *testing.T) {
 		t.Errorf("default action name")
 	}
 	spec.Authorization.Rules[0].Principal.ClientCIDRs = []egv1a1.CIDR{"not-a-cidr"}
-	if _, err := rbacPerRoute(security(spec).Security); err == nil {
+	if _, err := rbacPerRoute(security(spec).Authorization); err == nil {
 		t.Errorf("a bad CIDR must be an error")
 	}
 }
@@ -82,7 +82,7 @@ func TestTCPAuthorizationMatchesEG(t *testing.T) {
 	want := egListenerFilter(t, "tcp-route-authorization", networkRBACFilter)
 	sameAny(t, fs[0].GetTypedConfig(), want)
 	spec.Authorization.Rules[0].Principal.ClientCIDRs = []egv1a1.CIDR{"bad"}
-	f := tcpAuthorizationFilter("tcp-10080", security(spec).Security)
+	f := tcpAuthorizationFilter("tcp-10080", security(spec).Authorization)
 	per := &networkrbacv3.RBAC{}
 	if err := f.GetTypedConfig().UnmarshalTo(per); err != nil || per.Matcher.GetMatcherList() != nil || per.Matcher.GetOnNoMatch().GetAction().GetName() != "default" {
 		t.Errorf("an unparsable CIDR must deny every connection: %v", per)

@@ -2,7 +2,6 @@ package xds
 
 import (
 	cncfmatcherv3 "github.com/cncf/xds/go/xds/type/matcher/v3"
-	egv1a1 "github.com/envoyproxy/gateway/api/v1alpha1"
 	listenerv3 "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
 	rbacconfigv3 "github.com/envoyproxy/go-control-plane/envoy/config/rbac/v3"
 	networkrbacv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/rbac/v3"
@@ -17,15 +16,15 @@ const networkRBACFilter = "envoy.filters.network.rbac"
 // always, without any), first match decides, defaultAction (Deny unless set) otherwise.
 // The policy stage refuses every other feature on a TCPRoute, and CIDRs that do not parse;
 // should one get here, the chain denies every connection rather than let them all in.
-func tcpAuthorizationFilter(statPrefix string, a *ir.Applied[egv1a1.SecurityPolicySpec]) *listenerv3.Filter {
-	if a == nil || a.Spec == nil || a.Spec.Authorization == nil {
+func tcpAuthorizationFilter(statPrefix string, a *ir.Authorization) *listenerv3.Filter {
+	if a == nil {
 		return nil
 	}
-	m, err := authorizationMatcher(a, func(rule egv1a1.AuthorizationRule) (*predicate, error) {
-		if rule.Principal == nil || len(rule.Principal.ClientCIDRs) == 0 {
+	m, err := authorizationMatcher(a, func(rule ir.AuthorizationRule) (*predicate, error) {
+		if len(rule.ClientCIDRs) == 0 {
 			return nil, nil // a rule without CIDRs matches every connection
 		}
-		return ipPredicate(rule.Principal.ClientCIDRs)
+		return ipPredicate(rule.ClientCIDRs)
 	})
 	if err != nil {
 		deny := rbacAction("DENY", rbacconfigv3.RBAC_DENY)

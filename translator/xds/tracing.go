@@ -3,7 +3,6 @@ package xds
 import (
 	"sort"
 
-	egv1a1 "github.com/envoyproxy/gateway/api/v1alpha1"
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	tracev3 "github.com/envoyproxy/go-control-plane/envoy/config/trace/v3"
 	hcmv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/http_connection_manager/v3"
@@ -39,10 +38,10 @@ func hcmTracing(t *ir.Tracing) *hcmv3.HttpConnectionManager_Tracing {
 	var name string
 	var cfg proto.Message
 	switch t.Provider {
-	case string(egv1a1.TracingProviderTypeDatadog):
+	case ir.TracingProviderDatadog:
 		name = datadogTracer
 		cfg = &tracev3.DatadogConfig{ServiceName: t.ServiceName, CollectorCluster: t.Destination.Name}
-	case string(egv1a1.TracingProviderTypeOpenTelemetry):
+	case ir.TracingProviderOpenTelemetry:
 		name = openTelemetryTracer
 		var metadata []*corev3.HeaderValue
 		for _, h := range t.Headers {
@@ -60,7 +59,7 @@ func hcmTracing(t *ir.Tracing) *hcmv3.HttpConnectionManager_Tracing {
 			ResourceDetectors: resourceDetectors(t.ResourceAttributes),
 			Sampler:           otelSampler(t.Sampler),
 		}
-	case string(egv1a1.TracingProviderTypeZipkin):
+	case ir.TracingProviderZipkin:
 		name = zipkinTracer
 		z := &tracev3.ZipkinConfig{
 			CollectorCluster:         t.Destination.Name,
@@ -68,10 +67,8 @@ func hcmTracing(t *ir.Tracing) *hcmv3.HttpConnectionManager_Tracing {
 			SharedSpanContext:        wrapperspb.Bool(true),
 			CollectorEndpointVersion: tracev3.ZipkinConfig_HTTP_JSON,
 		}
-		if zp := t.Zipkin; zp != nil {
-			z.TraceId_128Bit = zp.Enable128BitTraceID != nil && *zp.Enable128BitTraceID
-			z.SharedSpanContext = wrapperspb.Bool(!(zp.DisableSharedSpanContext != nil && *zp.DisableSharedSpanContext))
-		}
+		z.TraceId_128Bit = t.Zipkin128BitTraceID
+		z.SharedSpanContext = wrapperspb.Bool(!t.ZipkinNoSharedSpanContext)
 		cfg = z
 	default:
 		return nil
@@ -85,7 +82,7 @@ func hcmTracing(t *ir.Tracing) *hcmv3.HttpConnectionManager_Tracing {
 		overall = *t.OverallSamplingRate
 	}
 	random := t.SamplingRate
-	if t.Provider == string(egv1a1.TracingProviderTypeOpenTelemetry) && t.Sampler != nil {
+	if t.Provider == ir.TracingProviderOpenTelemetry && t.SamplerDecides {
 		random = 100
 	}
 	out := &hcmv3.HttpConnectionManager_Tracing{
@@ -107,30 +104,18 @@ func hcmTracing(t *ir.Tracing) *hcmv3.HttpConnectionManager_Tracing {
 
 // customTags are the spans' custom tags: literal, environment and request header ones, then
 // plain tags (which replace a custom tag of their name), sorted by name.
-func customTags(custom map[string]egv1a1.CustomTag, tags map[string]string) []*tracingtypev3.CustomTag {
+func customTags(custom map[string]ir.TracingCustomTag, tags map[string]string) []*tracingtypev3.CustomTag {
 	byName := map[string]*tracingtypev3.CustomTag{}
 	for k, v := range custom {
-		switch v.Type {
-		case egv1a1.CustomTagTypeLiteral:
-			if v.Literal != nil {
-				byName[k] = &tracingtypev3.CustomTag{Tag: k, Type: &tracingtypev3.CustomTag_Literal_{Literal: &tracingtypev3.CustomTag_Literal{Value: v.Literal.Value}}}
-			}
-		case egv1a1.CustomTagTypeEnvironment:
-			if e := v.Environment; e != nil {
-				def := ""
-				if e.DefaultValue != nil {
-					def = *e.DefaultValue
-				}
-				byName[k] = &tracingtypev3.CustomTag{Tag: k, Type: &tracingtypev3.CustomTag_Environment_{Environment: &tracingtypev3.CustomTag_Environment{Name: e.Name, DefaultValue: def}}}
-			}
-		case egv1a1.CustomTagTypeRequestHeader:
-			if h := v.RequestHeader; h != nil {
-				def := ""
-				if h.DefaultValue != nil {
-					def = *h.DefaultValue
-				}
-				byName[k] = &tracingtypev3.CustomTag{Tag: k, Type: &tracingtypev3.CustomTag_RequestHeader{RequestHeader: &tracingtypev3.CustomTag_Header{Name: h.Name, DefaultValue: def}}}
-			}
+		switch {
+		case v.Literal != nil:
+			byName[k] = &tracingtypev3.CustomTag{Tag: k, Type: &tracingtypev3.CustomTag_Literal_{Literal: &tracingtypev3.CustomTag_Literal{Value: *v.Literal}}}
+		case v.Environment != nil:
+			e := v.Environment
+			byName[k] = &tracingtypev3.CustomTag{Tag: k, Type: &tracingtypev3.CustomTag_Environment_{Environment: &tracingtypev3.CustomTag_Environment{Name: e.Name, DefaultValue: e.Default}}}
+		case v.RequestHeader != nil:
+			h := v.RequestHeader
+			byName[k] = &tracingtypev3.CustomTag{Tag: k, Type: &tracingtypev3.CustomTag_RequestHeader{RequestHeader: &tracingtypev3.CustomTag_Header{Name: h.Name, DefaultValue: h.Default}}}
 		}
 	}
 	for k, v := range tags {
@@ -156,29 +141,20 @@ func resourceDetectors(attrs map[string]string) []*corev3.TypedExtensionConfig {
 	}}
 }
 
-// otelSampler is an OpenTelemetry tracer's sampler: always on; always off as a 0% trace ID
-// ratio; a trace ID ratio (100% without a percentage); each of them wrapped in the parent
-// based sampler for the ParentBased types.
-func otelSampler(s *egv1a1.OTelSampler) *corev3.TypedExtensionConfig {
+// otelSampler is an OpenTelemetry tracer's sampler: always on, or a trace ID ratio (100%
+// without a percentage), wrapped in the parent based sampler when the type is ParentBased.
+func otelSampler(s *ir.TracingSampler) *corev3.TypedExtensionConfig {
 	if s == nil {
 		return nil
 	}
-	zero := &gwapiv1.Fraction{Numerator: 0}
-	switch s.Type {
-	case egv1a1.OTelSamplerTypeAlwaysOn:
-		return alwaysOnSampler()
-	case egv1a1.OTelSamplerTypeAlwaysOff:
-		return ratioSampler(zero)
-	case egv1a1.OTelSamplerTypeTraceIDRatio:
-		return ratioSampler(s.SamplingPercentage)
-	case egv1a1.OTelSamplerTypeParentBasedAlwaysOn:
-		return parentBasedSampler(alwaysOnSampler())
-	case egv1a1.OTelSamplerTypeParentBasedAlwaysOff:
-		return parentBasedSampler(ratioSampler(zero))
-	case egv1a1.OTelSamplerTypeParentBasedTraceIDRatio:
-		return parentBasedSampler(ratioSampler(s.SamplingPercentage))
+	sampler := ratioSampler(s.Ratio)
+	if s.AlwaysOn {
+		sampler = alwaysOnSampler()
 	}
-	return nil
+	if s.ParentBased {
+		return parentBasedSampler(sampler)
+	}
+	return sampler
 }
 
 func alwaysOnSampler() *corev3.TypedExtensionConfig {
