@@ -253,20 +253,7 @@ func forward(l net.Listener, to string) {
 		if err != nil {
 			return
 		}
-		go func(c net.Conn) {
-			u, err := net.DialTimeout("tcp", to, 5*time.Second)
-			if err != nil {
-				_ = c.Close()
-				return
-			}
-			// Either side ending ends both: what crosses here is request/response traffic,
-			// which never relies on a half-closed connection.
-			var once sync.Once
-			done := func() { once.Do(func() { _ = c.Close(); _ = u.Close() }) }
-			go func() { copyConn(u, c); done() }()
-			copyConn(c, u)
-			done()
-		}(c)
+		go relay(c, to)
 	}
 }
 

@@ -103,7 +103,8 @@ func (k *Kubelet) stopProxies() {
 	}
 }
 
-// relay copies a connection to and from to; either side ending ends both.
+// relay copies a connection to and from to. Either side ending ends both: what crosses
+// here is request/response traffic, which never relies on a half-closed connection.
 func relay(c net.Conn, to string) {
 	u, err := net.DialTimeout("tcp", to, 5*time.Second)
 	if err != nil {
