@@ -78,7 +78,7 @@ type Kubelet struct {
 	pods      map[kubeapi.Key]*podProcess
 	ips       map[kubeapi.Key]string
 	proxies   map[string]*serviceProxy // ClusterIP:port
-	pending   map[kubeapi.Key]string // why a Pod has not started yet
+	pending   map[kubeapi.Key]string   // why a Pod has not started yet
 	clusterIP int
 	errs      []string
 }
