@@ -263,22 +263,19 @@ func (k *Kubelet) ensurePod(d *appsv1.Deployment, key kubeapi.Key, hash string) 
 	}
 	running := k.pods[key] != nil
 	k.mu.Unlock()
+	var start func(*corev1.Pod, string) (*podProcess, error)
 	switch {
 	case k.opts.Backend == "" || running:
 	case runsCoreDNS(pod):
-		proc, err := k.startCoreDNS(pod, ip)
-		if err != nil {
-			k.failOnce(key, err)
-			return false
-		}
-		k.mu.Lock()
-		k.pods[key] = proc
-		k.mu.Unlock()
+		start = k.startCoreDNS
 	case !runsEchoBasic(pod):
 		// Only the suite's own images run here: the Pod is Ready with nothing behind it.
 		k.failOnce(key, fmt.Errorf("image %s is not run offline (only echo-basic and CoreDNS's whoami are)", pod.Spec.Containers[0].Image))
 	default:
-		proc, err := k.startProcess(pod, ip)
+		start = k.startProcess
+	}
+	if start != nil {
+		proc, err := start(pod, ip)
 		if err != nil {
 			k.failOnce(key, err)
 			return false
