@@ -144,8 +144,16 @@ func inputKind(u *unstructured.Unstructured) bool {
 // status, resourceVersion and managedFields left out (they are not the implementation's
 // input, and a status write must not look like a change).
 func Input(store *kubeapi.Store) []byte {
+	in, _ := snapshot(store)
+	return in
+}
+
+// snapshot is Input and the generation of every stored object, from one read of the store.
+func snapshot(store *kubeapi.Store) ([]byte, map[string]int64) {
 	var buf bytes.Buffer
+	gens := map[string]int64{}
 	for _, u := range store.All() {
+		gens[objectID(u.GetKind(), u.GetNamespace(), u.GetName())] = u.GetGeneration()
 		if !inputKind(u) {
 			continue
 		}
@@ -159,12 +167,13 @@ func Input(store *kubeapi.Store) []byte {
 		buf.WriteString("---\n")
 		buf.Write(b)
 	}
-	return buf.Bytes()
+	return buf.Bytes(), gens
 }
 
 // Reconcile translates what is stored now, when it changed since the last translation.
 func (c *Controller) Reconcile(ctx context.Context) {
-	in := Input(c.Store)
+	// The generations the statuses observe are those of the objects translated.
+	in, gens := snapshot(c.Store)
 	sum := sha256.Sum256(in)
 	c.mu.Lock()
 	if sum == c.lastInput {
@@ -174,11 +183,6 @@ func (c *Controller) Reconcile(ctx context.Context) {
 	c.lastInput = sum
 	c.rounds++
 	c.mu.Unlock()
-	// The generations the statuses observe are those of the objects translated.
-	gens := map[string]int64{}
-	for _, u := range c.Store.All() {
-		gens[objectID(u.GetKind(), u.GetNamespace(), u.GetName())] = u.GetGeneration()
-	}
 	dec, err := resource.Decode("cluster", in, resource.Options{SkipUnknownKinds: true})
 	if err != nil {
 		c.fail(fmt.Errorf("reading the stored objects: %w", err))

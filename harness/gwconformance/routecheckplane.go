@@ -37,6 +37,7 @@ type RouteCheckPlane struct {
 	gateways map[string]GatewayAddress // by Gateway namespace/name
 	byIP     map[string]string         // Gateway address → namespace/name
 	clusters map[string][]locality     // cluster → its localities
+	pods     map[string][2]string      // Pod IP → namespace, name, as of the last Apply
 }
 
 // Apply implements DataPlane.
@@ -64,10 +65,23 @@ func (p *RouteCheckPlane) Apply(_ context.Context, x *result.XDS, gateways map[s
 	for id, a := range gateways {
 		byIP[a.IP] = id
 	}
+	pods := p.podsByIP()
 	p.mu.Lock()
-	p.table, p.gateways, p.byIP, p.clusters = t, gateways, byIP, clusters
+	p.table, p.gateways, p.byIP, p.clusters, p.pods = t, gateways, byIP, clusters, pods
 	p.mu.Unlock()
 	return nil
+}
+
+// podsByIP maps each Pod's address to it. Read once per translation, not per request: the
+// weighted tests send hundreds.
+func (p *RouteCheckPlane) podsByIP() map[string][2]string {
+	out := map[string][2]string{}
+	for _, u := range p.Store.List(schema.GroupKind{Kind: "Pod"}, "", nil, "v1") {
+		if ip, _, _ := unstructured.NestedString(u.Object, "status", "podIP"); ip != "" {
+			out[ip] = [2]string{u.GetNamespace(), u.GetName()}
+		}
+	}
+	return out
 }
 
 // CaptureRoundTrip implements the suite's roundtripper.RoundTripper.
@@ -171,14 +185,16 @@ func (p *RouteCheckPlane) CaptureRoundTrip(req roundtripper.Request) (*roundtrip
 	return cReq, cRes, nil
 }
 
-// podAt is the Pod whose address an endpoint is.
+// podAt is the Pod whose address an endpoint is: from the last Apply's map, else (a Pod
+// that became Ready since) from the store.
 func (p *RouteCheckPlane) podAt(ip string) (namespace, name string) {
-	for _, u := range p.Store.List(schema.GroupKind{Kind: "Pod"}, "", nil, "v1") {
-		if v, _, _ := unstructured.NestedString(u.Object, "status", "podIP"); v == ip {
-			return u.GetNamespace(), u.GetName()
-		}
+	p.mu.RLock()
+	pod, ok := p.pods[ip]
+	p.mu.RUnlock()
+	if !ok {
+		pod = p.podsByIP()[ip]
 	}
-	return "", ""
+	return pod[0], pod[1]
 }
 
 // locality is one locality of a cluster: EG gives each backendRef of a rule its own, with
