@@ -152,7 +152,7 @@ func listener(f Set, l *listenerv3.Listener) {
 		var nf []string
 		for _, x := range fc.GetFilters() {
 			desc := x.GetName()
-			switch msg := unpack(x.GetTypedConfig()).(type) {
+			switch msg := Unpack(x.GetTypedConfig()).(type) {
 			case *hcmv3.HttpConnectionManager:
 				if rds := msg.GetRds(); rds != nil {
 					desc += " (rds " + rds.GetRouteConfigName() + ")"
@@ -179,8 +179,8 @@ func udpCluster(u *udpv3.UdpProxyConfig) string {
 	return ""
 }
 
-// unpack returns the message inside an Any, or nil when it is not a linked-in type.
-func unpack(a *anypb.Any) proto.Message {
+// Unpack returns the message inside an Any, or nil when it is not a linked-in type.
+func Unpack(a *anypb.Any) proto.Message {
 	if a == nil {
 		return nil
 	}

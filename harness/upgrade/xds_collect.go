@@ -20,6 +20,7 @@ import (
 	tlsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/egharness/egharness/harness/facts"
 	"github.com/egharness/egharness/translator/resource"
 	"github.com/egharness/egharness/translator/result"
 )
@@ -183,7 +184,7 @@ func (c *collector) listener(l *listenerv3.Listener, rcRefs map[string][]string,
 func (c *collector) httpFilter(hf *hcmv3.HttpFilter, fcid, where string, owner resource.Ref, loc xdsLoc, parent string) {
 	a := hf.GetTypedConfig()
 	tu := a.GetTypeUrl()
-	msg := unpack(a)
+	msg := facts.Unpack(a)
 	fowner := c.owner(hf.GetName(), nil, owner)
 	conf := fpAny(a, msg)
 	fent := &entity{kind: "HTTPFilter", identity: fcid + " " + tu + " " + conf, name: hf.GetName(), where: where, place: fcid, shape: conf,
@@ -305,7 +306,7 @@ func (c *collector) routeConfig(rc *routev3.RouteConfiguration, refs []string, o
 					inner = fc.GetConfig()
 				}
 				tu := inner.GetTypeUrl()
-				msg := unpack(inner)
+				msg := facts.Unpack(inner)
 				n := perType[tu]
 				perType[tu]++
 				ent(&entity{kind: "PerFilterConfig", identity: fmt.Sprintf("%s %s#%d", rid, tu, n), name: k, where: at, place: rid,

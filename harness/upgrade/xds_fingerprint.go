@@ -12,6 +12,7 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/types/known/anypb"
 
+	"github.com/egharness/egharness/harness/facts"
 	"github.com/egharness/egharness/translator/result"
 )
 
@@ -27,7 +28,7 @@ func walkStrings(m proto.Message, fn func(field, value string)) {
 			return
 		}
 		if a, ok := r.Interface().(*anypb.Any); ok {
-			if inner := unpack(a); inner != nil {
+			if inner := facts.Unpack(a); inner != nil {
 				walk(inner.ProtoReflect(), depth+1)
 			}
 			return
@@ -54,18 +55,6 @@ func walkStrings(m proto.Message, fn func(field, value string)) {
 		})
 	}
 	walk(m.ProtoReflect(), 0)
-}
-
-// unpack opens an Any whose type is linked in; nil otherwise.
-func unpack(a *anypb.Any) proto.Message {
-	if a == nil {
-		return nil
-	}
-	m, err := a.UnmarshalNew()
-	if err != nil {
-		return nil
-	}
-	return m
 }
 
 // fp is a short fingerprint of a message: deterministic bytes (map order fixed), hashed.
