@@ -1,10 +1,7 @@
 package policy
 
 import (
-	"time"
-
 	egv1a1 "github.com/envoyproxy/gateway/api/v1alpha1"
-	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/egharness/egharness/translator/ir"
 )
@@ -21,10 +18,10 @@ func clientTraffic(s *egv1a1.ClientTrafficPolicySpec) *ir.ClientTraffic {
 	}
 	out := &ir.ClientTraffic{ClientIP: clientIPDetection(s.ClientIPDetection)}
 	if t := s.Timeout; t != nil && t.HTTP != nil {
-		out.RequestReceivedTimeout = timeoutOrNil(t.HTTP.RequestReceivedTimeout)
-		out.RequestHeadersReceivedTimeout = timeoutOrNil(t.HTTP.RequestHeadersReceivedTimeout)
-		out.IdleTimeout = timeoutOrNil(t.HTTP.IdleTimeout)
-		out.StreamIdleTimeout = timeoutOrNil(t.HTTP.StreamIdleTimeout)
+		out.RequestReceivedTimeout = ir.Duration(t.HTTP.RequestReceivedTimeout)
+		out.RequestHeadersReceivedTimeout = ir.Duration(t.HTTP.RequestHeadersReceivedTimeout)
+		out.IdleTimeout = ir.Duration(t.HTTP.IdleTimeout)
+		out.StreamIdleTimeout = ir.Duration(t.HTTP.StreamIdleTimeout)
 	}
 	if p := s.Path; p != nil {
 		if p.DisableMergeSlashes != nil {
@@ -66,16 +63,4 @@ func clientIPDetection(ip *egv1a1.ClientIPDetectionSettings) *ir.ClientIPDetecti
 		out.XForwardedFor = xff
 	}
 	return out
-}
-
-// timeoutOrNil is the duration written, nil when unset or when it does not parse.
-func timeoutOrNil(d *gwapiv1.Duration) *time.Duration {
-	if d == nil {
-		return nil
-	}
-	v, err := time.ParseDuration(string(*d))
-	if err != nil {
-		return nil
-	}
-	return &v
 }

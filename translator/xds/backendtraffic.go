@@ -92,11 +92,11 @@ func btpRetryPolicy(r *ir.HTTPRoute) *routev3.RetryPolicy {
 		}
 	}
 	if pr := rt.PerRetry; pr != nil {
-		if d := duration(pr.Timeout); d != nil {
+		if d := ir.Duration(pr.Timeout); d != nil {
 			rp.PerTryTimeout = durationpb.New(*d)
 		}
 		if bo := pr.BackOff; bo != nil {
-			base, max := duration(bo.BaseInterval), duration(bo.MaxInterval)
+			base, max := ir.Duration(bo.BaseInterval), ir.Duration(bo.MaxInterval)
 			if base != nil || max != nil {
 				rbo := &routev3.RetryPolicy_RetryBackOff{}
 				if base != nil {
@@ -110,17 +110,6 @@ func btpRetryPolicy(r *ir.HTTPRoute) *routev3.RetryPolicy {
 		}
 	}
 	return rp
-}
-
-func duration(d *gwapiv1.Duration) *time.Duration {
-	if d == nil {
-		return nil
-	}
-	v, err := time.ParseDuration(string(*d))
-	if err != nil {
-		return nil
-	}
-	return &v
 }
 
 // applyBackendTrafficCluster puts the cluster settings of the route's policy on the
@@ -168,7 +157,7 @@ func applyClusterSettings(c *clusterv3.Cluster, cs *egv1a1.ClusterSettings) {
 		}}
 		var slow *commonv3.SlowStartConfig
 		if lb.SlowStart != nil {
-			if d := duration(lb.SlowStart.Window); d != nil {
+			if d := ir.Duration(lb.SlowStart.Window); d != nil {
 				slow = &commonv3.SlowStartConfig{SlowStartWindow: durationpb.New(*d)}
 			}
 		}
@@ -202,7 +191,7 @@ func clientSideWRR(bu *egv1a1.BackendUtilization, slow *commonv3.SlowStartConfig
 		return c
 	}
 	positive := func(d *gwapiv1.Duration) *durationpb.Duration {
-		if v := duration(d); v != nil && *v > 0 {
+		if v := ir.Duration(d); v != nil && *v > 0 {
 			return durationpb.New(*v)
 		}
 		return nil
@@ -216,7 +205,7 @@ func clientSideWRR(bu *egv1a1.BackendUtilization, slow *commonv3.SlowStartConfig
 	c.MetricNamesForComputingUtilization = append([]string(nil), bu.MetricNamesForComputingUtilization...)
 	if oob := bu.OutOfBand; oob != nil {
 		c.EnableOobLoadReport = wrapperspb.Bool(true)
-		if v := duration(oob.ReportingPeriod); v != nil {
+		if v := ir.Duration(oob.ReportingPeriod); v != nil {
 			c.OobReportingPeriod = durationpb.New(*v)
 		}
 		if oob.Port != nil || oob.Authority != nil {

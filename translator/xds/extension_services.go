@@ -304,7 +304,7 @@ func extServiceRetry(cs *egv1a1.ClusterSettings) *corev3.RetryPolicy {
 		rp.RetryOn = strings.Join(slices.Compact(ts), ",")
 	}
 	if pr := r.PerRetry; pr != nil && pr.BackOff != nil {
-		base, max := duration(pr.BackOff.BaseInterval), duration(pr.BackOff.MaxInterval)
+		base, max := ir.Duration(pr.BackOff.BaseInterval), ir.Duration(pr.BackOff.MaxInterval)
 		if base != nil && max != nil {
 			rp.RetryBackOff = &corev3.BackoffStrategy{BaseInterval: durationpb.New(*base), MaxInterval: durationpb.New(*max)}
 		}

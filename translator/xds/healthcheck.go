@@ -75,7 +75,7 @@ func applyHealthCheck(c *clusterv3.Cluster, cla *endpointv3.ClusterLoadAssignmen
 }
 
 func durationOr(d *gwapiv1.Duration, def time.Duration) time.Duration {
-	if v := duration(d); v != nil {
+	if v := ir.Duration(d); v != nil {
 		return *v
 	}
 	return def
@@ -95,7 +95,7 @@ func activeHealthCheck(a *egv1a1.ActiveHealthCheck, routeHost string) *corev3.He
 		UnhealthyThreshold: u32(u32Or(a.UnhealthyThreshold, hcDefaultUnhealthyThreshold)),
 		HealthyThreshold:   u32(u32Or(a.HealthyThreshold, hcDefaultHealthyThreshold)),
 	}
-	if j := duration(a.InitialJitter); j != nil {
+	if j := ir.Duration(a.InitialJitter); j != nil {
 		hc.InitialJitter = durationpb.New(*j)
 	}
 	switch a.Type {
