@@ -59,7 +59,7 @@ var Registry = map[string]Kind{
 			{"spec.options", "EG v1.9 reads no BackendTLSPolicy option (the implementation slot stays unused)"},
 		},
 	},
-	// BackendTrafficPolicy: translator/policy (attachment), translator/xds/backendtraffic.go, healthcheck.go, ratelimit.go, local_ratelimit.go, bandwidth_limit.go.
+	// BackendTrafficPolicy: translator/policy (attachment; backendtraffic.go, healthcheck.go, backendtraffic_response.go, cluster_settings.go resolve it into translator/ir), translator/xds/backendtraffic.go, healthcheck.go, cluster_settings.go, ratelimit.go, local_ratelimit.go, bandwidth_limit.go.
 	"BackendTrafficPolicy": {
 		Handled: []string{
 			`spec.bandwidthLimit{request.limit{unit,value},response{limit{unit,value},responseTrailers.prefix}}`,
@@ -301,7 +301,7 @@ var Registry = map[string]Kind{
 			`spec.to[]{group,kind,name}`,
 		},
 	},
-	// SecurityPolicy: translator/policy/features.go, ext_services.go, oidc.go and translator/xds/security_*.go; the backendSettings of its external services as ext_services.go applies them.
+	// SecurityPolicy: translator/policy/features.go, extension_services.go, oidc.go (resolved into translator/ir) and translator/xds/security_*.go; the backendSettings of its external services as policy/cluster_settings.go resolves them.
 	"SecurityPolicy": {
 		Handled: []string{
 			`spec.apiKeyAuth{credentialRefs[]{group,kind,name,namespace},extractFrom[]{cookies,headers,params},forwardClientIDHeader,sanitize}`,

@@ -76,11 +76,20 @@ type RoutePolicies struct {
 	APIKeyAuth *APIKeyAuth `json:"apiKeyAuth,omitempty"`
 	// JWT is Security's jwt, resolved.
 	JWT *JWT `json:"jwt,omitempty"`
+	// OIDC and ExtAuth are Security's oidc and extAuth settings, resolved.
+	OIDC    *OIDC    `json:"oidc,omitempty"`
+	ExtAuth *ExtAuth `json:"extAuth,omitempty"`
 	// Fault, Compressors and RequestBuffer are BackendTraffic's faultInjection,
 	// compressors and requestBuffer, resolved (set by the policy stage).
 	Fault         *Fault         `json:"fault,omitempty"`
 	Compressors   []Compressor   `json:"compressors,omitempty"`
 	RequestBuffer *RequestBuffer `json:"requestBuffer,omitempty"`
+	// BackendTrafficSettings is the rest of what BackendTraffic sets on the route and its
+	// cluster, resolved (set by the policy stage whenever one applies).
+	BackendTrafficSettings *BackendTraffic `json:"backendTrafficSettings,omitempty"`
+	// ExtensionSettings is Extension's Lua and extProc, resolved (set by the policy stage
+	// whenever one applies).
+	ExtensionSettings *Extension `json:"extensionSettings,omitempty"`
 }
 
 // ListenerPolicies are the policies in force on one listener.

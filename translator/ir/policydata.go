@@ -79,6 +79,9 @@ type OIDCData struct {
 	// CookieSuffix makes the cookie names of one policy's filter its own (EG: an FNV-32a
 	// digest of the declaring policy's UID).
 	CookieSuffix string `json:"cookieSuffix"`
+	// CookieNames are the filter's cookie names: the policy's accessToken and idToken
+	// names, else each cookie's EG name followed by CookieSuffix.
+	CookieNames OIDCCookieNames `json:"cookieNames"`
 	// HMACSecret is the key of the controller's envoy-oidc-hmac Secret.
 	HMACSecret []byte `json:"-"`
 	// Provider is the token endpoint's cluster when the provider names backendRefs.

@@ -177,6 +177,8 @@ func ResolveFeatures(x *ir.XDS, objs *RefObjects, luaOn bool) FeatureErrors {
 	}
 	resolveSecurityFeatures(x)
 	resolveBackendTrafficFilters(x)
+	resolveBackendTrafficSettings(x)
+	resolveExtensionSettings(x)
 	return errs
 }
 
@@ -538,33 +540,4 @@ func CheckTCPSecurity(spec *egv1a1.SecurityPolicySpec) error {
 		return fmt.Errorf("invalid SecurityPolicy for TCP route: %w", err)
 	}
 	return nil
-}
-
-// responseBodies reads the ConfigMap bodies of a BackendTrafficPolicy's responseOverride
-// rules, in the namespace of the policy that declared responseOverride (after a merge,
-// possibly the parent), as EG v1.9 does: the response.body key, else the first key.
-func responseBodies(a *ir.Applied[egv1a1.BackendTrafficPolicySpec], objs *RefObjects) (map[int]string, error) {
-	var out map[int]string
-	ns := a.NamespaceOf("responseOverride")
-	for i, ro := range a.Spec.ResponseOverride {
-		if ro == nil || ro.Response == nil || ro.Response.Body == nil {
-			continue
-		}
-		b := ro.Response.Body
-		if b.Type == nil || *b.Type != egv1a1.ResponseValueTypeValueRef || b.ValueRef == nil {
-			continue
-		}
-		v, cmFound, keyFound := objs.configMapValue(ns, string(b.ValueRef.Name), "response.body")
-		switch {
-		case !cmFound:
-			return nil, fmt.Errorf("ResponseOverride: can't find the referenced configmap %s/%s", ns, b.ValueRef.Name)
-		case !keyFound:
-			return nil, fmt.Errorf("ResponseOverride: can't find the key response.body in the referenced configmap %s/%s", ns, b.ValueRef.Name)
-		}
-		if out == nil {
-			out = map[int]string{}
-		}
-		out[i] = v
-	}
-	return out, nil
 }

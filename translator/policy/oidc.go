@@ -6,10 +6,13 @@ import (
 	"hash/fnv"
 	"net/netip"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	egv1a1 "github.com/envoyproxy/gateway/api/v1alpha1"
+	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/egharness/egharness/translator/ir"
 )
@@ -73,6 +76,7 @@ func resolveOIDC(a *ir.Applied[egv1a1.SecurityPolicySpec], objs *RefObjects) (*i
 		d.LogoutPath = *o.LogoutPath
 	}
 	d.CookieSuffix = digest32(objs.securityPolicyUID(owner.Namespace, owner.Name))
+	d.CookieNames = oidcCookieNames(o.CookieNames, d.CookieSuffix)
 	hmac := objs.secrets[nsName{controllerNamespace, oidcHMACSecretName}]
 	if hmac == nil {
 		return nil, nil, fmt.Errorf("HMAC secret %s/%s not found", controllerNamespace, oidcHMACSecretName)
@@ -179,4 +183,120 @@ func digest32(s string) string {
 	h := fnv.New32a()
 	_, _ = h.Write([]byte(s))
 	return fmt.Sprintf("%x", h.Sum32())
+}
+
+// oidcCookieNames are EG's cookie names, each made the policy's own by suffix, but for the
+// access and ID token cookies the policy names itself.
+func oidcCookieNames(names *egv1a1.OIDCCookieNames, suffix string) ir.OIDCCookieNames {
+	out := ir.OIDCCookieNames{
+		BearerToken:  "AccessToken-" + suffix,
+		OauthHMAC:    "OauthHMAC-" + suffix,
+		OauthExpires: "OauthExpires-" + suffix,
+		IDToken:      "IdToken-" + suffix,
+		RefreshToken: "RefreshToken-" + suffix,
+		OauthNonce:   "OauthNonce-" + suffix,
+		CodeVerifier: "CodeVerifier-" + suffix,
+	}
+	if names != nil {
+		if names.AccessToken != nil {
+			out.BearerToken = *names.AccessToken
+		}
+		if names.IDToken != nil {
+			out.IDToken = *names.IDToken
+		}
+	}
+	return out
+}
+
+// resolveOIDCSettings is a SecurityPolicy's oidc settings (nil without oidc), its filter
+// configuration and SDS secrets named after the policy that declared oidc (MRG-05).
+func resolveOIDCSettings(a *ir.Applied[egv1a1.SecurityPolicySpec]) *ir.OIDC {
+	o := a.Spec.OIDC
+	if o == nil {
+		return nil
+	}
+	owner := a.OwnerOf("oidc")
+	name := fmt.Sprintf("securitypolicy/%s/%s", owner.Namespace, owner.Name)
+	forwardAccess := o.ForwardAccessToken != nil && *o.ForwardAccessToken
+	out := &ir.OIDC{
+		ConfigName:                  name,
+		ClientSecretName:            "oauth2/client_secret/" + name,
+		HMACSecretName:              "oauth2/hmac_secret/" + name,
+		Scopes:                      append([]string(nil), o.Scopes...),
+		Resources:                   o.Resources,
+		ForwardAccessToken:          forwardAccess,
+		UseRefreshToken:             o.RefreshToken == nil || *o.RefreshToken,
+		DisableTokenEncryption:      o.DisableTokenEncryption != nil && *o.DisableTokenEncryption,
+		PreserveAuthorizationHeader: !forwardAccess,
+		ProviderCluster:             resolveClusterSettings(o.Provider.BackendSettings),
+	}
+	if !slices.Contains(out.Scopes, "openid") {
+		out.Scopes = append(out.Scopes, "openid")
+	}
+	if o.CookieDomain != nil {
+		out.CookieDomain = *o.CookieDomain
+	}
+	if c := o.CookieConfig; c != nil && c.SameSite != nil {
+		switch v := string(*c.SameSite); v {
+		case ir.SameSiteStrict, ir.SameSiteLax, ir.SameSiteNone:
+			out.SameSite = v
+		default:
+			out.SameSite = ir.SameSiteDisabled
+		}
+	}
+	// the first lifetime that does not parse is the one EG reports
+	for _, ttl := range []struct {
+		value *gwapiv1.Duration
+		dst   **time.Duration
+		what  string
+	}{
+		{o.DefaultTokenTTL, &out.DefaultTokenTTL, "defaultTokenTTL"},
+		{o.DefaultRefreshTokenTTL, &out.DefaultRefreshTokenTTL, "defaultRefreshTokenTTL"},
+		{o.CSRFTokenTTL, &out.CSRFTokenTTL, "csrfTokenTTL"},
+	} {
+		if ttl.value == nil || out.TTLError != "" {
+			continue
+		}
+		d, err := time.ParseDuration(string(*ttl.value))
+		if err != nil {
+			out.TTLError = fmt.Sprintf("invalid %s: %v", ttl.what, err)
+			continue
+		}
+		*ttl.dst = &d
+	}
+	if o.DenyRedirect != nil {
+		out.DenyRedirectHeaders = []ir.StringMatch{}
+		for _, h := range o.DenyRedirect.Headers {
+			out.DenyRedirectHeaders = append(out.DenyRedirectHeaders, stringMatch(h.Name, h.StringMatch))
+		}
+	}
+	if f := o.ForwardIDToken; f != nil {
+		header := f.Header
+		out.ForwardIDTokenHeader = &header
+		if strings.EqualFold(header, "Authorization") {
+			out.PreserveAuthorizationHeader = false
+		}
+	}
+	if o.PassThroughAuthHeader != nil && *o.PassThroughAuthHeader && a.Spec.JWT != nil {
+		out.PassThroughHeaders = passThroughHeaders(a.Spec.JWT.Providers)
+	}
+	return out
+}
+
+// passThroughHeaders are where the JWT providers read a token: a provider without
+// extractFrom reads "Authorization: Bearer ...", the others their headers (after the
+// value's prefix, when they name one).
+func passThroughHeaders(providers []egv1a1.JWTProvider) []ir.PassThroughHeader {
+	out := []ir.PassThroughHeader{}
+	bearer := "Bearer "
+	for _, p := range providers {
+		if p.ExtractFrom == nil {
+			out = append(out, ir.PassThroughHeader{Name: "Authorization", Prefix: &bearer})
+			continue
+		}
+		for _, h := range p.ExtractFrom.Headers {
+			out = append(out, ir.PassThroughHeader{Name: h.Name, Prefix: h.ValuePrefix})
+		}
+	}
+	return out
 }

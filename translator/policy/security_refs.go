@@ -18,7 +18,7 @@ type RefObjects struct {
 	secrets    map[nsName]*corev1.Secret
 	configMaps map[nsName]*corev1.ConfigMap
 	grants     *refgrant.Index
-	// backends resolves policy backendRefs (ext_services.go); nil when not given.
+	// backends resolves policy backendRefs (extension_services.go); nil when not given.
 	backends BackendResolver
 	// securityPolicyUIDs are the SecurityPolicies' metadata.uid (OIDC cookie names).
 	securityPolicyUIDs map[nsName]string

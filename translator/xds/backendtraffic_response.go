@@ -8,7 +8,6 @@ import (
 	cncfcorev3 "github.com/cncf/xds/go/xds/core/v3"
 	cncfmatcherv3 "github.com/cncf/xds/go/xds/type/matcher/v3"
 	cncftypev3 "github.com/cncf/xds/go/xds/type/v3"
-	egv1a1 "github.com/envoyproxy/gateway/api/v1alpha1"
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
 	customresponsev3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/custom_response/v3"
@@ -34,18 +33,14 @@ const customResponseFilter = "envoy.filters.http.custom_response"
 // addResponseOverride puts the policy's custom_response filter on the listener (once per
 // policy) and turns it on for the route.
 func (s *httpFilterSet) addResponseOverride(out *routev3.Route, r *ir.HTTPRoute) error {
-	bt := r.Policies.BackendTraffic
-	if bt == nil || bt.Spec == nil || len(bt.Spec.ResponseOverride) == 0 {
+	bt := r.Policies.BackendTrafficSettings
+	if bt == nil || bt.ResponseOverride == nil {
 		return nil
 	}
-	config := fmt.Sprintf("backendtrafficpolicy/%s/%s", bt.Policy.Namespace, bt.Policy.Name)
-	name := customResponseFilter + "/" + config
+	ro := bt.ResponseOverride
+	name := customResponseFilter + "/" + ro.Config
 	if _, ok := s.named[name]; !ok {
-		var bodies map[int]string
-		if r.PolicyData != nil {
-			bodies = r.PolicyData.ResponseBodies
-		}
-		cfg, err := customResponseConfig(config, bt.Spec.ResponseOverride, bodies)
+		cfg, err := customResponseConfig(ro)
 		if err != nil {
 			return fmt.Errorf("responseOverride: %w", err)
 		}
@@ -56,46 +51,35 @@ func (s *httpFilterSet) addResponseOverride(out *routev3.Route, r *ir.HTTPRoute)
 	return setPerRoute(out, name, &routev3.FilterConfig{Config: &anypb.Any{}})
 }
 
-func customResponseConfig(config string, rules []*egv1a1.ResponseOverride, bodies map[int]string) (*customresponsev3.CustomResponse, error) {
+func customResponseConfig(ro *ir.ResponseOverride) (*customresponsev3.CustomResponse, error) {
 	var matchers []*cncfmatcherv3.Matcher_MatcherList_FieldMatcher
-	for i, ro := range rules {
-		if ro == nil {
-			continue
-		}
+	for _, rule := range ro.Rules {
 		var preds []*cncfmatcherv3.Matcher_MatcherList_Predicate
-		if len(ro.Match.StatusCodes) > 0 {
+		if len(rule.StatusCodes) > 0 {
 			var codes []*cncfmatcherv3.Matcher_MatcherList_Predicate
-			for _, c := range ro.Match.StatusCodes {
+			for _, c := range rule.StatusCodes {
 				codes = append(codes, statusCodePredicate(c))
 			}
 			preds = append(preds, crAnyOf(codes))
 		}
-		if len(ro.Match.ResponseHeaders) > 0 {
+		if len(rule.ResponseHeaders) > 0 {
 			var hs []*cncfmatcherv3.Matcher_MatcherList_Predicate
-			for _, h := range ro.Match.ResponseHeaders {
-				hs = append(hs, crSingle(crExtension("http-response-header-match-input", &envoymatcherv3.HttpResponseHeaderMatchInput{HeaderName: string(h.Name)}), valueMatch(h.Value)))
+			for _, h := range rule.ResponseHeaders {
+				hs = append(hs, crSingle(crExtension("http-response-header-match-input", &envoymatcherv3.HttpResponseHeaderMatchInput{HeaderName: h.Name}), valueMatch(h)))
 			}
 			preds = append(preds, crAllOf(hs))
 		}
 		if len(preds) == 0 {
 			return nil, fmt.Errorf("missing match criteria in response override rule")
 		}
-		if src := ro.Source; src != nil && (*src == egv1a1.ResponseOverrideSourceLocal || *src == egv1a1.ResponseOverrideSourceBackend) {
-			local := "false"
-			if *src == egv1a1.ResponseOverrideSourceLocal {
-				local = "true"
-			}
-			preds = append(preds, crSingle(crExtension("http-response-local-reply-match-input", &envoymatcherv3.HttpResponseLocalReplyMatchInput{}), exactValue(local)))
-		}
-		action, err := responseOverrideAction(ro, bodies[i])
-		if err != nil {
-			return nil, err
+		if rule.LocalReply != nil {
+			preds = append(preds, crSingle(crExtension("http-response-local-reply-match-input", &envoymatcherv3.HttpResponseLocalReplyMatchInput{}), exactValue(strconv.FormatBool(*rule.LocalReply))))
 		}
 		matchers = append(matchers, &cncfmatcherv3.Matcher_MatcherList_FieldMatcher{
 			Predicate: crAllOf(preds),
 			OnMatch: &cncfmatcherv3.Matcher_OnMatch{OnMatch: &cncfmatcherv3.Matcher_OnMatch_Action{Action: &cncfcorev3.TypedExtensionConfig{
-				Name:        fmt.Sprintf("%s/responseoverride/rule/%d", config, i),
-				TypedConfig: mustAny(action),
+				Name:        fmt.Sprintf("%s/responseoverride/rule/%d", ro.Config, rule.Index),
+				TypedConfig: mustAny(responseOverrideAction(rule)),
 			}}},
 		})
 	}
@@ -104,84 +88,55 @@ func customResponseConfig(config string, rules []*egv1a1.ResponseOverride, bodie
 	}}, nil
 }
 
-// bodyOf is a rule's response body: inline, or the ConfigMap's the policy stage read.
-func bodyOf(b *egv1a1.CustomResponseBody, fromConfigMap string) string {
-	if b.Type != nil && *b.Type == egv1a1.ResponseValueTypeValueRef {
-		return fromConfigMap
-	}
-	if b.Inline != nil {
-		return *b.Inline
-	}
-	return ""
-}
-
 // responseOverrideAction is a rule's answer: a redirect, or a local response with its
-// status, body (as a text format), content type and headers (add appends, set overwrites;
-// EG reads no remove).
-func responseOverrideAction(ro *egv1a1.ResponseOverride, fromConfigMap string) (proto.Message, error) {
-	if rd := ro.Redirect; rd != nil {
-		ra := &routev3.RedirectAction{}
+// status, body (as a text format), content type and headers.
+func responseOverrideAction(rule ir.ResponseOverrideRule) proto.Message {
+	if rd := rule.Redirect; rd != nil {
+		ra := &routev3.RedirectAction{HostRedirect: rd.Hostname, PortRedirect: rd.Port}
 		if rd.Scheme != nil {
 			ra.SchemeRewriteSpecifier = &routev3.RedirectAction_SchemeRedirect{SchemeRedirect: *rd.Scheme}
 		}
-		if rd.Hostname != nil {
-			ra.HostRedirect = string(*rd.Hostname)
-		}
-		if rd.Port != nil {
-			ra.PortRedirect = uint32(*rd.Port)
-		}
-		if rd.Path != nil && rd.Path.ReplaceFullPath != nil {
-			// EG v1.9 writes a full path replacement only (a prefix replacement is dropped)
-			ra.PathRewriteSpecifier = &routev3.RedirectAction_PathRedirect{PathRedirect: *rd.Path.ReplaceFullPath}
-		}
-		code := uint32(302)
-		if rd.StatusCode != nil {
-			code = uint32(*rd.StatusCode)
+		if rd.Path != nil {
+			ra.PathRewriteSpecifier = &routev3.RedirectAction_PathRedirect{PathRedirect: *rd.Path}
 		}
 		return &redirectpolicyv3.RedirectPolicy{
 			RedirectActionSpecifier: &redirectpolicyv3.RedirectPolicy_RedirectAction{RedirectAction: ra},
-			StatusCode:              wrapperspb.UInt32(code),
-		}, nil
-	}
-	p := &localresponsev3.LocalResponsePolicy{}
-	resp := ro.Response
-	if resp == nil {
-		return p, nil
-	}
-	if resp.Body != nil {
-		if body := bodyOf(resp.Body, fromConfigMap); body != "" {
-			p.BodyFormat = &corev3.SubstitutionFormatString{Format: &corev3.SubstitutionFormatString_TextFormat{TextFormat: body}}
+			StatusCode:              wrapperspb.UInt32(rd.StatusCode),
 		}
 	}
-	if resp.ContentType != nil && *resp.ContentType != "" {
+	p := &localresponsev3.LocalResponsePolicy{}
+	resp := rule.Response
+	if resp == nil {
+		return p
+	}
+	if resp.Body != "" {
+		p.BodyFormat = &corev3.SubstitutionFormatString{Format: &corev3.SubstitutionFormatString_TextFormat{TextFormat: resp.Body}}
+	}
+	if resp.ContentType != "" {
 		p.ResponseHeadersToAdd = append(p.ResponseHeadersToAdd, &corev3.HeaderValueOption{
-			Header:       &corev3.HeaderValue{Key: "Content-Type", Value: *resp.ContentType},
+			Header:       &corev3.HeaderValue{Key: "Content-Type", Value: resp.ContentType},
 			AppendAction: corev3.HeaderValueOption_OVERWRITE_IF_EXISTS_OR_ADD,
 		})
 	}
 	if resp.StatusCode != nil {
-		p.StatusCode = wrapperspb.UInt32(uint32(*resp.StatusCode))
+		p.StatusCode = wrapperspb.UInt32(*resp.StatusCode)
 	}
-	if h := resp.Header; h != nil {
-		add := func(name, value string, action corev3.HeaderValueOption_HeaderAppendAction) {
-			p.ResponseHeadersToAdd = append(p.ResponseHeadersToAdd, &corev3.HeaderValueOption{
-				Header: &corev3.HeaderValue{Key: name, Value: value}, AppendAction: action, KeepEmptyValue: value == "",
-			})
+	for _, h := range resp.Headers {
+		action := corev3.HeaderValueOption_APPEND_IF_EXISTS_OR_ADD
+		if h.Overwrite {
+			action = corev3.HeaderValueOption_OVERWRITE_IF_EXISTS_OR_ADD
 		}
-		for _, x := range h.Add {
-			add(string(x.Name), x.Value, corev3.HeaderValueOption_APPEND_IF_EXISTS_OR_ADD)
-		}
-		for _, x := range h.Set {
-			add(string(x.Name), x.Value, corev3.HeaderValueOption_OVERWRITE_IF_EXISTS_OR_ADD)
-		}
+		p.ResponseHeadersToAdd = append(p.ResponseHeadersToAdd, &corev3.HeaderValueOption{
+			Header: &corev3.HeaderValue{Key: h.Name, Value: h.Value}, AppendAction: action, KeepEmptyValue: h.Value == "",
+		})
 	}
-	return p, nil
+	return p
 }
 
 // statusCodePredicate matches one status code (the response's code as a string) or a
 // range (a CEL expression on response.code, as EG writes it).
-func statusCodePredicate(c egv1a1.StatusCodeMatch) *cncfmatcherv3.Matcher_MatcherList_Predicate {
-	if c.Type != nil && *c.Type == egv1a1.StatusCodeValueTypeRange && c.Range != nil {
+func statusCodePredicate(c ir.StatusCodeMatch) *cncfmatcherv3.Matcher_MatcherList_Predicate {
+	if c.Range != nil {
 		code := func(id int64) *expr.Expr {
 			return &expr.Expr{Id: id + 1, ExprKind: &expr.Expr_SelectExpr{SelectExpr: &expr.Expr_Select{
 				Operand: &expr.Expr{Id: id, ExprKind: &expr.Expr_IdentExpr{IdentExpr: &expr.Expr_Ident{Name: "response"}}},
@@ -204,11 +159,7 @@ func statusCodePredicate(c egv1a1.StatusCodeMatch) *cncfmatcherv3.Matcher_Matche
 			},
 		}}
 	}
-	v := 0
-	if c.Value != nil {
-		v = *c.Value
-	}
-	return crSingle(crExtension("http-response-status-code-match-input", &envoymatcherv3.HttpResponseStatusCodeMatchInput{}), exactValue(strconv.Itoa(v)))
+	return crSingle(crExtension("http-response-status-code-match-input", &envoymatcherv3.HttpResponseStatusCodeMatchInput{}), exactValue(strconv.Itoa(c.Value)))
 }
 
 func crExtension(name string, m proto.Message) *cncfcorev3.TypedExtensionConfig {
@@ -228,24 +179,20 @@ func exactValue(v string) *cncfmatcherv3.StringMatcher {
 	return &cncfmatcherv3.StringMatcher{MatchPattern: &cncfmatcherv3.StringMatcher_Exact{Exact: v}}
 }
 
-// valueMatch is a header value match (exact unless the type says otherwise).
-func valueMatch(m egv1a1.StringMatch) *cncfmatcherv3.StringMatcher {
-	t := egv1a1.StringMatchExact
-	if m.Type != nil {
-		t = *m.Type
-	}
-	switch t {
-	case egv1a1.StringMatchPrefix:
-		return &cncfmatcherv3.StringMatcher{MatchPattern: &cncfmatcherv3.StringMatcher_Prefix{Prefix: m.Value}}
-	case egv1a1.StringMatchSuffix:
-		return &cncfmatcherv3.StringMatcher{MatchPattern: &cncfmatcherv3.StringMatcher_Suffix{Suffix: m.Value}}
-	case egv1a1.StringMatchRegularExpression:
+// valueMatch is a header value match (the policy stage chose its kind).
+func valueMatch(m ir.StringMatch) *cncfmatcherv3.StringMatcher {
+	switch {
+	case m.Prefix != nil:
+		return &cncfmatcherv3.StringMatcher{MatchPattern: &cncfmatcherv3.StringMatcher_Prefix{Prefix: *m.Prefix}}
+	case m.Suffix != nil:
+		return &cncfmatcherv3.StringMatcher{MatchPattern: &cncfmatcherv3.StringMatcher_Suffix{Suffix: *m.Suffix}}
+	case m.SafeRegex != nil:
 		return &cncfmatcherv3.StringMatcher{MatchPattern: &cncfmatcherv3.StringMatcher_SafeRegex{SafeRegex: &cncfmatcherv3.RegexMatcher{
-			Regex:      m.Value,
+			Regex:      *m.SafeRegex,
 			EngineType: &cncfmatcherv3.RegexMatcher_GoogleRe2{GoogleRe2: &cncfmatcherv3.RegexMatcher_GoogleRE2{}},
 		}}}
 	}
-	return exactValue(m.Value)
+	return exactValue(m.Value())
 }
 
 // crAnyOf and crAllOf are a single predicate alone, else an or/and of the list.

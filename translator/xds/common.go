@@ -1,9 +1,12 @@
 package xds
 
 import (
+	"time"
+
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/anypb"
+	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/structpb"
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
@@ -13,6 +16,14 @@ import (
 func boolValue(v bool) *wrapperspb.BoolValue { return wrapperspb.Bool(v) }
 
 func u32(v uint32) *wrapperspb.UInt32Value { return wrapperspb.UInt32(v) }
+
+// durationOrNil is d as a protobuf duration, nil (the field left out) when d is.
+func durationOrNil(d *time.Duration) *durationpb.Duration {
+	if d == nil {
+		return nil
+	}
+	return durationpb.New(*d)
+}
 
 // mustAny wraps a message the stage built itself; marshalling one can only fail on a
 // programming error, which tests catch. The payload is marshalled deterministically (maps

@@ -3,19 +3,17 @@ package xds
 import (
 	"fmt"
 	"testing"
-
-	egv1a1 "github.com/envoyproxy/gateway/api/v1alpha1"
 )
 
 func TestStatusRanges(t *testing.T) {
 	for _, tc := range []struct {
-		in   []egv1a1.HTTPStatus
+		in   []int64
 		want string
 	}{
 		{nil, "[]"},
-		{[]egv1a1.HTTPStatus{200}, "[200-201]"},
-		{[]egv1a1.HTTPStatus{204, 200, 201, 200, 300}, "[200-202 204-205 300-301]"},
-		{[]egv1a1.HTTPStatus{500, 501, 502}, "[500-503]"},
+		{[]int64{200}, "[200-201]"},
+		{[]int64{204, 200, 201, 200, 300}, "[200-202 204-205 300-301]"},
+		{[]int64{500, 501, 502}, "[500-503]"},
 	} {
 		var got []string
 		for _, r := range statusRanges(tc.in) {

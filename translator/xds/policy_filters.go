@@ -75,14 +75,15 @@ func (s *httpFilterSet) addRoute(out *routev3.Route, r *ir.HTTPRoute) error {
 			return err
 		}
 	}
-	if sec := r.Policies.Security; sec != nil && sec.Spec != nil {
-		if err := s.addSecurity(out, r, sec); err != nil {
+	if sec := r.Policies.Security; sec != nil {
+		if err := s.addSecurity(out, r); err != nil {
 			return fmt.Errorf("SecurityPolicy %s/%s: %w", sec.Policy.Namespace, sec.Policy.Name, err)
 		}
 	}
-	if ext := r.Policies.Extension; ext != nil && ext.Spec != nil {
+	if ext := r.Policies.ExtensionSettings; ext != nil {
 		if err := s.addExtension(out, r, ext); err != nil {
-			return fmt.Errorf("EnvoyExtensionPolicy %s/%s: %w", ext.Policy.Namespace, ext.Policy.Name, err)
+			policy := r.Policies.Extension.Policy
+			return fmt.Errorf("EnvoyExtensionPolicy %s/%s: %w", policy.Namespace, policy.Name, err)
 		}
 	}
 	if err := s.addBandwidthLimit(out, r.BandwidthLimit); err != nil {

@@ -236,10 +236,12 @@ func lua(code string, ctx string) egv1a1.Lua {
 }
 
 func extension(name string, ls ...egv1a1.Lua) ir.RoutePolicies {
-	return ir.RoutePolicies{Extension: &ir.Applied[egv1a1.EnvoyExtensionPolicySpec]{
+	a := &ir.Applied[egv1a1.EnvoyExtensionPolicySpec]{
 		Policy: ir.PolicyRef{Kind: "EnvoyExtensionPolicy", Namespace: "default", Name: name},
 		Spec:   &egv1a1.EnvoyExtensionPolicySpec{Lua: ls},
-	}}
+	}
+	// the policy stage resolves the scripts; routes built by hand do it here
+	return ir.RoutePolicies{Extension: a, ExtensionSettings: policy.ResolveExtension(a, nil)}
 }
 
 func TestLuaPolicyFiltersV19(t *testing.T) {

@@ -1,17 +1,15 @@
 package xds
 
 import (
-	egv1a1 "github.com/envoyproxy/gateway/api/v1alpha1"
 	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
 
 	"github.com/egharness/egharness/translator/ir"
 )
 
 // addSecurity configures the route for the SecurityPolicy in force on it (SP-03): each
-// feature of the effective spec enables its filter on the listener and configures it for
-// the route.
-func (s *httpFilterSet) addSecurity(out *routev3.Route, r *ir.HTTPRoute, a *ir.Applied[egv1a1.SecurityPolicySpec]) error {
-	spec := a.Spec
+// feature the policy stage resolved enables its filter on the listener and configures it
+// for the route.
+func (s *httpFilterSet) addSecurity(out *routev3.Route, r *ir.HTTPRoute) error {
 	if c := r.Policies.CORS; c != nil && r.CORS == nil { // the route's CORS filter wins (addRoute)
 		s.cors = true
 		if err := setPerRoute(out, corsFilterName, corsPolicy(c)); err != nil {
@@ -39,13 +37,13 @@ func (s *httpFilterSet) addSecurity(out *routev3.Route, r *ir.HTTPRoute, a *ir.A
 			return err
 		}
 	}
-	if spec.OIDC != nil {
-		if err := s.addOIDC(out, r, a); err != nil {
+	if o := r.Policies.OIDC; o != nil {
+		if err := s.addOIDC(out, r, o); err != nil {
 			return err
 		}
 	}
-	if spec.ExtAuth != nil {
-		if err := s.addExtAuth(out, r, a); err != nil {
+	if ea := r.Policies.ExtAuth; ea != nil {
+		if err := s.addExtAuth(out, r, ea); err != nil {
 			return err
 		}
 	}

@@ -16,13 +16,6 @@ const (
 	apiKeyAuthFilter    = ir.FilterAPIKeyAuth
 )
 
-// fieldOwner is the policy a top-level spec field came from: the policy itself, or after
-// a merge the parent that declared it (MRG-05). EG names per-policy filters after that
-// owner, also when parent and child are in the same namespace.
-func fieldOwner[T any](a *ir.Applied[T], field string) ir.PolicyRef {
-	return a.OwnerOf(field)
-}
-
 // addBasicAuth adds one basic_auth filter per owning policy, disabled on the listener, and
 // enables it on the route with the users as per-route config (SP-03).
 func (s *httpFilterSet) addBasicAuth(out *routev3.Route, r *ir.HTTPRoute, b *ir.BasicAuth) error {

@@ -1,12 +1,10 @@
 package xds
 
 import (
+	"errors"
 	"fmt"
 	"regexp"
-	"strings"
-	"time"
 
-	egv1a1 "github.com/envoyproxy/gateway/api/v1alpha1"
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
 	oauth2v3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/oauth2/v3"
@@ -30,20 +28,18 @@ const oauth2FilterName = ir.FilterOAuth2
 // the nonce and verifier cookies without one.
 var oauth2CookiePath = regexp.MustCompile(`^$|^/[^\x00-\x1f\x7f ",;<>\\]*$`)
 
-func (s *httpFilterSet) addOIDC(out *routev3.Route, r *ir.HTTPRoute, a *ir.Applied[egv1a1.SecurityPolicySpec]) error {
+func (s *httpFilterSet) addOIDC(out *routev3.Route, r *ir.HTTPRoute, o *ir.OIDC) error {
 	if r.PolicyData == nil || r.PolicyData.OIDC == nil {
 		return fmt.Errorf("oidc: not resolved")
 	}
 	d := r.PolicyData.OIDC
-	owner := fieldOwner(a, "oidc")
-	name := fmt.Sprintf("securitypolicy/%s/%s", owner.Namespace, owner.Name)
 	if _, ok := s.named[oauth2FilterName]; !ok {
 		s.named[oauth2FilterName] = typedFilter(oauth2FilterName, &oauth2v3.OAuth2{})
 	}
 	var cluster string
 	if d.Provider != nil && d.Provider.Destination != nil && len(d.Provider.Destination.Settings) > 0 {
 		cluster = d.Provider.Destination.Name
-		s.addCluster(extServiceCluster(d.Provider.Destination, d.Provider.Owner, a.Spec.OIDC.Provider.BackendSettings))
+		s.addCluster(extServiceCluster(d.Provider.Destination, d.Provider.Owner, o.ProviderCluster))
 	} else {
 		c, err := urlClusterOf(d.TokenEndpoint)
 		if err != nil {
@@ -52,15 +48,14 @@ func (s *httpFilterSet) addOIDC(out *routev3.Route, r *ir.HTTPRoute, a *ir.Appli
 		cluster = c.cluster.Name
 		s.addCluster(*c)
 	}
-	clientSecret, hmacSecret := "oauth2/client_secret/"+name, "oauth2/hmac_secret/"+name
-	s.addSecret(genericSecret(clientSecret, r.PolicyData.OIDCClientSecret))
-	s.addSecret(genericSecret(hmacSecret, d.HMACSecret))
-	cfg, err := oauth2Config(a.Spec.OIDC, d, name, cluster, clientSecret, hmacSecret)
-	if err == nil && a.Spec.OIDC.PassThroughAuthHeader != nil && *a.Spec.OIDC.PassThroughAuthHeader && a.Spec.JWT != nil {
-		cfg.PassThroughMatcher = passThroughMatchers(a.Spec.JWT.Providers)
+	s.addSecret(genericSecret(o.ClientSecretName, r.PolicyData.OIDCClientSecret))
+	s.addSecret(genericSecret(o.HMACSecretName, d.HMACSecret))
+	if o.TTLError != "" {
+		return errors.New(o.TTLError)
 	}
-	if err != nil {
-		return err
+	cfg := oauth2Config(o, d, cluster)
+	if o.PassThroughHeaders != nil {
+		cfg.PassThroughMatcher = passThroughMatchers(o.PassThroughHeaders)
 	}
 	return setPerRoute(out, oauth2FilterName, &oauth2v3.OAuth2PerRoute{Config: cfg})
 }
@@ -77,37 +72,10 @@ func exactPath(p string) *matcherv3.PathMatcher {
 	}}}
 }
 
-func oauth2Config(o *egv1a1.OIDC, d *ir.OIDCData, name, cluster, clientSecret, hmacSecret string) (*oauth2v3.OAuth2Config, error) {
-	forwardAccess := o.ForwardAccessToken != nil && *o.ForwardAccessToken
-	refresh := o.RefreshToken == nil || *o.RefreshToken
-	scopes := append([]string(nil), o.Scopes...)
-	hasOpenID := false
-	for _, sc := range scopes {
-		hasOpenID = hasOpenID || sc == "openid"
-	}
-	if !hasOpenID {
-		scopes = append(scopes, "openid")
-	}
-	suffix := d.CookieSuffix
-	cookies := &oauth2v3.OAuth2Credentials_CookieNames{
-		BearerToken:  "AccessToken-" + suffix,
-		OauthHmac:    "OauthHMAC-" + suffix,
-		OauthExpires: "OauthExpires-" + suffix,
-		IdToken:      "IdToken-" + suffix,
-		RefreshToken: "RefreshToken-" + suffix,
-		OauthNonce:   "OauthNonce-" + suffix,
-		CodeVerifier: "CodeVerifier-" + suffix,
-	}
-	if n := o.CookieNames; n != nil {
-		if n.AccessToken != nil {
-			cookies.BearerToken = *n.AccessToken
-		}
-		if n.IDToken != nil {
-			cookies.IdToken = *n.IDToken
-		}
-	}
+func oauth2Config(o *ir.OIDC, d *ir.OIDCData, cluster string) *oauth2v3.OAuth2Config {
+	names := d.CookieNames
 	cfg := &oauth2v3.OAuth2Config{
-		StatPrefix: name,
+		StatPrefix: o.ConfigName,
 		TokenEndpoint: &corev3.HttpUri{
 			Uri:              d.TokenEndpoint,
 			HttpUpstreamType: &corev3.HttpUri_Cluster{Cluster: cluster},
@@ -115,62 +83,50 @@ func oauth2Config(o *egv1a1.OIDC, d *ir.OIDCData, name, cluster, clientSecret, h
 		},
 		AuthorizationEndpoint: d.AuthorizationEndpoint,
 		RedirectUri:           d.RedirectURL,
-		CookieConfigs:         oauth2CookieConfigs(o, d.RedirectPath),
+		CookieConfigs:         oauth2CookieConfigs(o.SameSite, d.RedirectPath),
 		RedirectPathMatcher:   exactPath(d.RedirectPath),
 		SignoutPath:           exactPath(d.LogoutPath),
-		UseRefreshToken:       wrapperspb.Bool(refresh),
-		ForwardBearerToken:    forwardAccess,
+		UseRefreshToken:       wrapperspb.Bool(o.UseRefreshToken),
+		ForwardBearerToken:    o.ForwardAccessToken,
 		Credentials: &oauth2v3.OAuth2Credentials{
 			ClientId:       d.ClientID,
-			TokenSecret:    &tlsv3.SdsSecretConfig{Name: clientSecret, SdsConfig: adsSource()},
-			TokenFormation: &oauth2v3.OAuth2Credentials_HmacSecret{HmacSecret: &tlsv3.SdsSecretConfig{Name: hmacSecret, SdsConfig: adsSource()}},
-			CookieNames:    cookies,
+			TokenSecret:    &tlsv3.SdsSecretConfig{Name: o.ClientSecretName, SdsConfig: adsSource()},
+			TokenFormation: &oauth2v3.OAuth2Credentials_HmacSecret{HmacSecret: &tlsv3.SdsSecretConfig{Name: o.HMACSecretName, SdsConfig: adsSource()}},
+			CookieNames: &oauth2v3.OAuth2Credentials_CookieNames{
+				BearerToken:  names.BearerToken,
+				OauthHmac:    names.OauthHMAC,
+				OauthExpires: names.OauthExpires,
+				IdToken:      names.IDToken,
+				RefreshToken: names.RefreshToken,
+				OauthNonce:   names.OauthNonce,
+				CodeVerifier: names.CodeVerifier,
+			},
+			CookieDomain: o.CookieDomain,
 		},
-		AuthType:                    oauth2v3.OAuth2Config_BASIC_AUTH,
-		AuthScopes:                  scopes,
-		Resources:                   o.Resources,
-		PreserveAuthorizationHeader: !forwardAccess,
-		DisableTokenEncryption:      o.DisableTokenEncryption != nil && *o.DisableTokenEncryption,
+		AuthType:                     oauth2v3.OAuth2Config_BASIC_AUTH,
+		AuthScopes:                   o.Scopes,
+		Resources:                    o.Resources,
+		PreserveAuthorizationHeader:  o.PreserveAuthorizationHeader,
+		DisableTokenEncryption:       o.DisableTokenEncryption,
+		DefaultExpiresIn:             durationOrNil(o.DefaultTokenTTL),
+		DefaultRefreshTokenExpiresIn: durationOrNil(o.DefaultRefreshTokenTTL),
+		CsrfTokenExpiresIn:           durationOrNil(o.CSRFTokenTTL),
 	}
-	if o.CookieDomain != nil {
-		cfg.Credentials.CookieDomain = *o.CookieDomain
-	}
-	for _, ttl := range []struct {
-		v    *string
-		dst  **durationpb.Duration
-		what string
-	}{
-		{(*string)(o.DefaultTokenTTL), &cfg.DefaultExpiresIn, "defaultTokenTTL"},
-		{(*string)(o.DefaultRefreshTokenTTL), &cfg.DefaultRefreshTokenExpiresIn, "defaultRefreshTokenTTL"},
-		{(*string)(o.CSRFTokenTTL), &cfg.CsrfTokenExpiresIn, "csrfTokenTTL"},
-	} {
-		if ttl.v == nil {
-			continue
-		}
-		dur, err := time.ParseDuration(*ttl.v)
-		if err != nil {
-			return nil, fmt.Errorf("invalid %s: %w", ttl.what, err)
-		}
-		*ttl.dst = durationpb.New(dur)
-	}
-	if o.DenyRedirect != nil {
-		cfg.DenyRedirectMatcher = denyRedirectMatchers(o.DenyRedirect.Headers)
+	if o.DenyRedirectHeaders != nil {
+		cfg.DenyRedirectMatcher = denyRedirectMatchers(o.DenyRedirectHeaders)
 	}
 	if d.EndSessionEndpoint != nil {
 		cfg.EndSessionEndpoint = *d.EndSessionEndpoint
 	}
-	if o.ForwardIDToken != nil {
-		cfg.ForwardIdToken = &oauth2v3.OAuth2TokenForwarding{Header: o.ForwardIDToken.Header}
-		if strings.EqualFold(o.ForwardIDToken.Header, "Authorization") {
-			cfg.PreserveAuthorizationHeader = false
-		}
+	if o.ForwardIDTokenHeader != nil {
+		cfg.ForwardIdToken = &oauth2v3.OAuth2TokenForwarding{Header: *o.ForwardIDTokenHeader}
 	}
-	return cfg, nil
+	return cfg
 }
 
 // oauth2CookieConfigs scopes the nonce and code verifier cookies to the redirect path,
-// and gives every cookie the SameSite the policy asks for.
-func oauth2CookieConfigs(o *egv1a1.OIDC, redirectPath string) *oauth2v3.CookieConfigs {
+// and gives every cookie the SameSite the policy asks for ("" when it asks for none).
+func oauth2CookieConfigs(sameSite, redirectPath string) *oauth2v3.CookieConfigs {
 	if !oauth2CookiePath.MatchString(redirectPath) {
 		redirectPath = ""
 	}
@@ -178,16 +134,16 @@ func oauth2CookieConfigs(o *egv1a1.OIDC, redirectPath string) *oauth2v3.CookieCo
 		OauthNonceCookieConfig:   &oauth2v3.CookieConfig{Path: redirectPath},
 		CodeVerifierCookieConfig: &oauth2v3.CookieConfig{Path: redirectPath},
 	}
-	if o.CookieConfig == nil || o.CookieConfig.SameSite == nil {
+	if sameSite == "" {
 		return cc
 	}
 	ss := oauth2v3.CookieConfig_DISABLED
-	switch egv1a1.SameSite(*o.CookieConfig.SameSite) {
-	case egv1a1.SameSiteStrict:
+	switch sameSite {
+	case ir.SameSiteStrict:
 		ss = oauth2v3.CookieConfig_STRICT
-	case egv1a1.SameSiteLax:
+	case ir.SameSiteLax:
 		ss = oauth2v3.CookieConfig_LAX
-	case egv1a1.SameSiteNone:
+	case ir.SameSiteNone:
 		ss = oauth2v3.CookieConfig_NONE
 	}
 	cc.BearerTokenCookieConfig = &oauth2v3.CookieConfig{SameSite: ss}
@@ -201,20 +157,20 @@ func oauth2CookieConfigs(o *egv1a1.OIDC, redirectPath string) *oauth2v3.CookieCo
 }
 
 // denyRedirectMatchers are the request headers for which the filter answers 401 instead
-// of redirecting to the provider (API clients); a header without a type matches exactly.
-func denyRedirectMatchers(hs []egv1a1.OIDCDenyRedirectHeader) []*routev3.HeaderMatcher {
-	out := make([]*routev3.HeaderMatcher, 0, len(hs))
-	for _, h := range hs {
-		m := &matcherv3.StringMatcher{MatchPattern: &matcherv3.StringMatcher_Exact{Exact: h.Value}}
-		if h.Type != nil {
-			switch *h.Type {
-			case egv1a1.StringMatchPrefix:
-				m.MatchPattern = &matcherv3.StringMatcher_Prefix{Prefix: h.Value}
-			case egv1a1.StringMatchSuffix:
-				m.MatchPattern = &matcherv3.StringMatcher_Suffix{Suffix: h.Value}
-			case egv1a1.StringMatchRegularExpression:
-				m.MatchPattern = &matcherv3.StringMatcher_SafeRegex{SafeRegex: &matcherv3.RegexMatcher{Regex: h.Value}}
-			}
+// of redirecting to the provider (API clients).
+func denyRedirectMatchers(headers []ir.StringMatch) []*routev3.HeaderMatcher {
+	out := make([]*routev3.HeaderMatcher, 0, len(headers))
+	for _, h := range headers {
+		m := &matcherv3.StringMatcher{}
+		switch {
+		case h.Prefix != nil:
+			m.MatchPattern = &matcherv3.StringMatcher_Prefix{Prefix: *h.Prefix}
+		case h.Suffix != nil:
+			m.MatchPattern = &matcherv3.StringMatcher_Suffix{Suffix: *h.Suffix}
+		case h.SafeRegex != nil:
+			m.MatchPattern = &matcherv3.StringMatcher_SafeRegex{SafeRegex: &matcherv3.RegexMatcher{Regex: *h.SafeRegex}}
+		default:
+			m.MatchPattern = &matcherv3.StringMatcher_Exact{Exact: h.Value()}
 		}
 		out = append(out, &routev3.HeaderMatcher{Name: h.Name, HeaderMatchSpecifier: &routev3.HeaderMatcher_StringMatch{StringMatch: m}})
 	}
@@ -222,27 +178,18 @@ func denyRedirectMatchers(hs []egv1a1.OIDCDenyRedirectHeader) []*routev3.HeaderM
 }
 
 // passThroughMatchers let requests that already carry a token where a JWT provider reads
-// one skip the OAuth2 flow (passThroughAuthHeader): a provider without extractFrom reads
-// "Authorization: Bearer ...", others their headers (with their value prefix).
-func passThroughMatchers(ps []egv1a1.JWTProvider) []*routev3.HeaderMatcher {
-	out := make([]*routev3.HeaderMatcher, 0, len(ps))
-	prefixed := func(name, prefix string) *routev3.HeaderMatcher {
-		return &routev3.HeaderMatcher{Name: name, HeaderMatchSpecifier: &routev3.HeaderMatcher_StringMatch{
-			StringMatch: &matcherv3.StringMatcher{MatchPattern: &matcherv3.StringMatcher_Prefix{Prefix: prefix}},
-		}}
-	}
-	for _, p := range ps {
-		if p.ExtractFrom == nil {
-			out = append(out, prefixed("Authorization", "Bearer "))
+// one skip the OAuth2 flow (passThroughAuthHeader): a header present, or one whose value
+// starts with the provider's prefix.
+func passThroughMatchers(headers []ir.PassThroughHeader) []*routev3.HeaderMatcher {
+	out := make([]*routev3.HeaderMatcher, 0, len(headers))
+	for _, h := range headers {
+		if h.Prefix == nil {
+			out = append(out, &routev3.HeaderMatcher{Name: h.Name})
 			continue
 		}
-		for _, h := range p.ExtractFrom.Headers {
-			if h.ValuePrefix == nil {
-				out = append(out, &routev3.HeaderMatcher{Name: h.Name})
-				continue
-			}
-			out = append(out, prefixed(h.Name, *h.ValuePrefix))
-		}
+		out = append(out, &routev3.HeaderMatcher{Name: h.Name, HeaderMatchSpecifier: &routev3.HeaderMatcher_StringMatch{
+			StringMatch: &matcherv3.StringMatcher{MatchPattern: &matcherv3.StringMatcher_Prefix{Prefix: *h.Prefix}},
+		}})
 	}
 	return out
 }

@@ -7,7 +7,6 @@ import (
 	"strings"
 	"time"
 
-	egv1a1 "github.com/envoyproxy/gateway/api/v1alpha1"
 	clusterv3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	endpointv3 "github.com/envoyproxy/go-control-plane/envoy/config/endpoint/v3"
@@ -208,7 +207,7 @@ func (t Translator) Translate(x *ir.XDS) (result.XDS, error) {
 		addSecrets(&out, secrets, l.TLS)
 		addClientCASecrets(&out, secrets, clientValidation(l.TLS, l.Policies.ClientTLS))
 		for _, r := range l.Routes {
-			t.addL4Cluster(&out, clusters, r.Source, r.Destination, l4ClusterSettings(r.Policies, false))
+			t.addL4Cluster(&out, clusters, r.Source, r.Destination, l4ClusterSettings(r.Policies))
 		}
 	}
 	for _, l := range x.UDP {
@@ -216,7 +215,7 @@ func (t Translator) Translate(x *ir.XDS) (result.XDS, error) {
 			continue
 		}
 		out.Listeners = append(out.Listeners, t.buildUDPListener(l))
-		t.addL4Cluster(&out, clusters, l.Route.Source, l.Route.Destination, l4ClusterSettings(l.Route.Policies, true))
+		t.addL4Cluster(&out, clusters, l.Route.Source, l.Route.Destination, l4ClusterSettings(l.Route.Policies))
 	}
 	for _, k := range order {
 		el := byPort[k]
@@ -311,7 +310,7 @@ func addSecrets(out *result.XDS, seen map[string]bool, cfg *ir.TLSConfig) {
 
 // addL4Cluster adds a layer-4 route's cluster once: its valid backends as localities; with
 // hostnames among them (an EG Backend's FQDN endpoints), a cluster Envoy resolves by DNS.
-func (t Translator) addL4Cluster(out *result.XDS, seen map[string]bool, src ir.Source, d *ir.Destination, cs *egv1a1.ClusterSettings) {
+func (t Translator) addL4Cluster(out *result.XDS, seen map[string]bool, src ir.Source, d *ir.Destination, cs *ir.ClusterSettings) {
 	name := d.ClusterName()
 	if seen[name] {
 		return
@@ -338,19 +337,14 @@ func (t Translator) addL4Cluster(out *result.XDS, seen map[string]bool, src ir.S
 }
 
 // l4ClusterSettings is what a BackendTrafficPolicy in force on a TCP or UDP route sets on
-// its cluster (BTP-01, BTP-02): as EG v1.9 applies the traffic features to L4 routes
-// (internal/gatewayapi/backendtrafficpolicy.go), a TCP route takes the load balancer and
-// the circuit breaker, a UDP route the load balancer only.
-func l4ClusterSettings(p ir.RoutePolicies, udp bool) *egv1a1.ClusterSettings {
-	bt := p.BackendTraffic
-	if bt == nil || bt.Spec == nil {
-		return nil
+// its cluster (BTP-01, BTP-02): the policy stage kept what EG v1.9 applies to L4 routes
+// (internal/gatewayapi/backendtrafficpolicy.go), the load balancer and, on a TCP route, the
+// circuit breaker.
+func l4ClusterSettings(p ir.RoutePolicies) *ir.ClusterSettings {
+	if bt := p.BackendTrafficSettings; bt != nil {
+		return bt.Cluster
 	}
-	cs := &egv1a1.ClusterSettings{LoadBalancer: bt.Spec.LoadBalancer}
-	if !udp {
-		cs.CircuitBreaker = bt.Spec.CircuitBreaker
-	}
-	return cs
+	return nil
 }
 
 func gatewayNamespace(l *ir.HTTPListener) string {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	egv1a1 "github.com/envoyproxy/gateway/api/v1alpha1"
 	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
@@ -200,4 +201,97 @@ func checkWasm(ws []egv1a1.Wasm) error {
 		return nil
 	}
 	return errNoWasmCache
+}
+
+// extAuthDefaultTimeout is EG's timeout for a call to the extAuth service when the policy
+// sets none (or one that does not parse).
+const extAuthDefaultTimeout = 10 * time.Second
+
+// resolveExtAuthSettings is a SecurityPolicy's extAuth settings (nil without extAuth): the
+// filter is named after the policy that declared extAuth (MRG-05); the service's cluster
+// takes the gRPC service's backendSettings, else the HTTP one's.
+func resolveExtAuthSettings(a *ir.Applied[egv1a1.SecurityPolicySpec]) *ir.ExtAuth {
+	ea := a.Spec.ExtAuth
+	if ea == nil {
+		return nil
+	}
+	owner := a.OwnerOf("extAuth")
+	out := &ir.ExtAuth{
+		FilterName:           fmt.Sprintf("%s/securitypolicy/%s/%s", ir.FilterExtAuthz, owner.Namespace, owner.Name),
+		FailOpen:             ea.FailOpen != nil && *ea.FailOpen,
+		RecomputeRoute:       ea.RecomputeRoute != nil && *ea.RecomputeRoute,
+		IncludeRouteMetadata: ea.IncludeRouteMetadata != nil && *ea.IncludeRouteMetadata,
+		HeadersToExtAuth:     ea.HeadersToExtAuth,
+		Timeout:              extAuthDefaultTimeout,
+		StatusOnError:        ea.StatusOnError,
+	}
+	if ea.BodyToExtAuth != nil {
+		n := ea.BodyToExtAuth.MaxRequestBytes
+		out.MaxRequestBytes = &n
+	}
+	if d := ir.Duration(ea.Timeout); d != nil {
+		out.Timeout = *d
+	}
+	var settings *egv1a1.ClusterSettings
+	switch {
+	case ea.GRPC != nil:
+		settings = ea.GRPC.BackendSettings
+	case ea.HTTP != nil:
+		settings = ea.HTTP.BackendSettings
+	}
+	out.Cluster, out.Retry = resolveClusterSettings(settings), resolveServiceRetry(settings)
+	if h := ea.HTTP; h != nil {
+		service := &ir.ExtAuthHTTP{HeadersToBackend: h.HeadersToBackend}
+		if h.Path != nil {
+			service.PathPrefix = *h.Path
+		}
+		if h.PathOverride != nil {
+			service.PathOverride = *h.PathOverride
+		}
+		out.HTTP = service
+		out.Retry = resolveServiceRetry(h.BackendSettings)
+	}
+	return out
+}
+
+// resolveExtProcSettings is the i-th extProc entry of an EnvoyExtensionPolicy, its filter
+// named after the policy that declared extProc (MRG-05) and the entry's index.
+func resolveExtProcSettings(a *ir.Applied[egv1a1.EnvoyExtensionPolicySpec], i int) ir.ExtProc {
+	ep := a.Spec.ExtProc[i]
+	owner := a.OwnerOf("extProc")
+	out := ir.ExtProc{
+		FilterName:    fmt.Sprintf("%s/envoyextensionpolicy/%s/%s/extproc/%d", ir.FilterExtProc, owner.Namespace, owner.Name, i),
+		ShadowMode:    ep.ShadowMode != nil && *ep.ShadowMode,
+		FailOpen:      ep.FailOpen != nil && *ep.FailOpen,
+		StatusOnError: ep.StatusOnError,
+		Cluster:       resolveClusterSettings(ep.BackendSettings),
+		Retry:         resolveServiceRetry(ep.BackendSettings),
+	}
+	if ep.MessageTimeout != nil {
+		out.MessageTimeout = ir.Duration(ep.MessageTimeout)
+	}
+	if pm := ep.ProcessingMode; pm != nil {
+		out.ProcessingMode.AllowModeOverride = pm.AllowModeOverride
+		if pm.Request != nil {
+			out.ProcessingMode.Request = &ir.ExtProcPhase{Attributes: pm.Request.Attributes}
+			if pm.Request.Body != nil {
+				out.ProcessingMode.Request.BodyMode = string(*pm.Request.Body)
+			}
+		}
+		if pm.Response != nil {
+			out.ProcessingMode.Response = &ir.ExtProcPhase{Attributes: pm.Response.Attributes}
+			if pm.Response.Body != nil {
+				out.ProcessingMode.Response.BodyMode = string(*pm.Response.Body)
+			}
+		}
+	}
+	if md := ep.Metadata; md != nil {
+		if md.AccessibleNamespaces != nil {
+			out.ForwardingNamespaces = &ir.MetadataNamespaces{Untyped: md.AccessibleNamespaces}
+		}
+		if md.WritableNamespaces != nil {
+			out.ReceivingNamespaces = &ir.MetadataNamespaces{Untyped: md.WritableNamespaces}
+		}
+	}
+	return out
 }
