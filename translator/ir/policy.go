@@ -15,8 +15,9 @@ type PolicyRef struct {
 
 // Applied is the policy of one kind in force at one place (a route rule, a listener): the
 // policy that won precedence, the parents merged into it, and the effective spec. The policy
-// stage fills it; the feature translators (security, backend traffic, client traffic,
-// extensions) read it.
+// stage fills it and resolves each feature of the spec into the typed fields beside it
+// (RoutePolicies, ListenerPolicies); the xDS stage reads only those and Policy, never Spec,
+// so that each meaning of a CRD field is decided in one place.
 type Applied[T any] struct {
 	// Policy is the most specific policy that attached here (the child after a merge).
 	Policy PolicyRef `json:"policy"`

@@ -33,8 +33,7 @@ const (
 
 // addTraffic configures the route for the traffic filters of its BackendTrafficPolicy.
 func (s *httpFilterSet) addTraffic(out *routev3.Route, r *ir.HTTPRoute) error {
-	bt := r.Policies.BackendTraffic
-	if bt == nil || bt.Spec == nil {
+	if r.Policies.BackendTrafficSettings == nil { // no BackendTrafficPolicy in force
 		return nil
 	}
 	if fi := r.Policies.Fault; fi != nil {
