@@ -127,7 +127,8 @@ func buildVersion(crd *apiextensionsv1.CustomResourceDefinition, name string) (*
 	withoutCEL := withoutXValidations(ss)
 	inner := customresource.NewStrategy(crdserverscheme.NewUnstructuredObjectTyper(), namespaced, gvk,
 		schemaValidator, statusValidator, withoutCEL, status, nil, served.SelectableFields)
-	strategy := sortedCEL{RESTCreateStrategy: inner, cel: celvalidation.NewValidator(ss, true, celconfig.PerCallLimit), schema: ss}
+	cel := celvalidation.NewValidator(ss, true, celconfig.PerCallLimit)
+	strategy := sortedCEL{RESTCreateStrategy: inner, cel: cel, memo: newCELMemo(cel), schema: ss}
 	return &versionValidator{gvk: gvk, structural: ss, strategy: strategy, namespaced: namespaced}, nil
 }
 
@@ -137,6 +138,7 @@ func buildVersion(crd *apiextensionsv1.CustomResourceDefinition, name string) (*
 type sortedCEL struct {
 	rest.RESTCreateStrategy
 	cel    *celvalidation.Validator // nil when the schema has no CEL rule
+	memo   *celMemo                 // the same rules, with the answers of repeated parts remembered
 	schema *structuralschema.Structural
 }
 
@@ -156,7 +158,12 @@ func (s sortedCEL) Validate(ctx context.Context, obj runtime.Object) field.Error
 			return append(errs, field.Invalid(nil, nil, "some validation rules were not checked because the object was invalid; correct the existing errors to complete validation"))
 		}
 	}
-	celErrs, _ := s.cel.Validate(ctx, nil, s.schema, u.Object, nil, celconfig.RuntimeCELCostBudget)
+	var celErrs field.ErrorList
+	if s.memo != nil && !noCELMemo {
+		celErrs = s.memo.Validate(ctx, u.Object, celconfig.RuntimeCELCostBudget)
+	} else {
+		celErrs, _ = s.cel.Validate(ctx, nil, s.schema, u.Object, nil, celconfig.RuntimeCELCostBudget)
+	}
 	return append(errs, sortByField(celErrs)...)
 }
 
