@@ -349,7 +349,9 @@ func (t Translator) Translate(objs []resource.Object) Output {
 			switch {
 			case l.frontendInvalid: // EG leaves it out of the xDS (gatewaytls.go)
 			case l.ir != nil:
-				sortRoutes(l.ir.Routes)
+				if !preserveRouteOrder(ix, g.gw) {
+					sortRoutes(l.ir.Routes)
+				}
 				out.IR.HTTP = append(out.IR.HTTP, l.ir)
 			case l.tcp != nil:
 				out.IR.TCP = append(out.IR.TCP, l.tcp)
@@ -369,6 +371,14 @@ func (t Translator) Translate(objs []resource.Object) Output {
 }
 
 // readyListener is the readiness listener EG v1.9 gives the proxy of a Gateway, whose
+// preserveRouteOrder says whether the Gateway's EnvoyProxy asks for its listeners' routes
+// in the order they were added (routes by age, then rules and matches as written) rather
+// than by the Gateway API's match precedence (EnvoyProxy spec.preserveRouteOrder).
+func preserveRouteOrder(ix *index, gw *gwapiv1.Gateway) bool {
+	ep, _ := ix.envoyProxyOf(gw)
+	return ep != nil && ep.Spec.PreserveRouteOrder != nil && *ep.Spec.PreserveRouteOrder
+}
+
 // address follows its EnvoyProxy's IP family.
 func readyListener(ep *egv1a1.EnvoyProxy) ir.ReadyListener {
 	if ep != nil && ep.Spec.IPFamily != nil && (*ep.Spec.IPFamily == egv1a1.IPv6 || *ep.Spec.IPFamily == egv1a1.DualStack) {
