@@ -180,6 +180,7 @@ var Registry = map[string]Kind{
 			`spec.dynamicModules[]{doNotClose,loadGlobally,name,source{local.path,remote{sha256,url},type}}`,
 			`spec.geoIP.provider{maxMind{anonymousIpDbSource.local.path,asnDbSource.local.path,cityDbSource.local.path,countryDbSource.local.path,ispDbSource.local.path},type}`,
 			`spec.ipFamily`,
+			`spec.filterOrder[]{after,before,name}`,
 			`spec.luaValidation`,
 			`spec.preserveRouteOrder`,
 			`spec.mergeBackends.selector{matchExpressions[]{key,operator,values},matchLabels}`,
@@ -188,7 +189,6 @@ var Registry = map[string]Kind{
 		},
 		NotHandled: []Field{
 			{"spec.bootstrap", "EG v1.9 builds the proxy's bootstrap from it and refuses one that changes what it relies on (dynamic_resources...), and then the Gateways using this EnvoyProxy; the reference translator does not check it"},
-			{"spec.filterOrder", "EG v1.9 would reorder the HTTP filters of the listeners"},
 			{"spec.lua", "EG v1.10 (v1.10-preview's envoyproxy-lua-config) would validate EnvoyExtensionPolicy Lua scripts in that mode and sandbox"},
 			{"spec.mergeGateways", "EG v1.9 would merge the Gateways using this EnvoyProxy into one proxy"},
 			{"spec.mergeType", "EG v1.9 would merge a Gateway's own EnvoyProxy into its class's; the reference translator lets it replace the class's"},

@@ -317,6 +317,24 @@ func (t Translator) Translate(objs []resource.Object) Output {
 				}
 			}
 		}
+		if ep != nil && len(ep.Spec.FilterOrder) > 0 {
+			order := make([]ir.FilterPosition, 0, len(ep.Spec.FilterOrder))
+			for _, f := range ep.Spec.FilterOrder {
+				p := ir.FilterPosition{Name: string(f.Name)}
+				if f.Before != nil {
+					p.Before = string(*f.Before)
+				}
+				if f.After != nil {
+					p.After = string(*f.After)
+				}
+				order = append(order, p)
+			}
+			for _, l := range g.listeners {
+				if l.ir != nil {
+					l.ir.FilterOrder = order
+				}
+			}
+		}
 		if ep != nil && ep.Spec.LuaValidation != nil {
 			for _, l := range g.listeners {
 				if l.ir != nil {

@@ -115,6 +115,9 @@ type HTTPListener struct {
 	// GeoIP is what the clientIPGeoLocations of the SecurityPolicies on this listener's
 	// routes need (set by the policy stage; nil when none uses them).
 	GeoIP *ListenerGeoIP `json:"geoIP,omitempty"`
+	// FilterOrder is the Gateway's EnvoyProxy spec.filterOrder: moves applied, in order,
+	// after the HTTP filters are put in EG's default order.
+	FilterOrder []FilterPosition `json:"filterOrder,omitempty"`
 	// LuaValidation is the luaValidation of the Gateway's EnvoyProxy (nil: Strict), how
 	// the policy stage checks EnvoyExtensionPolicy Lua scripts.
 	LuaValidation *egv1a1.LuaValidation `json:"luaValidation,omitempty"`
@@ -433,4 +436,13 @@ type BackendFilters struct {
 	AddResponseHeaders    []AddHeader `json:"addResponseHeaders,omitempty"`
 	RemoveResponseHeaders []string    `json:"removeResponseHeaders,omitempty"`
 	HostRewrite           *string     `json:"hostRewrite,omitempty"`
+}
+
+// FilterPosition moves every HTTP filter of kind Name (a filter's kind is its name or the
+// prefix of it, as "envoy.filters.http.jwt_authn" or "envoy.filters.http.wasm/...") right
+// before the first filter of kind Before, or right after the last one of kind After.
+type FilterPosition struct {
+	Name   string `json:"name"`
+	Before string `json:"before,omitempty"`
+	After  string `json:"after,omitempty"`
 }

@@ -58,7 +58,7 @@ func ResolveFeatures(x *ir.XDS, objs *RefObjects, luaOn bool) FeatureErrors {
 	for _, l := range x.HTTP {
 		for _, r := range l.Routes {
 			var data ir.PolicyData
-			failed, geoDirect500 := false, false
+			extFailed, btpFailed, geoDirect500 := false, false, false
 			if a := r.Policies.Security; a != nil && a.Spec != nil {
 				res := secDone[a]
 				if res == nil {
@@ -118,7 +118,7 @@ func ResolveFeatures(x *ir.XDS, objs *RefObjects, luaOn bool) FeatureErrors {
 				switch {
 				case res.err != nil && !res.failOpen:
 					errs[a.Policy] = res.err
-					failed = true
+					extFailed = true
 				case res.err != nil:
 					// Only fail-open services failed: the policy is Invalid, the route
 					// runs with the extensions that could be built.
@@ -134,18 +134,22 @@ func ResolveFeatures(x *ir.XDS, objs *RefObjects, luaOn bool) FeatureErrors {
 				bodies, err := responseBodies(a, objs)
 				if err != nil {
 					errs[a.Policy] = err
-					failed = true
+					btpFailed = true
+				} else {
+					data.ResponseBodies = bodies
 				}
-				data.ResponseBodies = bodies
 			}
-			if failed {
-				// The policy cannot be enforced: the route answers 500 rather than
-				// forwarding unprotected or unextended traffic.
-				r.DirectResponse = &ir.DirectResponse{Status: 500}
-				r.Policies.Security, r.Policies.Extension, r.Policies.BackendTraffic = nil, nil, nil
-				continue
+			// A policy that cannot be enforced makes the route answer 500 rather than forward
+			// unextended traffic, and only that policy's features leave the route: EG sets
+			// the direct response where it applies the failing policy and applies the other
+			// kinds as usual (a SecurityPolicy's filters stay configured on the route).
+			if extFailed {
+				r.Policies.Extension = nil
 			}
-			if geoDirect500 {
+			if btpFailed {
+				r.Policies.BackendTraffic = nil
+			}
+			if extFailed || btpFailed || geoDirect500 {
 				r.DirectResponse = &ir.DirectResponse{Status: 500}
 			}
 			if data.LocalJWKS != nil || data.BasicAuthUsers != nil || data.APIKeys != nil || data.Lua != nil ||

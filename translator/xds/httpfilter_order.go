@@ -83,3 +83,47 @@ func sortHTTPFilters(fs []*hcmv3.HttpFilter) {
 		return fs[i].Name < fs[j].Name
 	})
 }
+
+// applyFilterOrder moves filters as an EnvoyProxy's spec.filterOrder says, one entry after
+// the other on the result of the previous one (EG v1.9's order of application): all the
+// filters of the entry's kind go, in their current order, right before the first filter of
+// kind Before or right after the last filter of kind After. An entry whose kind or anchor
+// has no filter on the listener changes nothing.
+func applyFilterOrder(fs []*hcmv3.HttpFilter, order []ir.FilterPosition) []*hcmv3.HttpFilter {
+	for _, p := range order {
+		var moved, rest []*hcmv3.HttpFilter
+		for _, f := range fs {
+			if strings.HasPrefix(f.Name, p.Name) {
+				moved = append(moved, f)
+			} else {
+				rest = append(rest, f)
+			}
+		}
+		if len(moved) == 0 {
+			continue
+		}
+		at := -1 // where in rest the moved filters go
+		switch {
+		case p.Before != "":
+			for i, f := range rest {
+				if strings.HasPrefix(f.Name, p.Before) {
+					at = i
+					break
+				}
+			}
+		case p.After != "":
+			for i, f := range rest {
+				if strings.HasPrefix(f.Name, p.After) {
+					at = i + 1
+				}
+			}
+		}
+		if at < 0 {
+			continue
+		}
+		out := make([]*hcmv3.HttpFilter, 0, len(fs))
+		out = append(append(append(out, rest[:at]...), moved...), rest[at:]...)
+		fs = out
+	}
+	return fs
+}

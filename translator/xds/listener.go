@@ -183,6 +183,7 @@ func hcmOf(routeConfig, statPrefix string, grpc bool, policyFilters []*hcmv3.Htt
 		ConfigType: &hcmv3.HttpFilter_TypedConfig{TypedConfig: mustAny(&routerv3.Router{SuppressEnvoyHeaders: true})},
 	})
 	sortHTTPFilters(filters)
+	filters = applyFilterOrder(filters, l.FilterOrder)
 	hcm := &hcmv3.HttpConnectionManager{
 		StatPrefix: statPrefix,
 		RouteSpecifier: &hcmv3.HttpConnectionManager_Rds{Rds: &hcmv3.Rds{
