@@ -317,6 +317,13 @@ func (t Translator) Translate(objs []resource.Object) Output {
 				}
 			}
 		}
+		if ep != nil && ep.Spec.Telemetry != nil && ep.Spec.Telemetry.Metrics != nil && ep.Spec.Telemetry.Metrics.EnableGRPCStats != nil {
+			for _, l := range g.listeners {
+				if l.ir != nil {
+					l.ir.GRPCStats = ep.Spec.Telemetry.Metrics.EnableGRPCStats
+				}
+			}
+		}
 		if ep != nil && len(ep.Spec.FilterOrder) > 0 {
 			order := make([]ir.FilterPosition, 0, len(ep.Spec.FilterOrder))
 			for _, f := range ep.Spec.FilterOrder {

@@ -115,6 +115,10 @@ type HTTPListener struct {
 	// GeoIP is what the clientIPGeoLocations of the SecurityPolicies on this listener's
 	// routes need (set by the policy stage; nil when none uses them).
 	GeoIP *ListenerGeoIP `json:"geoIP,omitempty"`
+	// GRPCStats is the Gateway's EnvoyProxy telemetry.metrics.enableGRPCStats: when set it
+	// decides whether the listener has the grpc_stats filter (nil: a listener with a
+	// GRPCRoute has it, others do not).
+	GRPCStats *bool `json:"grpcStats,omitempty"`
 	// FilterOrder is the Gateway's EnvoyProxy spec.filterOrder: moves applied, in order,
 	// after the HTTP filters are put in EG's default order.
 	FilterOrder []FilterPosition `json:"filterOrder,omitempty"`

@@ -178,7 +178,7 @@ func wrapHCM(hcm *hcmv3.HttpConnectionManager) *listenerv3.Filter {
 // port takes the same one with the HTTP/3 codec).
 func hcmOf(routeConfig, statPrefix string, grpc bool, policyFilters []*hcmv3.HttpFilter, l *ir.HTTPListener) *hcmv3.HttpConnectionManager {
 	own := append([]*hcmv3.HttpFilter(nil), policyFilters...) // never the caller's backing array
-	filters := append(append(own, grpcFiltersOf(grpc, clientHTTPOf(l))...), &hcmv3.HttpFilter{
+	filters := append(append(own, grpcFiltersOf(grpc, clientHTTPOf(l), l.GRPCStats)...), &hcmv3.HttpFilter{
 		Name:       routerFilter,
 		ConfigType: &hcmv3.HttpFilter_TypedConfig{TypedConfig: mustAny(&routerv3.Router{SuppressEnvoyHeaders: true})},
 	})
@@ -217,9 +217,15 @@ func hcmOf(routeConfig, statPrefix string, grpc bool, policyFilters []*hcmv3.Htt
 // gRPC-Web translation and per-method gRPC stats (GR-04).
 // grpcFiltersOf: a ClientTrafficPolicy's grpc block decides gRPC-Web by itself (on for an
 // HTTPRoute-only listener, off on a GRPCRoute one, and off when enableWeb is unset, as EG
-// does); gRPC stats stay with GRPCRoutes.
-func grpcFiltersOf(grpc bool, h *ir.ClientHTTP) []*hcmv3.HttpFilter {
-	web := grpc
+// does); gRPC stats stay with GRPCRoutes unless the EnvoyProxy's
+// telemetry.metrics.enableGRPCStats is set, which then decides alone (EG's
+// envoyproxy-metric-grpc: true adds them to an HTTPRoute-only listener, false removes them
+// from a GRPCRoute one).
+func grpcFiltersOf(grpc bool, h *ir.ClientHTTP, statsSetting *bool) []*hcmv3.HttpFilter {
+	web, stats := grpc, grpc
+	if statsSetting != nil {
+		stats = *statsSetting
+	}
 	if h != nil && h.GRPCWebSet {
 		web = h.GRPCWeb
 	}
@@ -227,7 +233,7 @@ func grpcFiltersOf(grpc bool, h *ir.ClientHTTP) []*hcmv3.HttpFilter {
 	if web {
 		out = append(out, &hcmv3.HttpFilter{Name: grpcWebFilter, ConfigType: &hcmv3.HttpFilter_TypedConfig{TypedConfig: mustAny(&grpcwebv3.GrpcWeb{})}})
 	}
-	if grpc {
+	if stats {
 		out = append(out, &hcmv3.HttpFilter{Name: grpcStatsFilter, ConfigType: &hcmv3.HttpFilter_TypedConfig{TypedConfig: mustAny(&grpcstatsv3.FilterConfig{
 			EmitFilterState:        true,
 			PerMethodStatSpecifier: &grpcstatsv3.FilterConfig_StatsForAllMethods{StatsForAllMethods: wrapperspb.Bool(true)},
