@@ -40,11 +40,15 @@ type JWTLocalJWKS struct {
 }
 
 // JWTRemoteJWKS is a key set fetched from URI. BackendRefs says the policy names backends
-// for the fetch (which the reference translator does not support); the durations are nil
-// when they do not parse (CacheDuration has the CRD's default, 300s).
+// for the fetch: the key set is then fetched through them (their cluster is the route's
+// PolicyData.RemoteJWKS entry for the provider), with Cluster and Retry from the
+// backendSettings. The durations are nil when they do not parse (CacheDuration has the
+// CRD's default, 300s).
 type JWTRemoteJWKS struct {
-	URI                   string         `json:"uri"`
-	BackendRefs           bool           `json:"backendRefs,omitempty"`
+	URI                   string           `json:"uri"`
+	BackendRefs           bool             `json:"backendRefs,omitempty"`
+	Cluster               *ClusterSettings `json:"cluster,omitempty"`
+	Retry                 *ServiceRetry    `json:"retry,omitempty"`
 	CacheDuration         *time.Duration `json:"cacheDuration,omitempty"`
 	FailedRefetchDuration *time.Duration `json:"failedRefetchDuration,omitempty"`
 }

@@ -7,6 +7,9 @@ type PolicyData struct {
 	// LocalJWKS is the key set of each JWT provider whose localJWKS is a ConfigMap
 	// reference, by provider name.
 	LocalJWKS map[string]string `json:"localJWKS,omitempty"`
+	// RemoteJWKS is, for each JWT provider whose remote key set is fetched through
+	// backendRefs, the service those backends make, by provider name.
+	RemoteJWKS map[string]*ExtService `json:"remoteJWKS,omitempty"`
 	// Lua is the code of each Lua script of the EnvoyExtensionPolicy, in spec order
 	// (inline code or the referenced ConfigMap's).
 	Lua []string `json:"lua,omitempty"`

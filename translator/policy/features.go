@@ -103,7 +103,7 @@ func ResolveFeatures(x *ir.XDS, objs *RefObjects, luaOn bool) FeatureErrors {
 						r.Policies.Security = a
 					}
 				}
-				data.LocalJWKS = res.data.LocalJWKS
+				data.LocalJWKS, data.RemoteJWKS = res.data.LocalJWKS, res.data.RemoteJWKS
 				data.BasicAuthUsers = res.data.BasicAuthUsers
 				data.APIKeys = res.data.APIKeys
 				data.ExtAuth = res.data.ExtAuth
@@ -152,7 +152,7 @@ func ResolveFeatures(x *ir.XDS, objs *RefObjects, luaOn bool) FeatureErrors {
 			if extFailed || btpFailed || geoDirect500 {
 				r.DirectResponse = &ir.DirectResponse{Status: 500}
 			}
-			if data.LocalJWKS != nil || data.BasicAuthUsers != nil || data.APIKeys != nil || data.Lua != nil ||
+			if data.LocalJWKS != nil || data.RemoteJWKS != nil || data.BasicAuthUsers != nil || data.APIKeys != nil || data.Lua != nil ||
 				data.ExtAuth != nil || data.ExtProc != nil || data.OIDC != nil || data.DynamicModules != nil || data.ResponseBodies != nil {
 				d := data
 				r.PolicyData = &d
@@ -301,9 +301,14 @@ func resolveLocalJWKS(a *ir.Applied[egv1a1.SecurityPolicySpec], objs *RefObjects
 				return errors.New("backend references cannot be resolved")
 			}
 			owner := a.OwnerOfPath("jwt.providers")
-			if _, err := objs.backends.ResolvePolicyBackends(owner, r.BackendRefs, extServiceName(owner, "jwt", i), false); err != nil {
+			dest, err := objs.backends.ResolvePolicyBackends(owner, r.BackendRefs, extServiceName(owner, "jwt", i), false)
+			if err != nil {
 				return err
 			}
+			if data.RemoteJWKS == nil {
+				data.RemoteJWKS = map[string]*ir.ExtService{}
+			}
+			data.RemoteJWKS[p.Name] = &ir.ExtService{Destination: dest, Owner: owner}
 			continue
 		}
 		l := p.LocalJWKS

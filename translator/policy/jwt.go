@@ -42,6 +42,9 @@ func jwtProvider(p egv1a1.JWTProvider) ir.JWTProvider {
 			cache = string(*rj.CacheDuration)
 		}
 		remote := &ir.JWTRemoteJWKS{URI: rj.URI, BackendRefs: len(rj.BackendRefs) > 0, CacheDuration: parsedOrNil(cache)}
+		if remote.BackendRefs {
+			remote.Cluster, remote.Retry = resolveClusterSettings(rj.BackendSettings), resolveServiceRetry(rj.BackendSettings)
+		}
 		if rj.FailedRefetchDuration != nil {
 			remote.FailedRefetchDuration = parsedOrNil(string(*rj.FailedRefetchDuration))
 		}

@@ -39,6 +39,8 @@ const (
 type jwtProviderSpec struct {
 	ir.JWTProvider
 	localJWKS string
+	// jwksService is the service the remote key set is fetched through (backendRefs).
+	jwksService *ir.ExtService
 }
 
 // addJWT configures jwt_authn for the route (SP-03, SP-06, SP-07): each provider becomes a
@@ -65,6 +67,12 @@ func (s *httpFilterSet) addJWT(out *routev3.Route, r *ir.HTTPRoute, j *ir.JWT) e
 			default:
 				return fmt.Errorf("jwt provider %s: local JWKS not resolved", p.Name)
 			}
+		}
+		if rj := p.RemoteJWKS; rj != nil && rj.BackendRefs {
+			if r.PolicyData == nil || r.PolicyData.RemoteJWKS[p.Name] == nil {
+				return fmt.Errorf("jwt provider %s: the backends of the remote JWKS are not resolved", p.Name)
+			}
+			spec.jwksService = r.PolicyData.RemoteJWKS[p.Name]
 		}
 		provider, cluster, err := jwtProvider(spec)
 		if err != nil {
@@ -131,21 +139,31 @@ func jwtProvider(p jwtProviderSpec) (*jwtauthnv3.JwtProvider, *clusterPair, erro
 			Specifier: &corev3.DataSource_InlineString{InlineString: p.localJWKS},
 		}}
 	} else if rj := p.RemoteJWKS; rj != nil {
+		// The key set comes through the policy's backends (their cluster, with the
+		// backendSettings' cluster settings and retry) or, without backendRefs, from a
+		// cluster built from the URI's host.
 		if rj.BackendRefs {
-			return nil, nil, fmt.Errorf("remote JWKS through backendRefs is not supported by the reference translator")
+			svc := p.jwksService
+			if svc == nil || svc.Destination == nil {
+				return nil, nil, fmt.Errorf("the backends of the remote JWKS are not resolved")
+			}
+			sc := extServiceCluster(svc.Destination, svc.Owner, rj.Cluster)
+			cluster = &sc
+		} else {
+			uc, err := urlClusterOf(rj.URI)
+			if err != nil {
+				return nil, nil, err
+			}
+			cluster = uc
 		}
-		uc, err := urlClusterOf(rj.URI)
-		if err != nil {
-			return nil, nil, err
-		}
-		cluster = uc
 		remote := &jwtauthnv3.RemoteJwks{
 			HttpUri: &corev3.HttpUri{
 				Uri:              rj.URI,
-				HttpUpstreamType: &corev3.HttpUri_Cluster{Cluster: uc.cluster.Name},
+				HttpUpstreamType: &corev3.HttpUri_Cluster{Cluster: cluster.cluster.Name},
 				Timeout:          durationpb.New(jwksFetchTimeout),
 			},
-			AsyncFetch: &jwtauthnv3.JwksAsyncFetch{},
+			AsyncFetch:  &jwtauthnv3.JwksAsyncFetch{},
+			RetryPolicy: extServiceRetry(rj.Retry),
 		}
 		if d := rj.CacheDuration; d != nil {
 			remote.CacheDuration = durationpb.New(*d)
