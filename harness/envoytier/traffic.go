@@ -151,11 +151,17 @@ func sendUDP(ctx context.Context, addr string, req scenario.Request, timeout tim
 	return live.Observation{Status: 200, Echo: &e, Body: string(buf[:n])}
 }
 
-// hostlessCluster reports whether the named cluster exists and has no host at all.
+// hostlessCluster reports whether the named cluster exists and has no host at all. A
+// dynamic forward proxy cluster (an EG DynamicResolver Backend) has none of its own: it
+// resolves the request's host, and scenarios name hosts that never resolve (.invalid), so
+// Envoy answers 503 (dns_resolution_failure) as for a cluster without hosts.
 func hostlessCluster(x *result.XDS, name string) bool {
 	for _, c := range x.Clusters {
 		if c.GetName() != name {
 			continue
+		}
+		if c.GetClusterType().GetName() == "envoy.clusters.dynamic_forward_proxy" {
+			return true
 		}
 		if la := c.GetLoadAssignment(); la != nil {
 			return countHosts(la.GetEndpoints()) == 0

@@ -66,10 +66,19 @@ type httpFilterEntry struct {
 func compileHTTPFilters(fs []*hcmv3.HttpFilter) []httpFilterEntry {
 	out := make([]httpFilterEntry, 0, len(fs))
 	for _, f := range fs {
-		out = append(out, httpFilterEntry{name: f.GetName(), kind: filterKind(f.GetName()), disabled: f.GetDisabled(), cfg: f.GetTypedConfig()})
+		kind := filterKind(f.GetName())
+		if f.GetTypedConfig().GetTypeUrl() == rbacFilterType {
+			// Envoy runs a filter by its config's type, whatever its name: EG's dynamic
+			// forward proxy loopback filter is an RBAC filter named
+			// envoy.filters.http.rbac.dfp_loopback_deny.
+			kind = "rbac"
+		}
+		out = append(out, httpFilterEntry{name: f.GetName(), kind: kind, disabled: f.GetDisabled(), cfg: f.GetTypedConfig()})
 	}
 	return out
 }
+
+const rbacFilterType = "type.googleapis.com/envoy.extensions.filters.http.rbac.v3.RBAC"
 
 // filterKind is a filter's short name: envoy.filters.http.lua/envoyextensionpolicy/... → lua.
 func filterKind(name string) string {

@@ -84,7 +84,7 @@ var Registry = map[string]Kind{
 			{"spec.circuitBreaker.maxRequestsPerConnection", "EG v1.9 would set max_requests_per_connection on the route's clusters"},
 			{"spec.circuitBreaker.retryBudget", "EG v1.9 would set a retry budget on the circuit breaker of the route's clusters"},
 			{"spec.connection", "EG v1.9 would set the buffer limits and preconnect policy of the route's clusters"},
-			{"spec.dns", "EG v1.9 would set the DNS refresh rate, TTL and lookup family of the route's DNS clusters"},
+			{"spec.dns", "EG v1.9 would set the DNS refresh rate, TTL and lookup family of the route's DNS clusters (the reference applies it only to a DynamicResolver backend's DNS cache)"},
 			{"spec.healthCheck.active.healthCheckLog", "EG v1.9 would log the active health check events of the route's clusters"},
 			{"spec.http2", "EG v1.9 would set the HTTP/2 options of the route's clusters"},
 			{"spec.httpUpgrade", "EG v1.9 would set the route's upgrade configs (WebSocket, CONNECT...)"},

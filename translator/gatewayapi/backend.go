@@ -64,6 +64,7 @@ func (rt *routeTranslator) resolveEGBackend(b *ir.Backend, routeKind, routeNS, n
 		return fail("InvalidBackendTLS", err.Error())
 	}
 	b.TLS = tls
+	b.DynamicResolver = be.Spec.Type != nil && *be.Spec.Type == egv1a1.BackendTypeDynamicResolver
 	fqdn, ip := false, false
 	for _, ep := range be.Spec.Endpoints {
 		fqdn, ip = fqdn || ep.FQDN != nil, ip || ep.IP != nil

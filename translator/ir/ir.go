@@ -271,6 +271,9 @@ type Backend struct {
 	Invalid bool `json:"invalid,omitempty"`
 	// DNS: the endpoints are hostnames (an EG Backend with FQDN endpoints), resolved by Envoy.
 	DNS bool `json:"dns,omitempty"`
+	// DynamicResolver: an EG Backend of type DynamicResolver, without endpoints: Envoy
+	// resolves the host each request names (dynamic forward proxy).
+	DynamicResolver bool `json:"dynamicResolver,omitempty"`
 	// HTTP2: the Service port's appProtocol asks for HTTP/2 (kubernetes.io/h2c, or grpc),
 	// so the destination's cluster speaks HTTP/2 even for an HTTPRoute, as EG's
 	// resolveBackendProtocol decides.

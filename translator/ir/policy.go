@@ -91,6 +91,8 @@ type RoutePolicies struct {
 	// ExtensionSettings is Extension's Lua and extProc, resolved (set by the policy stage
 	// whenever one applies).
 	ExtensionSettings *Extension `json:"extensionSettings,omitempty"`
+	// DNS is BackendTraffic's dns, resolved (set by the policy stage).
+	DNS *DNS `json:"dns,omitempty"`
 }
 
 // ListenerPolicies are the policies in force on one listener.

@@ -183,6 +183,7 @@ func ResolveFeatures(x *ir.XDS, objs *RefObjects, luaOn bool) FeatureErrors {
 	resolveBackendTrafficFilters(x)
 	resolveBackendTrafficSettings(x)
 	resolveExtensionSettings(x)
+	resolveDNS(x)
 	return errs
 }
 

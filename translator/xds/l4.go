@@ -40,7 +40,7 @@ func (t Translator) buildTCPListener(ls []*ir.TCPListener) *listenerv3.Listener 
 	defer proxyProtocolFirst(lis, connectionOf(first.Policies.ClientHTTP)) // before the TLS inspector
 	sni, emptyChain := false, false
 	for _, l := range ls {
-		sni = sni || anySNI(l.Routes)
+		sni = sni || anySNI(l.Routes) || anySNIDynamicResolver(l)
 	}
 	if sni {
 		lis.ListenerFilters = []*listenerv3.ListenerFilter{{
@@ -84,6 +84,7 @@ func tcpFilterChain(l *ir.TCPListener, r *ir.TCPRoute) *listenerv3.FilterChain {
 		}},
 	}
 	handshakeTimeout(fc, connectionOf(l.Policies.ClientHTTP))
+	withSNIDynamicResolver(fc, l, r, stat)
 	if cl := connectionLimit(connectionOf(l.Policies.ClientHTTP), stat); cl != nil {
 		fc.Filters = append([]*listenerv3.Filter{cl}, fc.Filters...)
 	}
@@ -93,7 +94,9 @@ func tcpFilterChain(l *ir.TCPListener, r *ir.TCPRoute) *listenerv3.FilterChain {
 	if len(r.SNIs) > 0 {
 		fc.FilterChainMatch = &listenerv3.FilterChainMatch{ServerNames: r.SNIs}
 	}
-	if l.TLS != nil {
+	if l.TLS != nil && len(l.Routes) > 0 {
+		// EG's placeholder chain is a route of its own without TLS: it terminates nothing
+		// (egctl v1.9.1 on EG's testdata tlsroute-dynamic-resolver-with-tls-terminate).
 		fc.TransportSocket = terminatingTLS(l.TLS, nil, l.Policies.ClientTLS)
 	}
 	return fc

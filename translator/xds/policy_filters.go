@@ -69,6 +69,9 @@ func newHTTPFilterSet(f Features) *httpFilterSet {
 // addRoute configures the route for the filters its policies need and records those
 // filters for the listener.
 func (s *httpFilterSet) addRoute(out *routev3.Route, r *ir.HTTPRoute) error {
+	if err := s.addDynamicResolver(out, r); err != nil {
+		return err
+	}
 	if r.CORS != nil { // a CORS filter of the rule, before any SecurityPolicy's
 		s.cors = true
 		if err := setPerRoute(out, corsFilterName, corsPolicy(r.CORS)); err != nil {

@@ -171,6 +171,10 @@ func (t Translator) Translate(x *ir.XDS) (result.XDS, error) {
 					applyListenerHTTP1Cluster(c.cluster, l)
 				}
 				out.Clusters = append(out.Clusters, c.cluster)
+				if c.dfp {
+					toDFPCluster(c.cluster, r.Policies.DNS)
+					continue
+				}
 				if c.dns {
 					t.toDNSCluster(c.cluster, c.cla)
 					continue
@@ -207,7 +211,7 @@ func (t Translator) Translate(x *ir.XDS) (result.XDS, error) {
 		addSecrets(&out, secrets, l.TLS)
 		addClientCASecrets(&out, secrets, clientValidation(l.TLS, l.Policies.ClientTLS))
 		for _, r := range l.Routes {
-			t.addL4Cluster(&out, clusters, r.Source, r.Destination, l4ClusterSettings(r.Policies))
+			t.addL4Cluster(&out, clusters, r.Source, r.Destination, l4ClusterSettings(r.Policies), r.Policies.DNS)
 		}
 	}
 	for _, l := range x.UDP {
@@ -215,7 +219,7 @@ func (t Translator) Translate(x *ir.XDS) (result.XDS, error) {
 			continue
 		}
 		out.Listeners = append(out.Listeners, t.buildUDPListener(l))
-		t.addL4Cluster(&out, clusters, l.Route.Source, l.Route.Destination, l4ClusterSettings(l.Route.Policies))
+		t.addL4Cluster(&out, clusters, l.Route.Source, l.Route.Destination, l4ClusterSettings(l.Route.Policies), l.Route.Policies.DNS)
 	}
 	for _, k := range order {
 		el := byPort[k]
@@ -309,8 +313,9 @@ func addSecrets(out *result.XDS, seen map[string]bool, cfg *ir.TLSConfig) {
 }
 
 // addL4Cluster adds a layer-4 route's cluster once: its valid backends as localities; with
-// hostnames among them (an EG Backend's FQDN endpoints), a cluster Envoy resolves by DNS.
-func (t Translator) addL4Cluster(out *result.XDS, seen map[string]bool, src ir.Source, d *ir.Destination, cs *ir.ClusterSettings) {
+// hostnames among them (an EG Backend's FQDN endpoints), a cluster Envoy resolves by DNS;
+// for a dynamic resolver, a dynamic forward proxy cluster with the route's dns settings.
+func (t Translator) addL4Cluster(out *result.XDS, seen map[string]bool, src ir.Source, d *ir.Destination, cs *ir.ClusterSettings, dns *ir.DNS) {
 	name := d.ClusterName()
 	if seen[name] {
 		return
@@ -329,6 +334,10 @@ func (t Translator) addL4Cluster(out *result.XDS, seen map[string]bool, src ir.S
 	}
 	applyClusterSettings(c, cs)
 	out.Clusters = append(out.Clusters, c)
+	if d.DynamicResolver() {
+		toDFPCluster(c, dns)
+		return
+	}
 	if anyDNS(d.Settings) {
 		t.toDNSCluster(c, cla)
 		return
@@ -374,6 +383,9 @@ type clusterPair struct {
 	// merged: a cluster the Gateway's routes share (mergeBackends): only Gateway-wide
 	// settings reach it, which are those of any route that uses it.
 	merged bool
+	// dfp: the cluster of a dynamic resolver (dynamic_forward_proxy.go), which takes no
+	// assignment.
+	dfp bool
 }
 
 // buildClusters makes the rule's clusters. Valid backends share one cluster with a locality
@@ -404,7 +416,7 @@ func buildClusters(r *ir.HTTPRoute) []clusterPair {
 		c, cla := buildCluster(d.Name, owner, d.HTTP2), buildCLA(d.Name, d.Settings)
 		withUpstreamTLS(c, cla, d.Settings, true, d.HTTP2)
 		withClusterLB(c, d.BackendLB)
-		return []clusterPair{{cluster: c, cla: cla, dns: anyDNS(d.Settings)}}
+		return []clusterPair{{cluster: c, cla: cla, dns: anyDNS(d.Settings), dfp: d.DynamicResolver()}}
 	}
 	out := make([]clusterPair, 0, len(d.Settings))
 	for _, s := range d.Settings {
@@ -413,7 +425,7 @@ func buildClusters(r *ir.HTTPRoute) []clusterPair {
 		if !s.Invalid {
 			withClusterLB(c, s.BackendLB)
 		}
-		out = append(out, clusterPair{cluster: c, cla: cla, dns: s.DNS})
+		out = append(out, clusterPair{cluster: c, cla: cla, dns: s.DNS, dfp: s.DynamicResolver && !s.Invalid})
 	}
 	return out
 }
