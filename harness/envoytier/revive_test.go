@@ -10,8 +10,7 @@ import (
 
 	clusterv3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
 
-	"github.com/egharness/egharness/harness/catalog"
-	"github.com/egharness/egharness/harness/scenario"
+	"github.com/egharness/egharness/harness/scenario/scenariotest"
 	"github.com/egharness/egharness/harness/xdsserver"
 	"github.com/egharness/egharness/translator/result"
 )
@@ -32,14 +31,7 @@ func TestReviveAfterEnvoyExits(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer tier.Close()
-	cat, err := catalog.Load()
-	if err != nil {
-		t.Fatal(err)
-	}
-	set, err := scenario.Loader{Catalog: cat, Root: "../../scenarios"}.LoadPaths("../../scenarios/routing")
-	if err != nil {
-		t.Fatal(err)
-	}
+	set := scenariotest.Load(t, "../../scenarios", "../../scenarios/routing")
 	sc := xdsserver.Find(set.Scenarios, "request-redirect")
 	if o := tier.Run(ctx, sc, "v1.9", nil); !o.Passed() {
 		t.Fatal(o.Describe(true))

@@ -10,9 +10,9 @@ import (
 	matcherv3 "github.com/envoyproxy/go-control-plane/envoy/type/matcher/v3"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/egharness/egharness/harness/catalog"
 	"github.com/egharness/egharness/harness/envoytier"
 	"github.com/egharness/egharness/harness/scenario"
+	"github.com/egharness/egharness/harness/scenario/scenariotest"
 	"github.com/egharness/egharness/harness/xdsserver"
 )
 
@@ -20,15 +20,7 @@ const scenarioRoot = "../../scenarios"
 
 func scenarios(t *testing.T) []*scenario.Scenario {
 	t.Helper()
-	cat, err := catalog.Load()
-	if err != nil {
-		t.Fatal(err)
-	}
-	set, err := scenario.Loader{Catalog: cat, Root: scenarioRoot}.LoadPaths(scenarioRoot)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return set.Scenarios
+	return scenariotest.Load(t, scenarioRoot).Scenarios
 }
 
 func find(t *testing.T, name string) *scenario.Scenario {

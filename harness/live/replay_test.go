@@ -18,11 +18,11 @@ import (
 	"golang.org/x/net/http2/h2c"
 	"google.golang.org/grpc/codes"
 
-	"github.com/egharness/egharness/harness/catalog"
 	"github.com/egharness/egharness/harness/check"
 	"github.com/egharness/egharness/harness/live"
 	"github.com/egharness/egharness/harness/routecheck"
 	"github.com/egharness/egharness/harness/scenario"
+	"github.com/egharness/egharness/harness/scenario/scenariotest"
 	"github.com/egharness/egharness/harness/xdsserver"
 	"github.com/egharness/egharness/translator/profile"
 	"github.com/egharness/egharness/translator/result"
@@ -32,15 +32,7 @@ const scenarioRoot = "../../scenarios"
 
 func scenarios(t *testing.T) []*scenario.Scenario {
 	t.Helper()
-	cat, err := catalog.Load()
-	if err != nil {
-		t.Fatal(err)
-	}
-	set, err := scenario.Loader{Catalog: cat, Root: scenarioRoot}.LoadPaths(scenarioRoot)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return set.Scenarios
+	return scenariotest.Load(t, scenarioRoot).Scenarios
 }
 
 // fakeEnvoy answers real HTTP, HTTP/2 and TLS connections the way the offline route checker

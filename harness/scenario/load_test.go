@@ -11,8 +11,8 @@ import (
 
 	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
 
-	"github.com/egharness/egharness/harness/catalog"
 	"github.com/egharness/egharness/harness/scenario"
+	"github.com/egharness/egharness/harness/scenario/scenariotest"
 )
 
 const resourcesBlock = `resources: |
@@ -63,11 +63,7 @@ const validScenario = "name: demo\ndescription: a demo\ncovers: [RT-01]\nlabels:
 
 func loader(t testing.TB, root string) scenario.Loader {
 	t.Helper()
-	cat, err := catalog.Load()
-	if err != nil {
-		t.Fatalf("catalog: %v", err)
-	}
-	return scenario.Loader{Catalog: cat, Root: root}
+	return scenariotest.Loader(t, root)
 }
 
 // write puts text at root/rel and returns its path.
