@@ -2,7 +2,6 @@ package envoytier
 
 import (
 	"context"
-	"os"
 	"strings"
 	"syscall"
 	"testing"
@@ -17,14 +16,7 @@ import (
 
 // An Envoy that dies between scenarios is started again: the run goes on.
 func TestReviveAfterEnvoyExits(t *testing.T) {
-	wd, _ := os.Getwd()
-	bin, err := Find("", wd)
-	if err != nil {
-		if os.Getenv(RequireEnvVar) == "1" {
-			t.Fatal(err)
-		}
-		t.Skipf("real Envoy tier skipped: %v", err)
-	}
+	bin := FindForTest(t)
 	ctx := context.Background()
 	tier, err := Start(ctx, Options{Envoy: bin})
 	if err != nil {
@@ -51,14 +43,7 @@ func TestReviveAfterEnvoyExits(t *testing.T) {
 // An Envoy that exits while the tier waits for its ACK ends the wait at once, not at the
 // ACK timeout (its stream closes without the xDS server seeing a change).
 func TestWaitEndsWhenEnvoyExits(t *testing.T) {
-	wd, _ := os.Getwd()
-	bin, err := Find("", wd)
-	if err != nil {
-		if os.Getenv(RequireEnvVar) == "1" {
-			t.Fatal(err)
-		}
-		t.Skipf("real Envoy tier skipped: %v", err)
-	}
+	bin := FindForTest(t)
 	ctx := context.Background()
 	tier, err := Start(ctx, Options{Envoy: bin, AckTimeout: time.Minute})
 	if err != nil {

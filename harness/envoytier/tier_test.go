@@ -2,7 +2,6 @@ package envoytier_test
 
 import (
 	"context"
-	"os"
 	"strings"
 	"testing"
 
@@ -36,14 +35,7 @@ func find(t *testing.T, name string) *scenario.Scenario {
 // fails instead).
 func startTier(t *testing.T) *envoytier.Tier {
 	t.Helper()
-	wd, _ := os.Getwd()
-	bin, err := envoytier.Find("", wd)
-	if err != nil {
-		if os.Getenv(envoytier.RequireEnvVar) == "1" {
-			t.Fatalf("$%s=1 and %v", envoytier.RequireEnvVar, err)
-		}
-		t.Skipf("real Envoy tier skipped: %v", err)
-	}
+	bin := envoytier.FindForTest(t)
 	tier, err := envoytier.Start(context.Background(), envoytier.Options{Envoy: bin})
 	if err != nil {
 		t.Fatal(err)

@@ -10,7 +10,6 @@ package envoy
 import (
 	"context"
 	"fmt"
-	"os"
 	"testing"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -26,15 +25,7 @@ const scenarioRoot = "../../scenarios"
 var envoyBin string
 
 func TestEnvoy(t *testing.T) {
-	wd, _ := os.Getwd()
-	bin, err := envoytier.Find("", wd)
-	if err != nil {
-		if os.Getenv(envoytier.RequireEnvVar) == "1" {
-			t.Fatalf("real Envoy tier: $%s=1 but %v", envoytier.RequireEnvVar, err)
-		}
-		t.Skipf("real Envoy tier skipped: %v", err)
-	}
-	envoyBin = bin
+	envoyBin = envoytier.FindForTest(t)
 	RegisterFailHandler(Fail)
 	RunSpecs(t, "Real Envoy")
 }
