@@ -24,6 +24,7 @@ import (
 	"github.com/egharness/egharness/harness/scenario"
 	"github.com/egharness/egharness/harness/scenario/scenariotest"
 	"github.com/egharness/egharness/harness/xdsserver"
+	"github.com/egharness/egharness/internal/testutil"
 	"github.com/egharness/egharness/translator/profile"
 	"github.com/egharness/egharness/translator/result"
 )
@@ -238,11 +239,7 @@ func TestCompare(t *testing.T) {
 
 // TLS passthrough is not replayed: the stand-ins cannot answer a TLS handshake.
 func TestPassthroughNotReplayed(t *testing.T) {
-	const objects = `apiVersion: gateway.networking.k8s.io/v1
-kind: GatewayClass
-metadata: {name: eg}
-spec: {controllerName: gateway.envoyproxy.io/gatewayclass-controller}
----
+	const objects = testutil.GatewayClass + `---
 apiVersion: gateway.networking.k8s.io/v1
 kind: Gateway
 metadata: {name: eg, namespace: default}

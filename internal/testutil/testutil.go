@@ -7,14 +7,16 @@ import (
 	"testing"
 )
 
-// Gateway is GatewayClass eg (Envoy Gateway's controller) and Gateway default/eg with one
-// listener, http on port 80, as YAML documents. Like every fixture here it ends in a
-// newline; join documents with "---\n".
-const Gateway = `apiVersion: gateway.networking.k8s.io/v1
+// GatewayClass is GatewayClass eg, of Envoy Gateway's controller, as a YAML document. Like
+// every fixture here it ends in a newline; join documents with "---\n".
+const GatewayClass = `apiVersion: gateway.networking.k8s.io/v1
 kind: GatewayClass
 metadata: {name: eg}
 spec: {controllerName: gateway.envoyproxy.io/gatewayclass-controller}
----
+`
+
+// Gateway is GatewayClass, then Gateway default/eg with one listener, http on port 80.
+const Gateway = GatewayClass + `---
 apiVersion: gateway.networking.k8s.io/v1
 kind: Gateway
 metadata: {name: eg, namespace: default}
