@@ -3,22 +3,15 @@ package translator_test
 import (
 	"testing"
 
-	"github.com/egharness/egharness/harness/catalog"
 	"github.com/egharness/egharness/harness/scenario"
+	"github.com/egharness/egharness/harness/scenario/scenariotest"
 )
 
 // allScenarios loads every scenario of the repository; the tests of this package translate
 // them as a corpus of realistic inputs.
 func allScenarios(tb testing.TB) []*scenario.Scenario {
 	tb.Helper()
-	cat, err := catalog.Load()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	set, err := scenario.Loader{Catalog: cat, Root: "../scenarios"}.LoadPaths("../scenarios")
-	if err != nil {
-		tb.Fatal(err)
-	}
+	set := scenariotest.Load(tb, "../scenarios")
 	for _, e := range set.Errors {
 		tb.Errorf("scenario does not load: %v", e)
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/egharness/egharness/harness/catalog"
 	"github.com/egharness/egharness/harness/check"
 	"github.com/egharness/egharness/harness/scenario"
+	"github.com/egharness/egharness/internal/testutil"
 	"github.com/egharness/egharness/translator"
 	"github.com/egharness/egharness/translator/profile"
 	"github.com/egharness/egharness/translator/result"
@@ -16,28 +17,11 @@ import (
 
 // A scenario whose every expectation holds for the reference translator. Each test case
 // below breaks one of them and checks that exactly that one fails, at its line.
-const base = `name: checks
+var base = `name: checks
 covers: [RT-01]
 profiles: [v1.8, v1.9]
 resources: |
-  apiVersion: gateway.networking.k8s.io/v1
-  kind: GatewayClass
-  metadata: {name: eg}
-  spec: {controllerName: gateway.envoyproxy.io/gatewayclass-controller}
-  ---
-  apiVersion: gateway.networking.k8s.io/v1
-  kind: Gateway
-  metadata: {name: eg, namespace: default}
-  spec:
-    gatewayClassName: eg
-    listeners:
-    - {name: http, protocol: HTTP, port: 80}
-  ---
-  apiVersion: v1
-  kind: Service
-  metadata: {name: app, namespace: default}
-  spec: {clusterIP: 10.96.0.10, ports: [{name: http, port: 8080}]}
-  ---
+` + testutil.Indent(testutil.GatewayAndApp) + `  ---
   apiVersion: gateway.envoyproxy.io/v1alpha1
   kind: EnvoyProxy
   metadata: {name: proxy, namespace: default}
@@ -137,17 +121,6 @@ func translate(t *testing.T, s *scenario.Scenario, p string) *result.Result {
 		t.Fatalf("translate: %v", err)
 	}
 	return res
-}
-
-func lineOf(t *testing.T, text, marker string) int {
-	t.Helper()
-	for i, l := range strings.Split(text, "\n") {
-		if strings.Contains(l, marker) {
-			return i + 1
-		}
-	}
-	t.Fatalf("marker %q not in the scenario", marker)
-	return 0
 }
 
 func describe(fs []check.Failure) string {
@@ -441,7 +414,7 @@ func TestWrongExpectationsFail(t *testing.T) {
 				t.Fatalf("got %d failures, want 1:\n%s", len(fs), describe(fs))
 			}
 			f := fs[0]
-			line := lineOf(t, text, tt.marker)
+			line := testutil.LineOf(t, text, tt.marker)
 			if f.Check != tt.check || f.Where != tt.where || f.Line != line {
 				t.Errorf("failure %s/%s at line %d, want %s/%s at line %d (%s)", f.Check, f.Where, f.Line, tt.check, tt.where, line, f.Msg)
 			}
@@ -473,7 +446,7 @@ func TestProfileDifference(t *testing.T) {
 	if len(fs) != 1 {
 		t.Fatalf("v1.8: got %d failures, want 1:\n%s", len(fs), describe(fs))
 	}
-	if fs[0].Where != "expect.statuses[0].conditions[2]" || fs[0].Line != lineOf(t, twin, "type: RouteRulesOverlap") || !strings.Contains(fs[0].Msg, "no RouteRulesOverlap condition") {
+	if fs[0].Where != "expect.statuses[0].conditions[2]" || fs[0].Line != testutil.LineOf(t, twin, "type: RouteRulesOverlap") || !strings.Contains(fs[0].Msg, "no RouteRulesOverlap condition") {
 		t.Errorf("v1.8 failure %+v", fs[0])
 	}
 }
@@ -511,7 +484,7 @@ func TestExpectByProfileFailureLine(t *testing.T) {
 	if len(fs) != 1 {
 		t.Fatalf("failures:\n%s", describe(fs))
 	}
-	if want := lineOf(t, text, "attachedRoutes: 5"); fs[0].Line != want {
+	if want := testutil.LineOf(t, text, "attachedRoutes: 5"); fs[0].Line != want {
 		t.Errorf("failure at line %d, want %d", fs[0].Line, want)
 	}
 }

@@ -5,27 +5,16 @@ import (
 	"testing"
 
 	"github.com/egharness/egharness/harness/check"
+	"github.com/egharness/egharness/internal/testutil"
 )
 
 // A scenario with one EnvoyPatchPolicy whose first operation hits and second misses.
-const patchBase = `name: patch-checks
+var patchBase = `name: patch-checks
 covers: [EPP-04]
 config:
   extensionApis: {enableEnvoyPatchPolicy: true}
 resources: |
-  apiVersion: gateway.networking.k8s.io/v1
-  kind: GatewayClass
-  metadata: {name: eg}
-  spec: {controllerName: gateway.envoyproxy.io/gatewayclass-controller}
-  ---
-  apiVersion: gateway.networking.k8s.io/v1
-  kind: Gateway
-  metadata: {name: eg, namespace: default}
-  spec:
-    gatewayClassName: eg
-    listeners:
-    - {name: http, protocol: HTTP, port: 80}
-  ---
+` + testutil.Indent(testutil.Gateway) + `  ---
   apiVersion: gateway.envoyproxy.io/v1alpha1
   kind: EnvoyPatchPolicy
   metadata: {name: p, namespace: default}
@@ -93,9 +82,9 @@ func TestPatchExpectations(t *testing.T) {
 				t.Fatalf("want exactly one failure, got:\n%s", describe(fs))
 			}
 			f := fs[0]
-			if f.Check != "patches" || f.Where != tc.where || f.Line != lineOf(t, text, tc.marker) || !strings.Contains(f.Msg, tc.msg) {
+			if f.Check != "patches" || f.Where != tc.where || f.Line != testutil.LineOf(t, text, tc.marker) || !strings.Contains(f.Msg, tc.msg) {
 				t.Errorf("got %s (check %s, line %d), want %s at line %d containing %q",
-					f.Where, f.Check, f.Line, tc.where, lineOf(t, text, tc.marker), tc.msg)
+					f.Where, f.Check, f.Line, tc.where, testutil.LineOf(t, text, tc.marker), tc.msg)
 				t.Logf("message: %s", f.Msg)
 			}
 		})

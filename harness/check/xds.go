@@ -108,25 +108,17 @@ func resourceNames(x scenario.XDSExpect, xds *result.XDS) []string {
 	var names []string
 	switch x.Kind {
 	case scenario.KindListener:
-		for _, l := range xds.Listeners {
-			names = append(names, l.GetName())
-		}
+		names = result.Names(xds.Listeners)
 	case scenario.KindRouteConfig:
-		for _, r := range xds.Routes {
-			names = append(names, r.GetName())
-		}
+		names = result.Names(xds.Routes)
 	case scenario.KindCluster:
-		for _, c := range xds.Clusters {
-			names = append(names, c.GetName())
-		}
+		names = result.Names(xds.Clusters)
 	case scenario.KindLoadAssign:
 		for _, e := range xds.Endpoints {
 			names = append(names, e.GetClusterName())
 		}
 	case scenario.KindSecret:
-		for _, s := range xds.Secrets {
-			names = append(names, s.GetName())
-		}
+		names = result.Names(xds.Secrets)
 	case scenario.KindVirtualHost:
 		for _, rc := range xds.Routes {
 			if x.In != "" && rc.GetName() != x.In {

@@ -87,3 +87,25 @@ func Version(ctx context.Context, path string) (string, error) {
 	}
 	return string(m[1]), nil
 }
+
+// TestingT is the part of testing.TB that FindForTest uses.
+type TestingT interface {
+	Helper()
+	Fatalf(format string, args ...any)
+	Skipf(format string, args ...any)
+}
+
+// FindForTest is the Envoy binary of a test that needs one: Find from the current folder.
+// Without one the test is skipped, or fails when $EGHARNESS_REQUIRE_ENVOY is 1.
+func FindForTest(t TestingT) string {
+	t.Helper()
+	wd, _ := os.Getwd()
+	bin, err := Find("", wd)
+	if err != nil {
+		if os.Getenv(RequireEnvVar) == "1" {
+			t.Fatalf("real Envoy tier: $%s=1 but %v", RequireEnvVar, err)
+		}
+		t.Skipf("real Envoy tier skipped: %v", err)
+	}
+	return bin
+}

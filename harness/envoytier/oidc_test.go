@@ -7,22 +7,14 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/egharness/egharness/harness/catalog"
-	"github.com/egharness/egharness/harness/scenario"
+	"github.com/egharness/egharness/harness/scenario/scenariotest"
 	"github.com/egharness/egharness/harness/xdsserver"
 )
 
 // The provider stand-in checks what Envoy's redirect and code exchange carry, with the
 // clients of the oidc scenario's policies.
 func TestProviderChecksTheAuthorizationCodeFlow(t *testing.T) {
-	cat, err := catalog.Load()
-	if err != nil {
-		t.Fatal(err)
-	}
-	set, err := scenario.Loader{Catalog: cat, Root: "../../scenarios"}.LoadPaths("../../scenarios/policy/oidc.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
+	set := scenariotest.Load(t, "../../scenarios", "../../scenarios/policy/oidc.yaml")
 	l, err := xdsserver.Translate(xdsserver.Find(set.Scenarios, "oidc"), "v1.9")
 	if err != nil {
 		t.Fatal(err)

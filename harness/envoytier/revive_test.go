@@ -2,7 +2,6 @@ package envoytier
 
 import (
 	"context"
-	"os"
 	"strings"
 	"syscall"
 	"testing"
@@ -10,36 +9,21 @@ import (
 
 	clusterv3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
 
-	"github.com/egharness/egharness/harness/catalog"
-	"github.com/egharness/egharness/harness/scenario"
+	"github.com/egharness/egharness/harness/scenario/scenariotest"
 	"github.com/egharness/egharness/harness/xdsserver"
 	"github.com/egharness/egharness/translator/result"
 )
 
 // An Envoy that dies between scenarios is started again: the run goes on.
 func TestReviveAfterEnvoyExits(t *testing.T) {
-	wd, _ := os.Getwd()
-	bin, err := Find("", wd)
-	if err != nil {
-		if os.Getenv(RequireEnvVar) == "1" {
-			t.Fatal(err)
-		}
-		t.Skipf("real Envoy tier skipped: %v", err)
-	}
+	bin := FindForTest(t)
 	ctx := context.Background()
 	tier, err := Start(ctx, Options{Envoy: bin})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer tier.Close()
-	cat, err := catalog.Load()
-	if err != nil {
-		t.Fatal(err)
-	}
-	set, err := scenario.Loader{Catalog: cat, Root: "../../scenarios"}.LoadPaths("../../scenarios/routing")
-	if err != nil {
-		t.Fatal(err)
-	}
+	set := scenariotest.Load(t, "../../scenarios", "../../scenarios/routing")
 	sc := xdsserver.Find(set.Scenarios, "request-redirect")
 	if o := tier.Run(ctx, sc, "v1.9", nil); !o.Passed() {
 		t.Fatal(o.Describe(true))
@@ -59,14 +43,7 @@ func TestReviveAfterEnvoyExits(t *testing.T) {
 // An Envoy that exits while the tier waits for its ACK ends the wait at once, not at the
 // ACK timeout (its stream closes without the xDS server seeing a change).
 func TestWaitEndsWhenEnvoyExits(t *testing.T) {
-	wd, _ := os.Getwd()
-	bin, err := Find("", wd)
-	if err != nil {
-		if os.Getenv(RequireEnvVar) == "1" {
-			t.Fatal(err)
-		}
-		t.Skipf("real Envoy tier skipped: %v", err)
-	}
+	bin := FindForTest(t)
 	ctx := context.Background()
 	tier, err := Start(ctx, Options{Envoy: bin, AckTimeout: time.Minute})
 	if err != nil {

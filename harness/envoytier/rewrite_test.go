@@ -21,23 +21,16 @@ import (
 	"golang.org/x/net/http2"
 	"google.golang.org/protobuf/encoding/protojson"
 
-	"github.com/egharness/egharness/harness/catalog"
 	"github.com/egharness/egharness/harness/live"
 	"github.com/egharness/egharness/harness/scenario"
+	"github.com/egharness/egharness/harness/scenario/scenariotest"
 	"github.com/egharness/egharness/harness/xdsserver"
 	"github.com/egharness/egharness/translator/result"
 )
 
 func translate(t *testing.T, name string, prof ...string) *result.Result {
 	t.Helper()
-	cat, err := catalog.Load()
-	if err != nil {
-		t.Fatal(err)
-	}
-	set, err := scenario.Loader{Catalog: cat, Root: "../../scenarios"}.LoadPaths("../../scenarios")
-	if err != nil {
-		t.Fatal(err)
-	}
+	set := scenariotest.Load(t, "../../scenarios")
 	sc := xdsserver.Find(set.Scenarios, name)
 	if sc == nil {
 		t.Fatalf("no scenario %s", name)

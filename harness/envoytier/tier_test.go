@@ -2,7 +2,6 @@ package envoytier_test
 
 import (
 	"context"
-	"os"
 	"strings"
 	"testing"
 
@@ -10,9 +9,9 @@ import (
 	matcherv3 "github.com/envoyproxy/go-control-plane/envoy/type/matcher/v3"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/egharness/egharness/harness/catalog"
 	"github.com/egharness/egharness/harness/envoytier"
 	"github.com/egharness/egharness/harness/scenario"
+	"github.com/egharness/egharness/harness/scenario/scenariotest"
 	"github.com/egharness/egharness/harness/xdsserver"
 )
 
@@ -20,15 +19,7 @@ const scenarioRoot = "../../scenarios"
 
 func scenarios(t *testing.T) []*scenario.Scenario {
 	t.Helper()
-	cat, err := catalog.Load()
-	if err != nil {
-		t.Fatal(err)
-	}
-	set, err := scenario.Loader{Catalog: cat, Root: scenarioRoot}.LoadPaths(scenarioRoot)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return set.Scenarios
+	return scenariotest.Load(t, scenarioRoot).Scenarios
 }
 
 func find(t *testing.T, name string) *scenario.Scenario {
@@ -44,14 +35,7 @@ func find(t *testing.T, name string) *scenario.Scenario {
 // fails instead).
 func startTier(t *testing.T) *envoytier.Tier {
 	t.Helper()
-	wd, _ := os.Getwd()
-	bin, err := envoytier.Find("", wd)
-	if err != nil {
-		if os.Getenv(envoytier.RequireEnvVar) == "1" {
-			t.Fatalf("$%s=1 and %v", envoytier.RequireEnvVar, err)
-		}
-		t.Skipf("real Envoy tier skipped: %v", err)
-	}
+	bin := envoytier.FindForTest(t)
 	tier, err := envoytier.Start(context.Background(), envoytier.Options{Envoy: bin})
 	if err != nil {
 		t.Fatal(err)

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/egharness/egharness/harness/facts"
+	"github.com/egharness/egharness/internal/testutil"
 	"github.com/egharness/egharness/translator"
 	"github.com/egharness/egharness/translator/profile"
 	"github.com/egharness/egharness/translator/resource"
@@ -32,19 +33,7 @@ func TestMatch(t *testing.T) {
 	}
 }
 
-const objects = `apiVersion: gateway.networking.k8s.io/v1
-kind: GatewayClass
-metadata: {name: eg}
-spec: {controllerName: gateway.envoyproxy.io/gatewayclass-controller}
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: Gateway
-metadata: {name: eg, namespace: default}
-spec:
-  gatewayClassName: eg
-  listeners:
-  - {name: http, protocol: HTTP, port: 80}
----
+const objects = testutil.Gateway + `---
 apiVersion: v1
 kind: Service
 metadata: {name: app, namespace: default}

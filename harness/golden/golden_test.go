@@ -11,30 +11,14 @@ import (
 	"testing"
 
 	"github.com/egharness/egharness/harness/golden"
+	"github.com/egharness/egharness/internal/testutil"
 	"github.com/egharness/egharness/translator"
 	"github.com/egharness/egharness/translator/profile"
 	"github.com/egharness/egharness/translator/resource"
 	"github.com/egharness/egharness/translator/result"
 )
 
-const objects = `apiVersion: gateway.networking.k8s.io/v1
-kind: GatewayClass
-metadata: {name: eg}
-spec: {controllerName: gateway.envoyproxy.io/gatewayclass-controller}
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: Gateway
-metadata: {name: eg, namespace: default}
-spec:
-  gatewayClassName: eg
-  listeners:
-  - {name: http, protocol: HTTP, port: 80}
----
-apiVersion: v1
-kind: Service
-metadata: {name: app, namespace: default}
-spec: {clusterIP: 10.96.0.10, ports: [{name: http, port: 8080}]}
----
+const objects = testutil.GatewayAndApp + `---
 apiVersion: gateway.networking.k8s.io/v1
 kind: HTTPRoute
 metadata: {name: app, namespace: default}

@@ -18,12 +18,13 @@ import (
 	"golang.org/x/net/http2/h2c"
 	"google.golang.org/grpc/codes"
 
-	"github.com/egharness/egharness/harness/catalog"
 	"github.com/egharness/egharness/harness/check"
 	"github.com/egharness/egharness/harness/live"
 	"github.com/egharness/egharness/harness/routecheck"
 	"github.com/egharness/egharness/harness/scenario"
+	"github.com/egharness/egharness/harness/scenario/scenariotest"
 	"github.com/egharness/egharness/harness/xdsserver"
+	"github.com/egharness/egharness/internal/testutil"
 	"github.com/egharness/egharness/translator/profile"
 	"github.com/egharness/egharness/translator/result"
 )
@@ -32,15 +33,7 @@ const scenarioRoot = "../../scenarios"
 
 func scenarios(t *testing.T) []*scenario.Scenario {
 	t.Helper()
-	cat, err := catalog.Load()
-	if err != nil {
-		t.Fatal(err)
-	}
-	set, err := scenario.Loader{Catalog: cat, Root: scenarioRoot}.LoadPaths(scenarioRoot)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return set.Scenarios
+	return scenariotest.Load(t, scenarioRoot).Scenarios
 }
 
 // fakeEnvoy answers real HTTP, HTTP/2 and TLS connections the way the offline route checker
@@ -246,11 +239,7 @@ func TestCompare(t *testing.T) {
 
 // TLS passthrough is not replayed: the stand-ins cannot answer a TLS handshake.
 func TestPassthroughNotReplayed(t *testing.T) {
-	const objects = `apiVersion: gateway.networking.k8s.io/v1
-kind: GatewayClass
-metadata: {name: eg}
-spec: {controllerName: gateway.envoyproxy.io/gatewayclass-controller}
----
+	const objects = testutil.GatewayClass + `---
 apiVersion: gateway.networking.k8s.io/v1
 kind: Gateway
 metadata: {name: eg, namespace: default}

@@ -11,9 +11,8 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/anypb"
 
-	"github.com/egharness/egharness/harness/catalog"
 	"github.com/egharness/egharness/harness/routecheck"
-	"github.com/egharness/egharness/harness/scenario"
+	"github.com/egharness/egharness/harness/scenario/scenariotest"
 	"github.com/egharness/egharness/translator"
 	"github.com/egharness/egharness/translator/profile"
 )
@@ -71,14 +70,7 @@ func unpack(b []byte) ([]*listenerv3.Listener, []*routev3.RouteConfiguration, bo
 // expectations). Whatever the input: no panic, no hang, the same answer twice, and an
 // answer that holds together.
 func FuzzRouteCheck(f *testing.F) {
-	cat, err := catalog.Load()
-	if err != nil {
-		f.Fatal(err)
-	}
-	set, err := scenario.Loader{Catalog: cat, Root: "../../scenarios"}.LoadPaths("../../scenarios")
-	if err != nil {
-		f.Fatal(err)
-	}
+	set := scenariotest.Load(f, "../../scenarios")
 	for _, s := range set.Scenarios {
 		for _, pn := range s.ProfilesOrDefault() {
 			p, err := profile.Get(pn)

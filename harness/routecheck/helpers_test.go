@@ -145,3 +145,33 @@ func wantErr(t *testing.T, err error, sentinel error, substrs ...string) {
 		}
 	}
 }
+
+// filterCase is a request to port 10080 of host a, the status it must get and the outcome
+// of the one HTTP filter that acts on it ("": no filter acts).
+type filterCase struct {
+	name, path string
+	headers    map[string]string
+	status     int
+	outcome    string
+}
+
+// checkFilterCases checks each case against tbl and returns their decisions, in order.
+func checkFilterCases(t *testing.T, tbl *Table, cases []filterCase) []Detailed {
+	t.Helper()
+	out := make([]Detailed, len(cases))
+	for i, c := range cases {
+		d, err := tbl.CheckDetailed(Request{Port: 10080, Host: "a", Path: c.path, Headers: c.headers})
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		outcome := ""
+		if len(d.Filters) == 1 {
+			outcome = d.Filters[0].Outcome
+		}
+		if d.Status != c.status || outcome != c.outcome || (c.outcome == "") != (len(d.Filters) == 0) {
+			t.Errorf("%s: status %d filters %v", c.name, d.Status, d.Filters)
+		}
+		out[i] = d
+	}
+	return out
+}

@@ -44,12 +44,7 @@ func TestOAuth2Filter(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cases := []struct {
-		name, path string
-		headers    map[string]string
-		status     int
-		outcome    string
-	}{
+	cases := []filterCase{
 		{"no session: redirect", "/app", nil, 302, "redirect"},
 		{"bearer token passes", "/app", map[string]string{"authorization": "Bearer x"}, 200, "pass through"},
 		{"session cookies", "/app", map[string]string{"cookie": "AccessToken-1=a; OauthHMAC-1=b"}, 200, "session"},
@@ -58,18 +53,8 @@ func TestOAuth2Filter(t *testing.T) {
 		{"a request that cannot follow a redirect", "/app", map[string]string{"x-requested-with": "XMLHttpRequest"}, 401, "denied"},
 		{"a route without oauth2", "/open", nil, 200, ""},
 	}
-	for _, c := range cases {
-		d, err := tbl.CheckDetailed(Request{Port: 10080, Host: "a", Path: c.path, Headers: c.headers})
-		if err != nil {
-			t.Fatalf("%s: %v", c.name, err)
-		}
-		outcome := ""
-		if len(d.Filters) == 1 {
-			outcome = d.Filters[0].Outcome
-		}
-		if d.Status != c.status || outcome != c.outcome {
-			t.Errorf("%s: status %d filters %v", c.name, d.Status, d.Filters)
-		}
+	for i, d := range checkFilterCases(t, tbl, cases) {
+		c := cases[i]
 		if c.outcome == "redirect" && (d.AnsweredBy != "oauth2" || !strings.HasPrefix(d.Location, "https://idp.example.com/auth?")) {
 			t.Errorf("%s: answered by %q, location %q", c.name, d.AnsweredBy, d.Location)
 		}

@@ -10,26 +10,15 @@ import (
 	"github.com/egharness/egharness/harness/impl"
 	"github.com/egharness/egharness/harness/runner"
 	"github.com/egharness/egharness/harness/scenario"
+	"github.com/egharness/egharness/internal/testutil"
 	"github.com/egharness/egharness/translator/result"
 )
 
 // older and newer are two identical routes; the reference puts the older first.
-const peerScenario = `name: peer-demo
+var peerScenario = `name: peer-demo
 covers: [RT-10]
 resources: |
-  apiVersion: gateway.networking.k8s.io/v1
-  kind: GatewayClass
-  metadata: {name: eg}
-  spec: {controllerName: gateway.envoyproxy.io/gatewayclass-controller}
-  ---
-  apiVersion: gateway.networking.k8s.io/v1
-  kind: Gateway
-  metadata: {name: eg, namespace: default}
-  spec:
-    gatewayClassName: eg
-    listeners:
-    - {name: http, protocol: HTTP, port: 80}
-  ---
+` + testutil.Indent(testutil.Gateway) + `  ---
   apiVersion: v1
   kind: Service
   metadata: {name: app, namespace: default}

@@ -1,6 +1,7 @@
 package scenario_test
 
 import (
+	"github.com/egharness/egharness/internal/testutil"
 	"reflect"
 	"strings"
 	"testing"
@@ -10,7 +11,7 @@ func TestExpectationIDNotInCovers(t *testing.T) {
 	text := strings.Replace(validScenario, "  - {kind: VirtualHost, name: default/eg/http/app_example_com}\n",
 		"  - {id: RT-09, kind: VirtualHost, name: default/eg/http/app_example_com}\n", 1)
 	path, msgs := loadErr(t, text)
-	wantMsg(t, msgs, path, lineOf(t, text, "id: RT-09"), "expect.xds[0].id: RT-09 is not in covers (RT-01)")
+	wantMsg(t, msgs, path, testutil.LineOf(t, text, "id: RT-09"), "expect.xds[0].id: RT-09 is not in covers (RT-01)")
 }
 
 func TestAssertions(t *testing.T) {

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/egharness/egharness/internal/testutil"
 	"github.com/egharness/egharness/translator/resource"
 )
 
@@ -26,14 +27,14 @@ func TestLoaderLimits(t *testing.T) {
 	l.Limits = resource.Limits{MaxDepth: 3}
 	_, err = l.LoadFile(path)
 	// expect (2) > statuses (3) > the first item (4)
-	line := lineOf(t, validScenario, "- object: HTTPRoute/default/app")
+	line := testutil.LineOf(t, validScenario, "- object: HTTPRoute/default/app")
 	if err == nil || err.Error() != fmt.Sprintf("%s:%d: mappings and sequences nest deeper than the depth limit of 3 levels (raise it with --max-depth)", path, line) {
 		t.Errorf("depth: %v", err)
 	}
 
 	l.Limits = resource.Limits{MaxObjects: 3}
 	_, err = l.LoadFile(path)
-	line = lineOf(t, validScenario, "kind: HTTPRoute") - 1
+	line = testutil.LineOf(t, validScenario, "kind: HTTPRoute") - 1
 	if err == nil || err.Error() != fmt.Sprintf("%s:%d: object 4 is over the object limit of 3 (raise it with --max-objects)", path, line) {
 		t.Errorf("objects: %v", err)
 	}

@@ -11,24 +11,13 @@ import (
 
 	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
 
-	"github.com/egharness/egharness/harness/catalog"
 	"github.com/egharness/egharness/harness/scenario"
+	"github.com/egharness/egharness/harness/scenario/scenariotest"
+	"github.com/egharness/egharness/internal/testutil"
 )
 
-const resourcesBlock = `resources: |
-  apiVersion: gateway.networking.k8s.io/v1
-  kind: GatewayClass
-  metadata: {name: eg}
-  spec: {controllerName: gateway.envoyproxy.io/gatewayclass-controller}
-  ---
-  apiVersion: gateway.networking.k8s.io/v1
-  kind: Gateway
-  metadata: {name: eg, namespace: default}
-  spec:
-    gatewayClassName: eg
-    listeners:
-    - {name: http, protocol: HTTP, port: 80}
-  ---
+var resourcesBlock = `resources: |
+` + testutil.Indent(testutil.Gateway) + `  ---
   apiVersion: v1
   kind: Service
   metadata: {name: app}
@@ -59,15 +48,11 @@ const validExpect = `expect:
     expect: {status: 200}
 `
 
-const validScenario = "name: demo\ndescription: a demo\ncovers: [RT-01]\nlabels: [traffic]\n" + resourcesBlock + validExpect
+var validScenario = "name: demo\ndescription: a demo\ncovers: [RT-01]\nlabels: [traffic]\n" + resourcesBlock + validExpect
 
 func loader(t testing.TB, root string) scenario.Loader {
 	t.Helper()
-	cat, err := catalog.Load()
-	if err != nil {
-		t.Fatalf("catalog: %v", err)
-	}
-	return scenario.Loader{Catalog: cat, Root: root}
+	return scenariotest.Loader(t, root)
 }
 
 // write puts text at root/rel and returns its path.
@@ -81,18 +66,6 @@ func write(t *testing.T, root, rel, text string) string {
 		t.Fatal(err)
 	}
 	return path
-}
-
-// lineOf is the 1-based line of the first line of text containing marker.
-func lineOf(t *testing.T, text, marker string) int {
-	t.Helper()
-	for i, l := range strings.Split(text, "\n") {
-		if strings.Contains(l, marker) {
-			return i + 1
-		}
-	}
-	t.Fatalf("marker %q not in the text", marker)
-	return 0
 }
 
 // loadErr loads text as root/routing/s.yaml and returns the load error's messages.
@@ -157,10 +130,10 @@ func TestLoadFileValid(t *testing.T) {
 	if _, ok := route.Obj.(*gwapiv1.HTTPRoute); !ok {
 		t.Errorf("HTTPRoute decoded into %T", route.Obj)
 	}
-	if want := lineOf(t, validScenario, "kind: HTTPRoute") - 1; route.File != path || route.Line != want {
+	if want := testutil.LineOf(t, validScenario, "kind: HTTPRoute") - 1; route.File != path || route.Line != want {
 		t.Errorf("HTTPRoute at %s:%d, want %s:%d", route.File, route.Line, path, want)
 	}
-	if want := lineOf(t, validScenario, "kind: GatewayClass") - 1; s.Objects[0].Line != want {
+	if want := testutil.LineOf(t, validScenario, "kind: GatewayClass") - 1; s.Objects[0].Line != want {
 		t.Errorf("GatewayClass at line %d, want %d (the line after `resources: |`)", s.Objects[0].Line, want)
 	}
 	if len(s.Expect.Statuses) != 2 || s.Expect.Statuses[1].AttachedRoutes == nil || *s.Expect.Statuses[1].AttachedRoutes != 1 {
@@ -169,7 +142,7 @@ func TestLoadFileValid(t *testing.T) {
 	if len(s.Expect.Traffic) != 1 || s.Expect.Traffic[0].Request.Port != 80 || s.Expect.Traffic[0].Expect.Status != 200 {
 		t.Errorf("traffic %+v", s.Expect.Traffic)
 	}
-	if got, want := s.Line("expect.traffic[0].request"), lineOf(t, validScenario, "request: {port: 80"); got != want {
+	if got, want := s.Line("expect.traffic[0].request"), testutil.LineOf(t, validScenario, "request: {port: 80"); got != want {
 		t.Errorf("Line(expect.traffic[0].request) = %d, want %d", got, want)
 	}
 }
@@ -355,7 +328,7 @@ func TestLoadFileErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			path, msgs := loadErr(t, tt.text)
-			line := lineOf(t, tt.text, tt.marker)
+			line := testutil.LineOf(t, tt.text, tt.marker)
 			if tt.name == "profile listed twice" {
 				line += 2
 			}
@@ -371,7 +344,7 @@ func TestInlineResourceErrorLine(t *testing.T) {
 	if len(msgs) != 1 {
 		t.Fatalf("messages %q, want 1", msgs)
 	}
-	line := lineOf(t, text, "bogus: 1")
+	line := testutil.LineOf(t, text, "bogus: 1")
 	want := fmt.Sprintf("%s:%d: Service app: unknown field \"spec.bogus\"", path, line)
 	if !strings.Contains(msgs[0], want) {
 		t.Errorf("message %q does not contain %q (the scenario file's line)", msgs[0], want)
@@ -382,7 +355,7 @@ func TestInlineResourceErrorLine(t *testing.T) {
 func TestInlineResourceErrorStartsWithFileLine(t *testing.T) {
 	text := strings.Replace(validScenario, "  metadata: {name: app}\n  spec: {clusterIP", "  metadata: {name: app}\n  bogus: 1\n  spec: {clusterIP", 1)
 	path, msgs := loadErr(t, text)
-	wantMsg(t, msgs, path, lineOf(t, text, "bogus: 1"), `unknown field "bogus"`)
+	wantMsg(t, msgs, path, testutil.LineOf(t, text, "bogus: 1"), `unknown field "bogus"`)
 }
 
 func TestInlineResourceErrors(t *testing.T) {
@@ -403,7 +376,7 @@ func TestInlineResourceErrors(t *testing.T) {
 			// The document starts on the line of its apiVersion, one above the marker.
 			var line int
 			if tt.marker != "" {
-				line = lineOf(t, text, tt.marker) - 1
+				line = testutil.LineOf(t, text, tt.marker) - 1
 			} else {
 				// the last document: its apiVersion is on the line above the last kind: Service
 				line = strings.Count(text[:strings.LastIndex(text, "  kind: Service\n")], "\n")
@@ -426,7 +399,7 @@ func TestInlineResourceErrors(t *testing.T) {
 func TestExpectByProfileLine(t *testing.T) {
 	text := validScenario + "expectByProfile:\n  v1.8:\n    statuses: []\n"
 	path, msgs := loadErr(t, text)
-	wantMsg(t, msgs, path, lineOf(t, text, "  v1.8:"), "expectByProfile.v1.8: the scenario does not run under v1.8")
+	wantMsg(t, msgs, path, testutil.LineOf(t, text, "  v1.8:"), "expectByProfile.v1.8: the scenario does not run under v1.8")
 }
 
 func TestResourcesFile(t *testing.T) {
@@ -442,8 +415,8 @@ func TestResourcesFile(t *testing.T) {
 	if len(s.Objects) != 4 {
 		t.Fatalf("got %d objects, want 4", len(s.Objects))
 	}
-	if o := s.Objects[3]; o.File != resPath || o.Line != lineOf(t, res, "kind: HTTPRoute")-1 {
-		t.Errorf("HTTPRoute at %s:%d, want %s:%d", o.File, o.Line, resPath, lineOf(t, res, "kind: HTTPRoute")-1)
+	if o := s.Objects[3]; o.File != resPath || o.Line != testutil.LineOf(t, res, "kind: HTTPRoute")-1 {
+		t.Errorf("HTTPRoute at %s:%d, want %s:%d", o.File, o.Line, resPath, testutil.LineOf(t, res, "kind: HTTPRoute")-1)
 	}
 
 	// A missing resources file is reported at the resourcesFile line.
@@ -499,7 +472,7 @@ func TestLoadPaths(t *testing.T) {
 	if len(errsByFile) != 3 {
 		t.Errorf("errors for %d files, want 3 (bad, empty, dup): %v", len(errsByFile), errsByFile)
 	}
-	if msg := errsByFile[bad]; !strings.HasPrefix(msg, fmt.Sprintf("%s:%d: unknown field \"bogus\"", bad, lineOf(t, validScenario, "labels:")+1)) {
+	if msg := errsByFile[bad]; !strings.HasPrefix(msg, fmt.Sprintf("%s:%d: unknown field \"bogus\"", bad, testutil.LineOf(t, validScenario, "labels:")+1)) {
 		t.Errorf("bad file: %q", msg)
 	}
 	if msg := errsByFile[empty]; msg != empty+": empty scenario file" {

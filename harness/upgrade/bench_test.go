@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/egharness/egharness/harness/impl"
+	"github.com/egharness/egharness/internal/testutil"
 	"github.com/egharness/egharness/translator/config"
 	"github.com/egharness/egharness/translator/profile"
 	"github.com/egharness/egharness/translator/resource"
@@ -21,11 +22,7 @@ func routesDump(n int) string {
 kind: EnvoyGateway
 extensionApis: {enableBackend: true}
 ---
-apiVersion: gateway.networking.k8s.io/v1
-kind: GatewayClass
-metadata: {name: eg}
-spec: {controllerName: gateway.envoyproxy.io/gatewayclass-controller}
----
+` + testutil.GatewayClass + `---
 apiVersion: gateway.networking.k8s.io/v1
 kind: Gateway
 metadata: {name: eg, namespace: default}

@@ -24,6 +24,7 @@ import (
 	"google.golang.org/protobuf/types/known/anypb"
 
 	"github.com/egharness/egharness/harness/impl"
+	"github.com/egharness/egharness/internal/testutil"
 	"github.com/egharness/egharness/translator/resource"
 	"github.com/egharness/egharness/translator/result"
 )
@@ -519,16 +520,7 @@ func TestHTMLShowsEachDiffOnce(t *testing.T) {
 // a port without being one listener. A change on one Gateway's listener is attributed to
 // that Gateway, and the filters the other Gateway keeps are not reported as new.
 func TestListenersOfSeparateGatewaysOnOnePort(t *testing.T) {
-	dump := `apiVersion: gateway.networking.k8s.io/v1
-kind: GatewayClass
-metadata: {name: eg}
-spec: {controllerName: gateway.envoyproxy.io/gatewayclass-controller}
----
-apiVersion: v1
-kind: Service
-metadata: {name: app, namespace: default}
-spec: {clusterIP: 10.96.0.10, ports: [{name: http, port: 8080}]}
-`
+	dump := testutil.GatewayClass + "---\n" + testutil.AppService
 	// Both routes have CORS; only b's policy has a JWT provider, whose names change in
 	// v1.9 (SP-06).
 	jwt := map[string]string{"b": `

@@ -33,8 +33,8 @@ import (
 	"google.golang.org/grpc/test/bufconn"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/egharness/egharness/harness/catalog"
 	"github.com/egharness/egharness/harness/scenario"
+	"github.com/egharness/egharness/harness/scenario/scenariotest"
 	"github.com/egharness/egharness/harness/xdsserver"
 	"github.com/egharness/egharness/translator/admission"
 	"github.com/egharness/egharness/translator/profile"
@@ -44,11 +44,7 @@ const scenarioRoot = "../../scenarios"
 
 func loader(t *testing.T) scenario.Loader {
 	t.Helper()
-	cat, err := catalog.Load()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return scenario.Loader{Catalog: cat, Root: scenarioRoot}
+	return scenariotest.Loader(t, scenarioRoot)
 }
 
 // writeObjects writes a scenario's objects (its include files, then its inline resources)

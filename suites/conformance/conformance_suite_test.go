@@ -13,10 +13,9 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
-	"github.com/egharness/egharness/harness/catalog"
 	"github.com/egharness/egharness/harness/impl"
 	"github.com/egharness/egharness/harness/runner"
-	"github.com/egharness/egharness/harness/scenario"
+	"github.com/egharness/egharness/suites/internal/specs"
 )
 
 const (
@@ -31,14 +30,8 @@ func TestConformance(t *testing.T) {
 
 // The tree is built from the scenario files when the suite starts.
 var _ = Describe("Scenarios", func() {
-	cat, err := catalog.Load()
-	if err != nil {
-		It("loads the behavior catalog", func() { Fail(err.Error()) })
-		return
-	}
-	set, err := scenario.Loader{Catalog: cat, Root: scenarioRoot}.LoadPaths(scenarioRoot)
-	if err != nil {
-		It("finds the scenarios", func() { Fail(err.Error()) })
+	_, set := specs.Scenarios(scenarioRoot)
+	if set == nil {
 		return
 	}
 	for _, e := range set.Errors {

@@ -10,16 +10,14 @@ package envoy
 import (
 	"context"
 	"fmt"
-	"os"
 	"testing"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
-	"github.com/egharness/egharness/harness/catalog"
 	"github.com/egharness/egharness/harness/envoytier"
 	"github.com/egharness/egharness/harness/runner"
-	"github.com/egharness/egharness/harness/scenario"
+	"github.com/egharness/egharness/suites/internal/specs"
 )
 
 const scenarioRoot = "../../scenarios"
@@ -27,15 +25,7 @@ const scenarioRoot = "../../scenarios"
 var envoyBin string
 
 func TestEnvoy(t *testing.T) {
-	wd, _ := os.Getwd()
-	bin, err := envoytier.Find("", wd)
-	if err != nil {
-		if os.Getenv(envoytier.RequireEnvVar) == "1" {
-			t.Fatalf("real Envoy tier: $%s=1 but %v", envoytier.RequireEnvVar, err)
-		}
-		t.Skipf("real Envoy tier skipped: %v", err)
-	}
-	envoyBin = bin
+	envoyBin = envoytier.FindForTest(t)
 	RegisterFailHandler(Fail)
 	RunSpecs(t, "Real Envoy")
 }
@@ -78,14 +68,8 @@ var _ = ReportAfterSuite("real Envoy summary", func(r Report) {
 })
 
 var _ = Describe("Scenarios through real Envoy", Label("envoy"), func() {
-	cat, err := catalog.Load()
-	if err != nil {
-		It("loads the behavior catalog", func() { Fail(err.Error()) })
-		return
-	}
-	set, err := scenario.Loader{Catalog: cat, Root: scenarioRoot}.LoadPaths(scenarioRoot)
-	if err != nil {
-		It("finds the scenarios", func() { Fail(err.Error()) })
+	_, set := specs.Scenarios(scenarioRoot)
+	if set == nil {
 		return
 	}
 	for _, job := range runner.Select(set.Scenarios, runner.Options{}) {

@@ -20,10 +20,9 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
-	"github.com/egharness/egharness/harness/catalog"
 	"github.com/egharness/egharness/harness/impl"
 	"github.com/egharness/egharness/harness/runner"
-	"github.com/egharness/egharness/harness/scenario"
+	"github.com/egharness/egharness/suites/internal/specs"
 )
 
 const (
@@ -65,14 +64,8 @@ var _ = Describe("Peer", Label("peer"), func() {
 		It("runs against a real peer", func() { Skip(why) })
 		return
 	}
-	cat, err := catalog.Load()
-	if err != nil {
-		It("loads the behavior catalog", func() { Fail(err.Error()) })
-		return
-	}
-	set, err := scenario.Loader{Catalog: cat, Root: scenarioRoot}.LoadPaths(scenarioRoot)
-	if err != nil {
-		It("finds the scenarios", func() { Fail(err.Error()) })
+	_, set := specs.Scenarios(scenarioRoot)
+	if set == nil {
 		return
 	}
 	for _, e := range set.Errors {

@@ -15,9 +15,9 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
-	"github.com/egharness/egharness/harness/catalog"
 	"github.com/egharness/egharness/harness/scenario"
 	"github.com/egharness/egharness/harness/upgrade"
+	"github.com/egharness/egharness/suites/internal/specs"
 )
 
 const scenarioRoot = "../../scenarios"
@@ -28,14 +28,8 @@ func TestUpgrade(t *testing.T) {
 }
 
 var _ = Describe("Upgrade scenarios", func() {
-	cat, err := catalog.Load()
-	if err != nil {
-		It("loads the behavior catalog", func() { Fail(err.Error()) })
-		return
-	}
-	set, err := scenario.Loader{Catalog: cat, Root: scenarioRoot}.LoadPaths(scenarioRoot)
-	if err != nil {
-		It("finds the scenarios", func() { Fail(err.Error()) })
+	cat, set := specs.Scenarios(scenarioRoot)
+	if set == nil {
 		return
 	}
 	var ups []*scenario.Scenario

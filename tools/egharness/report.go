@@ -63,18 +63,9 @@ Exit codes as for run: 1 when a scenario failed (the report is still written).`,
 			if opts.into != "" && opts.format != "agreement" {
 				return badInput("--into applies to --format agreement")
 			}
-			caps, err := impl.ParseCapabilities(opts.caps)
+			im, err := openImpl(opts.impl, opts.caps, opts.profiles, impl.Options{Limits: *opts.limits, PeersDir: opts.peersDir, Timeout: opts.execTimeout})
 			if err != nil {
-				return badInput("--impl-capabilities: %v", err)
-			}
-			im, err := impl.Open(opts.impl, impl.Options{Limits: *opts.limits, PeersDir: opts.peersDir, Caps: caps, Timeout: opts.execTimeout})
-			if err != nil {
-				return badInput("%v", err)
-			}
-			for _, p := range opts.profiles {
-				if _, err := profile.Get(p); err != nil {
-					return badInput("%v", err)
-				}
+				return err
 			}
 			date := time.Now()
 			if opts.date != "" {

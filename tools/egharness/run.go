@@ -64,18 +64,9 @@ finished are printed, and the exit status is 130 (SIGINT) or 143 (SIGTERM).`,
   egharness run --impl "exec:./my-adapter" --exec-timeout 10s
   egharness run --envoy peers/envoy/envoy/_bin/envoy -v`,
 		RunE: func(cmd *cobra.Command, paths []string) error {
-			caps, err := impl.ParseCapabilities(opts.caps)
+			im, err := openImpl(opts.impl, opts.caps, opts.profiles, impl.Options{Limits: *opts.limits, PeersDir: opts.peersDir, Timeout: opts.execTimeout})
 			if err != nil {
-				return badInput("--impl-capabilities: %v", err)
-			}
-			im, err := impl.Open(opts.impl, impl.Options{Limits: *opts.limits, PeersDir: opts.peersDir, Caps: caps, Timeout: opts.execTimeout})
-			if err != nil {
-				return badInput("%v", err)
-			}
-			for _, p := range opts.profiles {
-				if _, err := profile.Get(p); err != nil {
-					return badInput("%v", err)
-				}
+				return err
 			}
 			cat, set, proj, err := loadScenarios(paths, *opts.limits)
 			if err != nil {
@@ -324,4 +315,25 @@ func runEnvoyTier(ctx context.Context, bin string, outcomes []*runner.Outcome, v
 		line += fmt.Sprintf("\nreal Envoy was started again %d time(s): it exited or hung (see the envoy failures)", n)
 	}
 	return line, nil
+}
+
+// openImpl opens the implementation of --impl with the capabilities of
+// --impl-capabilities, after checking that each --profile is one: what run and report do
+// before loading scenarios. Its errors are bad input (exit 2).
+func openImpl(name string, caps, profiles []string, o impl.Options) (impl.Implementation, error) {
+	c, err := impl.ParseCapabilities(caps)
+	if err != nil {
+		return nil, badInput("--impl-capabilities: %v", err)
+	}
+	o.Caps = c
+	im, err := impl.Open(name, o)
+	if err != nil {
+		return nil, badInput("%v", err)
+	}
+	for _, p := range profiles {
+		if _, err := profile.Get(p); err != nil {
+			return nil, badInput("%v", err)
+		}
+	}
+	return im, nil
 }

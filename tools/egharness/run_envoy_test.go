@@ -1,7 +1,6 @@
 package main
 
 import (
-	"os"
 	"regexp"
 	"strings"
 	"testing"
@@ -17,14 +16,7 @@ func TestRunEnvoy(t *testing.T) {
 	if code != exitBad || !strings.Contains(msg, "/nonexistent/envoy") {
 		t.Errorf("a missing --envoy: exit %d, %q", code, msg)
 	}
-	wd, _ := os.Getwd()
-	bin, err := envoytier.Find("", wd)
-	if err != nil {
-		if os.Getenv(envoytier.RequireEnvVar) == "1" {
-			t.Fatal(err)
-		}
-		t.Skipf("real Envoy tier skipped: %v", err)
-	}
+	bin := envoytier.FindForTest(t)
 	code, out, msg := execute(t, "", "run", "--no-golden", "--envoy", bin, "../../scenarios/routing/precedence-order.yaml", "../../scenarios/routing/request-redirect.yaml")
 	if code != 0 {
 		t.Fatalf("exit %d (%s):\n%s", code, msg, out)

@@ -50,6 +50,18 @@ func upgradeFindings(t *testing.T, stdout string) upgradeJSON {
 	return doc
 }
 
+// upgradeCheckText runs upgrade-check from v1.8 to v1.9 (-o json) on a dump given as text:
+// its findings, and what it wrote to stderr.
+func upgradeCheckText(t *testing.T, dump string) (upgradeJSON, string) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "dump.yaml")
+	if err := os.WriteFile(path, []byte(dump), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, stdout, msg := execute(t, "", "upgrade-check", "--from", "v1.8", "--to", "v1.9", "-f", path, "-o", "json")
+	return upgradeFindings(t, stdout), msg
+}
+
 // The sample dump (status, managedFields, kind: List, EG's ConfigMap, a Deployment) reads
 // without error and shows the traps the translator reproduces today, each with its ID.
 func TestUpgradeCheckSampleDump(t *testing.T) {
@@ -316,12 +328,7 @@ spec:
         limit: {requests: 10, unit: Second}
         shared: true
 `
-	path := filepath.Join(t.TempDir(), "dump.yaml")
-	if err := os.WriteFile(path, []byte(s), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	_, stdout, msg := execute(t, "", "upgrade-check", "--from", "v1.8", "--to", "v1.9", "-f", path, "-o", "json")
-	doc := upgradeFindings(t, stdout)
+	doc, msg := upgradeCheckText(t, s)
 	if len(doc.Findings) == 0 {
 		t.Fatalf("no findings (%s)", msg)
 	}
@@ -345,12 +352,7 @@ func TestUpgradeCheckAttributionTargetSelectors(t *testing.T) {
 	if !strings.Contains(s, "matchLabels: {team: orders}") || !strings.Contains(s, "labels: {team: orders}") {
 		t.Fatal("the dump changed: the test's edits no longer apply")
 	}
-	path := filepath.Join(t.TempDir(), "dump.yaml")
-	if err := os.WriteFile(path, []byte(s), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	_, stdout, msg := execute(t, "", "upgrade-check", "--from", "v1.8", "--to", "v1.9", "-f", path, "-o", "json")
-	doc := upgradeFindings(t, stdout)
+	doc, msg := upgradeCheckText(t, s)
 	if len(doc.Findings) == 0 {
 		t.Fatalf("no findings (%s)", msg)
 	}
@@ -371,13 +373,9 @@ func TestUpgradeCheckFailClosedByGatewayPolicy(t *testing.T) {
 	if s == string(data) {
 		t.Fatal("the dump changed: the test's edit no longer applies")
 	}
-	path := filepath.Join(t.TempDir(), "dump.yaml")
-	if err := os.WriteFile(path, []byte(s), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	_, stdout, _ := execute(t, "", "upgrade-check", "--from", "v1.8", "--to", "v1.9", "-f", path, "-o", "json")
+	doc, _ := upgradeCheckText(t, s)
 	closed := 0
-	for _, f := range upgradeFindings(t, stdout).Findings {
+	for _, f := range doc.Findings {
 		obj := refString(f.Object.Kind, f.Object.Namespace, f.Object.Name)
 		if f.ID == "UNMAPPED" {
 			t.Errorf("UNMAPPED finding on %s: %s", obj, f.Summary)

@@ -120,17 +120,17 @@ func diffSchema(kind, version, path string, a, b *apiextensionsv1.JSONSchemaProp
 	add("pattern", a.Pattern, b.Pattern)
 	add("enum", enumText(a.Enum), enumText(b.Enum))
 	add("default", jsonText(a.Default), jsonText(b.Default))
-	add("minimum", floatText(a.Minimum), floatText(b.Minimum))
-	add("maximum", floatText(a.Maximum), floatText(b.Maximum))
-	add("minLength", intText(a.MinLength), intText(b.MinLength))
-	add("maxLength", intText(a.MaxLength), intText(b.MaxLength))
-	add("minItems", intText(a.MinItems), intText(b.MinItems))
-	add("maxItems", intText(a.MaxItems), intText(b.MaxItems))
-	add("minProperties", intText(a.MinProperties), intText(b.MinProperties))
-	add("maxProperties", intText(a.MaxProperties), intText(b.MaxProperties))
+	add("minimum", ptrText(a.Minimum), ptrText(b.Minimum))
+	add("maximum", ptrText(a.Maximum), ptrText(b.Maximum))
+	add("minLength", ptrText(a.MinLength), ptrText(b.MinLength))
+	add("maxLength", ptrText(a.MaxLength), ptrText(b.MaxLength))
+	add("minItems", ptrText(a.MinItems), ptrText(b.MinItems))
+	add("maxItems", ptrText(a.MaxItems), ptrText(b.MaxItems))
+	add("minProperties", ptrText(a.MinProperties), ptrText(b.MinProperties))
+	add("maxProperties", ptrText(a.MaxProperties), ptrText(b.MaxProperties))
 	add("nullable", boolText(a.Nullable), boolText(b.Nullable))
-	add("x-kubernetes-preserve-unknown-fields", boolPtrText(a.XPreserveUnknownFields), boolPtrText(b.XPreserveUnknownFields))
-	add("x-kubernetes-list-type", strPtrText(a.XListType), strPtrText(b.XListType))
+	add("x-kubernetes-preserve-unknown-fields", ptrText(a.XPreserveUnknownFields), ptrText(b.XPreserveUnknownFields))
+	add("x-kubernetes-list-type", ptrText(a.XListType), ptrText(b.XListType))
 	ra, rb := setOf(a.Required), setOf(b.Required)
 	for _, f := range union(keys(ra), keys(rb)) {
 		switch {
@@ -254,18 +254,12 @@ func jsonText(v *apiextensionsv1.JSON) string {
 	return string(v.Raw)
 }
 
-func floatText(f *float64) string {
-	if f == nil {
+// ptrText is what p points to as text, or "" for nil.
+func ptrText[T any](p *T) string {
+	if p == nil {
 		return ""
 	}
-	return fmt.Sprint(*f)
-}
-
-func intText(i *int64) string {
-	if i == nil {
-		return ""
-	}
-	return fmt.Sprint(*i)
+	return fmt.Sprint(*p)
 }
 
 func boolText(b bool) string {
@@ -273,20 +267,6 @@ func boolText(b bool) string {
 		return ""
 	}
 	return "true"
-}
-
-func boolPtrText(b *bool) string {
-	if b == nil {
-		return ""
-	}
-	return fmt.Sprint(*b)
-}
-
-func strPtrText(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return *s
 }
 
 func setOf(list []string) map[string]bool {

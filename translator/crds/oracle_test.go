@@ -12,8 +12,7 @@ import (
 	"sigs.k8s.io/kubectl-validate/pkg/validator"
 	"sigs.k8s.io/yaml"
 
-	"github.com/egharness/egharness/harness/catalog"
-	"github.com/egharness/egharness/harness/scenario"
+	"github.com/egharness/egharness/harness/scenario/scenariotest"
 	"github.com/egharness/egharness/translator/crds"
 	"github.com/egharness/egharness/translator/resource"
 )
@@ -32,15 +31,7 @@ func TestVerdictsAgreeWithKubectlValidate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cat, err := catalog.Load()
-	if err != nil {
-		t.Fatal(err)
-	}
-	root := filepath.Join("..", "..", "scenarios")
-	scenarios, err := scenario.Loader{Catalog: cat, Root: root}.LoadPaths(root)
-	if err != nil {
-		t.Fatal(err)
-	}
+	scenarios := scenariotest.Load(t, filepath.Join("..", "..", "scenarios"))
 	checked, refused := 0, 0
 	for _, sc := range scenarios.Scenarios {
 		for _, o := range sc.Objects {

@@ -8,6 +8,7 @@ import (
 
 	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
 
+	"github.com/egharness/egharness/internal/testutil"
 	"github.com/egharness/egharness/translator/conditions"
 	"github.com/egharness/egharness/translator/ir"
 	"github.com/egharness/egharness/translator/profile"
@@ -211,24 +212,7 @@ func TestFilterConditions(t *testing.T) {
 	}
 }
 
-const filterObjects = `apiVersion: gateway.networking.k8s.io/v1
-kind: GatewayClass
-metadata: {name: eg}
-spec: {controllerName: gateway.envoyproxy.io/gatewayclass-controller}
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: Gateway
-metadata: {name: eg, namespace: default}
-spec:
-  gatewayClassName: eg
-  listeners:
-  - {name: http, protocol: HTTP, port: 80}
----
-apiVersion: v1
-kind: Service
-metadata: {name: app, namespace: default}
-spec: {clusterIP: 10.96.0.10, ports: [{name: http, port: 8080}]}
----
+const filterObjects = testutil.GatewayAndApp + `---
 apiVersion: gateway.networking.k8s.io/v1
 kind: HTTPRoute
 metadata: {name: app, namespace: default}

@@ -91,41 +91,30 @@ func (rt *routeTranslator) topology() *Topology {
 		t.Routes = append(t.Routes, rn)
 	}
 	for _, r := range rt.ix.httpRoutes {
-		names := make([]*gwapiv1.SectionName, len(r.Spec.Rules))
-		for i := range r.Spec.Rules {
-			names[i] = r.Spec.Rules[i].Name
-		}
-		add("HTTPRoute", r, r.Spec.ParentRefs, names)
+		add("HTTPRoute", r, r.Spec.ParentRefs, ruleNames(r.Spec.Rules, func(r *gwapiv1.HTTPRouteRule) *gwapiv1.SectionName { return r.Name }))
 	}
 	for _, r := range rt.ix.grpcRoutes {
-		names := make([]*gwapiv1.SectionName, len(r.Spec.Rules))
-		for i := range r.Spec.Rules {
-			names[i] = r.Spec.Rules[i].Name
-		}
-		add("GRPCRoute", r, r.Spec.ParentRefs, names)
+		add("GRPCRoute", r, r.Spec.ParentRefs, ruleNames(r.Spec.Rules, func(r *gwapiv1.GRPCRouteRule) *gwapiv1.SectionName { return r.Name }))
 	}
 	for _, r := range rt.ix.tlsRoutes {
-		names := make([]*gwapiv1.SectionName, len(r.Spec.Rules))
-		for i := range r.Spec.Rules {
-			names[i] = r.Spec.Rules[i].Name
-		}
-		add("TLSRoute", r, r.Spec.ParentRefs, names)
+		add("TLSRoute", r, r.Spec.ParentRefs, ruleNames(r.Spec.Rules, func(r *gwapiv1.TLSRouteRule) *gwapiv1.SectionName { return r.Name }))
 	}
 	for _, r := range rt.ix.tcpRoutes {
-		names := make([]*gwapiv1.SectionName, len(r.Spec.Rules))
-		for i := range r.Spec.Rules {
-			names[i] = r.Spec.Rules[i].Name
-		}
-		add("TCPRoute", r, r.Spec.ParentRefs, names)
+		add("TCPRoute", r, r.Spec.ParentRefs, ruleNames(r.Spec.Rules, func(r *gwapiv1.TCPRouteRule) *gwapiv1.SectionName { return r.Name }))
 	}
 	for _, r := range rt.ix.udpRoutes {
-		names := make([]*gwapiv1.SectionName, len(r.Spec.Rules))
-		for i := range r.Spec.Rules {
-			names[i] = r.Spec.Rules[i].Name
-		}
-		add("UDPRoute", r, r.Spec.ParentRefs, names)
+		add("UDPRoute", r, r.Spec.ParentRefs, ruleNames(r.Spec.Rules, func(r *gwapiv1.UDPRouteRule) *gwapiv1.SectionName { return r.Name }))
 	}
 	return t
+}
+
+// ruleNames are the names of a route's rules, in order (nil where a rule has none).
+func ruleNames[R any](rules []R, name func(*R) *gwapiv1.SectionName) []*gwapiv1.SectionName {
+	names := make([]*gwapiv1.SectionName, len(rules))
+	for i := range rules {
+		names[i] = name(&rules[i])
+	}
+	return names
 }
 
 // eachManagedParent calls fn for each parentRef that names a Gateway or an admitted

@@ -183,14 +183,14 @@ func buildIndex(objs []resource.Object) *index {
 		}
 	}
 	// EG processes Gateways and routes oldest first, then by namespace/name.
-	sort.SliceStable(ix.gateways, func(i, j int) bool { return olderFirst(ix.gateways[i], ix.gateways[j]) })
-	sort.SliceStable(ix.httpRoutes, func(i, j int) bool { return olderFirst(ix.httpRoutes[i], ix.httpRoutes[j]) })
-	sort.SliceStable(ix.grpcRoutes, func(i, j int) bool { return olderFirst(ix.grpcRoutes[i], ix.grpcRoutes[j]) })
-	sort.SliceStable(ix.listenerSets, func(i, j int) bool { return olderFirst(ix.listenerSets[i], ix.listenerSets[j]) })
-	sort.SliceStable(ix.tlsRoutes, func(i, j int) bool { return olderFirst(ix.tlsRoutes[i], ix.tlsRoutes[j]) })
-	sort.SliceStable(ix.tcpRoutes, func(i, j int) bool { return olderFirst(ix.tcpRoutes[i], ix.tcpRoutes[j]) })
-	sort.SliceStable(ix.udpRoutes, func(i, j int) bool { return olderFirst(ix.udpRoutes[i], ix.udpRoutes[j]) })
-	sort.SliceStable(ix.btlsPolicies, func(i, j int) bool { return olderFirst(ix.btlsPolicies[i], ix.btlsPolicies[j]) })
+	sortOlderFirst(ix.gateways)
+	sortOlderFirst(ix.httpRoutes)
+	sortOlderFirst(ix.grpcRoutes)
+	sortOlderFirst(ix.listenerSets)
+	sortOlderFirst(ix.tlsRoutes)
+	sortOlderFirst(ix.tcpRoutes)
+	sortOlderFirst(ix.udpRoutes)
+	sortOlderFirst(ix.btlsPolicies)
 	sort.SliceStable(ix.classes, func(i, j int) bool { return ix.classes[i].Name < ix.classes[j].Name })
 	for _, m := range []map[types.NamespacedName][]*discoveryv1.EndpointSlice{ix.slices, ix.importSlices} {
 		for k := range m {
@@ -206,10 +206,19 @@ type aged interface {
 	GetName() string
 }
 
-func olderFirst[T interface {
+// processed are the kinds EG processes oldest first.
+type processed interface {
 	aged
 	*gwapiv1.Gateway | *gwapiv1.HTTPRoute | *gwapiv1.GRPCRoute | *gwapiv1.TLSRoute | *gwapiv1.TCPRoute | *gwapiv1.UDPRoute | *gwapiv1.ListenerSet | *gwapiv1.BackendTLSPolicy
-}](a, b T) bool {
+}
+
+// sortOlderFirst orders list stably by olderFirst: EG's processing order.
+func sortOlderFirst[T processed](list []T) {
+	sort.SliceStable(list, func(i, j int) bool { return olderFirst(list[i], list[j]) })
+}
+
+// olderFirst: the older by creation time, then by namespace and name.
+func olderFirst[T processed](a, b T) bool {
 	ta, tb := creation(a), creation(b)
 	if !ta.Equal(tb) {
 		return ta.Before(tb)

@@ -140,25 +140,17 @@ func (s *snapshot) names(typeURL egv1a1.EnvoyResourceType) []string {
 	var out []string
 	switch typeURL {
 	case egv1a1.ListenerEnvoyResourceType:
-		for _, r := range s.x.Listeners {
-			out = append(out, r.GetName())
-		}
+		out = result.Names(s.x.Listeners)
 	case egv1a1.RouteConfigurationEnvoyResourceType:
-		for _, r := range s.x.Routes {
-			out = append(out, r.GetName())
-		}
+		out = result.Names(s.x.Routes)
 	case egv1a1.ClusterEnvoyResourceType:
-		for _, r := range s.x.Clusters {
-			out = append(out, r.GetName())
-		}
+		out = result.Names(s.x.Clusters)
 	case egv1a1.ClusterLoadAssignmentEnvoyResourceType:
 		for _, r := range s.x.Endpoints {
 			out = append(out, r.GetClusterName())
 		}
 	case egv1a1.SecretEnvoyResourceType:
-		for _, r := range s.x.Secrets {
-			out = append(out, r.GetName())
-		}
+		out = result.Names(s.x.Secrets)
 	}
 	return out
 }

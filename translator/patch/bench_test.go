@@ -14,6 +14,7 @@ import (
 	"github.com/egharness/egharness/translator/resource"
 	"github.com/egharness/egharness/translator/result"
 
+	"github.com/egharness/egharness/internal/testutil"
 	egv1a1 "github.com/envoyproxy/gateway/api/v1alpha1"
 )
 
@@ -21,11 +22,7 @@ import (
 // hostname (so n virtual hosts in one route configuration) and cluster.
 func snapshotYAML(n int) string {
 	var b strings.Builder
-	b.WriteString(`apiVersion: gateway.networking.k8s.io/v1
-kind: GatewayClass
-metadata: {name: eg}
-spec: {controllerName: gateway.envoyproxy.io/gatewayclass-controller}
----
+	b.WriteString(testutil.GatewayClass + `---
 apiVersion: gateway.networking.k8s.io/v1
 kind: Gateway
 metadata: {name: eg, namespace: default}

@@ -11,8 +11,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
 
-	"github.com/egharness/egharness/harness/catalog"
 	"github.com/egharness/egharness/harness/scenario"
+	"github.com/egharness/egharness/harness/scenario/scenariotest"
 	"github.com/egharness/egharness/translator"
 	"github.com/egharness/egharness/translator/patch"
 	"github.com/egharness/egharness/translator/profile"
@@ -32,14 +32,7 @@ type base struct {
 
 // bases translates every scenario that has a Gateway, under its first profile.
 func bases(f *testing.F) ([]base, []*scenario.Scenario) {
-	cat, err := catalog.Load()
-	if err != nil {
-		f.Fatal(err)
-	}
-	set, err := scenario.Loader{Catalog: cat, Root: "../../scenarios"}.LoadPaths("../../scenarios")
-	if err != nil {
-		f.Fatal(err)
-	}
+	set := scenariotest.Load(f, "../../scenarios")
 	var out []base
 	var from []*scenario.Scenario
 	for _, s := range set.Scenarios {

@@ -125,58 +125,38 @@ func state[K comparable](m map[K]*attachState, k K) *attachState {
 
 func (e *engine[T]) run() {
 	e.parentPolicies()
-	for _, p := range e.pols {
-		for _, t := range fromRefs(p.refs, p.meta.GetNamespace()) {
-			if t.kind != "Gateway" && t.section != nil {
-				p.handled = true
-				e.forRoute(p, t)
-			}
-		}
-	}
-	for _, p := range e.pols {
-		for _, t := range e.w.resolve(e.k.kind, p.refs, p.meta.GetNamespace(), e.w.routeCands) {
-			if t.kind != "Gateway" && t.section == nil {
-				p.handled = true
-				e.forRoute(p, t)
-			}
-		}
-	}
+	isRoute := func(t target) bool { return t.kind != "Gateway" }
+	isSet := func(t target) bool { return t.kind == "ListenerSet" }
+	isGateway := func(t target) bool { return t.kind == "Gateway" }
+	e.attach(isRoute, e.w.routeCands, e.forRoute)
 	if len(e.w.sets) > 0 {
-		for _, p := range e.pols {
-			for _, t := range fromRefs(p.refs, p.meta.GetNamespace()) {
-				if t.kind == "ListenerSet" && t.section != nil {
-					p.handled = true
-					e.forListenerSet(p, t)
-				}
-			}
-		}
-		for _, p := range e.pols {
-			for _, t := range e.w.resolve(e.k.kind, p.refs, p.meta.GetNamespace(), e.w.setCands) {
-				if t.kind == "ListenerSet" && t.section == nil {
-					p.handled = true
-					e.forListenerSet(p, t)
-				}
-			}
-		}
+		e.attach(isSet, e.w.setCands, e.forListenerSet)
 	}
-	for _, p := range e.pols {
-		for _, t := range fromRefs(p.refs, p.meta.GetNamespace()) {
-			if t.kind == "Gateway" && t.section != nil {
-				p.handled = true
-				e.forGateway(p, t)
-			}
-		}
-	}
-	for _, p := range e.pols {
-		for _, t := range e.w.resolve(e.k.kind, p.refs, p.meta.GetNamespace(), e.w.gatewayCands) {
-			if t.kind == "Gateway" && t.section == nil {
-				p.handled = true
-				e.forGateway(p, t)
-			}
-		}
-	}
+	e.attach(isGateway, e.w.gatewayCands, e.forGateway)
 	for _, p := range e.pols {
 		p.st.truncate()
+	}
+}
+
+// attach hands fn the targets of the kinds "of" accepts: first, for every policy, those
+// its targetRefs name with a sectionName, then the whole objects its targetRefs and
+// targetSelectors resolve to among cands.
+func (e *engine[T]) attach(of func(target) bool, cands []candidate, fn func(*pol[T], target)) {
+	for _, p := range e.pols {
+		for _, t := range fromRefs(p.refs, p.meta.GetNamespace()) {
+			if of(t) && t.section != nil {
+				p.handled = true
+				fn(p, t)
+			}
+		}
+	}
+	for _, p := range e.pols {
+		for _, t := range e.w.resolve(e.k.kind, p.refs, p.meta.GetNamespace(), cands) {
+			if of(t) && t.section == nil {
+				p.handled = true
+				fn(p, t)
+			}
+		}
 	}
 }
 

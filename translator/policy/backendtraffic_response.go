@@ -85,8 +85,8 @@ func statusCodeMatch(c egv1a1.StatusCodeMatch) ir.StatusCodeMatch {
 	return out
 }
 
-// stringMatch is EG's StringMatch on the named header: exact unless its type says
-// otherwise (a type EG does not know matches exactly too).
+// stringMatch is EG's StringMatch (on the named header, where name is not "") in IR
+// form: exact unless its type says otherwise (a type EG does not know matches exactly too).
 func stringMatch(name string, m egv1a1.StringMatch) ir.StringMatch {
 	out := ir.StringMatch{Name: name}
 	v := m.Value

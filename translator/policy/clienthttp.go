@@ -139,7 +139,7 @@ func clientHTTP1(s *egv1a1.HTTP1Settings, conn *egv1a1.ClientConnection, l *ir.H
 		PreserveHeaderCase: s.PreserveHeaderCase != nil && *s.PreserveHeaderCase,
 	}
 	for _, m := range s.IgnoredUpgradeTypes {
-		out.IgnoredUpgradeTypes = append(out.IgnoredUpgradeTypes, irStringMatch(m))
+		out.IgnoredUpgradeTypes = append(out.IgnoredUpgradeTypes, stringMatch("", m))
 	}
 	if conn != nil && conn.ConnectionLimit != nil && conn.ConnectionLimit.MaxConnectionDuration != nil {
 		out.DisableSafeMaxConnectionDuration = s.DisableSafeMaxConnectionDuration != nil && *s.DisableSafeMaxConnectionDuration

@@ -160,7 +160,7 @@ func (o *ctpObjects) clientValidation(ref ir.PolicyRef, cv *egv1a1.ClientValidat
 	if s := cv.SubjectAltNames; s != nil {
 		add := func(typ string, ms []egv1a1.StringMatch) {
 			for _, m := range ms {
-				v.SubjectAltNames = append(v.SubjectAltNames, ir.SANMatch{Type: typ, Match: irStringMatch(m)})
+				v.SubjectAltNames = append(v.SubjectAltNames, ir.SANMatch{Type: typ, Match: stringMatch("", m)})
 			}
 		}
 		add("DNS", s.DNSNames)
@@ -309,25 +309,4 @@ func appendNewCerts(dst, add []byte, seen map[[sha256.Size]byte]bool) []byte {
 		dst = append(dst, pem.EncodeToMemory(b)...)
 	}
 	return dst
-}
-
-// irStringMatch is an EG StringMatch (Exact by default) in IR form.
-func irStringMatch(m egv1a1.StringMatch) ir.StringMatch {
-	v := m.Value
-	out := ir.StringMatch{}
-	t := egv1a1.StringMatchExact
-	if m.Type != nil {
-		t = *m.Type
-	}
-	switch t {
-	case egv1a1.StringMatchPrefix:
-		out.Prefix = &v
-	case egv1a1.StringMatchSuffix:
-		out.Suffix = &v
-	case egv1a1.StringMatchRegularExpression:
-		out.SafeRegex = &v
-	default:
-		out.Exact = &v
-	}
-	return out
 }

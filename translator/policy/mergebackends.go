@@ -345,33 +345,36 @@ func (m *merger) rule(src ir.Source, l4 bool) (mergeRule, bool) {
 			}
 		}
 	case *gwapiv1.TCPRoute:
-		if len(o.Spec.Rules) == 0 {
+		if !l4Backends(&out, o.Spec.Rules, name) {
 			return out, false
 		}
-		out.name = name(o.Spec.Rules[0].Name)
-		for _, r := range o.Spec.Rules {
-			for _, br := range r.BackendRefs {
-				out.refs = append(out.refs, br.BackendObjectReference)
-				out.filters = append(out.filters, 0)
-			}
-		}
-		out.refCount = len(o.Spec.Rules[0].BackendRefs)
 	case *gwapiv1.UDPRoute:
-		if len(o.Spec.Rules) == 0 {
+		if !l4Backends(&out, o.Spec.Rules, name) {
 			return out, false
 		}
-		out.name = name(o.Spec.Rules[0].Name)
-		for _, r := range o.Spec.Rules {
-			for _, br := range r.BackendRefs {
-				out.refs = append(out.refs, br.BackendObjectReference)
-				out.filters = append(out.filters, 0)
-			}
-		}
-		out.refCount = len(o.Spec.Rules[0].BackendRefs)
 	default:
 		return out, false
 	}
 	return out, true
+}
+
+// l4Backends fills out from a TCPRoute's or UDPRoute's rules (the same fields): the first
+// rule's name, every rule's backendRefs, counted as the first rule's. False without rules.
+func l4Backends[R gwapiv1.TCPRouteRule | gwapiv1.UDPRouteRule](out *mergeRule, rules []R, name func(*gwapiv1.SectionName) *string) bool {
+	if len(rules) == 0 {
+		return false
+	}
+	for i, r := range rules {
+		rule := gwapiv1.TCPRouteRule(r)
+		if i == 0 {
+			out.name, out.refCount = name(rule.Name), len(rule.BackendRefs)
+		}
+		for _, br := range rule.BackendRefs {
+			out.refs = append(out.refs, br.BackendObjectReference)
+			out.filters = append(out.filters, 0)
+		}
+	}
+	return true
 }
 
 func backendKey(ref gwapiv1.BackendObjectReference, routeNS string) string {

@@ -131,6 +131,16 @@ func (x *XDS) Sort() {
 	sortByName(x.Secrets, (*tlsv3.Secret).GetName)
 }
 
+// Names is the name of each resource in list, in order; nil when there are none. (A
+// ClusterLoadAssignment has no GetName: its name is GetClusterName.)
+func Names[T interface{ GetName() string }](list []T) []string {
+	var names []string
+	for _, r := range list {
+		names = append(names, r.GetName())
+	}
+	return names
+}
+
 // sortByName is a stable sort by name: equal names keep their order.
 func sortByName[T any](list []T, name func(T) string) {
 	sortStable(list, func(a, b T) int { return strings.Compare(name(a), name(b)) })

@@ -1,10 +1,6 @@
 package xds
 
 import (
-	"os"
-	"os/exec"
-	"path/filepath"
-	"strings"
 	"testing"
 
 	listenerv3 "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
@@ -13,7 +9,6 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/testing/protocmp"
 	"google.golang.org/protobuf/types/known/anypb"
-	"sigs.k8s.io/yaml"
 )
 
 // egRoutes reads the route configurations of one of EG v1.9.1's xDS translator test cases
@@ -35,34 +30,10 @@ func egRoutes(t *testing.T, name string) map[string]*routev3.Route {
 	return routes
 }
 
-// egDocs reads one output file of EG's xDS translator test cases as JSON documents.
+// egDocs reads one output file of EG v1.9.1's xDS translator test cases as JSON documents.
 func egDocs(t *testing.T, file string) [][]byte {
 	t.Helper()
-	out, err := exec.Command("go", "env", "GOMODCACHE").Output()
-	if err != nil {
-		t.Skipf("go env GOMODCACHE: %v", err)
-	}
-	path := filepath.Join(strings.TrimSpace(string(out)), "github.com/envoyproxy/gateway@v1.9.1/internal/xds/translator/testdata/out/xds-ir", file)
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Skipf("EG testdata not in the module cache: %v", err)
-	}
-	var docs []any
-	if err := yaml.Unmarshal(data, &docs); err != nil {
-		t.Fatal(err)
-	}
-	var out2 [][]byte
-	for _, d := range docs {
-		js, err := yaml.Marshal(d)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if js, err = yaml.YAMLToJSON(js); err != nil {
-			t.Fatal(err)
-		}
-		out2 = append(out2, js)
-	}
-	return out2
+	return egOutput(t, "v1.9.1", file)
 }
 
 // egListenerFilter reads the typed config of the first network filter of that name in

@@ -64,7 +64,8 @@ func rateLimitGlobalSharedIR(v18 bool) *ir.XDS {
 	return &ir.XDS{HTTP: []*ir.HTTPListener{l}}
 }
 
-// egOutput reads one output file of an EG release's xDS translator test cases.
+// egOutput reads one output file of an EG release's xDS translator test cases as JSON
+// documents.
 func egOutput(t *testing.T, version, file string) [][]byte {
 	t.Helper()
 	out, err := exec.Command("go", "env", "GOMODCACHE").Output()
