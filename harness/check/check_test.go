@@ -25,7 +25,7 @@ resources: |
   apiVersion: gateway.envoyproxy.io/v1alpha1
   kind: EnvoyProxy
   metadata: {name: proxy, namespace: default}
-  spec: {preserveRouteOrder: true}
+  spec: {routingType: Service}
   ---
   apiVersion: gateway.networking.k8s.io/v1
   kind: HTTPRoute
@@ -86,7 +86,7 @@ expect:
     expect: {status: 200, cluster: httproute/default/app/rule/1, route: httproute/default/app/rule/1/match/0/app_example_com}
   - request: {port: 80, host: other.example.com, path: /app}
     expect: {status: 404}
-  warnings: ["EnvoyProxy default/proxy: spec.preserveRouteOrder is not translated"]
+  warnings: ["EnvoyProxy default/proxy: spec.routingType is not translated"]
 `
 
 func load(t *testing.T, text string) *scenario.Scenario {
@@ -396,10 +396,10 @@ func TestWrongExpectationsFail(t *testing.T) {
 		},
 		{
 			name:  "warning",
-			old:   `warnings: ["EnvoyProxy default/proxy: spec.preserveRouteOrder is not translated"]`,
-			new:   `warnings: ["EnvoyProxy default/other: spec.preserveRouteOrder is not translated"]`,
+			old:   `warnings: ["EnvoyProxy default/proxy: spec.routingType is not translated"]`,
+			new:   `warnings: ["EnvoyProxy default/other: spec.routingType is not translated"]`,
 			check: "warnings", where: "expect.warnings[0]", marker: "warnings: [\"EnvoyProxy default/other",
-			msg: `no warning contains "EnvoyProxy default/other: spec.preserveRouteOrder is not translated"`,
+			msg: `no warning contains "EnvoyProxy default/other: spec.routingType is not translated"`,
 		},
 	}
 	for _, tt := range tests {

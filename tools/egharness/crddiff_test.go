@@ -76,9 +76,9 @@ func TestTranslateLeavesOutOneRoute(t *testing.T) {
 	if routes["default/eg/http/open_example_com"] != 1 || routes["default/eg/http/guarded_example_com"] != 0 {
 		t.Errorf("routes per virtual host %v: want the open route kept and the guarded one left out", routes)
 	}
-	// the field the translator does not translate, then the route it left out
-	if len(out.Warnings) != 2 || !strings.Contains(out.Warnings[0], "spec.jwt.providers[].remoteJWKS.backendRefs is not translated") ||
-		!strings.Contains(out.Warnings[1], "httproute/default/guarded/rule/0") || !strings.Contains(out.Warnings[1], "left out of the xDS") {
-		t.Errorf("warnings %q, want the remote JWKS field and the guarded route named", out.Warnings)
+	// the route it left out, with the reason
+	if len(out.Warnings) != 1 || !strings.Contains(out.Warnings[0], "httproute/default/guarded/rule/0") ||
+		!strings.Contains(out.Warnings[0], "jwt provider idp") || !strings.Contains(out.Warnings[0], "left out of the xDS") {
+		t.Errorf("warnings %q, want the guarded route named with its provider", out.Warnings)
 	}
 }
