@@ -22,6 +22,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 
 	yaml "go.yaml.in/yaml/v2"
@@ -102,7 +103,7 @@ func (e emitter) value(w io.Writer, path []string, raw []byte) error {
 		if keys, members, ok := objectMembers(raw); ok {
 			if len(path) > 0 {
 				// the last key's own line, as it reads above a non-empty map
-				out, err := yaml.Marshal(nest(path, map[string]any{"x": 0}))
+				out, err := yaml.Marshal(nest(path, yaml.MapSlice{{Key: "x", Value: 0}}))
 				if err != nil {
 					return err
 				}
@@ -139,7 +140,7 @@ func (e emitter) value(w io.Writer, path []string, raw []byte) error {
 // nest puts v at the end of a chain of map keys.
 func nest(path []string, v any) any {
 	for i := len(path) - 1; i >= 0; i-- {
-		v = map[string]any{path[i]: v}
+		v = yaml.MapSlice{{Key: path[i], Value: v}}
 	}
 	return v
 }
@@ -155,8 +156,7 @@ func nthLine(text []byte, n int) []byte {
 }
 
 // objectMembers splits a non-empty JSON object into its members, undecoded, with its keys in
-// the order the YAML emitter prints them. It says no for anything else, and for keys whose
-// order it cannot read off the emitter (one that prints over several lines).
+// the order they are printed (keyLess). It says no for anything else.
 func objectMembers(raw []byte) ([]string, map[string]json.RawMessage, bool) {
 	if b := bytes.TrimLeft(raw, " \t\r\n"); len(b) == 0 || b[0] != '{' {
 		return nil, nil, false
@@ -165,34 +165,11 @@ func objectMembers(raw []byte) ([]string, map[string]json.RawMessage, bool) {
 	if err := json.Unmarshal(raw, &members); err != nil || len(members) == 0 {
 		return nil, nil, false
 	}
-	// the emitter sorts keys its own way (numbers within keys by value): let it sort them,
-	// each with its index as the value, and read the indexes back line by line
-	names := make([]string, 0, len(members))
-	index := make(map[string]int, len(members))
+	keys := make([]string, 0, len(members))
 	for k := range members {
-		index[k] = len(names)
-		names = append(names, k)
+		keys = append(keys, k)
 	}
-	out, err := yaml.Marshal(index)
-	if err != nil {
-		return nil, nil, false
-	}
-	lines := bytes.Split(bytes.TrimSuffix(out, []byte("\n")), []byte("\n"))
-	if len(lines) != len(names) {
-		return nil, nil, false
-	}
-	keys := make([]string, len(lines))
-	for i, l := range lines {
-		j := bytes.LastIndex(l, []byte(": "))
-		if j < 0 {
-			return nil, nil, false
-		}
-		n, err := strconv.Atoi(string(l[j+2:]))
-		if err != nil || n < 0 || n >= len(names) {
-			return nil, nil, false
-		}
-		keys[i] = names[n]
-	}
+	slices.SortFunc(keys, keyCompare)
 	return keys, members, true
 }
 
@@ -217,24 +194,22 @@ type step struct{ key *string }
 // lists it changes (never the input), its size in values, and whether it changed.
 func (p *pieces) prepare(v any, path []step) (any, int, bool) {
 	switch x := v.(type) {
-	case map[string]any:
-		var out map[string]any
+	case yaml.MapSlice:
+		var out yaml.MapSlice
 		size := 1
-		for k, e := range x {
+		for i, item := range x {
+			k := item.Key.(string)
 			kp := append(path[:len(path):len(path)], step{key: &k})
-			ev, n, changed := p.prepare(e, kp)
+			ev, n, changed := p.prepare(item.Value, kp)
 			if list, ok := ev.([]any); ok && len(list) > 1 && n > p.split {
 				ev, n, changed = p.splitList(list, kp), 1, true
 			}
 			size += n
 			if changed && out == nil {
-				out = make(map[string]any, len(x))
-				for k2, e2 := range x {
-					out[k2] = e2
-				}
+				out = slices.Clone(x)
 			}
 			if out != nil {
-				out[k] = ev
+				out[i].Value = ev
 			}
 		}
 		if out == nil {
@@ -289,7 +264,7 @@ func wrap(path []step, elem any) any {
 	v := any([]any{elem})
 	for i := len(path) - 1; i >= 0; i-- {
 		if k := path[i].key; k != nil {
-			v = map[string]any{*k: v}
+			v = yaml.MapSlice{{Key: *k, Value: v}}
 		} else {
 			v = []any{v}
 		}
@@ -367,8 +342,8 @@ func placeholderBase(js []byte) string {
 	return base
 }
 
-// typed replaces json.Number values, in place, by the Go number the YAML parser resolves the
-// same text to.
+// typed replaces json.Number values by the Go number the YAML parser resolves the same text
+// to, and objects by maps in the order they are printed (order.go).
 func typed(v any) (any, error) {
 	switch x := v.(type) {
 	case map[string]any:
@@ -379,6 +354,7 @@ func typed(v any) (any, error) {
 			}
 			x[k] = t
 		}
+		return ordered(x), nil
 	case []any:
 		for i, e := range x {
 			t, err := typed(e)
