@@ -31,8 +31,10 @@ func badInput(format string, args ...any) error {
 
 func main() {
 	tuneGC(os.Args[1:])
+	stopProfile := startProfile()
 	root := newRoot()
 	err := root.Execute()
+	stopProfile()
 	if err == nil {
 		return
 	}
