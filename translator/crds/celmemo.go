@@ -47,10 +47,16 @@ type memoNode struct {
 	items *memoNode
 	addl  *memoNode
 	props map[string]*memoNode
+	// read is what own's rules read of a value (celaccess.go), nil when they read all of it
+	// or there are none
+	read *access
 }
 
+// memoKey is a node's answer for a value: for the whole subtree (own false: its rules and
+// its children's), or for its own rules only, keyed by what they read of the value.
 type memoKey struct {
 	node *memoNode
+	own  bool
 	sum  [sha256.Size]byte
 }
 
@@ -75,7 +81,7 @@ func newMemoNode(v *celvalidation.Validator) *memoNode {
 	}
 	own := *v
 	own.Items, own.Properties, own.AllOfValidators, own.AdditionalProperties = nil, nil, nil, nil
-	n := &memoNode{own: &own, items: newMemoNode(v.Items), addl: newMemoNode(v.AdditionalProperties)}
+	n := &memoNode{own: &own, items: newMemoNode(v.Items), addl: newMemoNode(v.AdditionalProperties), read: ownAccess(v)}
 	for _, a := range v.AllOfValidators {
 		n.allOf = append(n.allOf, newMemoNode(a))
 	}
@@ -117,7 +123,7 @@ func (m *celMemo) walk(ctx context.Context, n *memoNode, path *field.Path, obj a
 		}
 	}
 	start := budget
-	errs, budget := n.own.Validate(ctx, path, nil, obj, nil, budget)
+	errs, budget := m.validateOwn(ctx, n, path, obj, budget, buf)
 	var more field.ErrorList
 	for _, a := range n.allOf {
 		if budget < 0 {
@@ -161,17 +167,49 @@ func (m *celMemo) walk(ctx context.Context, n *memoNode, path *field.Path, obj a
 			}
 		}
 	}
-	if cacheable && budget >= 0 {
-		if e, ok := newMemoEntry(path.String(), errs, start-budget); ok {
-			m.mu.Lock()
-			if len(m.cache) >= memoMaxEntries {
-				clear(m.cache)
-			}
-			m.cache[key] = e
-			m.mu.Unlock()
-		}
+	if cacheable {
+		m.remember(key, path, errs, start, budget)
 	}
 	return errs, budget
+}
+
+// validateOwn runs a node's own rules, or takes their answer from memory when a value that
+// reads the same to them was seen before (n.read).
+func (m *celMemo) validateOwn(ctx context.Context, n *memoNode, path *field.Path, obj any, budget int64, buf *[]byte) (field.ErrorList, int64) {
+	if path == nil || n.read == nil {
+		return n.own.Validate(ctx, path, nil, obj, nil, budget)
+	}
+	*buf = (*buf)[:0]
+	var ok bool
+	if *buf, ok = appendRead(*buf, obj, n.read); !ok {
+		return n.own.Validate(ctx, path, nil, obj, nil, budget)
+	}
+	key := memoKey{node: n, own: true, sum: sha256.Sum256(*buf)}
+	m.mu.RLock()
+	e, hit := m.cache[key]
+	m.mu.RUnlock()
+	if hit && budget > e.cost {
+		return e.at(path.String()), budget - e.cost
+	}
+	start := budget
+	errs, budget := n.own.Validate(ctx, path, nil, obj, nil, budget)
+	m.remember(key, path, errs, start, budget)
+	return errs, budget
+}
+
+// remember keeps what a node gave, unless it ran out of budget.
+func (m *celMemo) remember(key memoKey, path *field.Path, errs field.ErrorList, start, budget int64) {
+	if budget < 0 {
+		return
+	}
+	if e, ok := newMemoEntry(path.String(), errs, start-budget); ok {
+		m.mu.Lock()
+		if len(m.cache) >= memoMaxEntries {
+			clear(m.cache)
+		}
+		m.cache[key] = e
+		m.mu.Unlock()
+	}
 }
 
 // newMemoEntry keeps copies of the errors found at path; not when one of them is not
