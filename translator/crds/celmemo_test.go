@@ -3,9 +3,9 @@ package crds_test
 import (
 	"encoding/json"
 	"maps"
-	"slices"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"testing"
 
 	"sigs.k8s.io/yaml"
