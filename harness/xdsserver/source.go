@@ -39,6 +39,9 @@ type FileSource struct {
 	// Memo, when set, keeps the API server's verdicts from one load to the next, so a
 	// reload after an edit admits again only the objects the edit changed.
 	Memo *admission.Memo
+	// Decoded, when set, keeps the documents' JSON forms from one load to the next, so a
+	// reload converts from YAML only the documents the edit changed.
+	Decoded *resource.JSONCache
 }
 
 // Load reads, decodes and translates the file.
@@ -47,7 +50,7 @@ func (f FileSource) Load() (*Loaded, error) {
 	if err != nil {
 		return nil, err
 	}
-	dec, err := resource.Decode(f.Path, data, resource.Options{DefaultNamespace: f.Namespace, SkipUnknownKinds: true, Limits: f.Limits})
+	dec, err := resource.Decode(f.Path, data, resource.Options{DefaultNamespace: f.Namespace, SkipUnknownKinds: true, Limits: f.Limits, JSONCache: f.Decoded})
 	if err != nil {
 		return nil, err
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/egharness/egharness/internal/benchcpu"
 	"github.com/egharness/egharness/translator/admission"
 	"github.com/egharness/egharness/translator/profile"
+	"github.com/egharness/egharness/translator/resource"
 )
 
 // routesFile writes the routegen file of n HTTPRoutes (tools/routegen, docs/performance.md's
@@ -126,7 +127,7 @@ func BenchmarkServeReload(b *testing.B) {
 		b.Fatal(err)
 	}
 	p, _ := profile.Get("v1.9")
-	src := xdsserver.FileSource{Path: file, Profile: p, Namespace: "default", Memo: &admission.Memo{}}
+	src := xdsserver.FileSource{Path: file, Profile: p, Namespace: "default", Memo: &admission.Memo{}, Decoded: &resource.JSONCache{}}
 	ctx := b.Context()
 	s := xdsserver.New(ctx, xdsserver.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	l, err := src.Load()

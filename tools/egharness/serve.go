@@ -127,7 +127,7 @@ func runServe(ctx context.Context, o serveOptions, logw io.Writer, ready func(xd
 		if err != nil {
 			return badInput("%v", err)
 		}
-		src = xdsserver.FileSource{Path: o.file, Profile: p, Namespace: o.namespace, Limits: o.limits, Memo: &admission.Memo{}}
+		src = xdsserver.FileSource{Path: o.file, Profile: p, Namespace: o.namespace, Limits: o.limits, Memo: &admission.Memo{}, Decoded: &resource.JSONCache{}}
 	} else {
 		if o.profile != "" {
 			if _, err := profile.Get(o.profile); err != nil {

@@ -38,6 +38,9 @@ type Options struct {
 	// Limits bound the file: size, objects, nesting depth, alias expansion (zero fields
 	// take the defaults).
 	Limits
+	// JSONCache, when set, keeps documents' JSON forms for the next Decode of the same
+	// file (jsoncache.go).
+	JSONCache *JSONCache
 }
 
 // maxErrors is how many problems Decode reports before it stops reading: a file of a
@@ -104,6 +107,7 @@ func Decode(file string, data []byte, opts Options) (Decoded, error) {
 		out.Objects = append(out.Objects, obj)
 	}
 	docs := splitStream(data)
+	defer opts.JSONCache.turn()
 	pre := prefetch(file, docs, opts, lim)
 	for i, doc := range docs {
 		line := doc.line + opts.LineOffset
@@ -124,7 +128,7 @@ func Decode(file string, data []byte, opts Options) (Decoded, error) {
 		if pre[i] != nil {
 			js, tm, err = pre[i].js, pre[i].tm, pre[i].err
 		} else {
-			js, tm, err = identify(file, line, doc.text, lim, &aliasBytes)
+			js, tm, err = identify(file, line, doc.text, lim, &aliasBytes, opts.JSONCache)
 		}
 		if err != nil {
 			errs = append(errs, err)
@@ -248,7 +252,7 @@ func prefetch(file string, docs []document, opts Options, lim Limits) []*prefetc
 		line := docs[i].line + opts.LineOffset
 		var none int64
 		p := &prefetched{}
-		p.js, p.tm, p.err = identify(file, line, docs[i].text, lim, &none)
+		p.js, p.tm, p.err = identify(file, line, docs[i].text, lim, &none, opts.JSONCache)
 		if p.err == nil && !isList(p.tm) && !p.tm.isEnvoyGateway() {
 			p.decoded = true
 			p.obj, p.skipped, p.decodeErr = decodeOne(file, line, docs[i].text, p.js, p.tm, opts)
@@ -298,8 +302,14 @@ func (p *present) UnmarshalJSON([]byte) error { *p = true; return nil }
 // identify converts a document to JSON (its only YAML parse on the happy path) and reads
 // its apiVersion, kind and name. Aliases are measured before the conversion expands them
 // (aliasBytes is what earlier documents of the file used), nesting after it.
-func identify(file string, line int, text []byte, lim Limits, aliasBytes *int64) ([]byte, typeMeta, error) {
+func identify(file string, line int, text []byte, lim Limits, aliasBytes *int64, cache *JSONCache) ([]byte, typeMeta, error) {
 	var tm typeMeta
+	cacheable := cache != nil && !yamlpos.MayHaveAliases(text)
+	if cacheable {
+		if e, ok := cache.get(text); ok {
+			return e.js, e.tm, nil
+		}
+	}
 	if lim.MaxAliasExpansion >= 0 {
 		added, err := yamlpos.CheckAliases(text, lim.MaxAliasExpansion-*aliasBytes)
 		*aliasBytes += added
@@ -328,6 +338,9 @@ func identify(file string, line int, text []byte, lim Limits, aliasBytes *int64)
 			hint = ` (objects in a JSON array, as jq -s writes them, are read once wrapped as a List: {"apiVersion": "v1", "kind": "List", "items": [...]})`
 		}
 		return nil, tm, fmt.Errorf("%s:%d: not a Kubernetes object (a mapping with apiVersion, kind and metadata): %v%s", file, line, jsonProblem(err), hint)
+	}
+	if cacheable {
+		cache.put(text, js, tm)
 	}
 	return js, tm, nil
 }
