@@ -15,6 +15,7 @@ import (
 	dnsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/clusters/dns/v3"
 	"google.golang.org/protobuf/types/known/durationpb"
 
+	"github.com/egharness/egharness/internal/parallel"
 	"github.com/egharness/egharness/translator/ir"
 	"github.com/egharness/egharness/translator/result"
 )
@@ -74,6 +75,34 @@ func (e *RoutesSkipped) Error() string {
 	return "routes left out of the xDS: " + strings.Join(e.Problems, "; ")
 }
 
+// builtRoute is a route's xDS route and clusters, before the listener's filters and the
+// route's policies are applied to them.
+type builtRoute struct {
+	route    *routev3.Route
+	clusters []clusterPair
+}
+
+// prebuildRoutes builds every HTTP route of the listeners, in listener and route order.
+func prebuildRoutes(listeners []*ir.HTTPListener) []builtRoute {
+	var routes []*ir.HTTPRoute
+	for _, l := range listeners {
+		routes = append(routes, l.Routes...)
+	}
+	out := make([]builtRoute, len(routes))
+	build := func(i int) {
+		r := routes[i]
+		out[i] = builtRoute{route: withRouteLB(buildRoute(r), r), clusters: routeClusters(r)}
+	}
+	if len(routes) < 64 { // not worth the goroutines
+		for i := range routes {
+			build(i)
+		}
+		return out
+	}
+	parallel.Each(len(routes), build)
+	return out
+}
+
 // Translate builds the resources. A route whose filter configuration cannot be built is
 // left out and named in a *RoutesSkipped error beside the output; any other error is a
 // programming error in the IR (an Any that does not marshal), never user input.
@@ -97,6 +126,10 @@ func (t Translator) Translate(x *ir.XDS) (result.XDS, error) {
 			http3Ports[key(l)] = true
 		}
 	}
+	// Each route and its clusters depend on the route alone and are most of the work: they
+	// are built on every core first, and the loop below puts them in place in order.
+	prebuilt := prebuildRoutes(x.HTTP)
+	next := 0
 	for _, l := range x.HTTP {
 		k := key(l)
 		el := byPort[k]
@@ -139,7 +172,9 @@ func (t Translator) Translate(x *ir.XDS) (result.XDS, error) {
 				el.vhost[vkey] = vh
 				rc.VirtualHosts = append(rc.VirtualHosts, vh)
 			}
-			route := withRouteLB(buildRoute(r), r)
+			built := prebuilt[next]
+			next++
+			route := built.route
 			route.RequestHeadersToRemove = append(route.RequestHeadersToRemove, geoHeadersToRemove(l)...)
 			if el.http3 {
 				addAltSvc(route, l.GatewayPort)
@@ -153,7 +188,7 @@ func (t Translator) Translate(x *ir.XDS) (result.XDS, error) {
 				continue
 			}
 			vh.Routes = append(vh.Routes, route)
-			for _, c := range routeClusters(r) {
+			for _, c := range built.clusters {
 				if clusters[c.cluster.Name] {
 					continue
 				}
