@@ -110,14 +110,14 @@ func compileUDPProxy(listener string, lf *listenerv3.ListenerFilter) *udpProxyEn
 	if err := tc.UnmarshalTo(m); err != nil {
 		return &udpProxyEntry{err: fmt.Errorf("%w: listener %s: cannot unmarshal %s: %v", ErrInvalidConfig, listener, tc.GetTypeUrl(), err)}
 	}
-	switch rs := m.GetRouteSpecifier().(type) {
+	switch specifier := m.GetRouteSpecifier().(type) {
 	case *udpv3.UdpProxyConfig_Cluster:
-		if rs.Cluster == "" {
+		if specifier.Cluster == "" {
 			return &udpProxyEntry{err: fmt.Errorf("%w: listener %s: udp_proxy has an empty cluster", ErrInvalidConfig, listener)}
 		}
-		return &udpProxyEntry{cluster: rs.Cluster}
+		return &udpProxyEntry{cluster: specifier.Cluster}
 	case *udpv3.UdpProxyConfig_Matcher:
-		c, err := udpRouteCluster(listener, rs.Matcher)
+		c, err := udpRouteCluster(listener, specifier.Matcher)
 		return &udpProxyEntry{cluster: c, err: err}
 	}
 	return &udpProxyEntry{err: fmt.Errorf("%w: listener %s: udp_proxy has no route specifier (cluster or matcher)", ErrInvalidConfig, listener)}

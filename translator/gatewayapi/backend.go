@@ -22,20 +22,20 @@ import (
 // with extensionApis.enableBackend; its FQDN endpoints become a DNS cluster, its IP
 // endpoints plain endpoints. Its upstream TLS merges its spec.tls with the
 // BackendTLSPolicy naming it (sectionName: the backendRef's port number).
-func (rt *routeTranslator) resolveEGBackend(b *ir.Backend, routeKind, routeNS, ns string, br gwapiv1.BackendRef,
+func (translation *routeTranslator) resolveEGBackend(b *ir.Backend, routeKind, routeNS, ns string, br gwapiv1.BackendRef,
 	fail func(reason, msg string) (*ir.Backend, *refError)) (*ir.Backend, *refError) {
-	if api := rt.t.Config.ExtensionAPIs; api == nil || !api.EnableBackend {
+	if api := translation.t.Config.ExtensionAPIs; api == nil || !api.EnableBackend {
 		return fail("UnsupportedValue", "Backend is disabled in Envoy Gateway configuration")
 	}
-	if ns != routeNS && !rt.permitted(routeKind, routeNS, egv1a1.GroupName, egv1a1.KindBackend, ns, string(br.Name)) {
+	if ns != routeNS && !translation.permitted(routeKind, routeNS, egv1a1.GroupName, egv1a1.KindBackend, ns, string(br.Name)) {
 		return fail("RefNotPermitted", fmt.Sprintf("Backend ref to %s %s/%s not permitted by any ReferenceGrant.", egv1a1.KindBackend, ns, br.Name))
 	}
-	be := rt.ix.backends[types.NamespacedName{Namespace: ns, Name: string(br.Name)}]
+	be := translation.objects.backends[types.NamespacedName{Namespace: ns, Name: string(br.Name)}]
 	if be == nil {
 		return fail("BackendNotFound", fmt.Sprintf("Backend %s/%s not found", ns, br.Name))
 	}
 	// EG validates the Backend for routes only; a policy's backends (no route kind) skip it.
-	if reason, err := rt.ix.validateBackend(be); err != nil && routeKind != "" {
+	if reason, err := translation.objects.validateBackend(be); err != nil && routeKind != "" {
 		return fail(reason, err.Error())
 	}
 	for _, ep := range be.Spec.Endpoints {
@@ -59,7 +59,7 @@ func (rt *routeTranslator) resolveEGBackend(b *ir.Backend, routeKind, routeNS, n
 	}
 	// A route's backend records the BackendTLSPolicy for the route's Gateways, a policy's
 	// (no route kind) for the policy (policyBackend).
-	tls, err := rt.mergeUpstreamTLS(ns, be, btlsTarget{group: egv1a1.GroupName, kind: egv1a1.KindBackend, name: be.Name, section: section}, routeKind != "" || rt.policyBackend != nil)
+	tls, err := translation.mergeUpstreamTLS(ns, be, btlsTarget{group: egv1a1.GroupName, kind: egv1a1.KindBackend, name: be.Name, section: section}, routeKind != "" || translation.policyBackend != nil)
 	if err != nil {
 		return fail("InvalidBackendTLS", err.Error())
 	}
@@ -78,12 +78,12 @@ func (rt *routeTranslator) resolveEGBackend(b *ir.Backend, routeKind, routeNS, n
 // backendStatuses accepts every Backend EG's validation lets through (validateBackend), and
 // none when Backend is disabled. EG writes a refused one's condition with type Invalid and
 // reason Accepted (the two swapped), which is kept.
-func backendStatuses(ix *index, st *statusBook, enabled bool) {
-	for _, be := range ix.backendList {
+func backendStatuses(objects *index, st *statusBook, enabled bool) {
+	for _, be := range objects.backendList {
 		c := conditions.New("Accepted", "True", "Accepted", "The Backend was accepted")
 		if !enabled {
 			c = conditions.New("Invalid", "False", "Accepted", "The Backend was not accepted since Backend is not enabled in Envoy Gateway Config")
-		} else if _, err := ix.validateBackend(be); err != nil {
+		} else if _, err := objects.validateBackend(be); err != nil {
 			c = conditions.New("Invalid", "False", "Accepted", "The Backend was not accepted: "+err.Error())
 		}
 		st.object(resource.Ref{Kind: egv1a1.KindBackend, Namespace: be.Namespace, Name: be.Name}).Conditions = []result.Condition{c}
@@ -94,11 +94,11 @@ func backendStatuses(ix *index, st *statusBook, enabled bool) {
 // gives: a DynamicResolver takes no endpoints; spec.tls must get trust (validateBackendTLS);
 // hostnames must be DNS names of two labels or more, not IPs; IPs must parse and not be
 // loopback (which EG allows only on its Host infrastructure, not modelled here).
-func (ix *index) validateBackend(be *egv1a1.Backend) (string, error) {
+func (objects *index) validateBackend(be *egv1a1.Backend) (string, error) {
 	if be.Spec.Type != nil && *be.Spec.Type == egv1a1.BackendTypeDynamicResolver && len(be.Spec.Endpoints) > 0 {
 		return "InvalidBackendRef", errors.New("DynamicResolver type cannot have endpoints specified")
 	}
-	if err := ix.validateBackendTLS(be); err != nil {
+	if err := objects.validateBackendTLS(be); err != nil {
 		return "InvalidBackendRef", err
 	}
 	for _, ep := range be.Spec.Endpoints {

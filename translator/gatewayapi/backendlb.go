@@ -31,10 +31,10 @@ func lbPrecedes(a, b *backendlb.BackendLBPolicy) bool {
 // resolveBackendLB validates every policy, picks one winner per Service and writes the
 // policies' conditions. Policies are never merged: the winner's features are all a Service
 // gets.
-func resolveBackendLB(ix *index, st *statusBook) {
-	policies := append([]*backendlb.BackendLBPolicy(nil), ix.lbPolicies...)
+func resolveBackendLB(objects *index, st *statusBook) {
+	policies := append([]*backendlb.BackendLBPolicy(nil), objects.lbPolicies...)
 	sort.SliceStable(policies, func(i, j int) bool { return lbPrecedes(policies[i], policies[j]) })
-	ix.lbWinners = map[types.NamespacedName]*ir.BackendLB{}
+	objects.lbWinners = map[types.NamespacedName]*ir.BackendLB{}
 	owner := map[types.NamespacedName]*backendlb.BackendLBPolicy{}
 	for _, p := range policies {
 		obj := st.object(resource.Ref{Kind: "BackendLBPolicy", Namespace: p.Namespace, Name: p.Name})
@@ -54,7 +54,7 @@ func resolveBackendLB(ix *index, st *statusBook) {
 		applied := 0
 		for _, t := range p.Spec.TargetRefs {
 			key := types.NamespacedName{Namespace: p.Namespace, Name: string(t.Name)}
-			if ix.services[key] == nil {
+			if objects.services[key] == nil {
 				missing = append(missing, fmt.Sprintf("Service %s does not exist", key))
 				continue
 			}
@@ -65,7 +65,7 @@ func resolveBackendLB(ix *index, st *statusBook) {
 				continue
 			}
 			owner[key] = p
-			ix.lbWinners[key] = resolved
+			objects.lbWinners[key] = resolved
 			applied++
 		}
 		switch {

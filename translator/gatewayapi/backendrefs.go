@@ -16,22 +16,22 @@ import (
 // (RT-06).
 
 // resolveDestination resolves a rule's backendRefs once for all its matches.
-func (rt *routeTranslator) resolveDestination(kind, ns string, refs []gwapiv1.BackendRef, clusterName string, ruleIdx int) (*ruleCtx, *ir.Destination) {
-	rc := &ruleCtx{}
+func (translation *routeTranslator) resolveDestination(kind, ns string, refs []gwapiv1.BackendRef, clusterName string, ruleIdx int) (*ruleCtx, *ir.Destination) {
+	resolvedRule := &ruleCtx{}
 	dest := &ir.Destination{Name: clusterName}
 	for k, br := range refs {
-		b, err := rt.resolveBackend(kind, ns, br, clusterName, k)
+		b, err := translation.resolveBackend(kind, ns, br, clusterName, k)
 		if err != nil {
-			rc.errors = append(rc.errors, refError{reason: err.reason, msg: fmt.Sprintf("failed to process route rule %d backendRef %d: %s", ruleIdx, k, err.msg)})
-			rc.backendErrors = true
+			resolvedRule.errors = append(resolvedRule.errors, refError{reason: err.reason, msg: fmt.Sprintf("failed to process route rule %d backendRef %d: %s", ruleIdx, k, err.msg)})
+			resolvedRule.backendErrors = true
 		}
 		if err == nil && (b.Kind == "Service" || b.Kind == "ServiceImport") && len(b.Endpoints) == 0 {
 			// EndpointSlices that list no ready endpoint (a scaled-down Deployment): the
 			// reference is fine, the backend serves nothing.
-			rc.noEndpoints = append(rc.noEndpoints, refError{reason: "EndpointsNotFound",
+			resolvedRule.noEndpoints = append(resolvedRule.noEndpoints, refError{reason: "EndpointsNotFound",
 				msg: fmt.Sprintf("failed to find endpoints: no ready endpoints for the related %s %s/%s", b.Kind, b.Namespace, b.ServiceName)})
 			if b.Weight != 0 {
-				rc.noEndpointWeight += b.Weight
+				resolvedRule.noEndpointWeight += b.Weight
 			}
 		}
 		if b.Weight == 0 {
@@ -41,12 +41,12 @@ func (rt *routeTranslator) resolveDestination(kind, ns string, refs []gwapiv1.Ba
 		dest.Settings = append(dest.Settings, b)
 	}
 	dest.BackendLB = destinationLB(dest)
-	return rc, dest
+	return resolvedRule, dest
 }
 
 // resolveBackend resolves one backendRef. An invalid backend is still returned (with its
 // weight) so that its share of traffic answers 500.
-func (rt *routeTranslator) resolveBackend(routeKind, routeNS string, br gwapiv1.BackendRef, clusterName string, k int) (*ir.Backend, *refError) {
+func (translation *routeTranslator) resolveBackend(routeKind, routeNS string, br gwapiv1.BackendRef, clusterName string, k int) (*ir.Backend, *refError) {
 	weight := uint32(1)
 	if br.Weight != nil {
 		weight = uint32(*br.Weight)
@@ -74,19 +74,19 @@ func (rt *routeTranslator) resolveBackend(routeKind, routeNS string, br gwapiv1.
 	switch kind {
 	case "Service":
 	case "ServiceImport":
-		return rt.resolveServiceImport(b, routeKind, routeNS, ns, br, fail)
+		return translation.resolveServiceImport(b, routeKind, routeNS, ns, br, fail)
 	case "Backend":
-		return rt.resolveEGBackend(b, routeKind, routeNS, ns, br, fail)
+		return translation.resolveEGBackend(b, routeKind, routeNS, ns, br, fail)
 	default:
 		return fail("InvalidKind", "Kind is invalid, only Service, MCS ServiceImport and Envoy Gateway Backend are supported")
 	}
-	if ns != routeNS && !rt.permitted(routeKind, routeNS, "", "Service", ns, string(br.Name)) {
+	if ns != routeNS && !translation.permitted(routeKind, routeNS, "", "Service", ns, string(br.Name)) {
 		return fail("RefNotPermitted", fmt.Sprintf("Backend ref to %s %s/%s not permitted by any ReferenceGrant.", kind, ns, br.Name))
 	}
 	if br.Port == nil {
 		return fail("PortNotSpecified", "A valid port number corresponding to a port on the Service must be specified")
 	}
-	svc := rt.ix.services[types.NamespacedName{Namespace: ns, Name: string(br.Name)}]
+	svc := translation.objects.services[types.NamespacedName{Namespace: ns, Name: string(br.Name)}]
 	if svc == nil {
 		return fail("BackendNotFound", fmt.Sprintf("service %s/%s not found", ns, br.Name))
 	}
@@ -115,24 +115,24 @@ func (rt *routeTranslator) resolveBackend(routeKind, routeNS string, br gwapiv1.
 	if sp == nil {
 		return fail("PortNotFound", fmt.Sprintf("%s Port %d not found on Service %s/%s", want, *br.Port, ns, br.Name))
 	}
-	b.Endpoints = rt.endpoints(svc, sp)
+	b.Endpoints = translation.endpoints(svc, sp)
 	if ap := sp.AppProtocol; ap != nil && (routeKind == "HTTPRoute" || routeKind == "GRPCRoute") {
 		// Real Envoy found this missing: a gRPC health check on an HTTP/1 cluster is
 		// refused ("cluster must support HTTP/2 for gRPC healthchecking").
 		b.HTTP2 = *ap == "kubernetes.io/h2c" || *ap == "gateway.envoyproxy.io/h2c" || *ap == "grpc"
 	}
-	if err := rt.applyBackendTLS(b, ns, sp); err != nil {
+	if err := translation.applyBackendTLS(b, ns, sp); err != nil {
 		return fail(err.reason, err.msg)
 	}
-	b.BackendLB = rt.ix.lbWinners[types.NamespacedName{Namespace: ns, Name: string(br.Name)}]
+	b.BackendLB = translation.objects.lbWinners[types.NamespacedName{Namespace: ns, Name: string(br.Name)}]
 	return b, nil
 }
 
 // endpoints resolves a Service port to addresses. With EndpointSlices for the Service, the
 // ready endpoints serve (EG's default Endpoint routing); without any, the ClusterIP does,
 // as `egctl x translate` routes offline (a Service without one gets egctl's placeholder).
-func (rt *routeTranslator) endpoints(svc *corev1.Service, sp *corev1.ServicePort) []ir.Endpoint {
-	slices := rt.ix.slices[types.NamespacedName{Namespace: svc.Namespace, Name: svc.Name}]
+func (translation *routeTranslator) endpoints(svc *corev1.Service, sp *corev1.ServicePort) []ir.Endpoint {
+	slices := translation.objects.slices[types.NamespacedName{Namespace: svc.Namespace, Name: svc.Name}]
 	if len(slices) == 0 {
 		ip := svc.Spec.ClusterIP
 		if ip == "" || ip == corev1.ClusterIPNone {
@@ -171,12 +171,12 @@ func (rt *routeTranslator) endpoints(svc *corev1.Service, sp *corev1.ServicePort
 
 // permitted reports whether a ReferenceGrant in the target namespace lets fromKind objects
 // in fromNS refer to the target (RT-06).
-func (rt *routeTranslator) permitted(fromKind, fromNS, toGroup, toKind, toNS, toName string) bool {
-	return rt.permittedFrom(gwapiv1.GroupName, fromKind, fromNS, toGroup, toKind, toNS, toName)
+func (translation *routeTranslator) permitted(fromKind, fromNS, toGroup, toKind, toNS, toName string) bool {
+	return translation.permittedFrom(gwapiv1.GroupName, fromKind, fromNS, toGroup, toKind, toNS, toName)
 }
 
 // permittedFrom is permitted for a referrer of any group (an EG policy's backendRefs).
-func (rt *routeTranslator) permittedFrom(fromGroup, fromKind, fromNS, toGroup, toKind, toNS, toName string) bool {
-	return rt.ix.grants.Permits(refgrant.From{Group: fromGroup, Kind: fromKind, Namespace: fromNS},
+func (translation *routeTranslator) permittedFrom(fromGroup, fromKind, fromNS, toGroup, toKind, toNS, toName string) bool {
+	return translation.objects.grants.Permits(refgrant.From{Group: fromGroup, Kind: fromKind, Namespace: fromNS},
 		refgrant.To{Group: toGroup, Kind: toKind, Namespace: toNS, Name: toName})
 }

@@ -29,12 +29,12 @@ type headerEdit struct {
 	request bool
 }
 
-func (ff *ruleFilters) requestHeaders(m *gwapiv1.HTTPHeaderFilter) *filterErr {
-	return headerEdit{filter: "RequestHeaderModifier", add: &ff.addRequest, remove: &ff.removeRequest, request: true}.apply(m)
+func (filters *ruleFilters) requestHeaders(m *gwapiv1.HTTPHeaderFilter) *filterErr {
+	return headerEdit{filter: "RequestHeaderModifier", add: &filters.addRequest, remove: &filters.removeRequest, request: true}.apply(m)
 }
 
-func (ff *ruleFilters) responseHeaders(m *gwapiv1.HTTPHeaderFilter) *filterErr {
-	return headerEdit{filter: "ResponseHeaderModifier", add: &ff.addResponse, remove: &ff.removeResponse}.apply(m)
+func (filters *ruleFilters) responseHeaders(m *gwapiv1.HTTPHeaderFilter) *filterErr {
+	return headerEdit{filter: "ResponseHeaderModifier", add: &filters.addResponse, remove: &filters.removeResponse}.apply(m)
 }
 
 // apply adds "add" headers first (appending), then "set" ones (replacing), then removals;
@@ -115,7 +115,7 @@ func (h headerEdit) apply(m *gwapiv1.HTTPHeaderFilter) *filterErr {
 // a SecurityPolicy's cors resolves to: maxAge is in seconds and always given. The CRD
 // defaults maxAge to 5 and refuses 0, so 0 here is an unset field: the default is applied,
 // as the API server does.
-func (ff *ruleFilters) corsFilter(c *gwapiv1.HTTPCORSFilter) {
+func (filters *ruleFilters) corsFilter(c *gwapiv1.HTTPCORSFilter) {
 	if c == nil {
 		return
 	}
@@ -139,5 +139,5 @@ func (ff *ruleFilters) corsFilter(c *gwapiv1.HTTPCORSFilter) {
 	for _, h := range c.ExposeHeaders {
 		out.ExposeHeaders = append(out.ExposeHeaders, string(h))
 	}
-	ff.cors = out
+	filters.cors = out
 }

@@ -101,19 +101,19 @@ func containerPort(p int32) uint32 {
 	return uint32(p)
 }
 
-func (t Translator) processGateway(gw *gwapiv1.Gateway, ix *index, permitted permitFunc, out *Output) *gatewayCtx {
-	g := t.startGateway(gw, ix, permitted)
+func (t Translator) processGateway(gw *gwapiv1.Gateway, objects *index, permitted permitFunc, out *Output) *gatewayCtx {
+	g := t.startGateway(gw, objects, permitted)
 	return t.finishGateway(g, false)
 }
 
 // startGateway validates a Gateway's listeners (and its ListenerSets') on their own and
 // against each other.
-func (t Translator) startGateway(gw *gwapiv1.Gateway, ix *index, permitted permitFunc) *gatewayCtx {
+func (t Translator) startGateway(gw *gwapiv1.Gateway, objects *index, permitted permitFunc) *gatewayCtx {
 	g := &gatewayCtx{gw: gw}
 	for _, l := range gw.Spec.Listeners {
-		g.addListener(l, nil, ix, permitted)
+		g.addListener(l, nil, objects, permitted)
 	}
-	g.attachListenerSets(ix, permitted)
+	g.attachListenerSets(objects, permitted)
 	g.checkProtocolConflicts()
 	g.checkHostnameConflicts()
 	g.checkL4Conflicts(gwapiv1.TCPProtocolType)
@@ -134,7 +134,7 @@ func (t Translator) finishGateway(g *gatewayCtx, merged bool) *gatewayCtx {
 }
 
 // addListener validates one listener of the Gateway or of an attached ListenerSet.
-func (g *gatewayCtx) addListener(l gwapiv1.Listener, set *gwapiv1.ListenerSet, ix *index, permitted permitFunc) {
+func (g *gatewayCtx) addListener(l gwapiv1.Listener, set *gwapiv1.ListenerSet, objects *index, permitted permitFunc) {
 	{
 		lc := &listenerCtx{gateway: g, spec: l, listenerSet: set, attached: map[string]bool{}}
 		switch l.Protocol {
@@ -150,9 +150,9 @@ func (g *gatewayCtx) addListener(l gwapiv1.Listener, set *gwapiv1.ListenerSet, i
 		lc.checkKinds()
 		switch {
 		case l.Protocol == gwapiv1.HTTPSProtocolType:
-			lc.checkTLS(ix, permitted)
+			lc.checkTLS(objects, permitted)
 		case l.Protocol == gwapiv1.TLSProtocolType:
-			lc.checkTLSListener(ix, permitted)
+			lc.checkTLSListener(objects, permitted)
 		case l.TLS != nil:
 			lc.conditions = conditions.Set(lc.conditions, conditions.New("Programmed", "False", "Invalid",
 				fmt.Sprintf("Listener must not have TLS set when protocol is %s.", l.Protocol)))

@@ -13,7 +13,7 @@ import (
 
 // checkTLSListener validates a TLS-protocol listener: Passthrough needs no certificate,
 // Terminate resolves them as HTTPS does.
-func (l *listenerCtx) checkTLSListener(ix *index, permitted permitFunc) {
+func (l *listenerCtx) checkTLSListener(objects *index, permitted permitFunc) {
 	t := l.spec.TLS
 	if t == nil {
 		l.conditions = conditions.Set(l.conditions, conditions.New("Programmed", "False", "Invalid",
@@ -27,7 +27,7 @@ func (l *listenerCtx) checkTLSListener(ix *index, permitted permitFunc) {
 		}
 		return
 	}
-	l.checkTLS(ix, permitted)
+	l.checkTLS(objects, permitted)
 }
 
 // buildL4IR makes the IR of a programmed TCP, TLS or UDP listener; false for HTTP(S).
@@ -57,48 +57,48 @@ type l4Input struct {
 	oneRule bool
 }
 
-func (rt *routeTranslator) processTCPRoute(r *gwapiv1.TCPRoute) {
+func (translation *routeTranslator) processTCPRoute(r *gwapiv1.TCPRoute) {
 	in := l4Input{ref: resource.Ref{Kind: "TCPRoute", Namespace: r.Namespace, Name: r.Name}, parentRefs: r.Spec.ParentRefs, oneRule: true}
 	for _, rule := range r.Spec.Rules {
 		in.rules = append(in.rules, rule.BackendRefs)
 	}
-	rt.processL4(in)
+	translation.processL4(in)
 }
 
-func (rt *routeTranslator) processUDPRoute(r *gwapiv1.UDPRoute) {
+func (translation *routeTranslator) processUDPRoute(r *gwapiv1.UDPRoute) {
 	in := l4Input{ref: resource.Ref{Kind: "UDPRoute", Namespace: r.Namespace, Name: r.Name}, parentRefs: r.Spec.ParentRefs, oneRule: true}
 	for _, rule := range r.Spec.Rules {
 		in.rules = append(in.rules, rule.BackendRefs)
 	}
-	rt.processL4(in)
+	translation.processL4(in)
 }
 
-func (rt *routeTranslator) processTLSRoute(r *gwapiv1.TLSRoute) {
+func (translation *routeTranslator) processTLSRoute(r *gwapiv1.TLSRoute) {
 	in := l4Input{ref: resource.Ref{Kind: "TLSRoute", Namespace: r.Namespace, Name: r.Name}, parentRefs: r.Spec.ParentRefs, hostnames: hostnameStrings(r.Spec.Hostnames)}
 	for _, rule := range r.Spec.Rules {
 		in.rules = append(in.rules, rule.BackendRefs)
 	}
-	rt.processL4(in)
+	translation.processL4(in)
 }
 
 // processL4 attaches a layer-4 route. Its backends form one destination named
 // <kind>/<ns>/<name>/rule/-1 (EG's name for a route-wide destination); backends that do not
 // resolve are left out of it and reported in ResolvedRefs.
-func (rt *routeTranslator) processL4(in l4Input) {
+func (translation *routeTranslator) processL4(in l4Input) {
 	kindLower := map[string]string{"TCPRoute": "tcproute", "UDPRoute": "udproute", "TLSRoute": "tlsroute"}[in.ref.Kind]
 	routeName := fmt.Sprintf("%s/%s/%s", kindLower, in.ref.Namespace, in.ref.Name)
-	rt.eachParent(in.ref, in.parentRefs, func(g *gatewayCtx, pr gwapiv1.ParentReference, ps *result.ParentStatus) {
+	translation.eachParent(in.ref, in.parentRefs, func(g *gatewayCtx, pr gwapiv1.ParentReference, ps *result.ParentStatus) {
 		if in.oneRule && len(in.rules) != 1 {
 			ps.Conditions = conditions.Set(ps.Conditions, conditions.New("Accepted", "False", "InvalidRule", "One and only one rule is supported"))
 			return
 		}
 		dest := &ir.Destination{Name: routeName + "/rule/-1"}
-		rt.curAncestors = rt.ancestorsOf(in.ref, in.parentRefs)
+		translation.curAncestors = translation.ancestorsOf(in.ref, in.parentRefs)
 		var errs refErrors
 		k := 0
 		for _, refs := range in.rules {
 			for _, br := range refs {
-				b, err := rt.resolveBackend(in.ref.Kind, in.ref.Namespace, br, dest.Name, k)
+				b, err := translation.resolveBackend(in.ref.Kind, in.ref.Namespace, br, dest.Name, k)
 				k++
 				if err != nil {
 					errs.add(err.reason, err.msg)
@@ -115,13 +115,13 @@ func (rt *routeTranslator) processL4(in l4Input) {
 		refCount := 0
 		for _, refs := range in.rules {
 			refCount += len(refs)
-			dynamic = dynamic || rt.anyDynamicResolver(in.ref.Namespace, refs)
+			dynamic = dynamic || translation.anyDynamicResolver(in.ref.Namespace, refs)
 		}
 		if dynamic && refCount > 1 {
 			errs.add("InvalidBackendRef", msgDynamicResolverMultiple)
 			dest.Settings = nil
 		}
-		selected, allowed := rt.selectListeners(g, pr, in.ref)
+		selected, allowed := translation.selectListeners(g, pr, in.ref)
 		accepted := conditions.New("Accepted", "True", "Accepted", msgRouteAccepted)
 		switch {
 		case len(selected) == 0:

@@ -44,22 +44,22 @@ const otelDefaultPort = 4317
 // telemetry checks the Gateway's EnvoyProxy telemetry as EG v1.9 does, writes the
 // Gateway's condition when it fails, and returns the access logging of the Gateway's
 // listeners (nil: EG's default).
-func (rt *routeTranslator) telemetry(g *gatewayCtx) (*ir.AccessLog, *ir.Tracing) {
+func (translation *routeTranslator) telemetry(g *gatewayCtx) (*ir.AccessLog, *ir.Tracing) {
 	gw := g.gw
-	ep, _ := rt.ix.envoyProxyOf(gw)
+	ep, _ := translation.objects.envoyProxyOf(gw)
 	if ep == nil || ep.Spec.Telemetry == nil {
 		return nil, nil
 	}
 	tel := ep.Spec.Telemetry
 	what := "access log"
-	al, err := rt.accessLogOf(g, ep)
+	al, err := translation.accessLogOf(g, ep)
 	if err != nil {
 		al = &ir.AccessLog{Disabled: true}
 	}
 	var tr *ir.Tracing
 	if err == nil && tel.Tracing != nil {
-		if err = rt.telemetryRefs(ep, tel.Tracing.Provider.BackendCluster); err == nil {
-			tr, err = rt.tracingOf(g, ep)
+		if err = translation.telemetryRefs(ep, tel.Tracing.Provider.BackendCluster); err == nil {
+			tr, err = translation.tracingOf(g, ep)
 		}
 		if err != nil {
 			what = "tracing"
@@ -70,17 +70,17 @@ func (rt *routeTranslator) telemetry(g *gatewayCtx) (*ir.AccessLog, *ir.Tracing)
 			if sink.OpenTelemetry == nil {
 				continue
 			}
-			if err = rt.telemetryRefs(ep, sink.OpenTelemetry.BackendCluster); err != nil {
+			if err = translation.telemetryRefs(ep, sink.OpenTelemetry.BackendCluster); err != nil {
 				what = "metrics"
 				break
 			}
 		}
 	}
 	if err == nil {
-		rt.telemetryBackendTLS(g, ep)
+		translation.telemetryBackendTLS(g, ep)
 		return al, tr
 	}
-	s := rt.st.object(resource.Ref{Kind: "Gateway", Namespace: gw.Namespace, Name: gw.Name})
+	s := translation.st.object(resource.Ref{Kind: "Gateway", Namespace: gw.Namespace, Name: gw.Name})
 	s.Conditions = conditions.Set(s.Conditions, conditions.New("Accepted", "False", reasonInvalidParameters,
 		fmt.Sprintf("Invalid %s backendRefs in the referenced EnvoyProxy: %v", what, err)))
 	return al, tr
@@ -92,10 +92,10 @@ func (rt *routeTranslator) telemetry(g *gatewayCtx) (*ir.AccessLog, *ir.Tracing)
 // OpenTelemetry provider's calls carry (as an OpenTelemetry access log sink's), the service
 // name (serviceName, else <gateway name>.<gateway namespace>, the GatewayClass with
 // mergeGateways), the sampling percentages and the tags.
-func (rt *routeTranslator) tracingOf(g *gatewayCtx, ep *egv1a1.EnvoyProxy) (*ir.Tracing, error) {
+func (translation *routeTranslator) tracingOf(g *gatewayCtx, ep *egv1a1.EnvoyProxy) (*ir.Tracing, error) {
 	t := ep.Spec.Telemetry.Tracing
 	p := t.Provider
-	dest, err := rt.telemetryDestination(g, ep, "tracing", p.BackendCluster)
+	dest, err := translation.telemetryDestination(g, ep, "tracing", p.BackendCluster)
 	if err != nil {
 		return nil, err
 	}
@@ -109,7 +109,7 @@ func (rt *routeTranslator) tracingOf(g *gatewayCtx, ep *egv1a1.EnvoyProxy) (*ir.
 		SpanName:    tracingSpanName(t.SpanName),
 	}
 	setZipkin(out, p.Zipkin)
-	if rt.ix.mergeGateways {
+	if translation.objects.mergeGateways {
 		out.ServiceName = string(g.gw.Spec.GatewayClassName)
 	}
 	if p.ServiceName != nil {
@@ -173,17 +173,17 @@ func samplingPercent(rate *uint32, f *gwapiv1.Fraction) float64 {
 // build (ALS, tracing, metrics) name objects that exist. No ReferenceGrant is asked for
 // (the EnvoyProxy is the operator's, and EG v1.9 takes its sinks in other namespaces:
 // EG's testdata envoyproxy-accesslog-backend, with the collector in monitoring).
-func (rt *routeTranslator) telemetryRefs(ep *egv1a1.EnvoyProxy, bc egv1a1.BackendCluster) error {
+func (translation *routeTranslator) telemetryRefs(ep *egv1a1.EnvoyProxy, bc egv1a1.BackendCluster) error {
 	for _, br := range bc.BackendRefs {
 		ns, kind := refNamespaceKind(ep.Namespace, br.BackendObjectReference)
 		key := types.NamespacedName{Namespace: ns, Name: string(br.Name)}
 		switch kind {
 		case "Service":
-			if rt.ix.services[key] == nil {
+			if translation.objects.services[key] == nil {
 				return fmt.Errorf("service %s/%s not found", ns, br.Name)
 			}
 		case egv1a1.KindBackend:
-			if rt.ix.backends[key] == nil {
+			if translation.objects.backends[key] == nil {
 				return fmt.Errorf("Backend %s/%s not found", ns, br.Name)
 			}
 		}
@@ -197,7 +197,7 @@ func (rt *routeTranslator) telemetryRefs(ep *egv1a1.EnvoyProxy, bc egv1a1.Backen
 // gives only a text) goes to each of its File sinks, or to /dev/stdout without sinks; its
 // OpenTelemetry sinks each get a collector cluster. A setting's matches must all be CEL
 // expressions. An error is EG's reason to refuse the Gateway's access logs.
-func (rt *routeTranslator) accessLogOf(g *gatewayCtx, ep *egv1a1.EnvoyProxy) (*ir.AccessLog, error) {
+func (translation *routeTranslator) accessLogOf(g *gatewayCtx, ep *egv1a1.EnvoyProxy) (*ir.AccessLog, error) {
 	if ep == nil || ep.Spec.Telemetry == nil || ep.Spec.Telemetry.AccessLog == nil {
 		return nil, nil
 	}
@@ -260,10 +260,10 @@ func (rt *routeTranslator) accessLogOf(g *gatewayCtx, ep *egv1a1.EnvoyProxy) (*i
 			case sink.Type == egv1a1.ProxyAccessLogSinkTypeALS && sink.ALS != nil:
 				// EG's ALS sink: a cluster accesslog_als_<setting>_<sink> of its backendRefs
 				// (gRPC, so HTTP/2), its log name or <EnvoyProxy namespace>/<name>.
-				if err := rt.telemetryRefs(ep, sink.ALS.BackendCluster); err != nil {
+				if err := translation.telemetryRefs(ep, sink.ALS.BackendCluster); err != nil {
 					return nil, err
 				}
-				dest, err := rt.telemetryDestination(g, ep, fmt.Sprintf("accesslog_als_%d_%d", i, j), sink.ALS.BackendCluster)
+				dest, err := translation.telemetryDestination(g, ep, fmt.Sprintf("accesslog_als_%d_%d", i, j), sink.ALS.BackendCluster)
 				if err != nil {
 					return nil, err
 				}
@@ -278,7 +278,7 @@ func (rt *routeTranslator) accessLogOf(g *gatewayCtx, ep *egv1a1.EnvoyProxy) (*i
 				}
 				out.ALS = append(out.ALS, a)
 			case sink.Type == egv1a1.ProxyAccessLogSinkTypeOpenTelemetry && sink.OpenTelemetry != nil:
-				o, err := rt.otelAccessLog(g, ep, fmt.Sprintf("accesslog_otel_%d_%d", i, j), sink.OpenTelemetry)
+				o, err := translation.otelAccessLog(g, ep, fmt.Sprintf("accesslog_otel_%d_%d", i, j), sink.OpenTelemetry)
 				if err != nil {
 					return nil, err
 				}
@@ -305,7 +305,7 @@ func (rt *routeTranslator) accessLogOf(g *gatewayCtx, ep *egv1a1.EnvoyProxy) (*i
 // Service's <name>.<namespace>.svc or the Backend's <name>.<namespace>; the host of a
 // host and port); the resource attributes (resourceAttributes, else the deprecated
 // resources) and headers.
-func (rt *routeTranslator) otelAccessLog(g *gatewayCtx, ep *egv1a1.EnvoyProxy, name string, o *egv1a1.OpenTelemetryEnvoyProxyAccessLog) (ir.OpenTelemetryAccessLog, error) {
+func (translation *routeTranslator) otelAccessLog(g *gatewayCtx, ep *egv1a1.EnvoyProxy, name string, o *egv1a1.OpenTelemetryEnvoyProxyAccessLog) (ir.OpenTelemetryAccessLog, error) {
 	out := ir.OpenTelemetryAccessLog{
 		Owner:              ir.PolicyRef{Kind: egv1a1.KindEnvoyProxy, Namespace: ep.Namespace, Name: ep.Name},
 		ResourceAttributes: sortedKeyValues(o.GetResourceAttributes()),
@@ -313,7 +313,7 @@ func (rt *routeTranslator) otelAccessLog(g *gatewayCtx, ep *egv1a1.EnvoyProxy, n
 	for _, h := range o.Headers {
 		out.Headers = append(out.Headers, ir.KeyValue{Key: string(h.Name), Value: h.Value})
 	}
-	dest, err := rt.telemetryDestination(g, ep, name, o.BackendCluster)
+	dest, err := translation.telemetryDestination(g, ep, name, o.BackendCluster)
 	if err != nil {
 		return out, err
 	}
@@ -363,12 +363,12 @@ func telemetryAuthority(dest *ir.Destination) string {
 // targeting it (and an EG Backend's spec.tls) asks for, with the Gateway's client TLS
 // settings; an EG Backend with one FQDN endpoint and no SNI sends that hostname. The
 // policies' statuses are written by telemetryBackendTLS, with the EnvoyProxy as ancestor.
-func (rt *routeTranslator) telemetryDestination(g *gatewayCtx, ep *egv1a1.EnvoyProxy, name string, bc egv1a1.BackendCluster) (*ir.Destination, error) {
+func (translation *routeTranslator) telemetryDestination(g *gatewayCtx, ep *egv1a1.EnvoyProxy, name string, bc egv1a1.BackendCluster) (*ir.Destination, error) {
 	dest := &ir.Destination{Name: name, HTTP2: true}
-	savedA, savedG := rt.curAncestors, rt.telemetryGateway
-	rt.curAncestors = []result.ParentRef{{Kind: egv1a1.KindEnvoyProxy, Namespace: ep.Namespace, Name: ep.Name}}
-	rt.telemetryGateway = g
-	defer func() { rt.curAncestors, rt.telemetryGateway = savedA, savedG }()
+	savedA, savedG := translation.curAncestors, translation.telemetryGateway
+	translation.curAncestors = []result.ParentRef{{Kind: egv1a1.KindEnvoyProxy, Namespace: ep.Namespace, Name: ep.Name}}
+	translation.telemetryGateway = g
+	defer func() { translation.curAncestors, translation.telemetryGateway = savedA, savedG }()
 	for _, br := range bc.BackendRefs {
 		ns, kind := refNamespaceKind(ep.Namespace, br.BackendObjectReference)
 		key := types.NamespacedName{Namespace: ns, Name: string(br.Name)}
@@ -378,7 +378,7 @@ func (rt *routeTranslator) telemetryDestination(g *gatewayCtx, ep *egv1a1.EnvoyP
 		}
 		switch kind {
 		case "Service":
-			svc := rt.ix.services[key]
+			svc := translation.objects.services[key]
 			if svc == nil {
 				return nil, fmt.Errorf("service %s/%s not found", ns, br.Name)
 			}
@@ -396,23 +396,23 @@ func (rt *routeTranslator) telemetryDestination(g *gatewayCtx, ep *egv1a1.EnvoyP
 				}
 				return nil, fmt.Errorf("TCP Port %d not found on Service %s/%s", port, ns, br.Name)
 			}
-			if b.Endpoints = rt.endpoints(svc, sp); len(b.Endpoints) == 0 {
+			if b.Endpoints = translation.endpoints(svc, sp); len(b.Endpoints) == 0 {
 				return nil, fmt.Errorf("no ready endpoints for the related Service %s/%s", ns, br.Name)
 			}
-			tls, err := rt.mergeUpstreamTLS(ns, nil, btlsTarget{kind: "Service", name: svc.Name, section: sp.Name}, false)
+			tls, err := translation.mergeUpstreamTLS(ns, nil, btlsTarget{kind: "Service", name: svc.Name, section: sp.Name}, false)
 			if err != nil {
 				return nil, err
 			}
 			b.TLS = tls
 		case egv1a1.KindBackend:
-			if api := rt.t.Config.ExtensionAPIs; api == nil || !api.EnableBackend {
+			if api := translation.t.Config.ExtensionAPIs; api == nil || !api.EnableBackend {
 				return nil, errors.New("Backend is disabled in Envoy Gateway configuration")
 			}
-			be := rt.ix.backends[key]
+			be := translation.objects.backends[key]
 			if be == nil {
 				return nil, fmt.Errorf("Backend %s/%s not found", ns, br.Name)
 			}
-			if _, err := rt.ix.validateBackend(be); err != nil {
+			if _, err := translation.objects.validateBackend(be); err != nil {
 				return nil, err
 			}
 			if be.Spec.Type != nil && *be.Spec.Type == egv1a1.BackendTypeDynamicResolver {
@@ -423,7 +423,7 @@ func (rt *routeTranslator) telemetryDestination(g *gatewayCtx, ep *egv1a1.EnvoyP
 				failure = errors.New(msg)
 				return nil, &refError{msg: msg}
 			}
-			if _, rerr := rt.resolveEGBackend(b, "", ns, ns, gwapiv1.BackendRef{BackendObjectReference: br.BackendObjectReference}, fail); rerr != nil {
+			if _, rerr := translation.resolveEGBackend(b, "", ns, ns, gwapiv1.BackendRef{BackendObjectReference: br.BackendObjectReference}, fail); rerr != nil {
 				return nil, failure
 			}
 			if b.TLS != nil && b.TLS.SNI == "" && len(be.Spec.Endpoints) == 1 && be.Spec.Endpoints[0].FQDN != nil {
@@ -454,7 +454,7 @@ func sortedKeyValues(m map[string]string) []ir.KeyValue {
 // secure its telemetry backends (sinks of access logs, tracing, metrics), as EG v1.9 lists
 // it (EG's testdata: envoyproxy-otel-backendtlspolicy): the policy's status then says
 // whether it applies there, beside the Gateways of the routes it serves.
-func (rt *routeTranslator) telemetryBackendTLS(g *gatewayCtx, ep *egv1a1.EnvoyProxy) {
+func (translation *routeTranslator) telemetryBackendTLS(g *gatewayCtx, ep *egv1a1.EnvoyProxy) {
 	tel := ep.Spec.Telemetry
 	var clusters []egv1a1.BackendCluster
 	if al := tel.AccessLog; al != nil && (al.Disable == nil || !*al.Disable) {
@@ -479,10 +479,10 @@ func (rt *routeTranslator) telemetryBackendTLS(g *gatewayCtx, ep *egv1a1.EnvoyPr
 			}
 		}
 	}
-	savedA, savedG := rt.curAncestors, rt.telemetryGateway
-	rt.curAncestors = []result.ParentRef{{Kind: egv1a1.KindEnvoyProxy, Namespace: ep.Namespace, Name: ep.Name}}
-	rt.telemetryGateway = g
-	defer func() { rt.curAncestors, rt.telemetryGateway = savedA, savedG }()
+	savedA, savedG := translation.curAncestors, translation.telemetryGateway
+	translation.curAncestors = []result.ParentRef{{Kind: egv1a1.KindEnvoyProxy, Namespace: ep.Namespace, Name: ep.Name}}
+	translation.telemetryGateway = g
+	defer func() { translation.curAncestors, translation.telemetryGateway = savedA, savedG }()
 	for _, bc := range clusters {
 		for _, br := range bc.BackendRefs {
 			ns, kind := refNamespaceKind(ep.Namespace, br.BackendObjectReference)
@@ -493,7 +493,7 @@ func (rt *routeTranslator) telemetryBackendTLS(g *gatewayCtx, ep *egv1a1.EnvoyPr
 			}
 			switch kind {
 			case "Service":
-				svc := rt.ix.services[key]
+				svc := translation.objects.services[key]
 				if svc == nil || br.Port == nil {
 					continue
 				}
@@ -501,10 +501,10 @@ func (rt *routeTranslator) telemetryBackendTLS(g *gatewayCtx, ep *egv1a1.EnvoyPr
 				if sp == nil {
 					continue
 				}
-				_, _ = rt.mergeUpstreamTLS(ns, nil, btlsTarget{kind: "Service", name: svc.Name, section: sp.Name}, true)
+				_, _ = translation.mergeUpstreamTLS(ns, nil, btlsTarget{kind: "Service", name: svc.Name, section: sp.Name}, true)
 			case egv1a1.KindBackend:
-				if be := rt.ix.backends[key]; be != nil {
-					_, _ = rt.mergeUpstreamTLS(ns, be, btlsTarget{group: egv1a1.GroupName, kind: egv1a1.KindBackend, name: be.Name, section: section}, true)
+				if be := translation.objects.backends[key]; be != nil {
+					_, _ = translation.mergeUpstreamTLS(ns, be, btlsTarget{group: egv1a1.GroupName, kind: egv1a1.KindBackend, name: be.Name, section: section}, true)
 				}
 			}
 		}

@@ -16,7 +16,7 @@ import (
 
 // checkTLS validates an HTTPS listener's TLS block and resolves its certificates. Problems
 // become listener conditions with EG's reasons and messages.
-func (l *listenerCtx) checkTLS(ix *index, permitted func(fromKind, fromNS, toGroup, toKind, toNS, toName string) bool) {
+func (l *listenerCtx) checkTLS(objects *index, permitted func(fromKind, fromNS, toGroup, toKind, toNS, toName string) bool) {
 	t := l.spec.TLS
 	if t == nil {
 		l.conditions = conditions.Set(l.conditions, conditions.New("Programmed", "False", "Invalid",
@@ -70,14 +70,14 @@ func (l *listenerCtx) checkTLS(ix *index, permitted func(fromKind, fromNS, toGro
 			continue
 		}
 		key := types.NamespacedName{Namespace: ns, Name: string(ref.Name)}
-		sec := ix.secrets[key]
+		sec := objects.secrets[key]
 		switch {
 		case sec == nil:
 			fail("InvalidCertificateRef", "Secret %s/%s does not exist.", ns, ref.Name)
 			continue
-		case sec.Type == certs.SDSSecretType && ix.listenerSDS:
+		case sec.Type == certs.SDSSecretType && objects.listenerSDS:
 			// TLS-08: the certificate lives on an external SDS server.
-			if !ix.sdsSecretRefs {
+			if !objects.sdsSecretRefs {
 				fail("InvalidCertificateRef", "SDS Secret %s/%s cannot be used because SDS Secret references are not enabled in EnvoyGateway configuration.", ns, ref.Name)
 				continue
 			}
@@ -111,7 +111,7 @@ func (l *listenerCtx) checkTLS(ix *index, permitted func(fromKind, fromNS, toGro
 		l.conditions = conditions.Set(l.conditions, conditions.New("ResolvedRefs", "False", reason, "No valid secrets exist: "+strings.Join(errs, "\n")))
 		return
 	}
-	served, certErrs := servingCertificates(inline, ix.now)
+	served, certErrs := servingCertificates(inline, objects.now)
 	if len(certErrs) > 0 {
 		joined := strings.Join(certErrs, "\n")
 		if len(served) == 0 && len(sdsRefs) == 0 {

@@ -79,57 +79,57 @@ type entry[T comparable] struct {
 
 type index[T comparable] map[mscope]entry[T]
 
-func (ix index[T]) putFirst(s mscope, e entry[T]) {
-	if _, ok := ix[s]; !ok {
-		ix[s] = e
+func (byScope index[T]) putFirst(s mscope, e entry[T]) {
+	if _, ok := byScope[s]; !ok {
+		byScope[s] = e
 	}
 }
 
 // lookup resolves the value in force on a rule of a route on a listener: the rule's, the
 // route's, else the parents' (replaces says a rule or route entry decided).
-func (ix index[T]) lookup(routeKind string, route types.NamespacedName, gw types.NamespacedName, listener *string, set *types.NamespacedName, rule *string) (T, bool) {
+func (byScope index[T]) lookup(routeKind string, route types.NamespacedName, gw types.NamespacedName, listener *string, set *types.NamespacedName, rule *string) (T, bool) {
 	if rule != nil {
-		if e, ok := ix[mscope{"rule", routeKind, route.Namespace, route.Name, *rule}]; ok {
-			return ix.resolve(e, gw, listener, set)
+		if e, ok := byScope[mscope{"rule", routeKind, route.Namespace, route.Name, *rule}]; ok {
+			return byScope.resolve(e, gw, listener, set)
 		}
 	}
-	if e, ok := ix[mscope{"route", routeKind, route.Namespace, route.Name, ""}]; ok {
-		return ix.resolve(e, gw, listener, set)
+	if e, ok := byScope[mscope{"route", routeKind, route.Namespace, route.Name, ""}]; ok {
+		return byScope.resolve(e, gw, listener, set)
 	}
-	return ix.parents(gw, listener, set), false
+	return byScope.parents(gw, listener, set), false
 }
 
-func (ix index[T]) resolve(e entry[T], gw types.NamespacedName, listener *string, set *types.NamespacedName) (T, bool) {
+func (byScope index[T]) resolve(e entry[T], gw types.NamespacedName, listener *string, set *types.NamespacedName) (T, bool) {
 	if e.effective {
 		return e.value, true
 	}
-	return ix.parents(gw, listener, set), false
+	return byScope.parents(gw, listener, set), false
 }
 
-func (ix index[T]) exact(s mscope) (T, bool) {
-	if e, ok := ix[s]; ok && e.effective {
+func (byScope index[T]) exact(s mscope) (T, bool) {
+	if e, ok := byScope[s]; ok && e.effective {
 		return e.value, true
 	}
 	var zero T
 	return zero, false
 }
 
-func (ix index[T]) parents(gw types.NamespacedName, listener *string, set *types.NamespacedName) T {
+func (byScope index[T]) parents(gw types.NamespacedName, listener *string, set *types.NamespacedName) T {
 	if set != nil {
 		if listener != nil {
-			if v, ok := ix.exact(mscope{"setListener", "", set.Namespace, set.Name, *listener}); ok {
+			if v, ok := byScope.exact(mscope{"setListener", "", set.Namespace, set.Name, *listener}); ok {
 				return v
 			}
 		}
-		if v, ok := ix.exact(mscope{"set", "", set.Namespace, set.Name, ""}); ok {
+		if v, ok := byScope.exact(mscope{"set", "", set.Namespace, set.Name, ""}); ok {
 			return v
 		}
 	} else if listener != nil {
-		if v, ok := ix.exact(mscope{"gatewayListener", "", gw.Namespace, gw.Name, *listener}); ok {
+		if v, ok := byScope.exact(mscope{"gatewayListener", "", gw.Namespace, gw.Name, *listener}); ok {
 			return v
 		}
 	}
-	v, _ := ix.exact(mscope{"gateway", "", gw.Namespace, gw.Name, ""})
+	v, _ := byScope.exact(mscope{"gateway", "", gw.Namespace, gw.Name, ""})
 	return v
 }
 
@@ -173,32 +173,32 @@ func newMerger(w *world, objs []resource.Object) *merger {
 	for _, p := range btps {
 		spec := p.spec
 		cluster := btpSetsCluster(spec)
-		rt := ""
+		routingType := ""
 		if spec.RoutingType != nil {
-			rt = string(*spec.RoutingType)
+			routingType = string(*spec.RoutingType)
 		}
 		for _, t := range w.resolve("BackendTrafficPolicy", p.refs, p.meta.GetNamespace(), w.routeCands, w.gatewayCands, w.setCands) {
 			sec := t.sectionOr()
 			routeEffective := func(set bool) bool { return set || p.mergeType == nil }
 			switch {
 			case t.kind == "Gateway" && t.section != nil:
-				m.routingType.putFirst(mscope{"gatewayListener", "", t.namespace, t.name, sec}, entry[string]{rt, rt != ""})
+				m.routingType.putFirst(mscope{"gatewayListener", "", t.namespace, t.name, sec}, entry[string]{routingType, routingType != ""})
 				m.clusterSettings.putFirst(mscope{"gatewayListener", "", t.namespace, t.name, sec}, entry[bool]{cluster, true})
 			case t.kind == "Gateway":
-				m.routingType.putFirst(mscope{"gateway", "", t.namespace, t.name, ""}, entry[string]{rt, true})
+				m.routingType.putFirst(mscope{"gateway", "", t.namespace, t.name, ""}, entry[string]{routingType, true})
 				ch := spec.LoadBalancer != nil && spec.LoadBalancer.Type == egv1a1.ConsistentHashLoadBalancerType
 				m.consistentHash.putFirst(mscope{"gateway", "", t.namespace, t.name, ""}, entry[bool]{ch, true})
 			case t.kind == "ListenerSet" && t.section != nil:
-				m.routingType.putFirst(mscope{"setListener", "", t.namespace, t.name, sec}, entry[string]{rt, rt != ""})
+				m.routingType.putFirst(mscope{"setListener", "", t.namespace, t.name, sec}, entry[string]{routingType, routingType != ""})
 				m.clusterSettings.putFirst(mscope{"setListener", "", t.namespace, t.name, sec}, entry[bool]{cluster, true})
 			case t.kind == "ListenerSet":
-				m.routingType.putFirst(mscope{"set", "", t.namespace, t.name, ""}, entry[string]{rt, rt != ""})
+				m.routingType.putFirst(mscope{"set", "", t.namespace, t.name, ""}, entry[string]{routingType, routingType != ""})
 				m.clusterSettings.putFirst(mscope{"set", "", t.namespace, t.name, ""}, entry[bool]{cluster, true})
 			case t.section != nil:
-				m.routingType.putFirst(mscope{"rule", t.kind, t.namespace, t.name, sec}, entry[string]{rt, routeEffective(rt != "")})
+				m.routingType.putFirst(mscope{"rule", t.kind, t.namespace, t.name, sec}, entry[string]{routingType, routeEffective(routingType != "")})
 				m.clusterSettings.putFirst(mscope{"rule", t.kind, t.namespace, t.name, sec}, entry[bool]{cluster, routeEffective(cluster)})
 			default:
-				m.routingType.putFirst(mscope{"route", t.kind, t.namespace, t.name, ""}, entry[string]{rt, routeEffective(rt != "")})
+				m.routingType.putFirst(mscope{"route", t.kind, t.namespace, t.name, ""}, entry[string]{routingType, routeEffective(routingType != "")})
 				m.clusterSettings.putFirst(mscope{"route", t.kind, t.namespace, t.name, ""}, entry[bool]{cluster, routeEffective(cluster)})
 			}
 		}
@@ -529,8 +529,8 @@ func (m *merger) parentRefOf(src ir.Source, g *gatewayapi.GatewayNode, l *gatewa
 }
 
 // serviceRouting is EG's IsServiceRouting: a routingType in force, else the EnvoyProxy's.
-func serviceRouting(ep *egv1a1.EnvoyProxy, rt string) bool {
-	switch egv1a1.RoutingType(rt) {
+func serviceRouting(ep *egv1a1.EnvoyProxy, routingType string) bool {
+	switch egv1a1.RoutingType(routingType) {
 	case egv1a1.ServiceRoutingType:
 		return true
 	case egv1a1.EndpointRoutingType:
