@@ -360,16 +360,9 @@ func truncateBTLSAncestors(s *result.ObjectStatus) {
 func (translation *routeTranslator) ancestorsOf(ref resource.Ref, prs []gwapiv1.ParentReference) []result.ParentRef {
 	var out []result.ParentRef
 	for _, pr := range prs {
-		if pr.Group != nil && string(*pr.Group) != gwapiv1.GroupName {
+		kind, ns, ok := parentKindNamespace(ref, pr)
+		if !ok {
 			continue
-		}
-		kind := "Gateway"
-		if pr.Kind != nil {
-			kind = string(*pr.Kind)
-		}
-		ns := ref.Namespace
-		if pr.Namespace != nil {
-			ns = string(*pr.Namespace)
 		}
 		if kind != "Gateway" || translation.findGateway(ns, string(pr.Name)) == nil {
 			continue

@@ -115,28 +115,46 @@ func (translation *routeTranslator) processRoute(in routeInput) {
 	})
 }
 
+// parentKindNamespace is a parentRef's kind and namespace, defaulted as Gateway API
+// does (Gateway, the route's own namespace); ok is false for a parent outside the Gateway
+// API group.
+func parentKindNamespace(ref resource.Ref, pr gwapiv1.ParentReference) (kind, ns string, ok bool) {
+	if pr.Group != nil && string(*pr.Group) != gwapiv1.GroupName {
+		return "", "", false
+	}
+	kind = "Gateway"
+	if pr.Kind != nil {
+		kind = string(*pr.Kind)
+	}
+	ns = ref.Namespace
+	if pr.Namespace != nil {
+		ns = string(*pr.Namespace)
+	}
+	return kind, ns, true
+}
+
+// parentGateway is the Gateway of ours a parent names, directly or through an admitted
+// ListenerSet; nil for any other parent.
+func (translation *routeTranslator) parentGateway(kind, ns, name string) *gatewayCtx {
+	var g *gatewayCtx
+	switch kind {
+	case "Gateway":
+		g = translation.findGateway(ns, name)
+	case "ListenerSet":
+		g, _ = translation.findListenerSet(ns, name)
+	}
+	return g
+}
+
 // eachParent calls fn for each parentRef that names a Gateway of ours, with its status
 // entry (one per parentRef, port included). Other parents get no status from EG.
 func (translation *routeTranslator) eachParent(ref resource.Ref, prs []gwapiv1.ParentReference, fn func(*gatewayCtx, gwapiv1.ParentReference, *result.ParentStatus)) {
 	for _, pr := range prs {
-		if pr.Group != nil && string(*pr.Group) != gwapiv1.GroupName {
+		kind, ns, ok := parentKindNamespace(ref, pr)
+		if !ok {
 			continue
 		}
-		kind := "Gateway"
-		if pr.Kind != nil {
-			kind = string(*pr.Kind)
-		}
-		ns := ref.Namespace
-		if pr.Namespace != nil {
-			ns = string(*pr.Namespace)
-		}
-		var g *gatewayCtx
-		switch kind {
-		case "Gateway":
-			g = translation.findGateway(ns, string(pr.Name))
-		case "ListenerSet":
-			g, _ = translation.findListenerSet(ns, string(pr.Name))
-		}
+		g := translation.parentGateway(kind, ns, string(pr.Name))
 		if g == nil {
 			continue // not a parent of ours: EG writes no status for it
 		}

@@ -73,22 +73,12 @@ func (translation *routeTranslator) resolveHTTPRules(r *gwapiv1.HTTPRoute) []*ru
 	out := make([]*ruleCtx, 0, len(r.Spec.Rules))
 	prefix := fmt.Sprintf("httproute/%s/%s/rule/", r.Namespace, r.Name)
 	for i, rule := range r.Spec.Rules {
-		refs := make([]gwapiv1.BackendRef, len(rule.BackendRefs))
-		for k := range rule.BackendRefs {
-			refs[k] = rule.BackendRefs[k].BackendRef
-		}
-		resolvedRule, dest := translation.resolveDestination("HTTPRoute", r.Namespace, refs, fmt.Sprintf("%s%d", prefix, i), i)
-		filters := translation.ruleFilters(resolvedRule, dest, r, i, rule)
-		translation.checkDynamicResolverRule(resolvedRule, filters, r.Namespace, refs, i)
+		resolvedRule, dest, filters, extensionMatches := translation.startRule("HTTPRoute", r, rule, fmt.Sprintf("%s%d", prefix, i), i, false)
 		matches := rule.Matches
 		if len(matches) == 0 {
 			matches = []gwapiv1.HTTPRouteMatch{{}} // the CRD default: PathPrefix "/"
 		}
-		var extensionRefs []*gwapiv1.LocalObjectReference
-		for _, f := range rule.Filters {
-			extensionRefs = append(extensionRefs, f.ExtensionRef)
-		}
-		combos := withFilterMatches(len(matches), translation.filterMatches(r.Namespace, extensionRefs))
+		combos := withFilterMatches(len(matches), extensionMatches)
 		for _, c := range combos {
 			route := translation.newRoute(r, fmt.Sprintf("%s%d/match/%d", prefix, i, c.index), i, c.index)
 			route.Source.RuleName = ruleName(rule.Name)
@@ -103,6 +93,28 @@ func (translation *routeTranslator) resolveHTTPRules(r *gwapiv1.HTTPRoute) []*ru
 	return out
 }
 
+// startRule does what an HTTPRoute rule and a GRPCRoute rule (as grpcRuleAsHTTP makes it)
+// share before their matches: the rule's backendRefs resolved into the destination named
+// clusterName (HTTP/2 to the backends when http2), its filters, the dynamic resolver check,
+// and the matches its HTTPRouteFilter extensionRefs add.
+func (translation *routeTranslator) startRule(kind string, r *gwapiv1.HTTPRoute, rule gwapiv1.HTTPRouteRule, clusterName string, ruleIdx int, http2 bool) (*ruleCtx, *ir.Destination, *ruleFilters, [][]*ir.StringMatch) {
+	refs := make([]gwapiv1.BackendRef, len(rule.BackendRefs))
+	for k := range rule.BackendRefs {
+		refs[k] = rule.BackendRefs[k].BackendRef
+	}
+	resolvedRule, dest := translation.resolveDestination(kind, r.Namespace, refs, clusterName, ruleIdx)
+	if http2 {
+		dest.HTTP2 = true
+	}
+	filters := translation.ruleFilters(resolvedRule, dest, r, ruleIdx, rule)
+	translation.checkDynamicResolverRule(resolvedRule, filters, r.Namespace, refs, ruleIdx)
+	var extensionRefs []*gwapiv1.LocalObjectReference
+	for _, f := range rule.Filters {
+		extensionRefs = append(extensionRefs, f.ExtensionRef)
+	}
+	return resolvedRule, dest, filters, translation.filterMatches(r.Namespace, extensionRefs)
+}
+
 // resolveGRPCRules maps GRPCRoute rules onto HTTP/2 routes: service and method become the
 // :path ("/<service>/<method>"), as EG does (GR-01). A rule without matches takes every
 // request and is named match/-1.
@@ -110,20 +122,8 @@ func (translation *routeTranslator) resolveGRPCRules(r *gwapiv1.GRPCRoute) []*ru
 	out := make([]*ruleCtx, 0, len(r.Spec.Rules))
 	prefix := fmt.Sprintf("grpcroute/%s/%s/rule/", r.Namespace, r.Name)
 	for i, rule := range r.Spec.Rules {
-		refs := make([]gwapiv1.BackendRef, len(rule.BackendRefs))
-		for k := range rule.BackendRefs {
-			refs[k] = rule.BackendRefs[k].BackendRef
-		}
-		resolvedRule, dest := translation.resolveDestination("GRPCRoute", r.Namespace, refs, fmt.Sprintf("%s%d", prefix, i), i)
-		dest.HTTP2 = true
 		hr, hrule := grpcRuleAsHTTP(r, rule)
-		filters := translation.ruleFilters(resolvedRule, dest, hr, i, hrule)
-		translation.checkDynamicResolverRule(resolvedRule, filters, r.Namespace, refs, i)
-		var extensionRefs []*gwapiv1.LocalObjectReference
-		for _, f := range rule.Filters {
-			extensionRefs = append(extensionRefs, f.ExtensionRef)
-		}
-		extensionMatches := translation.filterMatches(r.Namespace, extensionRefs)
+		resolvedRule, dest, filters, extensionMatches := translation.startRule("GRPCRoute", hr, hrule, fmt.Sprintf("%s%d", prefix, i), i, true)
 		if len(rule.Matches) == 0 && len(extensionMatches) == 0 {
 			route := translation.newRoute(r, fmt.Sprintf("%s%d/match/-1", prefix, i), i, -1)
 			route.Source.RuleName = ruleName(rule.Name)

@@ -121,24 +121,11 @@ func ruleNames[R any](rules []R, name func(*R) *gwapiv1.SectionName) []*gwapiv1.
 // ListenerSet of ours: the same filter eachParent applies to route statuses.
 func (translation *routeTranslator) eachManagedParent(ref resource.Ref, prs []gwapiv1.ParentReference, fn func(gwapiv1.ParentReference)) {
 	for _, pr := range prs {
-		if pr.Group != nil && string(*pr.Group) != gwapiv1.GroupName {
+		kind, ns, ok := parentKindNamespace(ref, pr)
+		if !ok {
 			continue
 		}
-		ns := ref.Namespace
-		if pr.Namespace != nil {
-			ns = string(*pr.Namespace)
-		}
-		kind := "Gateway"
-		if pr.Kind != nil {
-			kind = string(*pr.Kind)
-		}
-		var g *gatewayCtx
-		switch kind {
-		case "Gateway":
-			g = translation.findGateway(ns, string(pr.Name))
-		case "ListenerSet":
-			g, _ = translation.findListenerSet(ns, string(pr.Name))
-		}
+		g := translation.parentGateway(kind, ns, string(pr.Name))
 		if g != nil {
 			fn(pr)
 		}

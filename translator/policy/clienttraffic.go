@@ -119,14 +119,24 @@ func (e *ctpEngine) run() {
 	}
 }
 
-func (e *ctpEngine) forSection(p *pol[egv1a1.ClientTrafficPolicySpec], t target) {
+// resolveAncestor resolves the policy's target t and its ancestor; ok is false when the
+// policy goes no further there: the target is not found, or the policy was rejected at anc.
+func (e *ctpEngine) resolveAncestor(p *pol[egv1a1.ClientTrafficPolicySpec], t target) (g *gatewayapi.GatewayNode, ls *gwapiv1.ListenerSet, anc result.ParentRef, ok bool) {
 	g, ls, rerr := e.resolve(t)
 	if g == nil {
-		return
+		return nil, nil, result.ParentRef{}, false
 	}
-	anc := e.ancestor(t, g, ls)
+	anc = e.ancestor(t, g, ls)
 	if rerr != nil {
 		p.st.reject(anc, rerr.reason, rerr.msg)
+		return g, ls, anc, false
+	}
+	return g, ls, anc, true
+}
+
+func (e *ctpEngine) forSection(p *pol[egv1a1.ClientTrafficPolicySpec], t target) {
+	g, ls, anc, ok := e.resolveAncestor(p, t)
+	if !ok {
 		return
 	}
 	gw := types.NamespacedName{Namespace: g.Object.Namespace, Name: g.Object.Name}
@@ -164,13 +174,8 @@ func (e *ctpEngine) forSection(p *pol[egv1a1.ClientTrafficPolicySpec], t target)
 }
 
 func (e *ctpEngine) forWhole(p *pol[egv1a1.ClientTrafficPolicySpec], t target) {
-	g, ls, rerr := e.resolve(t)
-	if g == nil {
-		return
-	}
-	anc := e.ancestor(t, g, ls)
-	if rerr != nil {
-		p.st.reject(anc, rerr.reason, rerr.msg)
+	g, ls, anc, ok := e.resolveAncestor(p, t)
+	if !ok {
 		return
 	}
 	gw := types.NamespacedName{Namespace: g.Object.Namespace, Name: g.Object.Name}
