@@ -65,7 +65,9 @@ func Translate(in Input) (res *result.Result, err error) {
 	res.Statuses = gw.RouteOverlaps.Mark(res.Statuses)
 	// The features of the policies in force read their Secrets and ConfigMaps; a policy
 	// whose features cannot be built is Invalid and its routes fail closed (EEP-02...).
-	featureErrs := policy.ResolveFeatures(&gw.IR, policy.NewRefObjects(admitted, gw.Topology.Grants).WithBackends(gw.PolicyBackends), in.Config.LuaEnabled(in.Profile.LuaDefaultOn))
+	featureErrs := policy.ResolveFeatures(&gw.IR,
+		policy.NewRefObjects(admitted, gw.Topology.Grants).WithBackends(gw.PolicyBackends),
+		in.Config.LuaEnabled(in.Profile.LuaDefaultOn))
 	pol.FeaturesFailed(featureErrs)
 	// EnvoyProxy mergeBackends: routes of a Gateway share the clusters of their backends
 	// where EG deems it safe (the policies in force decide).
@@ -113,5 +115,6 @@ func rateLimitService(c config.Config) *xds.RateLimitService {
 		return nil
 	}
 	timeout, _ := c.RateLimitTimeout() // Validate refused a bad one
-	return &xds.RateLimitService{Host: config.RateLimitServiceHost, Port: config.RateLimitServicePort, Timeout: timeout, FailClosed: c.RateLimit.FailClosed}
+	return &xds.RateLimitService{Host: config.RateLimitServiceHost, Port: config.RateLimitServicePort, Timeout: timeout,
+		FailClosed: c.RateLimit.FailClosed}
 }

@@ -258,8 +258,9 @@ func TestWrongExpectationsFail(t *testing.T) {
 			name:  "parent expected on an object without status",
 			old:   "- {object: HTTPRoute/default/bad, parent: Gateway/default/eg, absent: true}",
 			new:   "- {object: HTTPRoute/default/bad, parent: Gateway/default/eg, conditions: [{type: Accepted}]}",
-			check: "statuses", where: "expect.statuses[5]", marker: "- {object: HTTPRoute/default/bad, parent: Gateway/default/eg, conditions",
-			msg: "HTTPRoute/default/bad: no status in the result",
+			check: "statuses", where: "expect.statuses[5]",
+			marker: "- {object: HTTPRoute/default/bad, parent: Gateway/default/eg, conditions",
+			msg:    "HTTPRoute/default/bad: no status in the result",
 		},
 		{
 			name:  "listener attachedRoutes",
@@ -416,7 +417,8 @@ func TestWrongExpectationsFail(t *testing.T) {
 			f := fs[0]
 			line := testutil.LineOf(t, text, tt.marker)
 			if f.Check != tt.check || f.Where != tt.where || f.Line != line {
-				t.Errorf("failure %s/%s at line %d, want %s/%s at line %d (%s)", f.Check, f.Where, f.Line, tt.check, tt.where, line, f.Msg)
+				t.Errorf("failure %s/%s at line %d, want %s/%s at line %d (%s)", f.Check, f.Where, f.Line, tt.check, tt.where, line,
+					f.Msg)
 			}
 			if !strings.Contains(f.Msg, tt.msg) {
 				t.Errorf("message\n  %s\ndoes not contain\n  %s", f.Msg, tt.msg)
@@ -433,11 +435,16 @@ func TestProfileDifference(t *testing.T) {
 	twin := strings.Replace(base,
 		"  ---\n  apiVersion: gateway.networking.k8s.io/v1\n  kind: HTTPRoute\n  metadata: {name: bad, namespace: default}",
 		"  ---\n  apiVersion: gateway.networking.k8s.io/v1\n  kind: HTTPRoute\n  metadata: {name: twin, namespace: default}\n  spec:\n    parentRefs: [{name: eg}]\n    hostnames: [app.example.com]\n    rules:\n    - matches: [{path: {type: PathPrefix, value: /app}}]\n      backendRefs: [{name: app, port: 8080}]\n"+
-			"  ---\n  apiVersion: gateway.networking.k8s.io/v1\n  kind: HTTPRoute\n  metadata: {name: bad, namespace: default}", 1)
-	twin = strings.Replace(twin, "- {type: RouteRulesOverlap, absent: true}", `- {type: RouteRulesOverlap, status: "True", message: "Overlapping match conditions with route(s): HTTPRoute default/twin"}`, 1)
+			"  ---\n  apiVersion: gateway.networking.k8s.io/v1\n  kind: HTTPRoute\n  metadata: {name: bad, namespace: default}",
+		1)
+	twin = strings.Replace(twin, "- {type: RouteRulesOverlap, absent: true}",
+		`- {type: RouteRulesOverlap, status: "True", message: "Overlapping match conditions with route(s): HTTPRoute default/twin"}`,
+		1)
 	// The twin route attaches too and adds its route to the virtual host.
 	twin = strings.Replace(twin, "listener: http, attachedRoutes: 1}", "listener: http, attachedRoutes: 2}", 1)
-	twin = strings.Replace(twin, "    - httproute/default/app/rule/0/match/0/app_example_com\n", "    - httproute/default/app/rule/0/match/0/app_example_com\n    - httproute/default/twin/rule/0/match/0/app_example_com\n", 1)
+	twin = strings.Replace(twin, "    - httproute/default/app/rule/0/match/0/app_example_com\n",
+		"    - httproute/default/app/rule/0/match/0/app_example_com\n    - httproute/default/twin/rule/0/match/0/app_example_com\n",
+		1)
 	s := load(t, twin)
 	if fs := check.Run(s, "v1.9", translate(t, s, "v1.9")); len(fs) != 0 {
 		t.Errorf("v1.9: %s", describe(fs))
@@ -446,7 +453,9 @@ func TestProfileDifference(t *testing.T) {
 	if len(fs) != 1 {
 		t.Fatalf("v1.8: got %d failures, want 1:\n%s", len(fs), describe(fs))
 	}
-	if fs[0].Where != "expect.statuses[0].conditions[2]" || fs[0].Line != testutil.LineOf(t, twin, "type: RouteRulesOverlap") || !strings.Contains(fs[0].Msg, "no RouteRulesOverlap condition") {
+	if fs[0].Where != "expect.statuses[0].conditions[2]" ||
+		fs[0].Line != testutil.LineOf(t, twin, "type: RouteRulesOverlap") ||
+		!strings.Contains(fs[0].Msg, "no RouteRulesOverlap condition") {
 		t.Errorf("v1.8 failure %+v", fs[0])
 	}
 }
@@ -460,7 +469,8 @@ func TestExpectByProfileFailure(t *testing.T) {
 		t.Errorf("v1.9 uses the base: %s", describe(fs))
 	}
 	fs := check.Run(s, "v1.8", translate(t, s, "v1.8"))
-	if len(fs) != 1 || fs[0].Where != "expectByProfile.v1.8.statuses[0]" || !strings.Contains(fs[0].Msg, "attachedRoutes is 1, expected 5") {
+	if len(fs) != 1 || fs[0].Where != "expectByProfile.v1.8.statuses[0]" ||
+		!strings.Contains(fs[0].Msg, "attachedRoutes is 1, expected 5") {
 		t.Fatalf("v1.8 failures:\n%s", describe(fs))
 	}
 

@@ -129,7 +129,8 @@ func (c *collector) irRoute(where string, x scenario.SnapshotExpect, res *result
 		return
 	case 1:
 	default:
-		c.failf("snapshot", where, "%s: on %d IR listeners (%s); name one with in", what, len(found), strings.Join(listeners, ", "))
+		c.failf("snapshot", where, "%s: on %d IR listeners (%s); name one with in", what, len(found),
+			strings.Join(listeners, ", "))
 		return
 	}
 	if x.Fields != nil {

@@ -9,7 +9,8 @@ var errTest = errors.New("envoy did not ACK")
 
 func TestSummaryLine(t *testing.T) {
 	outs := []*Outcome{
-		{Scenario: "a", Version: "1-x", Acked: true, Requests: []Request{{}, {VsChecker: []string{"d"}}, {NotReplayed: "why"}}},
+		{Scenario: "a", Version: "1-x", Acked: true,
+			Requests: []Request{{}, {VsChecker: []string{"d"}}, {NotReplayed: "why"}}},
 		{Scenario: "b", Version: "2-x", Nack: "Listener: bad"},
 		{Scenario: "c", Err: errTest, Requests: []Request{{NotReplayed: "Envoy did not accept the xDS"}}},
 		{Scenario: "d", Version: "3-x", Nack: "Listener: no module", NackRecorded: "no module file"},

@@ -97,7 +97,8 @@ func TestTierServesRefusesAndCompares(t *testing.T) {
 	if !w.Acked || w.Passed() || len(w.Requests[0].VsScenario) == 0 || len(w.Requests[0].VsChecker) != 0 {
 		t.Fatalf("wrong expectation: %s", w.Describe(true))
 	}
-	if d := w.Describe(false); !strings.Contains(d, "the scenario expects 418") || !strings.Contains(d, "live Envoy:") || !strings.Contains(d, "route checker:") {
+	if d := w.Describe(false); !strings.Contains(d, "the scenario expects 418") || !strings.Contains(d, "live Envoy:") ||
+		!strings.Contains(d, "route checker:") {
 		t.Errorf("a disagreement prints both answers: %s", d)
 	}
 
@@ -113,7 +114,8 @@ func TestTierServesRefusesAndCompares(t *testing.T) {
 // geoip filters open the stand-in MaxMind databases (geolocation RBAC on them).
 func TestTierStandIns(t *testing.T) {
 	tier := startTier(t)
-	for _, name := range []string{"backend-tls-policy", "jwt-gateway-shared-provider", "ext-authz", "client-validation", "oidc", "tcp-authorization", "authorization-geoip", "authorization-geoip-prerequisites"} {
+	for _, name := range []string{"backend-tls-policy", "jwt-gateway-shared-provider", "ext-authz", "client-validation",
+		"oidc", "tcp-authorization", "authorization-geoip", "authorization-geoip-prerequisites"} {
 		sc := find(t, name)
 		o := tier.Run(context.Background(), sc, "v1.9", nil)
 		replayed := 0
@@ -122,7 +124,8 @@ func TestTierStandIns(t *testing.T) {
 				replayed++
 			}
 		}
-		if !o.Passed() || replayed == 0 || ((name == "tcp-authorization" || strings.HasPrefix(name, "authorization-geoip")) && replayed != len(o.Requests)) {
+		if !o.Passed() || replayed == 0 ||
+			((name == "tcp-authorization" || strings.HasPrefix(name, "authorization-geoip")) && replayed != len(o.Requests)) {
 			t.Errorf("%s: %s", name, o.Describe(true))
 		}
 	}

@@ -106,7 +106,8 @@ func compileRouteAction(ra *routev3.RouteAction) (action, error) {
 			if err != nil {
 				return act, err
 			}
-			act.weighted = append(act.weighted, weightedEntry{name: c.GetName(), header: asciiLower(c.GetClusterHeader()), weight: w, fwd: fwd})
+			act.weighted = append(act.weighted,
+				weightedEntry{name: c.GetName(), header: asciiLower(c.GetClusterHeader()), weight: w, fwd: fwd})
 			act.total += w
 		}
 		// Current Envoy ignores the deprecated total_weight and uses the sum.

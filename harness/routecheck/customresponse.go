@@ -78,7 +78,8 @@ func applyCustomResponse(h *hcmConfig, state *requestState, ans Answer) (Answer,
 				ans.Location = newURI(c.redir, state, state.path)
 				ans.Body = ""
 			default:
-				return ans, fmt.Errorf("%w: filter %s: action %s is not evaluated", ErrInvalidConfig, f.name, act.GetTypedConfig().GetTypeUrl())
+				return ans, fmt.Errorf("%w: filter %s: action %s is not evaluated", ErrInvalidConfig, f.name,
+					act.GetTypedConfig().GetTypeUrl())
 			}
 			ans.AnsweredBy, ans.Cluster = f.kind, ""
 			if state.req.forwarded != nil && !local {

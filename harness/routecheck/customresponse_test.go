@@ -22,7 +22,8 @@ func TestCustomResponsePredicates(t *testing.T) {
 	}
 	sel := func(id int64) *expr.Expr {
 		return &expr.Expr{Id: id + 1, ExprKind: &expr.Expr_SelectExpr{SelectExpr: &expr.Expr_Select{
-			Operand: &expr.Expr{Id: id, ExprKind: &expr.Expr_IdentExpr{IdentExpr: &expr.Expr_Ident{Name: "response"}}}, Field: "code"}}}
+			Operand: &expr.Expr{Id: id, ExprKind: &expr.Expr_IdentExpr{IdentExpr: &expr.Expr_Ident{Name: "response"}}},
+			Field:   "code"}}}
 	}
 	num := func(v int64) *expr.Expr {
 		return &expr.Expr{ExprKind: &expr.Expr_ConstExpr{ConstExpr: &expr.Constant{ConstantKind: &expr.Constant_Int64Value{Int64Value: v}}}}
@@ -31,9 +32,11 @@ func TestCustomResponsePredicates(t *testing.T) {
 		return &expr.Expr{ExprKind: &expr.Expr_CallExpr{CallExpr: &expr.Expr_Call{Function: fn, Args: a}}}
 	}
 	rng := &cncfmatcherv3.Matcher_MatcherList_Predicate{MatchType: &cncfmatcherv3.Matcher_MatcherList_Predicate_SinglePredicate_{
-		SinglePredicate: &cncfmatcherv3.Matcher_MatcherList_Predicate_SinglePredicate{Input: input(&cncfmatcherv3.HttpAttributesCelMatchInput{}),
+		SinglePredicate: &cncfmatcherv3.Matcher_MatcherList_Predicate_SinglePredicate{Input: input(
+			&cncfmatcherv3.HttpAttributesCelMatchInput{}),
 			Matcher: &cncfmatcherv3.Matcher_MatcherList_Predicate_SinglePredicate_CustomMatch{CustomMatch: input(&cncfmatcherv3.CelMatcher{
-				ExprMatch: &cncftypev3.CelExpression{CelExprParsed: &expr.ParsedExpr{Expr: call("_&&_", call("_>=_", sel(1), num(500)), call("_<=_", sel(5), num(599)))}}})}}}}
+				ExprMatch: &cncftypev3.CelExpression{CelExprParsed: &expr.ParsedExpr{Expr: call("_&&_",
+					call("_>=_", sel(1), num(500)), call("_<=_", sel(5), num(599)))}}})}}}}
 	status503 := exact(&envoymatcherv3.HttpResponseStatusCodeMatchInput{}, "503")
 	local := exact(&envoymatcherv3.HttpResponseLocalReplyMatchInput{}, "true")
 	header := exact(&envoymatcherv3.HttpResponseHeaderMatchInput{HeaderName: "x-moved"}, "yes")
@@ -65,7 +68,8 @@ func TestCustomResponsePredicates(t *testing.T) {
 	}
 	// a CEL expression of another shape is named, not guessed
 	other := &cncfmatcherv3.Matcher_MatcherList_Predicate{MatchType: &cncfmatcherv3.Matcher_MatcherList_Predicate_SinglePredicate_{
-		SinglePredicate: &cncfmatcherv3.Matcher_MatcherList_Predicate_SinglePredicate{Input: input(&cncfmatcherv3.HttpAttributesCelMatchInput{}),
+		SinglePredicate: &cncfmatcherv3.Matcher_MatcherList_Predicate_SinglePredicate{Input: input(
+			&cncfmatcherv3.HttpAttributesCelMatchInput{}),
 			Matcher: &cncfmatcherv3.Matcher_MatcherList_Predicate_SinglePredicate_CustomMatch{CustomMatch: input(&cncfmatcherv3.CelMatcher{
 				ExprMatch: &cncftypev3.CelExpression{CelExprParsed: &expr.ParsedExpr{Expr: call("_==_", sel(1), num(500))}}})}}}}
 	if _, err := crPredicate(other, 500, false); err == nil {

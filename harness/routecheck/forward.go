@@ -67,7 +67,8 @@ func compileMutation(remove []string, add []*corev3.HeaderValueOption) (headerMu
 		if value == "" && len(h.GetHeader().GetRawValue()) > 0 {
 			value = string(h.GetHeader().GetRawValue())
 		}
-		m.add = append(m.add, headerAdd{name: asciiLower(h.GetHeader().GetKey()), value: value, action: action, keepEmpty: h.GetKeepEmptyValue()})
+		m.add = append(m.add,
+			headerAdd{name: asciiLower(h.GetHeader().GetKey()), value: value, action: action, keepEmpty: h.GetKeepEmptyValue()})
 	}
 	return m, nil
 }

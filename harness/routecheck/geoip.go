@@ -185,7 +185,8 @@ func evalGeoIP(f httpFilterEntry, h *hcmConfig, state *requestState, eff *Filter
 	)
 	switch {
 	case g.GetCustomHeaderConfig() != nil:
-		a, err := netip.ParseAddr(strings.TrimSpace(state.headers[strings.ToLower(g.GetCustomHeaderConfig().GetHeaderName())]))
+		a, err := netip.ParseAddr(
+			strings.TrimSpace(state.headers[strings.ToLower(g.GetCustomHeaderConfig().GetHeaderName())]))
 		addr, ok = a.Unmap(), err == nil
 	case g.GetXffConfig().GetXffNumTrustedHops() > 0:
 		xff, err := xffSeen(h, state)

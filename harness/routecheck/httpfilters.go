@@ -91,7 +91,8 @@ func filterKind(name string) string {
 
 // perRouteOnly are the kinds that do nothing without a route's config in EG's output: the
 // listener filter holds no policy of its own.
-var perRouteOnly = map[string]bool{"jwt_authn": true, "cors": true, "csrf": true, "rbac": true, "oauth2": true, "credential_injector": true, "fault": true}
+var perRouteOnly = map[string]bool{"jwt_authn": true, "cors": true, "csrf": true, "rbac": true, "oauth2": true,
+	"credential_injector": true, "fault": true}
 
 // runHTTPFilters passes the routed request through the connection manager's HTTP filters
 // in order. A filter that answers ends the request there; jwt_authn may add claim headers

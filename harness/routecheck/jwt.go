@@ -18,7 +18,8 @@ import (
 // evalJWT checks the route's requirement. It returns a 401 when the requirement fails,
 // the claim headers of the provider that verified the token, and whether the route is
 // to be matched again.
-func evalJWT(f httpFilterEntry, per *anypb.Any, state *requestState, eff *FilterEffect) (int, map[string]string, bool, error) {
+func evalJWT(f httpFilterEntry, per *anypb.Any, state *requestState, eff *FilterEffect) (int, map[string]string, bool,
+	error) {
 	pr := &jwtauthnv3.PerRouteConfig{}
 	if err := per.UnmarshalTo(pr); err != nil {
 		return 0, nil, false, err

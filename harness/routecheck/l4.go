@@ -32,7 +32,8 @@ type tcpProxyEntry struct {
 func compileTCPProxy(listener, chain string, f *listenerv3.Filter) (*tcpProxyEntry, error) {
 	tc := f.GetTypedConfig()
 	if f.GetConfigDiscovery() != nil || tc == nil {
-		return nil, fmt.Errorf("%w: listener %s filter chain %s gets its tcp_proxy via config_discovery (ECDS)", ErrUnsupported, listener, chain)
+		return nil, fmt.Errorf("%w: listener %s filter chain %s gets its tcp_proxy via config_discovery (ECDS)",
+			ErrUnsupported, listener, chain)
 	}
 	if tc.GetTypeUrl() != tcpProxyTypeURL {
 		return nil, fmt.Errorf("%w: listener %s filter %q has typed_config of type %q, want %s",
@@ -43,7 +44,8 @@ func compileTCPProxy(listener, chain string, f *listenerv3.Filter) (*tcpProxyEnt
 		return nil, fmt.Errorf("%w: listener %s: cannot unmarshal %s: %v", ErrInvalidConfig, listener, tc.GetTypeUrl(), err)
 	}
 	bad := func(format string, args ...any) error {
-		return fmt.Errorf("%w: listener %s filter chain %s: tcp_proxy %s", ErrInvalidConfig, listener, chain, fmt.Sprintf(format, args...))
+		return fmt.Errorf("%w: listener %s filter chain %s: tcp_proxy %s", ErrInvalidConfig, listener, chain,
+			fmt.Sprintf(format, args...))
 	}
 	t := &tcpProxyEntry{}
 	switch cs := m.GetClusterSpecifier().(type) {
@@ -100,7 +102,8 @@ type udpProxyEntry struct {
 func compileUDPProxy(listener string, lf *listenerv3.ListenerFilter) *udpProxyEntry {
 	tc := lf.GetTypedConfig()
 	if lf.GetConfigDiscovery() != nil || tc == nil {
-		return &udpProxyEntry{err: fmt.Errorf("%w: listener %s gets its udp_proxy via config_discovery (ECDS)", ErrUnsupported, listener)}
+		return &udpProxyEntry{err: fmt.Errorf("%w: listener %s gets its udp_proxy via config_discovery (ECDS)",
+			ErrUnsupported, listener)}
 	}
 	if tc.GetTypeUrl() != udpProxyTypeURL {
 		return &udpProxyEntry{err: fmt.Errorf("%w: listener %s listener filter %q has typed_config of type %q, want %s",
@@ -108,7 +111,8 @@ func compileUDPProxy(listener string, lf *listenerv3.ListenerFilter) *udpProxyEn
 	}
 	m := &udpv3.UdpProxyConfig{}
 	if err := tc.UnmarshalTo(m); err != nil {
-		return &udpProxyEntry{err: fmt.Errorf("%w: listener %s: cannot unmarshal %s: %v", ErrInvalidConfig, listener, tc.GetTypeUrl(), err)}
+		return &udpProxyEntry{err: fmt.Errorf("%w: listener %s: cannot unmarshal %s: %v", ErrInvalidConfig, listener,
+			tc.GetTypeUrl(), err)}
 	}
 	switch specifier := m.GetRouteSpecifier().(type) {
 	case *udpv3.UdpProxyConfig_Cluster:
@@ -120,7 +124,8 @@ func compileUDPProxy(listener string, lf *listenerv3.ListenerFilter) *udpProxyEn
 		c, err := udpRouteCluster(listener, specifier.Matcher)
 		return &udpProxyEntry{cluster: c, err: err}
 	}
-	return &udpProxyEntry{err: fmt.Errorf("%w: listener %s: udp_proxy has no route specifier (cluster or matcher)", ErrInvalidConfig, listener)}
+	return &udpProxyEntry{err: fmt.Errorf("%w: listener %s: udp_proxy has no route specifier (cluster or matcher)",
+		ErrInvalidConfig, listener)}
 }
 
 // udpRouteCluster resolves a udp_proxy matcher that does not look at the
@@ -130,7 +135,8 @@ func compileUDPProxy(listener string, lf *listenerv3.ListenerFilter) *udpProxyEn
 func udpRouteCluster(listener string, m *matcherv3.Matcher) (string, error) {
 	for {
 		if m.GetMatcherType() != nil {
-			return "", fmt.Errorf("%w: listener %s: udp_proxy matcher uses matcher_list/matcher_tree (address inputs), which routecheck does not evaluate",
+			return "", fmt.Errorf(
+				"%w: listener %s: udp_proxy matcher uses matcher_list/matcher_tree (address inputs), which routecheck does not evaluate",
 				ErrUnsupported, listener)
 		}
 		onNoMatch := m.GetOnNoMatch()
@@ -140,7 +146,8 @@ func udpRouteCluster(listener string, m *matcherv3.Matcher) (string, error) {
 		}
 		action := onNoMatch.GetAction()
 		if action == nil {
-			return "", fmt.Errorf("%w: listener %s: udp_proxy matcher has no on_no_match action; Envoy drops every datagram (no route)",
+			return "", fmt.Errorf(
+				"%w: listener %s: udp_proxy matcher has no on_no_match action; Envoy drops every datagram (no route)",
 				ErrNoRoute, listener)
 		}
 		tc := action.GetTypedConfig()

@@ -124,19 +124,23 @@ func compileListener(l *listenerv3.Listener) *listenerEntry {
 		switch {
 		case isListenerFilter(lf, tlsInspectorName, tlsInspectorTypeURL):
 			hasInspector = true
-		case entry.udp && entry.udpProxy == nil && (lf.GetName() == udpProxyFilterName || lf.GetTypedConfig().GetTypeUrl() == udpProxyTypeURL):
+		case entry.udp && entry.udpProxy == nil &&
+			(lf.GetName() == udpProxyFilterName || lf.GetTypedConfig().GetTypeUrl() == udpProxyTypeURL):
 			// A datagram goes to the first udp_proxy; later ones never see it.
 			entry.udpProxy = compileUDPProxy(entry.name, lf)
 		}
 	}
 	entry.seesTLS = hasInspector || matchesOnTLS(l)
 	if entry.udp && entry.udpProxy == nil && len(l.GetFilterChains()) == 0 && l.GetDefaultFilterChain() == nil {
-		entry.err = fmt.Errorf("%w: UDP listener %s has neither a %s listener filter nor (QUIC) filter chains; listener filters: [%s]",
+		entry.err = fmt.Errorf(
+			"%w: UDP listener %s has neither a %s listener filter nor (QUIC) filter chains; listener filters: [%s]",
 			ErrUnsupported, entry.name, udpProxyFilterName, strings.Join(listenerFilters, ", "))
 		return entry
 	}
 	if l.GetFilterChainMatcher() != nil {
-		entry.err = fmt.Errorf("%w: listener %s uses filter_chain_matcher (unified matcher API), which routecheck does not evaluate", ErrUnsupported, entry.name)
+		entry.err = fmt.Errorf(
+			"%w: listener %s uses filter_chain_matcher (unified matcher API), which routecheck does not evaluate",
+			ErrUnsupported, entry.name)
 		return entry
 	}
 	for i, fc := range l.GetFilterChains() {
@@ -168,7 +172,8 @@ func compileChain(listener string, fc *listenerv3.FilterChain, index int) *chain
 			return ce
 		}
 	}
-	ce.err = fmt.Errorf("%w: listener %s filter chain %s has neither an HTTP connection manager nor a tcp_proxy filter (filters: [%s])",
+	ce.err = fmt.Errorf(
+		"%w: listener %s filter chain %s has neither an HTTP connection manager nor a tcp_proxy filter (filters: [%s])",
 		ErrNoHTTPConnectionManager, listener, ce.label(), strings.Join(names, ", "))
 	return ce
 }
@@ -176,7 +181,8 @@ func compileChain(listener string, fc *listenerv3.FilterChain, index int) *chain
 func compileHCM(listener string, f *listenerv3.Filter) (*hcmConfig, error) {
 	tc := f.GetTypedConfig()
 	if f.GetConfigDiscovery() != nil || tc == nil {
-		return nil, fmt.Errorf("%w: listener %s gets its HTTP connection manager via config_discovery (ECDS)", ErrUnsupported, listener)
+		return nil, fmt.Errorf("%w: listener %s gets its HTTP connection manager via config_discovery (ECDS)", ErrUnsupported,
+			listener)
 	}
 	if tc.GetTypeUrl() != hcmTypeURL {
 		return nil, fmt.Errorf("%w: listener %s filter %q has typed_config of type %q, want %s",
@@ -212,7 +218,8 @@ func newHCMConfig(listener string, m *hcmv3.HttpConnectionManager) (*hcmConfig, 
 			if err := tc.UnmarshalTo(x); err != nil {
 				return nil, fmt.Errorf("%w: listener %s: cannot unmarshal %s: %v", ErrInvalidConfig, listener, tc.GetTypeUrl(), err)
 			}
-			h.detect = &ipDetection{xff: true, hops: x.GetXffNumTrustedHops(), trustedCIDRs: len(x.GetXffTrustedCidrs().GetCidrs()) > 0, skipAppend: x.GetSkipXffAppend().GetValue()}
+			h.detect = &ipDetection{xff: true, hops: x.GetXffNumTrustedHops(),
+				trustedCIDRs: len(x.GetXffTrustedCidrs().GetCidrs()) > 0, skipAppend: x.GetSkipXffAppend().GetValue()}
 			break
 		}
 		if tc.GetTypeUrl() != customHeaderTypeURL {
@@ -271,9 +278,11 @@ func (entry *listenerEntry) selectChain(req conn) (*chainEntry, error) {
 	}
 	var note string
 	if req.ignoredSNI != "" {
-		note = fmt.Sprintf(" (the listener has no %s listener filter, so the client's SNI %q is not seen)", tlsInspectorName, req.ignoredSNI)
+		note = fmt.Sprintf(" (the listener has no %s listener filter, so the client's SNI %q is not seen)", tlsInspectorName,
+			req.ignoredSNI)
 	}
-	return nil, fmt.Errorf("%w: listener %s has no filter chain for SNI %q (transport %s)%s and no default_filter_chain; chains: %s",
+	return nil, fmt.Errorf(
+		"%w: listener %s has no filter chain for SNI %q (transport %s)%s and no default_filter_chain; chains: %s",
 		ErrNoFilterChain, entry.name, req.sni, req.transport, note, entry.chainSummary())
 }
 
@@ -432,7 +441,8 @@ func (entry *listenerEntry) pickOne(chains []*chainEntry) (*chainEntry, error) {
 	for i, c := range chains {
 		names[i] = c.label()
 	}
-	return nil, fmt.Errorf("%w: listener %s: filter chains %s differ only by IP/source criteria, which routecheck does not model",
+	return nil, fmt.Errorf(
+		"%w: listener %s: filter chains %s differ only by IP/source criteria, which routecheck does not model",
 		ErrUnsupported, entry.name, strings.Join(names, ", "))
 }
 

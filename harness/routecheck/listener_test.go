@@ -145,7 +145,8 @@ func TestInlineRouteConfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	ans := check(t, tbl, Request{Path: "/x"})
-	want := Answer{Listener: "l", FilterChain: "fc", RouteConfig: "inline-rc", VirtualHost: "vh", Route: "r", Cluster: "inline-cluster", Status: 200, Matched: true}
+	want := Answer{Listener: "l", FilterChain: "fc", RouteConfig: "inline-rc", VirtualHost: "vh", Route: "r",
+		Cluster: "inline-cluster", Status: 200, Matched: true}
 	if ans != want {
 		t.Errorf("got %+v, want %+v", ans, want)
 	}
@@ -153,7 +154,8 @@ func TestInlineRouteConfig(t *testing.T) {
 
 func TestListenerSelection(t *testing.T) {
 	rc := routeConfig("rc", vhost("vh", []string{"*"}, prefixRoute("r", "/", "c")))
-	udp := &listenerv3.Listener{Name: "quic", Address: addr(10443, true), FilterChains: []*listenerv3.FilterChain{httpChain(t, "", "rc")}}
+	udp := &listenerv3.Listener{Name: "quic", Address: addr(10443, true),
+		FilterChains: []*listenerv3.FilterChain{httpChain(t, "", "rc")}}
 	tcp := listener("tcp", 10443, httpChain(t, "", "rc"))
 	// The address IP is ignored and additional_addresses count as ports.
 	extra := listener("extra", 10080, httpChain(t, "", "rc"))
@@ -172,7 +174,8 @@ func TestListenerSelection(t *testing.T) {
 
 func TestErrors(t *testing.T) {
 	rc := routeConfig("rc", vhost("vh", []string{"*"}, prefixRoute("r", "/", "c")))
-	tcpAny, err := anypb.New(&tcpv3.TcpProxy{StatPrefix: "tcp", ClusterSpecifier: &tcpv3.TcpProxy_Cluster{Cluster: "backend"}})
+	tcpAny, err := anypb.New(
+		&tcpv3.TcpProxy{StatPrefix: "tcp", ClusterSpecifier: &tcpv3.TcpProxy_Cluster{Cluster: "backend"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -188,7 +191,9 @@ func TestErrors(t *testing.T) {
 	dupB := listener("dup-b", 9003, httpChain(t, "", "rc"))
 	sniOnly := listener("sni-only-l", 9004, httpChain(t, "", "rc", "a.example.com"))
 	unsupported := routeConfig("rc-unsupported", vhost("vh", []string{"*"},
-		routeWithMatch("uri-template", &routev3.RouteMatch{PathSpecifier: &routev3.RouteMatch_PathMatchPolicy{PathMatchPolicy: &corev3.TypedExtensionConfig{Name: "uri"}}}, "c"),
+		routeWithMatch("uri-template",
+			&routev3.RouteMatch{PathSpecifier: &routev3.RouteMatch_PathMatchPolicy{PathMatchPolicy: &corev3.TypedExtensionConfig{Name: "uri"}}},
+			"c"),
 		prefixRoute("r", "/", "c")))
 	unsupportedL := listener("unsupported-l", 9005, httpChain(t, "", "rc-unsupported"))
 	badRegex := routeConfig("rc-bad-regex", vhost("vh", []string{"*"},
@@ -197,7 +202,9 @@ func TestErrors(t *testing.T) {
 	dupDomain := routeConfig("rc-dup-domain", vhost("a", []string{"x.com"}), vhost("b", []string{"X.com"}))
 	dupDomainL := listener("dup-domain-l", 9007, httpChain(t, "", "rc-dup-domain"))
 
-	tbl, err := New([]*listenerv3.Listener{listener("http", 10080, httpChain(t, "", "rc")), tcpListener, badAny, missingRDS, dupA, dupB, sniOnly, unsupportedL, badRegexL, dupDomainL},
+	tbl, err := New(
+		[]*listenerv3.Listener{listener("http", 10080, httpChain(t, "", "rc")), tcpListener, badAny, missingRDS, dupA, dupB,
+			sniOnly, unsupportedL, badRegexL, dupDomainL},
 		[]*routev3.RouteConfiguration{rc, unsupported, badRegex, dupDomain})
 	if err != nil {
 		t.Fatal(err)
@@ -207,7 +214,8 @@ func TestErrors(t *testing.T) {
 	wantErr(t, err, ErrNoListener, "no listener on port 8080; listeners: ", "9000 (tcp-l)", "10080 (http)")
 
 	// A tcp_proxy chain answers at layer 4 (see l4_test.go).
-	if ans, err := tbl.Check(Request{Port: 9000, Host: "h", Path: "/"}); err != nil || ans != (Answer{Listener: "tcp-l", Cluster: "backend", Status: 200, Matched: true, L4: true}) {
+	if ans, err := tbl.Check(Request{Port: 9000, Host: "h", Path: "/"}); err != nil ||
+		ans != (Answer{Listener: "tcp-l", Cluster: "backend", Status: 200, Matched: true, L4: true}) {
 		t.Errorf("tcp_proxy listener: got %+v, %v", ans, err)
 	}
 
@@ -256,7 +264,8 @@ func TestCustomHeaderRejectsWithoutClientIP(t *testing.T) {
 			t.Fatal(err)
 		}
 		h := rdsHCM("rc")
-		h.OriginalIpDetectionExtensions = []*corev3.TypedExtensionConfig{{Name: "envoy.extensions.http.original_ip_detection.custom_header", TypedConfig: tc}}
+		h.OriginalIpDetectionExtensions = []*corev3.TypedExtensionConfig{{Name: "envoy.extensions.http.original_ip_detection.custom_header",
+			TypedConfig: tc}}
 		l := listener("l", 10080, &listenerv3.FilterChain{Filters: []*listenerv3.Filter{hcmFilter(t, h)}})
 		tbl, err := New([]*listenerv3.Listener{l}, []*routev3.RouteConfiguration{rc})
 		if err != nil {
@@ -270,7 +279,9 @@ func TestCustomHeaderRejectsWithoutClientIP(t *testing.T) {
 			t.Errorf("fail closed, headers %v: got %+v", hdr, ans)
 		}
 	}
-	if ans := check(t, closed, Request{Path: "/", Headers: map[string]string{"X-Client-IP": "2001:db8::1"}}); ans.Status != 200 || ans.Cluster != "c" {
+	if ans := check(t, closed,
+		Request{Path: "/", Headers: map[string]string{"X-Client-IP": "2001:db8::1"}}); ans.Status != 200 ||
+		ans.Cluster != "c" {
 		t.Errorf("fail closed with an IP: got %+v", ans)
 	}
 	if ans := check(t, mk(false), Request{Path: "/"}); ans.Status != 200 {
@@ -288,7 +299,8 @@ func TestMaxRequestHeaders(t *testing.T) {
 	if ans := check(t, def, Request{Host: "a", Headers: pad(60*1024 - len("host") - 1)}); ans.Status != 200 {
 		t.Errorf("at the 60 KiB default: got %+v", ans)
 	}
-	if ans := check(t, def, Request{Host: "ab", Headers: pad(60*1024 - len("host") - 1)}); ans.Status != 431 || ans.Matched {
+	if ans := check(t, def, Request{Host: "ab", Headers: pad(60*1024 - len("host") - 1)}); ans.Status != 431 ||
+		ans.Matched {
 		t.Errorf("one byte over the 60 KiB default: got %+v", ans)
 	}
 	h := rdsHCM("rc")

@@ -63,7 +63,9 @@ func evalRateLimit(f httpFilterEntry, per *anypb.Any, state *requestState, eff *
 		return true, 0, nil
 	}
 	if state.rls == nil {
-		return true, 0, fmt.Errorf("%w: a request after %d others on a global rate limit needs the rate limit service's limits", ErrUnsupported, state.req.After)
+		return true, 0,
+			fmt.Errorf("%w: a request after %d others on a global rate limit needs the rate limit service's limits",
+				ErrUnsupported, state.req.After)
 	}
 	for _, d := range descs {
 		lim, ok := state.rls.Lookup(domain, d.entries)
@@ -112,7 +114,8 @@ func evalLocalRateLimit(per *anypb.Any, state *requestState, eff *FilterEffect) 
 		return true, 0, nil
 	}
 	if len(descs) > 0 {
-		return true, 0, fmt.Errorf("%w: local rate limit descriptors counted over %d requests", ErrUnsupported, state.req.After)
+		return true, 0,
+			fmt.Errorf("%w: local rate limit descriptors counted over %d requests", ErrUnsupported, state.req.After)
 	}
 	if b != nil && state.req.After+1 > b.GetMaxTokens() {
 		eff.Outcome += " (empty)"

@@ -197,7 +197,8 @@ func (e *rbacEval) cel(parsed *expr.ParsedExpr) (bool, error) {
 	if readsIdent(v1.GetExpr(), "response") {
 		return false, fmt.Errorf("%w: a CEL expression on response attributes at request time", errUndecided)
 	}
-	env, err := cel.NewEnv(cel.Variable("request", cel.DynType), cel.Variable("connection", cel.DynType), cel.Variable("source", cel.DynType))
+	env, err := cel.NewEnv(cel.Variable("request", cel.DynType), cel.Variable("connection", cel.DynType),
+		cel.Variable("source", cel.DynType))
 	if err != nil {
 		return false, err
 	}
@@ -348,7 +349,8 @@ func readsIdent(x *exprpb.Expr, name string) bool {
 		}
 	case *exprpb.Expr_ComprehensionExpr:
 		c := k.ComprehensionExpr
-		for _, sub := range []*exprpb.Expr{c.GetIterRange(), c.GetAccuInit(), c.GetLoopCondition(), c.GetLoopStep(), c.GetResult()} {
+		for _, sub := range []*exprpb.Expr{c.GetIterRange(), c.GetAccuInit(), c.GetLoopCondition(), c.GetLoopStep(),
+			c.GetResult()} {
 			if readsIdent(sub, name) {
 				return true
 			}

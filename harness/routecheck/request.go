@@ -229,7 +229,8 @@ func canonicalPath(p string) string {
 			}
 			i += 2
 		case c <= 0x20 || c >= 0x7f || strings.IndexByte("\"<>`{}", c) >= 0:
-			b.WriteString("%" + strings.ToUpper(strconv.FormatUint(uint64(c)>>4, 16)) + strings.ToUpper(strconv.FormatUint(uint64(c)&15, 16)))
+			b.WriteString(
+				"%" + strings.ToUpper(strconv.FormatUint(uint64(c)>>4, 16)) + strings.ToUpper(strconv.FormatUint(uint64(c)&15, 16)))
 		default:
 			b.WriteByte(c)
 		}

@@ -229,7 +229,8 @@ func (t *Table) Check(req Request) (Answer, error) {
 	if table == nil {
 		table = t.routes[h.rdsName]
 		if table == nil {
-			return ans, fmt.Errorf("%w: listener %s filter chain %q references RDS route configuration %q, which is not in the snapshot (have: %s)",
+			return ans, fmt.Errorf(
+				"%w: listener %s filter chain %q references RDS route configuration %q, which is not in the snapshot (have: %s)",
 				ErrRouteConfigNotFound, entry.name, fc.name, h.rdsName, t.routeNames())
 		}
 	}
@@ -275,7 +276,8 @@ func (t *Table) findListener(port uint32, proto, gateway string) (*listenerEntry
 			}
 		}
 		if len(mine) == 0 {
-			return nil, fmt.Errorf("%w of Gateway %s on port %d; listeners: %s", ErrNoListener, gateway, port, t.listenerSummary())
+			return nil, fmt.Errorf("%w of Gateway %s on port %d; listeners: %s", ErrNoListener, gateway, port,
+				t.listenerSummary())
 		}
 		all = mine
 	}
@@ -303,7 +305,8 @@ func (t *Table) findListener(port uint32, proto, gateway string) (*listenerEntry
 		return cands[0], nil
 	case 0:
 		if proto != "" {
-			return nil, fmt.Errorf("%w: no %s listener on port %d; listeners: %s", ErrNoListener, proto, port, t.listenerSummary())
+			return nil, fmt.Errorf("%w: no %s listener on port %d; listeners: %s", ErrNoListener, proto, port,
+				t.listenerSummary())
 		}
 		return nil, fmt.Errorf("%w on port %d; listeners: %s", ErrNoListener, port, t.listenerSummary())
 	default:

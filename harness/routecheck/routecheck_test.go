@@ -105,15 +105,20 @@ func TestNoRouteIs404(t *testing.T) {
 
 func TestPathMatching(t *testing.T) {
 	psp := func(name, p string) *routev3.Route {
-		return routeWithMatch(name, &routev3.RouteMatch{PathSpecifier: &routev3.RouteMatch_PathSeparatedPrefix{PathSeparatedPrefix: p}}, name)
+		return routeWithMatch(name,
+			&routev3.RouteMatch{PathSpecifier: &routev3.RouteMatch_PathSeparatedPrefix{PathSeparatedPrefix: p}}, name)
 	}
 	exact := func(name, p string, caseSensitive bool) *routev3.Route {
-		return routeWithMatch(name, &routev3.RouteMatch{PathSpecifier: &routev3.RouteMatch_Path{Path: p}, CaseSensitive: boolv(caseSensitive)}, name)
+		return routeWithMatch(name,
+			&routev3.RouteMatch{PathSpecifier: &routev3.RouteMatch_Path{Path: p}, CaseSensitive: boolv(caseSensitive)}, name)
 	}
 	re := func(name, r string) *routev3.Route {
-		return routeWithMatch(name, &routev3.RouteMatch{PathSpecifier: &routev3.RouteMatch_SafeRegex{SafeRegex: regex(r)}}, name)
+		return routeWithMatch(name, &routev3.RouteMatch{PathSpecifier: &routev3.RouteMatch_SafeRegex{SafeRegex: regex(r)}},
+			name)
 	}
-	ciPrefix := routeWithMatch("ci-prefix", &routev3.RouteMatch{PathSpecifier: &routev3.RouteMatch_Prefix{Prefix: "/Upper"}, CaseSensitive: boolv(false)}, "ci-prefix")
+	ciPrefix := routeWithMatch("ci-prefix",
+		&routev3.RouteMatch{PathSpecifier: &routev3.RouteMatch_Prefix{Prefix: "/Upper"}, CaseSensitive: boolv(false)},
+		"ci-prefix")
 	tbl := singleTable(t, routeConfig("rc", vhost("vh", []string{"*"},
 		psp("psp", "/foo"),
 		exact("exact", "/exact", true),
@@ -162,49 +167,132 @@ func TestHeaderMatchers(t *testing.T) {
 		headers map[string]string
 		want    bool
 	}{
-		{"string exact", &routev3.HeaderMatcher{Name: "x-env", HeaderMatchSpecifier: sm(exactStr("prod"))}, "", "", "", map[string]string{"x-env": "prod"}, true},
-		{"string exact is case-sensitive", &routev3.HeaderMatcher{Name: "x-env", HeaderMatchSpecifier: sm(exactStr("prod"))}, "", "", "", map[string]string{"x-env": "Prod"}, false},
-		{"string exact missing", &routev3.HeaderMatcher{Name: "x-env", HeaderMatchSpecifier: sm(exactStr("prod"))}, "", "", "", nil, false},
-		{"header name case-insensitive", &routev3.HeaderMatcher{Name: "X-Env", HeaderMatchSpecifier: sm(exactStr("prod"))}, "", "", "", map[string]string{"x-ENV": "prod"}, true},
-		{"string exact ignore_case", &routev3.HeaderMatcher{Name: "x-env", HeaderMatchSpecifier: sm(&matcherv3.StringMatcher{MatchPattern: &matcherv3.StringMatcher_Exact{Exact: "prod"}, IgnoreCase: true})}, "", "", "", map[string]string{"x-env": "PROD"}, true},
-		{"string prefix", &routev3.HeaderMatcher{Name: "x-v", HeaderMatchSpecifier: sm(&matcherv3.StringMatcher{MatchPattern: &matcherv3.StringMatcher_Prefix{Prefix: "ab"}})}, "", "", "", map[string]string{"x-v": "abc"}, true},
-		{"string prefix ignore_case", &routev3.HeaderMatcher{Name: "x-v", HeaderMatchSpecifier: sm(&matcherv3.StringMatcher{MatchPattern: &matcherv3.StringMatcher_Prefix{Prefix: "ab"}, IgnoreCase: true})}, "", "", "", map[string]string{"x-v": "ABc"}, true},
-		{"string suffix", &routev3.HeaderMatcher{Name: "x-v", HeaderMatchSpecifier: sm(&matcherv3.StringMatcher{MatchPattern: &matcherv3.StringMatcher_Suffix{Suffix: "bc"}})}, "", "", "", map[string]string{"x-v": "abd"}, false},
-		{"string contains", &routev3.HeaderMatcher{Name: "x-v", HeaderMatchSpecifier: sm(&matcherv3.StringMatcher{MatchPattern: &matcherv3.StringMatcher_Contains{Contains: "mid"}})}, "", "", "", map[string]string{"x-v": "amidb"}, true},
-		{"string regex full match", &routev3.HeaderMatcher{Name: "x-v", HeaderMatchSpecifier: sm(&matcherv3.StringMatcher{MatchPattern: &matcherv3.StringMatcher_SafeRegex{SafeRegex: regex("v[0-9]+")}})}, "", "", "", map[string]string{"x-v": "v12"}, true},
-		{"string regex partial is no match", &routev3.HeaderMatcher{Name: "x-v", HeaderMatchSpecifier: sm(&matcherv3.StringMatcher{MatchPattern: &matcherv3.StringMatcher_SafeRegex{SafeRegex: regex("v[0-9]+")}})}, "", "", "", map[string]string{"x-v": "v12a"}, false},
-		{"legacy exact", &routev3.HeaderMatcher{Name: "x-v", HeaderMatchSpecifier: &routev3.HeaderMatcher_ExactMatch{ExactMatch: "a"}}, "", "", "", map[string]string{"x-v": "a"}, true},
-		{"legacy exact empty matches any value", &routev3.HeaderMatcher{Name: "x-v", HeaderMatchSpecifier: &routev3.HeaderMatcher_ExactMatch{ExactMatch: ""}}, "", "", "", map[string]string{"x-v": "anything"}, true},
-		{"legacy prefix", &routev3.HeaderMatcher{Name: "x-v", HeaderMatchSpecifier: &routev3.HeaderMatcher_PrefixMatch{PrefixMatch: "a"}}, "", "", "", map[string]string{"x-v": "ba"}, false},
-		{"legacy suffix", &routev3.HeaderMatcher{Name: "x-v", HeaderMatchSpecifier: &routev3.HeaderMatcher_SuffixMatch{SuffixMatch: "a"}}, "", "", "", map[string]string{"x-v": "ba"}, true},
-		{"legacy contains", &routev3.HeaderMatcher{Name: "x-v", HeaderMatchSpecifier: &routev3.HeaderMatcher_ContainsMatch{ContainsMatch: "zz"}}, "", "", "", map[string]string{"x-v": "ba"}, false},
-		{"legacy regex", &routev3.HeaderMatcher{Name: "x-v", HeaderMatchSpecifier: &routev3.HeaderMatcher_SafeRegexMatch{SafeRegexMatch: regex("[a-c]+")}}, "", "", "", map[string]string{"x-v": "abcab"}, true},
-		{"range inside", &routev3.HeaderMatcher{Name: "x-n", HeaderMatchSpecifier: &routev3.HeaderMatcher_RangeMatch{RangeMatch: &typev3.Int64Range{Start: 1, End: 10}}}, "", "", "", map[string]string{"x-n": "9"}, true},
-		{"range end exclusive", &routev3.HeaderMatcher{Name: "x-n", HeaderMatchSpecifier: &routev3.HeaderMatcher_RangeMatch{RangeMatch: &typev3.Int64Range{Start: 1, End: 10}}}, "", "", "", map[string]string{"x-n": "10"}, false},
-		{"present true, present", &routev3.HeaderMatcher{Name: "x-p", HeaderMatchSpecifier: &routev3.HeaderMatcher_PresentMatch{PresentMatch: true}}, "", "", "", map[string]string{"x-p": ""}, true},
-		{"present true, missing", &routev3.HeaderMatcher{Name: "x-p", HeaderMatchSpecifier: &routev3.HeaderMatcher_PresentMatch{PresentMatch: true}}, "", "", "", nil, false},
-		{"present false, missing", &routev3.HeaderMatcher{Name: "x-p", HeaderMatchSpecifier: &routev3.HeaderMatcher_PresentMatch{PresentMatch: false}}, "", "", "", nil, true},
-		{"present false, present", &routev3.HeaderMatcher{Name: "x-p", HeaderMatchSpecifier: &routev3.HeaderMatcher_PresentMatch{PresentMatch: false}}, "", "", "", map[string]string{"x-p": "1"}, false},
+		{"string exact", &routev3.HeaderMatcher{Name: "x-env", HeaderMatchSpecifier: sm(exactStr("prod"))}, "", "", "",
+			map[string]string{"x-env": "prod"}, true},
+		{"string exact is case-sensitive", &routev3.HeaderMatcher{Name: "x-env", HeaderMatchSpecifier: sm(exactStr("prod"))},
+			"", "", "", map[string]string{"x-env": "Prod"}, false},
+		{"string exact missing", &routev3.HeaderMatcher{Name: "x-env", HeaderMatchSpecifier: sm(exactStr("prod"))}, "", "",
+			"", nil, false},
+		{"header name case-insensitive", &routev3.HeaderMatcher{Name: "X-Env", HeaderMatchSpecifier: sm(exactStr("prod"))},
+			"", "", "", map[string]string{"x-ENV": "prod"}, true},
+		{"string exact ignore_case",
+			&routev3.HeaderMatcher{Name: "x-env",
+				HeaderMatchSpecifier: sm(
+					&matcherv3.StringMatcher{MatchPattern: &matcherv3.StringMatcher_Exact{Exact: "prod"}, IgnoreCase: true})}, "", "",
+			"", map[string]string{"x-env": "PROD"}, true},
+		{"string prefix",
+			&routev3.HeaderMatcher{Name: "x-v",
+				HeaderMatchSpecifier: sm(&matcherv3.StringMatcher{MatchPattern: &matcherv3.StringMatcher_Prefix{Prefix: "ab"}})},
+			"",
+			"", "", map[string]string{"x-v": "abc"}, true},
+		{"string prefix ignore_case",
+			&routev3.HeaderMatcher{Name: "x-v",
+				HeaderMatchSpecifier: sm(
+					&matcherv3.StringMatcher{MatchPattern: &matcherv3.StringMatcher_Prefix{Prefix: "ab"}, IgnoreCase: true})}, "", "",
+			"", map[string]string{"x-v": "ABc"}, true},
+		{"string suffix",
+			&routev3.HeaderMatcher{Name: "x-v",
+				HeaderMatchSpecifier: sm(&matcherv3.StringMatcher{MatchPattern: &matcherv3.StringMatcher_Suffix{Suffix: "bc"}})},
+			"",
+			"", "", map[string]string{"x-v": "abd"}, false},
+		{"string contains",
+			&routev3.HeaderMatcher{Name: "x-v",
+				HeaderMatchSpecifier: sm(
+					&matcherv3.StringMatcher{MatchPattern: &matcherv3.StringMatcher_Contains{Contains: "mid"}})}, "", "", "",
+			map[string]string{"x-v": "amidb"}, true},
+		{"string regex full match",
+			&routev3.HeaderMatcher{Name: "x-v",
+				HeaderMatchSpecifier: sm(
+					&matcherv3.StringMatcher{MatchPattern: &matcherv3.StringMatcher_SafeRegex{SafeRegex: regex("v[0-9]+")}})}, "", "",
+			"", map[string]string{"x-v": "v12"}, true},
+		{"string regex partial is no match",
+			&routev3.HeaderMatcher{Name: "x-v",
+				HeaderMatchSpecifier: sm(
+					&matcherv3.StringMatcher{MatchPattern: &matcherv3.StringMatcher_SafeRegex{SafeRegex: regex("v[0-9]+")}})}, "", "",
+			"", map[string]string{"x-v": "v12a"}, false},
+		{"legacy exact",
+			&routev3.HeaderMatcher{Name: "x-v", HeaderMatchSpecifier: &routev3.HeaderMatcher_ExactMatch{ExactMatch: "a"}}, "",
+			"", "", map[string]string{"x-v": "a"}, true},
+		{"legacy exact empty matches any value",
+			&routev3.HeaderMatcher{Name: "x-v", HeaderMatchSpecifier: &routev3.HeaderMatcher_ExactMatch{ExactMatch: ""}}, "", "",
+			"", map[string]string{"x-v": "anything"}, true},
+		{"legacy prefix",
+			&routev3.HeaderMatcher{Name: "x-v", HeaderMatchSpecifier: &routev3.HeaderMatcher_PrefixMatch{PrefixMatch: "a"}}, "",
+			"", "", map[string]string{"x-v": "ba"}, false},
+		{"legacy suffix",
+			&routev3.HeaderMatcher{Name: "x-v", HeaderMatchSpecifier: &routev3.HeaderMatcher_SuffixMatch{SuffixMatch: "a"}}, "",
+			"", "", map[string]string{"x-v": "ba"}, true},
+		{"legacy contains",
+			&routev3.HeaderMatcher{Name: "x-v", HeaderMatchSpecifier: &routev3.HeaderMatcher_ContainsMatch{ContainsMatch: "zz"}},
+			"", "", "", map[string]string{"x-v": "ba"}, false},
+		{"legacy regex",
+			&routev3.HeaderMatcher{Name: "x-v",
+				HeaderMatchSpecifier: &routev3.HeaderMatcher_SafeRegexMatch{SafeRegexMatch: regex("[a-c]+")}}, "", "", "",
+			map[string]string{"x-v": "abcab"}, true},
+		{"range inside",
+			&routev3.HeaderMatcher{Name: "x-n",
+				HeaderMatchSpecifier: &routev3.HeaderMatcher_RangeMatch{RangeMatch: &typev3.Int64Range{Start: 1, End: 10}}}, "", "",
+			"", map[string]string{"x-n": "9"}, true},
+		{"range end exclusive",
+			&routev3.HeaderMatcher{Name: "x-n",
+				HeaderMatchSpecifier: &routev3.HeaderMatcher_RangeMatch{RangeMatch: &typev3.Int64Range{Start: 1, End: 10}}}, "", "",
+			"", map[string]string{"x-n": "10"}, false},
+		{"present true, present",
+			&routev3.HeaderMatcher{Name: "x-p", HeaderMatchSpecifier: &routev3.HeaderMatcher_PresentMatch{PresentMatch: true}},
+			"", "", "", map[string]string{"x-p": ""}, true},
+		{"present true, missing",
+			&routev3.HeaderMatcher{Name: "x-p", HeaderMatchSpecifier: &routev3.HeaderMatcher_PresentMatch{PresentMatch: true}},
+			"", "", "", nil, false},
+		{"present false, missing",
+			&routev3.HeaderMatcher{Name: "x-p", HeaderMatchSpecifier: &routev3.HeaderMatcher_PresentMatch{PresentMatch: false}},
+			"", "", "", nil, true},
+		{"present false, present",
+			&routev3.HeaderMatcher{Name: "x-p", HeaderMatchSpecifier: &routev3.HeaderMatcher_PresentMatch{PresentMatch: false}},
+			"", "", "", map[string]string{"x-p": "1"}, false},
 		{"no specifier means present", &routev3.HeaderMatcher{Name: "x-p"}, "", "", "", map[string]string{"x-p": "1"}, true},
-		{"invert present, missing", &routev3.HeaderMatcher{Name: "x-p", HeaderMatchSpecifier: &routev3.HeaderMatcher_PresentMatch{PresentMatch: true}, InvertMatch: true}, "", "", "", nil, true},
-		{"invert present, present", &routev3.HeaderMatcher{Name: "x-p", HeaderMatchSpecifier: &routev3.HeaderMatcher_PresentMatch{PresentMatch: true}, InvertMatch: true}, "", "", "", map[string]string{"x-p": "1"}, false},
-		{"invert exact, other value", &routev3.HeaderMatcher{Name: "x-env", HeaderMatchSpecifier: sm(exactStr("prod")), InvertMatch: true}, "", "", "", map[string]string{"x-env": "dev"}, true},
-		{"invert exact, same value", &routev3.HeaderMatcher{Name: "x-env", HeaderMatchSpecifier: sm(exactStr("prod")), InvertMatch: true}, "", "", "", map[string]string{"x-env": "prod"}, false},
+		{"invert present, missing",
+			&routev3.HeaderMatcher{Name: "x-p", HeaderMatchSpecifier: &routev3.HeaderMatcher_PresentMatch{PresentMatch: true},
+				InvertMatch: true}, "", "", "", nil, true},
+		{"invert present, present",
+			&routev3.HeaderMatcher{Name: "x-p", HeaderMatchSpecifier: &routev3.HeaderMatcher_PresentMatch{PresentMatch: true},
+				InvertMatch: true}, "", "", "", map[string]string{"x-p": "1"}, false},
+		{"invert exact, other value",
+			&routev3.HeaderMatcher{Name: "x-env", HeaderMatchSpecifier: sm(exactStr("prod")), InvertMatch: true}, "", "", "",
+			map[string]string{"x-env": "dev"}, true},
+		{"invert exact, same value",
+			&routev3.HeaderMatcher{Name: "x-env", HeaderMatchSpecifier: sm(exactStr("prod")), InvertMatch: true}, "", "", "",
+			map[string]string{"x-env": "prod"}, false},
 		// Envoy: a missing header never matches a value matcher, inverted or not.
-		{"invert exact, missing", &routev3.HeaderMatcher{Name: "x-env", HeaderMatchSpecifier: sm(exactStr("prod")), InvertMatch: true}, "", "", "", nil, false},
-		{"invert exact, missing treated as empty", &routev3.HeaderMatcher{Name: "x-env", HeaderMatchSpecifier: sm(exactStr("prod")), InvertMatch: true, TreatMissingHeaderAsEmpty: true}, "", "", "", nil, true},
-		{"exact empty, missing treated as empty", &routev3.HeaderMatcher{Name: "x-env", HeaderMatchSpecifier: sm(exactStr("")), TreatMissingHeaderAsEmpty: true}, "", "", "", nil, true},
-		{":method POST", &routev3.HeaderMatcher{Name: ":method", HeaderMatchSpecifier: sm(exactStr("POST"))}, "POST", "", "", nil, true},
-		{":method defaults to GET", &routev3.HeaderMatcher{Name: ":method", HeaderMatchSpecifier: sm(exactStr("GET"))}, "", "", "", nil, true},
-		{":method mismatch", &routev3.HeaderMatcher{Name: ":method", HeaderMatchSpecifier: sm(exactStr("POST"))}, "GET", "", "", nil, false},
-		{":method inverted", &routev3.HeaderMatcher{Name: ":method", HeaderMatchSpecifier: sm(exactStr("POST")), InvertMatch: true}, "GET", "", "", nil, true},
-		{":authority", &routev3.HeaderMatcher{Name: ":authority", HeaderMatchSpecifier: sm(exactStr("api.example.com"))}, "", "api.example.com", "", nil, true},
-		{":path includes query", &routev3.HeaderMatcher{Name: ":path", HeaderMatchSpecifier: sm(exactStr("/a?b=1"))}, "", "", "/a?b=1", nil, true},
+		{"invert exact, missing",
+			&routev3.HeaderMatcher{Name: "x-env", HeaderMatchSpecifier: sm(exactStr("prod")), InvertMatch: true}, "", "", "",
+			nil, false},
+		{"invert exact, missing treated as empty",
+			&routev3.HeaderMatcher{Name: "x-env", HeaderMatchSpecifier: sm(exactStr("prod")), InvertMatch: true,
+				TreatMissingHeaderAsEmpty: true}, "", "", "", nil, true},
+		{"exact empty, missing treated as empty",
+			&routev3.HeaderMatcher{Name: "x-env", HeaderMatchSpecifier: sm(exactStr("")), TreatMissingHeaderAsEmpty: true}, "",
+			"", "", nil, true},
+		{":method POST", &routev3.HeaderMatcher{Name: ":method", HeaderMatchSpecifier: sm(exactStr("POST"))}, "POST", "", "",
+			nil, true},
+		{":method defaults to GET", &routev3.HeaderMatcher{Name: ":method", HeaderMatchSpecifier: sm(exactStr("GET"))}, "",
+			"", "", nil, true},
+		{":method mismatch", &routev3.HeaderMatcher{Name: ":method", HeaderMatchSpecifier: sm(exactStr("POST"))}, "GET", "",
+			"", nil, false},
+		{":method inverted",
+			&routev3.HeaderMatcher{Name: ":method", HeaderMatchSpecifier: sm(exactStr("POST")), InvertMatch: true}, "GET", "",
+			"", nil, true},
+		{":authority", &routev3.HeaderMatcher{Name: ":authority", HeaderMatchSpecifier: sm(exactStr("api.example.com"))}, "",
+			"api.example.com", "", nil, true},
+		{":path includes query", &routev3.HeaderMatcher{Name: ":path", HeaderMatchSpecifier: sm(exactStr("/a?b=1"))}, "", "",
+			"/a?b=1", nil, true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			m := &routev3.RouteMatch{PathSpecifier: &routev3.RouteMatch_Prefix{Prefix: "/"}, Headers: []*routev3.HeaderMatcher{c.hm}}
-			tbl := singleTable(t, routeConfig("rc", vhost("vh", []string{"*"}, routeWithMatch("hdr", m, "hdr"), prefixRoute("fallback", "/", "fallback"))))
+			m := &routev3.RouteMatch{PathSpecifier: &routev3.RouteMatch_Prefix{Prefix: "/"},
+				Headers: []*routev3.HeaderMatcher{c.hm}}
+			tbl := singleTable(t,
+				routeConfig("rc",
+					vhost("vh", []string{"*"}, routeWithMatch("hdr", m, "hdr"), prefixRoute("fallback", "/", "fallback"))))
 			ans := check(t, tbl, Request{Method: c.method, Host: c.host, Path: c.path, Headers: c.headers})
 			if got := ans.Route == "hdr"; got != c.want {
 				t.Errorf("matched=%v (route %q), want %v", got, ans.Route, c.want)
@@ -221,9 +309,11 @@ func TestQueryParameterMatchers(t *testing.T) {
 		}, "q")
 	}
 	exact := func(name, v string) *routev3.QueryParameterMatcher {
-		return &routev3.QueryParameterMatcher{Name: name, QueryParameterMatchSpecifier: &routev3.QueryParameterMatcher_StringMatch{StringMatch: exactStr(v)}}
+		return &routev3.QueryParameterMatcher{Name: name,
+			QueryParameterMatchSpecifier: &routev3.QueryParameterMatcher_StringMatch{StringMatch: exactStr(v)}}
 	}
-	present := &routev3.QueryParameterMatcher{Name: "debug", QueryParameterMatchSpecifier: &routev3.QueryParameterMatcher_PresentMatch{PresentMatch: true}}
+	present := &routev3.QueryParameterMatcher{Name: "debug",
+		QueryParameterMatchSpecifier: &routev3.QueryParameterMatcher_PresentMatch{PresentMatch: true}}
 	cases := []struct {
 		name string
 		q    *routev3.QueryParameterMatcher
@@ -241,11 +331,15 @@ func TestQueryParameterMatchers(t *testing.T) {
 		{"present", present, "/p?debug", true},
 		{"present with value", present, "/p?x=1&debug=0", true},
 		{"present missing", present, "/p?x=1", false},
-		{"prefix matcher", &routev3.QueryParameterMatcher{Name: "id", QueryParameterMatchSpecifier: &routev3.QueryParameterMatcher_StringMatch{StringMatch: &matcherv3.StringMatcher{MatchPattern: &matcherv3.StringMatcher_Prefix{Prefix: "usr-"}}}}, "/p?id=usr-42", true},
+		{"prefix matcher",
+			&routev3.QueryParameterMatcher{Name: "id",
+				QueryParameterMatchSpecifier: &routev3.QueryParameterMatcher_StringMatch{StringMatch: &matcherv3.StringMatcher{MatchPattern: &matcherv3.StringMatcher_Prefix{Prefix: "usr-"}}}},
+			"/p?id=usr-42", true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			tbl := singleTable(t, routeConfig("rc", vhost("vh", []string{"*"}, qp(c.q), prefixRoute("fallback", "/", "fallback"))))
+			tbl := singleTable(t,
+				routeConfig("rc", vhost("vh", []string{"*"}, qp(c.q), prefixRoute("fallback", "/", "fallback"))))
 			ans := check(t, tbl, Request{Path: c.path})
 			if got := ans.Route == "q"; got != c.want {
 				t.Errorf("matched=%v (route %q), want %v", got, ans.Route, c.want)
@@ -255,7 +349,9 @@ func TestQueryParameterMatchers(t *testing.T) {
 }
 
 func TestGRPCMatch(t *testing.T) {
-	g := routeWithMatch("grpc", &routev3.RouteMatch{PathSpecifier: &routev3.RouteMatch_Prefix{Prefix: "/"}, Grpc: &routev3.RouteMatch_GrpcRouteMatchOptions{}}, "grpc")
+	g := routeWithMatch("grpc",
+		&routev3.RouteMatch{PathSpecifier: &routev3.RouteMatch_Prefix{Prefix: "/"},
+			Grpc: &routev3.RouteMatch_GrpcRouteMatchOptions{}}, "grpc")
 	tbl := singleTable(t, routeConfig("rc", vhost("vh", []string{"*"}, g, prefixRoute("fallback", "/", "fallback"))))
 	for ct, want := range map[string]string{
 		"application/grpc":       "grpc",
@@ -277,7 +373,8 @@ func TestGRPCMatch(t *testing.T) {
 func TestFirstMatchWins(t *testing.T) {
 	onlyPost := routeWithMatch("post-only", &routev3.RouteMatch{
 		PathSpecifier: &routev3.RouteMatch_Prefix{Prefix: "/api"},
-		Headers:       []*routev3.HeaderMatcher{{Name: ":method", HeaderMatchSpecifier: &routev3.HeaderMatcher_StringMatch{StringMatch: exactStr("POST")}}},
+		Headers: []*routev3.HeaderMatcher{{Name: ":method",
+			HeaderMatchSpecifier: &routev3.HeaderMatcher_StringMatch{StringMatch: exactStr("POST")}}},
 	}, "c-post")
 	tbl := singleTable(t, routeConfig("rc", vhost("vh", []string{"*"},
 		onlyPost,
@@ -319,7 +416,8 @@ func cw(name string, w uint32) *routev3.WeightedCluster_ClusterWeight {
 }
 
 func TestWeightedClusters(t *testing.T) {
-	tbl := singleTable(t, routeConfig("rc", vhost("vh", []string{"*"}, weightedRoute("w", "", cw("ninety", 90), cw("ten", 10)))))
+	tbl := singleTable(t,
+		routeConfig("rc", vhost("vh", []string{"*"}, weightedRoute("w", "", cw("ninety", 90), cw("ten", 10)))))
 	for _, c := range []struct {
 		random uint64
 		want   string
@@ -344,7 +442,8 @@ func TestWeightedClusters(t *testing.T) {
 	}
 
 	// header_name supplies the random value when present and numeric.
-	tblH := singleTable(t, routeConfig("rc", vhost("vh", []string{"*"}, weightedRoute("wh", "x-rand", cw("ninety", 90), cw("ten", 10)))))
+	tblH := singleTable(t,
+		routeConfig("rc", vhost("vh", []string{"*"}, weightedRoute("wh", "x-rand", cw("ninety", 90), cw("ten", 10)))))
 	if ans := check(t, tblH, Request{Random: 0, Headers: map[string]string{"X-Rand": "95"}}); ans.Cluster != "ten" {
 		t.Errorf("header random: got %q, want ten", ans.Cluster)
 	}
@@ -382,10 +481,12 @@ func TestRedirect(t *testing.T) {
 			&routev3.RedirectAction{SchemeRewriteSpecifier: &routev3.RedirectAction_HttpsRedirect{HttpsRedirect: true}},
 			Request{Host: "example.com:8080", Path: "/a"}, 301, "https://example.com:8080/a"},
 		{"scheme_redirect and port_redirect", nil,
-			&routev3.RedirectAction{SchemeRewriteSpecifier: &routev3.RedirectAction_SchemeRedirect{SchemeRedirect: "https"}, PortRedirect: 8443},
+			&routev3.RedirectAction{SchemeRewriteSpecifier: &routev3.RedirectAction_SchemeRedirect{SchemeRedirect: "https"},
+				PortRedirect: 8443},
 			Request{Host: "example.com:8080", Path: "/a"}, 301, "https://example.com:8443/a"},
 		{"port_redirect is appended even when it is the scheme default (Envoy)", nil,
-			&routev3.RedirectAction{SchemeRewriteSpecifier: &routev3.RedirectAction_HttpsRedirect{HttpsRedirect: true}, HostRedirect: "new.example.com", PortRedirect: 443},
+			&routev3.RedirectAction{SchemeRewriteSpecifier: &routev3.RedirectAction_HttpsRedirect{HttpsRedirect: true},
+				HostRedirect: "new.example.com", PortRedirect: 443},
 			Request{Host: "example.com", Path: "/"}, 301, "https://new.example.com:443/"},
 		{"host_redirect keeps scheme http", nil,
 			&routev3.RedirectAction{HostRedirect: "new.example.com", ResponseCode: routev3.RedirectAction_FOUND},
@@ -394,21 +495,27 @@ func TestRedirect(t *testing.T) {
 			&routev3.RedirectAction{HostRedirect: "new.example.com"},
 			Request{Host: "example.com", Path: "/a", SNI: "example.com", Port: 10443}, 301, "https://new.example.com/a"},
 		{"path_redirect keeps query", nil,
-			&routev3.RedirectAction{PathRewriteSpecifier: &routev3.RedirectAction_PathRedirect{PathRedirect: "/new"}, ResponseCode: routev3.RedirectAction_SEE_OTHER},
+			&routev3.RedirectAction{PathRewriteSpecifier: &routev3.RedirectAction_PathRedirect{PathRedirect: "/new"},
+				ResponseCode: routev3.RedirectAction_SEE_OTHER},
 			Request{Host: "h", Path: "/old?x=1"}, 303, "http://h/new?x=1"},
 		{"path_redirect with strip_query", nil,
-			&routev3.RedirectAction{PathRewriteSpecifier: &routev3.RedirectAction_PathRedirect{PathRedirect: "/new"}, StripQuery: true},
+			&routev3.RedirectAction{PathRewriteSpecifier: &routev3.RedirectAction_PathRedirect{PathRedirect: "/new"},
+				StripQuery: true},
 			Request{Host: "h", Path: "/old?x=1"}, 301, "http://h/new"},
 		{"path_redirect query wins over strip_query", nil,
-			&routev3.RedirectAction{PathRewriteSpecifier: &routev3.RedirectAction_PathRedirect{PathRedirect: "/new?y=2"}, StripQuery: true},
+			&routev3.RedirectAction{PathRewriteSpecifier: &routev3.RedirectAction_PathRedirect{PathRedirect: "/new?y=2"},
+				StripQuery: true},
 			Request{Host: "h", Path: "/old?x=1"}, 301, "http://h/new?y=2"},
 		{"prefix_rewrite replaces the matched prefix", prefix("/old"),
-			&routev3.RedirectAction{PathRewriteSpecifier: &routev3.RedirectAction_PrefixRewrite{PrefixRewrite: "/new"}, ResponseCode: routev3.RedirectAction_TEMPORARY_REDIRECT},
+			&routev3.RedirectAction{PathRewriteSpecifier: &routev3.RedirectAction_PrefixRewrite{PrefixRewrite: "/new"},
+				ResponseCode: routev3.RedirectAction_TEMPORARY_REDIRECT},
 			Request{Host: "h", Path: "/old/x?q=1"}, 307, "http://h/new/x?q=1"},
 		{"prefix_rewrite with strip_query", prefix("/old"),
-			&routev3.RedirectAction{PathRewriteSpecifier: &routev3.RedirectAction_PrefixRewrite{PrefixRewrite: "/"}, StripQuery: true, ResponseCode: routev3.RedirectAction_PERMANENT_REDIRECT},
+			&routev3.RedirectAction{PathRewriteSpecifier: &routev3.RedirectAction_PrefixRewrite{PrefixRewrite: "/"},
+				StripQuery: true, ResponseCode: routev3.RedirectAction_PERMANENT_REDIRECT},
 			Request{Host: "h", Path: "/old/x?q=1"}, 308, "http://h//x"},
-		{"prefix_rewrite on path_separated_prefix", &routev3.RouteMatch{PathSpecifier: &routev3.RouteMatch_PathSeparatedPrefix{PathSeparatedPrefix: "/v1"}},
+		{"prefix_rewrite on path_separated_prefix",
+			&routev3.RouteMatch{PathSpecifier: &routev3.RouteMatch_PathSeparatedPrefix{PathSeparatedPrefix: "/v1"}},
 			&routev3.RedirectAction{PathRewriteSpecifier: &routev3.RedirectAction_PrefixRewrite{PrefixRewrite: "/v2"}},
 			Request{Host: "h", Path: "/v1/users"}, 301, "http://h/v2/users"},
 		{"regex_rewrite", prefix("/service"),
@@ -420,13 +527,15 @@ func TestRedirect(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			rc := routeConfig("rc", vhost("vh", []string{"*"}, redirectRoute("redir", c.m, c.rd)))
 			l := listener("l", 10080, httpChain(t, "", "rc"))
-			tl := &listenerv3.Listener{Name: "tls", Address: addr(10443, false), FilterChains: []*listenerv3.FilterChain{httpChain(t, "", "rc")}}
+			tl := &listenerv3.Listener{Name: "tls", Address: addr(10443, false),
+				FilterChains: []*listenerv3.FilterChain{httpChain(t, "", "rc")}}
 			tbl, err := New([]*listenerv3.Listener{l, tl}, []*routev3.RouteConfiguration{rc})
 			if err != nil {
 				t.Fatal(err)
 			}
 			ans := check(t, tbl, c.req)
-			if ans.Status != c.status || ans.Location != c.location || ans.Cluster != "" || !ans.Matched || ans.Route != "redir" {
+			if ans.Status != c.status || ans.Location != c.location || ans.Cluster != "" || !ans.Matched ||
+				ans.Route != "redir" {
 				t.Errorf("got status %d location %q cluster %q matched %v, want %d %q",
 					ans.Status, ans.Location, ans.Cluster, ans.Matched, c.status, c.location)
 			}

@@ -99,7 +99,8 @@ func compileRouteConfig(rc *routev3.RouteConfiguration) *routeTable {
 			}
 			if dup {
 				// Envoy rejects the whole route configuration.
-				table.err = fmt.Errorf("%w: route configuration %q: domain %q appears in more than one virtual host", ErrInvalidConfig, table.name, d)
+				table.err = fmt.Errorf("%w: route configuration %q: domain %q appears in more than one virtual host",
+					ErrInvalidConfig, table.name, d)
 				return table
 			}
 		}
@@ -144,7 +145,8 @@ func compileVhost(rcName string, v *routev3.VirtualHost) *vhostEntry {
 }
 
 func compileRoute(rcName, vhName string, index int, r *routev3.Route) *route {
-	rr := &route{name: r.GetName(), caseSensitive: true, perFilter: r.GetTypedPerFilterConfig(), rateLimits: r.GetRoute().GetRateLimits()}
+	rr := &route{name: r.GetName(), caseSensitive: true, perFilter: r.GetTypedPerFilterConfig(),
+		rateLimits: r.GetRoute().GetRateLimits()}
 	where := fmt.Sprintf("route configuration %q virtual host %q route %q (#%d)", rcName, vhName, r.GetName(), index)
 	fail := func(sentinel error, format string, args ...any) *route {
 		rr.err = fmt.Errorf("%w: %s: %s", sentinel, where, fmt.Sprintf(format, args...))

@@ -28,7 +28,8 @@ type objIndex struct {
 }
 
 func newObjIndex(s *Scenario) *objIndex {
-	index := &objIndex{objs: map[string]bool{}, listeners: map[string]map[string]bool{}, rules: map[string]int{}, patched: map[string]bool{}}
+	index := &objIndex{objs: map[string]bool{}, listeners: map[string]map[string]bool{}, rules: map[string]int{},
+		patched: map[string]bool{}}
 	addListeners := func(key string, names []string) {
 		if index.listeners[key] == nil {
 			index.listeners[key] = map[string]bool{}
@@ -96,7 +97,8 @@ func (index *objIndex) listener(name string) bool {
 // routeRule: <kind>/<ns>/<name>/rule/<i> of an xRoute of the scenario (i < its rules for
 // HTTP and gRPC routes; -1 for the L4 routes' single rule).
 func (index *objIndex) routeRule(kind, ns, name, idx string) bool {
-	kinds := map[string]string{"httproute": "HTTPRoute", "grpcroute": "GRPCRoute", "tcproute": "TCPRoute", "udproute": "UDPRoute", "tlsroute": "TLSRoute"}
+	kinds := map[string]string{"httproute": "HTTPRoute", "grpcroute": "GRPCRoute", "tcproute": "TCPRoute",
+		"udproute": "UDPRoute", "tlsroute": "TLSRoute"}
 	k, ok := kinds[kind]
 	if !ok || !index.has(k, ns, name) {
 		return false
@@ -114,19 +116,21 @@ func (index *objIndex) routeRule(kind, ns, name, idx string) bool {
 const seg = `([^/]+)`
 
 var (
-	reV2Listener  = regexp.MustCompile(`^(tcp|udp|http)-[0-9]+$`)
-	reReady       = regexp.MustCompile(`^envoy-gateway-proxy-ready-(0\.0\.0\.0|::)-19003$`)
-	reRouteRule   = regexp.MustCompile(`^(httproute|grpcroute|tcproute|udproute|tlsroute)/` + seg + `/` + seg + `/rule/(-?[0-9]+)`)
+	reV2Listener = regexp.MustCompile(`^(tcp|udp|http)-[0-9]+$`)
+	reReady      = regexp.MustCompile(`^envoy-gateway-proxy-ready-(0\.0\.0\.0|::)-19003$`)
+	reRouteRule  = regexp.MustCompile(
+		`^(httproute|grpcroute|tcproute|udproute|tlsroute)/` + seg + `/` + seg + `/rule/(-?[0-9]+)`)
 	reL4Route     = regexp.MustCompile(`^(tcproute|udproute|tlsroute)/` + seg + `/` + seg + `$`)
-	rePolicyOwned = regexp.MustCompile(`^(securitypolicy|envoyextensionpolicy|backendtrafficpolicy|clienttrafficpolicy|httproutefilter)/` + seg + `/` + seg + `(/.*)?$`)
-	reSDSCluster  = regexp.MustCompile(`^sds_.*_[0-9a-f]{32}$`)
-	reHostPort    = regexp.MustCompile(`^[a-z0-9_.-]+_[0-9]+$`)
-	reFilterName  = regexp.MustCompile(`^envoy\.filters\.(http|network)\.[a-z0-9_]+(\.(gzip|brotli|zstd))?$`)
-	reSlotFilter  = regexp.MustCompile(`^envoy\.filters\.http\.[a-z0-9_]+/([0-9]+|request|response)$`)
-	reHost        = regexp.MustCompile(`^[*a-z0-9_-]+(\.?[a-z0-9_-]+)*$|^\*$`)
-	reMirror      = regexp.MustCompile(`^-mirror-[0-9]+$`)
-	reBackend     = regexp.MustCompile(`^/backend/-?[0-9]+$`)
-	reMatch       = regexp.MustCompile(`^/match/[0-9]+/([^/]+)(/[^/]+)?$`)
+	rePolicyOwned = regexp.MustCompile(
+		`^(securitypolicy|envoyextensionpolicy|backendtrafficpolicy|clienttrafficpolicy|httproutefilter)/` + seg + `/` + seg + `(/.*)?$`)
+	reSDSCluster = regexp.MustCompile(`^sds_.*_[0-9a-f]{32}$`)
+	reHostPort   = regexp.MustCompile(`^[a-z0-9_.-]+_[0-9]+$`)
+	reFilterName = regexp.MustCompile(`^envoy\.filters\.(http|network)\.[a-z0-9_]+(\.(gzip|brotli|zstd))?$`)
+	reSlotFilter = regexp.MustCompile(`^envoy\.filters\.http\.[a-z0-9_]+/([0-9]+|request|response)$`)
+	reHost       = regexp.MustCompile(`^[*a-z0-9_-]+(\.?[a-z0-9_-]+)*$|^\*$`)
+	reMirror     = regexp.MustCompile(`^-mirror-[0-9]+$`)
+	reBackend    = regexp.MustCompile(`^/backend/-?[0-9]+$`)
+	reMatch      = regexp.MustCompile(`^/match/[0-9]+/([^/]+)(/[^/]+)?$`)
 )
 
 // fixedNames are names EG gives resources that no object names.
@@ -143,7 +147,8 @@ func (index *objIndex) fits(kind, name string) bool {
 	switch kind {
 	case KindListener, KindRouteConfig:
 		// an HTTP/3 listener is its TCP listener's name with -quic
-		return index.listener(name) || index.listener(strings.TrimSuffix(name, "-quic")) || reV2Listener.MatchString(name) || (kind == KindListener && reReady.MatchString(name))
+		return index.listener(name) || index.listener(strings.TrimSuffix(name, "-quic")) || reV2Listener.MatchString(name) ||
+			(kind == KindListener && reReady.MatchString(name))
 	case KindFilterChain:
 		return index.listener(name) || index.routeName(name) || reV2Listener.MatchString(name)
 	case KindVirtualHost:
@@ -155,7 +160,8 @@ func (index *objIndex) fits(kind, name string) bool {
 	case KindRoute, KindJWTRequirement, KindJWTProvider:
 		return index.routeName(name) || (kind != KindRoute && !strings.Contains(name, "/"))
 	case KindCluster, KindLoadAssign:
-		return index.routeName(name) || index.policyOwned(name) || reSDSCluster.MatchString(name) || reHostPort.MatchString(name)
+		return index.routeName(name) || index.policyOwned(name) || reSDSCluster.MatchString(name) ||
+			reHostPort.MatchString(name)
 	case KindSecret:
 		return index.secretName(name)
 	case KindHTTPFilter, KindRouteFilter, KindNetworkFilter:
@@ -208,7 +214,8 @@ func (index *objIndex) policyOwned(name string) bool {
 		return false
 	}
 	kinds := map[string]string{"securitypolicy": "SecurityPolicy", "envoyextensionpolicy": "EnvoyExtensionPolicy",
-		"backendtrafficpolicy": "BackendTrafficPolicy", "clienttrafficpolicy": "ClientTrafficPolicy", "httproutefilter": "HTTPRouteFilter"}
+		"backendtrafficpolicy": "BackendTrafficPolicy", "clienttrafficpolicy": "ClientTrafficPolicy",
+		"httproutefilter": "HTTPRouteFilter"}
 	return index.has(kinds[m[1]], m[2], m[3])
 }
 
@@ -228,7 +235,8 @@ func (index *objIndex) secretName(name string) bool {
 		// a Gateway's frontend (backend-side) validation CA: gateway/<ns>/<gw>/<port|default>/ca.crt
 		return index.has("Gateway", parts[1], parts[2])
 	case len(parts) == 3 && parts[2] == "ca.crt":
-		return index.has("ClientTrafficPolicy", parts[0], parts[1]) || index.has("Secret", parts[0], parts[1]) || index.has("ConfigMap", parts[0], parts[1])
+		return index.has("ClientTrafficPolicy", parts[0], parts[1]) || index.has("Secret", parts[0], parts[1]) ||
+			index.has("ConfigMap", parts[0], parts[1])
 	}
 	for i := range parts {
 		if index.policyOwned(strings.Join(parts[i:], "/")) {
@@ -245,6 +253,8 @@ func checkAbsentNames(s *Scenario, k string, e Expect, index *objIndex, addf fun
 			continue
 		}
 		p := fmt.Sprintf("%s.xds[%d]", k, i)
-		addf(s.Line(p+".name"), "%s: absent %s %q fits no name the translator can produce for this scenario's objects (a typo or an old scheme passes any absent check; see docs/checks.md)", p, x.Kind, x.Name)
+		addf(s.Line(p+".name"),
+			"%s: absent %s %q fits no name the translator can produce for this scenario's objects (a typo or an old scheme passes any absent check; see docs/checks.md)",
+			p, x.Kind, x.Name)
 	}
 }

@@ -22,13 +22,16 @@ import (
 // with extensionApis.enableBackend; its FQDN endpoints become a DNS cluster, its IP
 // endpoints plain endpoints. Its upstream TLS merges its spec.tls with the
 // BackendTLSPolicy naming it (sectionName: the backendRef's port number).
-func (translation *routeTranslator) resolveEGBackend(b *ir.Backend, routeKind, routeNS, ns string, br gwapiv1.BackendRef,
+func (translation *routeTranslator) resolveEGBackend(b *ir.Backend, routeKind, routeNS, ns string,
+	br gwapiv1.BackendRef,
 	fail func(reason, msg string) (*ir.Backend, *refError)) (*ir.Backend, *refError) {
 	if api := translation.t.Config.ExtensionAPIs; api == nil || !api.EnableBackend {
 		return fail("UnsupportedValue", "Backend is disabled in Envoy Gateway configuration")
 	}
-	if ns != routeNS && !translation.permitted(routeKind, routeNS, egv1a1.GroupName, egv1a1.KindBackend, ns, string(br.Name)) {
-		return fail("RefNotPermitted", fmt.Sprintf("Backend ref to %s %s/%s not permitted by any ReferenceGrant.", egv1a1.KindBackend, ns, br.Name))
+	if ns != routeNS &&
+		!translation.permitted(routeKind, routeNS, egv1a1.GroupName, egv1a1.KindBackend, ns, string(br.Name)) {
+		return fail("RefNotPermitted",
+			fmt.Sprintf("Backend ref to %s %s/%s not permitted by any ReferenceGrant.", egv1a1.KindBackend, ns, br.Name))
 	}
 	be := translation.objects.backends[types.NamespacedName{Namespace: ns, Name: string(br.Name)}]
 	if be == nil {
@@ -59,7 +62,9 @@ func (translation *routeTranslator) resolveEGBackend(b *ir.Backend, routeKind, r
 	}
 	// A route's backend records the BackendTLSPolicy for the route's Gateways, a policy's
 	// (no route kind) for the policy (policyBackend).
-	tls, err := translation.mergeUpstreamTLS(ns, be, btlsTarget{group: egv1a1.GroupName, kind: egv1a1.KindBackend, name: be.Name, section: section}, routeKind != "" || translation.policyBackend != nil)
+	tls, err := translation.mergeUpstreamTLS(ns, be,
+		btlsTarget{group: egv1a1.GroupName, kind: egv1a1.KindBackend, name: be.Name, section: section}, routeKind != "" ||
+			translation.policyBackend != nil)
 	if err != nil {
 		return fail("InvalidBackendTLS", err.Error())
 	}
@@ -70,7 +75,8 @@ func (translation *routeTranslator) resolveEGBackend(b *ir.Backend, routeKind, r
 		fqdn, ip = fqdn || ep.FQDN != nil, ip || ep.IP != nil
 	}
 	if fqdn && ip && routeKind != "" { // after the TLS, as EG does: a policy's status is written first
-		return fail("UnsupportedAddressType", "mixed FQDN and IP or Unix address type for the same backendRef is not supported")
+		return fail("UnsupportedAddressType",
+			"mixed FQDN and IP or Unix address type for the same backendRef is not supported")
 	}
 	return b, nil
 }
@@ -82,11 +88,13 @@ func backendStatuses(objects *index, st *statusBook, enabled bool) {
 	for _, be := range objects.backendList {
 		c := conditions.New("Accepted", "True", "Accepted", "The Backend was accepted")
 		if !enabled {
-			c = conditions.New("Invalid", "False", "Accepted", "The Backend was not accepted since Backend is not enabled in Envoy Gateway Config")
+			c = conditions.New("Invalid", "False", "Accepted",
+				"The Backend was not accepted since Backend is not enabled in Envoy Gateway Config")
 		} else if _, err := objects.validateBackend(be); err != nil {
 			c = conditions.New("Invalid", "False", "Accepted", "The Backend was not accepted: "+err.Error())
 		}
-		st.object(resource.Ref{Kind: egv1a1.KindBackend, Namespace: be.Namespace, Name: be.Name}).Conditions = []result.Condition{c}
+		st.object(resource.Ref{Kind: egv1a1.KindBackend, Namespace: be.Namespace,
+			Name: be.Name}).Conditions = []result.Condition{c}
 	}
 }
 
@@ -118,7 +126,9 @@ func (objects *index) validateBackend(be *egv1a1.Backend) (string, error) {
 				return "InvalidAddress", fmt.Errorf("IP address %s is invalid", ep.IP.Address)
 			}
 			if ip.IsLoopback() {
-				return "InvalidAddress", fmt.Errorf("IP address %s in the loopback range is only supported when using the Host infrastructure", ep.IP.Address)
+				return "InvalidAddress",
+					fmt.Errorf("IP address %s in the loopback range is only supported when using the Host infrastructure",
+						ep.IP.Address)
 			}
 		}
 	}

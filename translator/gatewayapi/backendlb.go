@@ -47,7 +47,8 @@ func resolveBackendLB(objects *index, st *statusBook) {
 		}
 		if resolved == nil {
 			// BLP-05: nothing to apply, and nothing to take precedence with.
-			obj.Conditions = conditions.Set(obj.Conditions, conditions.New("Accepted", "True", "Accepted", "Policy has been accepted; it sets no feature and has no effect."))
+			obj.Conditions = conditions.Set(obj.Conditions,
+				conditions.New("Accepted", "True", "Accepted", "Policy has been accepted; it sets no feature and has no effect."))
 			continue
 		}
 		var missing, lost []string
@@ -60,7 +61,9 @@ func resolveBackendLB(objects *index, st *statusBook) {
 			}
 			if w := owner[key]; w != nil {
 				if w != p {
-					lost = append(lost, fmt.Sprintf("Service %s is configured by BackendLBPolicy %s/%s, which takes precedence", key, w.Namespace, w.Name))
+					lost = append(lost,
+						fmt.Sprintf("Service %s is configured by BackendLBPolicy %s/%s, which takes precedence", key, w.Namespace,
+							w.Name))
 				}
 				continue
 			}
@@ -70,17 +73,22 @@ func resolveBackendLB(objects *index, st *statusBook) {
 		}
 		switch {
 		case applied > 0:
-			obj.Conditions = conditions.Set(obj.Conditions, conditions.New("Accepted", "True", "Accepted", "Policy has been accepted."))
+			obj.Conditions = conditions.Set(obj.Conditions,
+				conditions.New("Accepted", "True", "Accepted", "Policy has been accepted."))
 		case len(lost) > 0:
-			obj.Conditions = conditions.Set(obj.Conditions, conditions.New("Accepted", "False", "Conflicted", strings.Join(lost, "; ")+"."))
+			obj.Conditions = conditions.Set(obj.Conditions,
+				conditions.New("Accepted", "False", "Conflicted", strings.Join(lost, "; ")+"."))
 		default:
-			obj.Conditions = conditions.Set(obj.Conditions, conditions.New("Accepted", "False", "TargetNotFound", strings.Join(missing, "; ")+"."))
+			obj.Conditions = conditions.Set(obj.Conditions,
+				conditions.New("Accepted", "False", "TargetNotFound", strings.Join(missing, "; ")+"."))
 		}
 		if len(lost) > 0 {
-			obj.Conditions = conditions.Set(obj.Conditions, conditions.New("Conflicted", "True", "Conflicted", strings.Join(lost, "; ")+"."))
+			obj.Conditions = conditions.Set(obj.Conditions,
+				conditions.New("Conflicted", "True", "Conflicted", strings.Join(lost, "; ")+"."))
 		}
 		if len(missing) > 0 {
-			obj.Conditions = conditions.Set(obj.Conditions, conditions.New("TargetNotFound", "True", "TargetNotFound", strings.Join(missing, "; ")+"."))
+			obj.Conditions = conditions.Set(obj.Conditions,
+				conditions.New("TargetNotFound", "True", "TargetNotFound", strings.Join(missing, "; ")+"."))
 		}
 	}
 }

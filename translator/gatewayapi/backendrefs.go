@@ -16,20 +16,24 @@ import (
 // (RT-06).
 
 // resolveDestination resolves a rule's backendRefs once for all its matches.
-func (translation *routeTranslator) resolveDestination(kind, ns string, refs []gwapiv1.BackendRef, clusterName string, ruleIdx int) (*ruleCtx, *ir.Destination) {
+func (translation *routeTranslator) resolveDestination(kind, ns string, refs []gwapiv1.BackendRef, clusterName string,
+	ruleIdx int) (*ruleCtx, *ir.Destination) {
 	resolvedRule := &ruleCtx{}
 	dest := &ir.Destination{Name: clusterName}
 	for k, br := range refs {
 		b, err := translation.resolveBackend(kind, ns, br, clusterName, k)
 		if err != nil {
-			resolvedRule.errors = append(resolvedRule.errors, refError{reason: err.reason, msg: fmt.Sprintf("failed to process route rule %d backendRef %d: %s", ruleIdx, k, err.msg)})
+			resolvedRule.errors = append(resolvedRule.errors,
+				refError{reason: err.reason,
+					msg: fmt.Sprintf("failed to process route rule %d backendRef %d: %s", ruleIdx, k, err.msg)})
 			resolvedRule.backendErrors = true
 		}
 		if err == nil && (b.Kind == "Service" || b.Kind == "ServiceImport") && len(b.Endpoints) == 0 {
 			// EndpointSlices that list no ready endpoint (a scaled-down Deployment): the
 			// reference is fine, the backend serves nothing.
 			resolvedRule.noEndpoints = append(resolvedRule.noEndpoints, refError{reason: "EndpointsNotFound",
-				msg: fmt.Sprintf("failed to find endpoints: no ready endpoints for the related %s %s/%s", b.Kind, b.Namespace, b.ServiceName)})
+				msg: fmt.Sprintf("failed to find endpoints: no ready endpoints for the related %s %s/%s", b.Kind, b.Namespace,
+					b.ServiceName)})
 			if b.Weight != 0 {
 				resolvedRule.noEndpointWeight += b.Weight
 			}
@@ -46,7 +50,8 @@ func (translation *routeTranslator) resolveDestination(kind, ns string, refs []g
 
 // resolveBackend resolves one backendRef. An invalid backend is still returned (with its
 // weight) so that its share of traffic answers 500.
-func (translation *routeTranslator) resolveBackend(routeKind, routeNS string, br gwapiv1.BackendRef, clusterName string, k int) (*ir.Backend, *refError) {
+func (translation *routeTranslator) resolveBackend(routeKind, routeNS string, br gwapiv1.BackendRef, clusterName string,
+	k int) (*ir.Backend, *refError) {
 	weight := uint32(1)
 	if br.Weight != nil {
 		weight = uint32(*br.Weight)
@@ -59,7 +64,8 @@ func (translation *routeTranslator) resolveBackend(routeKind, routeNS string, br
 	if br.Kind != nil {
 		kind = string(*br.Kind)
 	}
-	b := &ir.Backend{Name: fmt.Sprintf("%s/backend/%d", clusterName, k), Weight: weight, Kind: kind, Namespace: ns, ServiceName: string(br.Name)}
+	b := &ir.Backend{Name: fmt.Sprintf("%s/backend/%d", clusterName, k), Weight: weight, Kind: kind, Namespace: ns,
+		ServiceName: string(br.Name)}
 	if br.Port != nil {
 		b.Port = uint32(*br.Port)
 	}
@@ -69,7 +75,8 @@ func (translation *routeTranslator) resolveBackend(routeKind, routeNS string, br
 		return b, &refError{reason: reason, msg: msg}
 	}
 	if br.Group != nil && *br.Group != "" && *br.Group != "multicluster.x-k8s.io" && *br.Group != "gateway.envoyproxy.io" {
-		return fail("InvalidKind", "Group is invalid, only the core API group (specified by omitting the group field or setting it to an empty string), multicluster.x-k8s.io and gateway.envoyproxy.io are supported")
+		return fail("InvalidKind",
+			"Group is invalid, only the core API group (specified by omitting the group field or setting it to an empty string), multicluster.x-k8s.io and gateway.envoyproxy.io are supported")
 	}
 	switch kind {
 	case "Service":
@@ -81,7 +88,8 @@ func (translation *routeTranslator) resolveBackend(routeKind, routeNS string, br
 		return fail("InvalidKind", "Kind is invalid, only Service, MCS ServiceImport and Envoy Gateway Backend are supported")
 	}
 	if ns != routeNS && !translation.permitted(routeKind, routeNS, "", "Service", ns, string(br.Name)) {
-		return fail("RefNotPermitted", fmt.Sprintf("Backend ref to %s %s/%s not permitted by any ReferenceGrant.", kind, ns, br.Name))
+		return fail("RefNotPermitted",
+			fmt.Sprintf("Backend ref to %s %s/%s not permitted by any ReferenceGrant.", kind, ns, br.Name))
 	}
 	if br.Port == nil {
 		return fail("PortNotSpecified", "A valid port number corresponding to a port on the Service must be specified")
@@ -93,7 +101,10 @@ func (translation *routeTranslator) resolveBackend(routeKind, routeNS string, br
 	if svc.Spec.Type == corev1.ServiceTypeExternalName {
 		// No address to put in a cluster: the backend is invalid, and only its own share of
 		// the traffic is lost (RT-07).
-		return fail("UnsupportedValue", fmt.Sprintf("Service %s/%s is of type ExternalName, which is not supported as a backend; use an Envoy Gateway Backend resource with an FQDN endpoint instead", ns, br.Name))
+		return fail("UnsupportedValue",
+			fmt.Sprintf(
+				"Service %s/%s is of type ExternalName, which is not supported as a backend; use an Envoy Gateway Backend resource with an FQDN endpoint instead",
+				ns, br.Name))
 	}
 	// The port must exist with the route's transport: UDP for UDPRoute, TCP otherwise.
 	want := corev1.ProtocolTCP
@@ -176,7 +187,8 @@ func (translation *routeTranslator) permitted(fromKind, fromNS, toGroup, toKind,
 }
 
 // permittedFrom is permitted for a referrer of any group (an EG policy's backendRefs).
-func (translation *routeTranslator) permittedFrom(fromGroup, fromKind, fromNS, toGroup, toKind, toNS, toName string) bool {
+func (translation *routeTranslator) permittedFrom(fromGroup, fromKind, fromNS, toGroup, toKind, toNS,
+	toName string) bool {
 	return translation.objects.grants.Permits(refgrant.From{Group: fromGroup, Kind: fromKind, Namespace: fromNS},
 		refgrant.To{Group: toGroup, Kind: toKind, Namespace: toNS, Name: toName})
 }

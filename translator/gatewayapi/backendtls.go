@@ -22,8 +22,9 @@ import (
 const systemCASecret = "system_ca_certificates"
 
 var (
-	errCAKind = errors.New("Unsupported reference kind, supported kinds are ConfigMap, Secret, and ClusterTrustBundle in caCertificateRefs")
-	errNoCA   = errors.New("no valid CA certificate found in referenced resources")
+	errCAKind = errors.New(
+		"Unsupported reference kind, supported kinds are ConfigMap, Secret, and ClusterTrustBundle in caCertificateRefs")
+	errNoCA = errors.New("no valid CA certificate found in referenced resources")
 	// errRefNotPermitted: a CA ref in another namespace without a ReferenceGrant.
 	errRefNotPermitted = errors.New("cross-namespace reference is not permitted by any ReferenceGrant")
 )
@@ -134,7 +135,8 @@ func (translation *routeTranslator) backendTLSBundle(p *gwapiv1.BackendTLSPolicy
 	perResource := fmt.Sprintf("%s/%s-ca", p.Name, p.Namespace)
 	if v.WellKnownCACertificates != nil && *v.WellKnownCACertificates == gwapiv1.WellKnownCACertificatesSystem {
 		tls.SystemCA, tls.CASource, tls.CAName = true, "System", systemCASecret
-		if translation.t.Profile.FlagOn(egv1a1.PerResourceSystemCASecret, translation.t.Config.RuntimeFlags) || !translation.t.Profile.SharedSystemCASecret {
+		if translation.t.Profile.FlagOn(egv1a1.PerResourceSystemCASecret, translation.t.Config.RuntimeFlags) ||
+			!translation.t.Profile.SharedSystemCASecret {
 			tls.CAName = perResource
 		}
 	} else {
@@ -160,7 +162,8 @@ func localRefs(refs []gwapiv1.LocalObjectReference) []gwapiv1.ObjectReference {
 // the first key; ClusterTrustBundle's trustBundle). A ref without a namespace is in the
 // referrer's (fromKind in ns); one in another namespace needs a ReferenceGrant. One SDS
 // reference Secret (with enableSDSSecretRef) may stand for all of them instead.
-func (translation *routeTranslator) caBundle(fromKind, ns string, refs []gwapiv1.ObjectReference) ([]byte, string, *ir.SDSSource, error) {
+func (translation *routeTranslator) caBundle(fromKind, ns string, refs []gwapiv1.ObjectReference) ([]byte, string,
+	*ir.SDSSource, error) {
 	var ca []string
 	var sources []string
 	var sds *ir.SDSSource
@@ -171,7 +174,9 @@ func (translation *routeTranslator) caBundle(fromKind, ns string, refs []gwapiv1
 			refNS = string(*r.Namespace)
 		}
 		if refNS != ns && !translation.permitted(fromKind, ns, string(r.Group), string(r.Kind), refNS, string(r.Name)) {
-			return nil, "", nil, fmt.Errorf("%w for caCertificateRef %s/%s (kind: %s, namespace: %s)", errRefNotPermitted, r.Group, r.Name, r.Kind, refNS)
+			return nil, "", nil,
+				fmt.Errorf("%w for caCertificateRef %s/%s (kind: %s, namespace: %s)", errRefNotPermitted, r.Group, r.Name, r.Kind,
+					refNS)
 		}
 		ns := refNS
 		switch string(r.Kind) {
@@ -289,8 +294,10 @@ func (translation *routeTranslator) backendTLSStatuses() {
 				ps.Conditions = conditions.Set(ps.Conditions, conditions.New("ResolvedRefs", "False", resolved, msg))
 				continue
 			}
-			ps.Conditions = conditions.Set(ps.Conditions, conditions.New("ResolvedRefs", "True", "ResolvedRefs", "Resolved all the Object references."))
-			ps.Conditions = conditions.Set(ps.Conditions, conditions.New("Accepted", "True", "Accepted", "Policy has been accepted."))
+			ps.Conditions = conditions.Set(ps.Conditions,
+				conditions.New("ResolvedRefs", "True", "ResolvedRefs", "Resolved all the Object references."))
+			ps.Conditions = conditions.Set(ps.Conditions,
+				conditions.New("Accepted", "True", "Accepted", "Policy has been accepted."))
 		}
 	}
 	seen := map[string]*gwapiv1.BackendTLSPolicy{}

@@ -52,15 +52,20 @@ func (translation *routeTranslator) anyDynamicResolver(routeNS string, refs []gw
 
 // checkDynamicResolverRule refuses an HTTP or GRPC rule's dynamic resolver where EG does:
 // the rule's routes answer 500 and the route reports why.
-func (translation *routeTranslator) checkDynamicResolverRule(resolvedRule *ruleCtx, filters *ruleFilters, routeNS string, refs []gwapiv1.BackendRef, ruleIdx int) {
+func (translation *routeTranslator) checkDynamicResolverRule(resolvedRule *ruleCtx, filters *ruleFilters,
+	routeNS string, refs []gwapiv1.BackendRef, ruleIdx int) {
 	if !translation.anyDynamicResolver(routeNS, refs) {
 		return
 	}
 	switch {
 	case filters != nil && filters.rewrite != nil && filters.rewrite.Host != nil && filters.rewrite.Host.PathRegex != nil:
-		resolvedRule.errors = append(resolvedRule.errors, refError{reason: "UnsupportedValue", msg: fmt.Sprintf("failed to process route rule %d: %s", ruleIdx, msgDynamicResolverPathRegex)})
+		resolvedRule.errors = append(resolvedRule.errors,
+			refError{reason: "UnsupportedValue",
+				msg: fmt.Sprintf("failed to process route rule %d: %s", ruleIdx, msgDynamicResolverPathRegex)})
 	case len(refs) > 1:
-		resolvedRule.errors = append(resolvedRule.errors, refError{reason: "InvalidBackendRef", msg: fmt.Sprintf("failed to process route rule %d: %s", ruleIdx, msgDynamicResolverMultiple)})
+		resolvedRule.errors = append(resolvedRule.errors,
+			refError{reason: "InvalidBackendRef",
+				msg: fmt.Sprintf("failed to process route rule %d: %s", ruleIdx, msgDynamicResolverMultiple)})
 	default:
 		return
 	}

@@ -57,7 +57,8 @@ func (objects *index) paramsRefProblem(gw *gwapiv1.Gateway) string {
 		return fmt.Sprintf("unsupported parametersRef for gateway %s/%s", gw.Namespace, gw.Name)
 	}
 	if objects.envoyProxies[types.NamespacedName{Namespace: gw.Namespace, Name: ref.Name}] == nil {
-		return fmt.Sprintf("failed to find envoyproxy %s/%s for Gateway %s: envoyproxies.gateway.envoyproxy.io %q not found", gw.Namespace, ref.Name, gw.Name, ref.Name)
+		return fmt.Sprintf("failed to find envoyproxy %s/%s for Gateway %s: envoyproxies.gateway.envoyproxy.io %q not found",
+			gw.Namespace, ref.Name, gw.Name, ref.Name)
 	}
 	return ""
 }
@@ -74,7 +75,8 @@ func (objects *index) class(name string) *gwapiv1.GatewayClass {
 // classProxy is the existing EnvoyProxy a GatewayClass's spec.parametersRef names, or nil.
 func (objects *index) classProxy(gc *gwapiv1.GatewayClass) *egv1a1.EnvoyProxy {
 	ref := gc.Spec.ParametersRef
-	if ref == nil || string(ref.Group) != egv1a1.GroupName || string(ref.Kind) != egv1a1.KindEnvoyProxy || ref.Namespace == nil {
+	if ref == nil || string(ref.Group) != egv1a1.GroupName || string(ref.Kind) != egv1a1.KindEnvoyProxy ||
+		ref.Namespace == nil {
 		return nil
 	}
 	return objects.envoyProxies[types.NamespacedName{Namespace: string(*ref.Namespace), Name: ref.Name}]
@@ -131,8 +133,9 @@ func (check *proxyCheck) class(gc *gwapiv1.GatewayClass, classStatus *result.Obj
 	err := check.validate(ep)
 	check.ancestor(ep, result.ParentRef{Kind: "GatewayClass", Name: gc.Name}, err)
 	if err != nil {
-		classStatus.Conditions = conditions.Set(classStatus.Conditions, conditions.New("Accepted", "False", reasonInvalidParameters,
-			fmt.Sprintf("Invalid parametersRef: %v", err)))
+		classStatus.Conditions = conditions.Set(classStatus.Conditions,
+			conditions.New("Accepted", "False", reasonInvalidParameters,
+				fmt.Sprintf("Invalid parametersRef: %v", err)))
 	}
 }
 

@@ -127,7 +127,8 @@ type filterInput struct {
 // ruleFilters reads a rule's filters, per-backendRef filters, timeouts and retry. Errors of
 // type ResolvedRefs join resolvedRule.errors ahead of the rule's backend errors, as EG lists them;
 // the others are kept on resolvedRule for the route's conditions.
-func (translation *routeTranslator) ruleFilters(resolvedRule *ruleCtx, dest *ir.Destination, r *gwapiv1.HTTPRoute, ruleIdx int, rule gwapiv1.HTTPRouteRule) *ruleFilters {
+func (translation *routeTranslator) ruleFilters(resolvedRule *ruleCtx, dest *ir.Destination, r *gwapiv1.HTTPRoute,
+	ruleIdx int, rule gwapiv1.HTTPRouteRule) *ruleFilters {
 	in := filterInput{routeKind: r.Kind, routeNS: r.Namespace, routeName: r.Name, ruleIdx: ruleIdx, cluster: dest.Name}
 	if in.routeKind == "" {
 		in.routeKind = "HTTPRoute"
@@ -157,7 +158,8 @@ func (translation *routeTranslator) ruleFilters(resolvedRule *ruleCtx, dest *ir.
 
 // processFilters runs a filter list the way EG does: in order, stopping after a filter that
 // makes the rule answer directly (an invalid filter, or an HTTPRouteFilter direct response).
-func (translation *routeTranslator) processFilters(in filterInput, routeFilters []gwapiv1.HTTPRouteFilter) (*ruleFilters, []filterErr) {
+func (translation *routeTranslator) processFilters(in filterInput,
+	routeFilters []gwapiv1.HTTPRouteFilter) (*ruleFilters, []filterErr) {
 	filters := &ruleFilters{}
 	var errs typedErrs
 	for i := range routeFilters {
@@ -203,7 +205,8 @@ func (translation *routeTranslator) processFilters(in filterInput, routeFilters 
 	// gRPC says success with a grpc-status trailer and a message, which a direct response
 	// cannot carry: EG refuses a 2xx direct response on a GRPCRoute rule (EG's testdata:
 	// grpcroute-with-direct-response-2xx-invalid); deny-style statuses stay.
-	if in.routeKind == "GRPCRoute" && filters.direct != nil && filters.direct.Status >= 200 && filters.direct.Status < 300 {
+	if in.routeKind == "GRPCRoute" && filters.direct != nil && filters.direct.Status >= 200 &&
+		filters.direct.Status < 300 {
 		filters.direct = nil
 		errs.add(errAccepted, "UnsupportedValue", msgGRPCDirectResponse2xx)
 	}
@@ -215,7 +218,8 @@ func (translation *routeTranslator) processFilters(in filterInput, routeFilters 
 func validateFilterKind(f *gwapiv1.HTTPRouteFilter) error {
 	switch f.Type {
 	case gwapiv1.HTTPRouteFilterRequestMirror, gwapiv1.HTTPRouteFilterURLRewrite, gwapiv1.HTTPRouteFilterRequestRedirect,
-		gwapiv1.HTTPRouteFilterRequestHeaderModifier, gwapiv1.HTTPRouteFilterResponseHeaderModifier, gwapiv1.HTTPRouteFilterCORS:
+		gwapiv1.HTTPRouteFilterRequestHeaderModifier, gwapiv1.HTTPRouteFilterResponseHeaderModifier,
+		gwapiv1.HTTPRouteFilterCORS:
 		return nil
 	case gwapiv1.HTTPRouteFilterExtensionRef:
 		switch {

@@ -14,7 +14,8 @@ import (
 
 // requestMirror resolves the mirror's backend into a cluster of its own, named
 // <rule cluster>-mirror-<filter index>, whose one locality is .../backend/-1.
-func (translation *routeTranslator) requestMirror(filters *ruleFilters, in filterInput, idx int, m *gwapiv1.HTTPRequestMirrorFilter) *filterErr {
+func (translation *routeTranslator) requestMirror(filters *ruleFilters, in filterInput, idx int,
+	m *gwapiv1.HTTPRequestMirrorFilter) *filterErr {
 	if m == nil {
 		return nil
 	}
@@ -26,14 +27,17 @@ func (translation *routeTranslator) requestMirror(filters *ruleFilters, in filte
 			// An ExternalName Service passes EG's reference checks and fails later, unwrapped.
 			return &filterErr{typ: errResolvedRefs, reason: err.reason, msg: err.msg}
 		}
-		return &filterErr{typ: errResolvedRefs, reason: err.reason, msg: "failed to validate the RequestMirror filter: " + err.msg}
+		return &filterErr{typ: errResolvedRefs, reason: err.reason,
+			msg: "failed to validate the RequestMirror filter: " + err.msg}
 	}
 	if len(b.Endpoints) == 0 {
 		return &filterErr{typ: errBackendsAvailable, reason: "EndpointsNotFound",
-			msg: fmt.Sprintf("failed to validate the RequestMirror filter: no ready endpoints for the related Service %s/%s", b.Namespace, b.ServiceName)}
+			msg: fmt.Sprintf("failed to validate the RequestMirror filter: no ready endpoints for the related Service %s/%s",
+				b.Namespace, b.ServiceName)}
 	}
 	// a GRPCRoute's mirror speaks HTTP/2 upstream, like the rule's own cluster
-	mirror := &ir.Mirror{Destination: &ir.Destination{Name: name, Settings: []*ir.Backend{b}, HTTP2: in.routeKind == "GRPCRoute"}}
+	mirror := &ir.Mirror{Destination: &ir.Destination{Name: name, Settings: []*ir.Backend{b},
+		HTTP2: in.routeKind == "GRPCRoute"}}
 	switch {
 	case m.Fraction != nil:
 		den := int32(100)
@@ -52,7 +56,8 @@ func (translation *routeTranslator) requestMirror(filters *ruleFilters, in filte
 // support there makes the backend invalid (that check comes before every other one, so it
 // replaces the backend's own error); a filter that fails only when applied makes an
 // otherwise valid backend invalid. Valid filters go on the backend's setting.
-func (translation *routeTranslator) backendFilters(resolvedRule *ruleCtx, dest *ir.Destination, in filterInput, refs []gwapiv1.HTTPBackendRef) {
+func (translation *routeTranslator) backendFilters(resolvedRule *ruleCtx, dest *ir.Destination, in filterInput,
+	refs []gwapiv1.HTTPBackendRef) {
 	byBackend := map[int]refError{}
 	var order []int
 	prefixOf := func(k int) string {
@@ -103,7 +108,8 @@ func (translation *routeTranslator) backendFilters(resolvedRule *ruleCtx, dest *
 		if s == nil {
 			continue // weight 0: EG reads no filters for it
 		}
-		filters, errs := translation.processFilters(filterInput{routeNS: in.routeNS, routeName: in.routeName, cluster: in.cluster}, br.Filters)
+		filters, errs := translation.processFilters(
+			filterInput{routeNS: in.routeNS, routeName: in.routeName, cluster: in.cluster}, br.Filters)
 		if len(errs) > 0 {
 			msgs := make([]string, len(errs))
 			for i, e := range errs {

@@ -18,7 +18,8 @@ import (
 // extensionRef applies an HTTPRouteFilter (gateway.envoyproxy.io) of the route's namespace:
 // its URL rewrite, direct response and credential injection, in EG's order (its matches are
 // taken by filterMatches).
-func (translation *routeTranslator) extensionRef(filters *ruleFilters, in filterInput, ref *gwapiv1.LocalObjectReference) *filterErr {
+func (translation *routeTranslator) extensionRef(filters *ruleFilters, in filterInput,
+	ref *gwapiv1.LocalObjectReference) *filterErr {
 	hrf := translation.objects.httpRouteFilters[types.NamespacedName{Namespace: in.routeNS, Name: string(ref.Name)}]
 	if hrf == nil {
 		filters.direct = &ir.DirectResponse{Status: 500}
@@ -52,7 +53,8 @@ func (translation *routeTranslator) extensionRef(filters *ruleFilters, in filter
 }
 
 // filterDirectResponse applies an HTTPRouteFilter's directResponse.
-func (translation *routeTranslator) filterDirectResponse(filters *ruleFilters, in filterInput, hrf *egv1a1.HTTPRouteFilter) *filterErr {
+func (translation *routeTranslator) filterDirectResponse(filters *ruleFilters, in filterInput,
+	hrf *egv1a1.HTTPRouteFilter) *filterErr {
 	dr := hrf.Spec.DirectResponse
 	if dr == nil {
 		return nil
@@ -111,7 +113,8 @@ func (translation *routeTranslator) injectedCredential(ns string, ref gwapiv1.Se
 	}
 	v := secretData(s, egv1a1.InjectedCredentialKey)
 	if len(v) == 0 {
-		return nil, fmt.Errorf("credential key %s not found in secret %s/%s", egv1a1.InjectedCredentialKey, s.Namespace, s.Name)
+		return nil, fmt.Errorf("credential key %s not found in secret %s/%s", egv1a1.InjectedCredentialKey, s.Namespace,
+			s.Name)
 	}
 	return v, nil
 }

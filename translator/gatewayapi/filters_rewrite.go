@@ -64,7 +64,9 @@ func (filters *ruleFilters) requestRedirect(redirect *gwapiv1.HTTPRequestRedirec
 				out.Path = &ir.PathModifier{PrefixMatchReplace: ptr(*p.ReplacePrefixMatch)}
 			}
 		default:
-			return acceptedErr(fmt.Sprintf("redirect path type: %s is invalid, only \"ReplaceFullPath\" and \"ReplacePrefixMatch\" are supported", p.Type))
+			return acceptedErr(
+				fmt.Sprintf("redirect path type: %s is invalid, only \"ReplaceFullPath\" and \"ReplacePrefixMatch\" are supported",
+					p.Type))
 		}
 	}
 	code := int32(302) // the CRD default
@@ -90,7 +92,8 @@ func (filters *ruleFilters) urlRewrite(rewrite *gwapiv1.HTTPURLRewriteFilter) *f
 	}
 	if cur := (*ruleRewrite)(filters.rewrite); cur != nil {
 		rewrites := rewrite.Hostname != nil || rewrite.Path != nil
-		if (cur.coreRewrites() && rewrites) || (rewrite.Hostname != nil && cur.Host != nil) || (rewrite.Path != nil && cur.extensionPath()) {
+		if (cur.coreRewrites() && rewrites) || (rewrite.Hostname != nil && cur.Host != nil) ||
+			(rewrite.Path != nil && cur.extensionPath()) {
 			return acceptedErr(msgMultipleRewrites)
 		}
 	}
@@ -125,7 +128,9 @@ func (filters *ruleFilters) urlRewrite(rewrite *gwapiv1.HTTPURLRewriteFilter) *f
 			}
 			pm = &ir.PathModifier{PrefixMatchReplace: ptr(*p.ReplacePrefixMatch)}
 		default:
-			return acceptedErr(fmt.Sprintf("rewrite path type: %s is invalid, only \"ReplaceFullPath\" and \"ReplacePrefixMatch\" are supported", p.Type))
+			return acceptedErr(
+				fmt.Sprintf("rewrite path type: %s is invalid, only \"ReplaceFullPath\" and \"ReplacePrefixMatch\" are supported",
+					p.Type))
 		}
 		if filters.rewrite == nil {
 			filters.rewrite = &ir.URLRewrite{}
@@ -168,7 +173,8 @@ func (filters *ruleFilters) extensionRewrite(rewrite *egv1a1.HTTPURLRewriteFilte
 		}
 	}
 	if p := rewrite.Path; p != nil && p.Type == egv1a1.RegexHTTPPathModifier {
-		rr, err := regexReplace(p.ReplaceRegexMatch, `ReplaceRegexMatch Pattern must be set when rewrite path type is "ReplaceRegexMatch"`,
+		rr, err := regexReplace(p.ReplaceRegexMatch,
+			`ReplaceRegexMatch Pattern must be set when rewrite path type is "ReplaceRegexMatch"`,
 			"ReplaceRegexMatch must be a valid RE2 regular expression")
 		if err != nil {
 			return err
@@ -189,7 +195,8 @@ func (filters *ruleFilters) extensionRewrite(rewrite *egv1a1.HTTPURLRewriteFilte
 			if h.PathRegex == nil || h.PathRegex.Substitution == "" {
 				return acceptedErr(`PathRegex Pattern and Substitution must be set when rewrite hostname type is "PathRegex"`)
 			}
-			rr, err := regexReplace(&egv1a1.ReplaceRegexMatch{Pattern: h.PathRegex.Pattern, Substitution: h.PathRegex.Substitution},
+			rr, err := regexReplace(
+				&egv1a1.ReplaceRegexMatch{Pattern: h.PathRegex.Pattern, Substitution: h.PathRegex.Substitution},
 				`PathRegex Pattern and Substitution must be set when rewrite hostname type is "PathRegex"`,
 				"PathRegex must be a valid RE2 regular expression")
 			if err != nil {

@@ -138,7 +138,8 @@ func (g *gatewayCtx) addListener(l gwapiv1.Listener, set *gwapiv1.ListenerSet, o
 	{
 		lc := &listenerCtx{gateway: g, spec: l, listenerSet: set, attached: map[string]bool{}}
 		switch l.Protocol {
-		case gwapiv1.HTTPProtocolType, gwapiv1.HTTPSProtocolType, gwapiv1.TCPProtocolType, gwapiv1.UDPProtocolType, gwapiv1.TLSProtocolType:
+		case gwapiv1.HTTPProtocolType, gwapiv1.HTTPSProtocolType, gwapiv1.TCPProtocolType, gwapiv1.UDPProtocolType,
+			gwapiv1.TLSProtocolType:
 		default:
 			lc.supportedKinds = []string{}
 			lc.conditions = conditions.Set(lc.conditions, conditions.New("Accepted", "False", "UnsupportedProtocol",
@@ -190,7 +191,8 @@ func addressesSupported(gw *gwapiv1.Gateway, st *statusBook) bool {
 // gateway-with-listener-with-missing-allowed-namespaces-selector, ...-invalid-...).
 func (lc *listenerCtx) checkNamespaceSelector() {
 	ar := lc.spec.AllowedRoutes
-	if ar == nil || ar.Namespaces == nil || ar.Namespaces.From == nil || *ar.Namespaces.From != gwapiv1.NamespacesFromSelector {
+	if ar == nil || ar.Namespaces == nil || ar.Namespaces.From == nil ||
+		*ar.Namespaces.From != gwapiv1.NamespacesFromSelector {
 		return
 	}
 	if ar.Namespaces.Selector == nil {
@@ -282,7 +284,8 @@ func (l *listenerCtx) finishConditions() {
 		case "PartiallyInvalidCertificateRef":
 			// Some certificate refs are bad but others serve: the listener is programmed.
 			l.conditions = conditions.Set(l.conditions, conditions.New("Accepted", "True", "Accepted", msgListenerAccepted))
-			l.conditions = conditions.Set(l.conditions, conditions.New("Programmed", "True", "Programmed", msgListenerProgrammed))
+			l.conditions = conditions.Set(l.conditions,
+				conditions.New("Programmed", "True", "Programmed", msgListenerProgrammed))
 			return
 		case "InvalidCertificateRef":
 			// The listener is sound but cannot serve without a certificate: accepted, not programmed.
@@ -314,7 +317,8 @@ func (l *listenerCtx) finishConditions() {
 		l.conditions = conditions.Set(l.conditions, conditions.New("Programmed", "False", reason, msgListenerInvalid))
 	}
 	if !conditions.Has(l.conditions, "ResolvedRefs") {
-		l.conditions = conditions.Set(l.conditions, conditions.New("ResolvedRefs", "True", "ResolvedRefs", msgListenerResolvedRefs))
+		l.conditions = conditions.Set(l.conditions,
+			conditions.New("ResolvedRefs", "True", "ResolvedRefs", msgListenerResolvedRefs))
 	}
 }
 

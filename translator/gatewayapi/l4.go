@@ -35,7 +35,8 @@ func (l *listenerCtx) buildL4IR() bool {
 	port := containerPort(int32(l.spec.Port))
 	switch l.spec.Protocol {
 	case gwapiv1.TCPProtocolType, gwapiv1.TLSProtocolType:
-		l.tcp = &ir.TCPListener{Name: l.irName(), Gateway: l.gateway.gw.Namespace + "/" + l.gateway.gw.Name, Address: "0.0.0.0", Port: port, GatewayPort: uint32(l.spec.Port), Protocol: string(l.spec.Protocol)}
+		l.tcp = &ir.TCPListener{Name: l.irName(), Gateway: l.gateway.gw.Namespace + "/" + l.gateway.gw.Name,
+			Address: "0.0.0.0", Port: port, GatewayPort: uint32(l.spec.Port), Protocol: string(l.spec.Protocol)}
 		if len(l.certs) > 0 {
 			l.tcp.TLS = &ir.TLSConfig{Certificates: l.certs}
 		}
@@ -58,7 +59,8 @@ type l4Input struct {
 }
 
 func (translation *routeTranslator) processTCPRoute(r *gwapiv1.TCPRoute) {
-	in := l4Input{ref: resource.Ref{Kind: "TCPRoute", Namespace: r.Namespace, Name: r.Name}, parentRefs: r.Spec.ParentRefs, oneRule: true}
+	in := l4Input{ref: resource.Ref{Kind: "TCPRoute", Namespace: r.Namespace, Name: r.Name}, parentRefs: r.Spec.ParentRefs,
+		oneRule: true}
 	for _, rule := range r.Spec.Rules {
 		in.rules = append(in.rules, rule.BackendRefs)
 	}
@@ -66,7 +68,8 @@ func (translation *routeTranslator) processTCPRoute(r *gwapiv1.TCPRoute) {
 }
 
 func (translation *routeTranslator) processUDPRoute(r *gwapiv1.UDPRoute) {
-	in := l4Input{ref: resource.Ref{Kind: "UDPRoute", Namespace: r.Namespace, Name: r.Name}, parentRefs: r.Spec.ParentRefs, oneRule: true}
+	in := l4Input{ref: resource.Ref{Kind: "UDPRoute", Namespace: r.Namespace, Name: r.Name}, parentRefs: r.Spec.ParentRefs,
+		oneRule: true}
 	for _, rule := range r.Spec.Rules {
 		in.rules = append(in.rules, rule.BackendRefs)
 	}
@@ -74,7 +77,8 @@ func (translation *routeTranslator) processUDPRoute(r *gwapiv1.UDPRoute) {
 }
 
 func (translation *routeTranslator) processTLSRoute(r *gwapiv1.TLSRoute) {
-	in := l4Input{ref: resource.Ref{Kind: "TLSRoute", Namespace: r.Namespace, Name: r.Name}, parentRefs: r.Spec.ParentRefs, hostnames: hostnameStrings(r.Spec.Hostnames)}
+	in := l4Input{ref: resource.Ref{Kind: "TLSRoute", Namespace: r.Namespace, Name: r.Name}, parentRefs: r.Spec.ParentRefs,
+		hostnames: hostnameStrings(r.Spec.Hostnames)}
 	for _, rule := range r.Spec.Rules {
 		in.rules = append(in.rules, rule.BackendRefs)
 	}
@@ -87,9 +91,11 @@ func (translation *routeTranslator) processTLSRoute(r *gwapiv1.TLSRoute) {
 func (translation *routeTranslator) processL4(in l4Input) {
 	kindLower := map[string]string{"TCPRoute": "tcproute", "UDPRoute": "udproute", "TLSRoute": "tlsroute"}[in.ref.Kind]
 	routeName := fmt.Sprintf("%s/%s/%s", kindLower, in.ref.Namespace, in.ref.Name)
-	translation.eachParent(in.ref, in.parentRefs, func(g *gatewayCtx, pr gwapiv1.ParentReference, ps *result.ParentStatus) {
+	translation.eachParent(in.ref, in.parentRefs, func(g *gatewayCtx, pr gwapiv1.ParentReference,
+		ps *result.ParentStatus) {
 		if in.oneRule && len(in.rules) != 1 {
-			ps.Conditions = conditions.Set(ps.Conditions, conditions.New("Accepted", "False", "InvalidRule", "One and only one rule is supported"))
+			ps.Conditions = conditions.Set(ps.Conditions,
+				conditions.New("Accepted", "False", "InvalidRule", "One and only one rule is supported"))
 			return
 		}
 		dest := &ir.Destination{Name: routeName + "/rule/-1"}
@@ -131,7 +137,8 @@ func (translation *routeTranslator) processL4(in l4Input) {
 		}
 		ps.Conditions = conditions.Set(ps.Conditions, accepted)
 		if errs.empty() {
-			ps.Conditions = conditions.Set(ps.Conditions, conditions.New("ResolvedRefs", "True", "ResolvedRefs", msgRouteResolvedRefs))
+			ps.Conditions = conditions.Set(ps.Conditions,
+				conditions.New("ResolvedRefs", "True", "ResolvedRefs", msgRouteResolvedRefs))
 		} else {
 			ps.Conditions = conditions.Set(ps.Conditions, errs.rawCondition("ResolvedRefs"))
 		}
@@ -153,7 +160,8 @@ func (translation *routeTranslator) processL4(in l4Input) {
 			}
 			l.attached[in.ref.String()] = true
 			if dynamic && in.ref.Kind == "TLSRoute" && l.tcp != nil && l.tcp.TLS != nil {
-				ps.Conditions = conditions.Set(ps.Conditions, conditions.New("ResolvedRefs", "False", "UnsupportedValue", msgDynamicResolverTerminate))
+				ps.Conditions = conditions.Set(ps.Conditions,
+					conditions.New("ResolvedRefs", "False", "UnsupportedValue", msgDynamicResolverTerminate))
 				continue
 			}
 			src := ir.Source{Kind: in.ref.Kind, Namespace: in.ref.Namespace, Name: in.ref.Name, Rule: -1}

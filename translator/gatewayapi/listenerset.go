@@ -77,7 +77,9 @@ func (g *gatewayCtx) finishSets(st *statusBook) {
 		s := st.object(resource.Ref{Kind: "ListenerSet", Namespace: sc.ls.Namespace, Name: sc.ls.Name})
 		if !sc.allowed {
 			s.Conditions = []result.Condition{
-				conditions.New("Accepted", "False", "NotAllowed", fmt.Sprintf("ListenerSet attachment from namespace %s not allowed by Gateway %s/%s", sc.ls.Namespace, g.gw.Namespace, g.gw.Name)),
+				conditions.New("Accepted", "False", "NotAllowed",
+					fmt.Sprintf("ListenerSet attachment from namespace %s not allowed by Gateway %s/%s", sc.ls.Namespace,
+						g.gw.Namespace, g.gw.Name)),
 				conditions.New("Programmed", "False", "NotAllowed", "Not Programmed"),
 			}
 			continue
@@ -87,7 +89,9 @@ func (g *gatewayCtx) finishSets(st *statusBook) {
 			if l.listenerSet != sc.ls {
 				continue
 			}
-			s.Listeners = append(s.Listeners, result.ListenerStatus{Name: string(l.spec.Name), Conditions: l.conditions, AttachedRoutes: int32(len(l.attached)), SupportedKinds: l.supportedKinds})
+			s.Listeners = append(s.Listeners,
+				result.ListenerStatus{Name: string(l.spec.Name), Conditions: l.conditions, AttachedRoutes: int32(len(l.attached)),
+					SupportedKinds: l.supportedKinds})
 			acc, prog := conditions.IsTrue(l.conditions, "Accepted"), conditions.IsTrue(l.conditions, "Programmed")
 			allAcc, anyAcc = allAcc && acc, anyAcc || acc
 			allProg, anyProg = allProg && prog, anyProg || prog

@@ -134,7 +134,8 @@ func (translation *routeTranslator) markOverlaps() {
 	for _, pk := range order {
 		names := conflictNames(pk.route, perParent[pk])
 		ps := translation.st.parent(pk.route, pk.parent)
-		ps.Conditions = conditions.Set(ps.Conditions, conditions.New("RouteRulesOverlap", "True", "RouteRulesOverlap", msgOverlapPrefix+strings.Join(names, ", ")))
+		ps.Conditions = conditions.Set(ps.Conditions,
+			conditions.New("RouteRulesOverlap", "True", "RouteRulesOverlap", msgOverlapPrefix+strings.Join(names, ", ")))
 	}
 }
 

@@ -33,7 +33,8 @@ type PolicyBackends struct {
 // A BackendTLSPolicy that secures one of these backends lists the policy (owner) as its
 // ancestor, as EG v1.9 does; BackendTLSStatuses writes those ancestors once the policy
 // stage is done.
-func (p *PolicyBackends) ResolvePolicyBackends(owner ir.PolicyRef, refs []egv1a1.BackendRef, name string, http2 bool) (*ir.Destination, error) {
+func (p *PolicyBackends) ResolvePolicyBackends(owner ir.PolicyRef, refs []egv1a1.BackendRef, name string,
+	http2 bool) (*ir.Destination, error) {
 	if p == nil || p.translation == nil {
 		return nil, errors.New("backend references cannot be resolved")
 	}
@@ -97,14 +98,17 @@ func (p *PolicyBackends) PolicyBackendAuthority(policyNS string, ref gwapiv1.Bac
 // reference into another namespace.
 func (p *PolicyBackends) validate(policyKind, policyNS string, ref gwapiv1.BackendObjectReference) error {
 	if ref.Group != nil && *ref.Group != "" && *ref.Group != "multicluster.x-k8s.io" && *ref.Group != egv1a1.GroupName {
-		return fmt.Errorf("group is invalid, only the core API group (specified by omitting the group field or setting it to an empty string), the multicluster.x-k8s.io API group, and the %s API group are supported", egv1a1.GroupName)
+		return fmt.Errorf(
+			"group is invalid, only the core API group (specified by omitting the group field or setting it to an empty string), the multicluster.x-k8s.io API group, and the %s API group are supported",
+			egv1a1.GroupName)
 	}
 	kind := "Service"
 	if ref.Kind != nil {
 		kind = string(*ref.Kind)
 	}
 	if kind != "Service" && kind != "ServiceImport" && kind != egv1a1.KindBackend {
-		return errors.New("kind is invalid, only Service (specified by omitting the kind field or setting it to 'Service'), ServiceImport, and Backend are supported")
+		return errors.New(
+			"kind is invalid, only Service (specified by omitting the kind field or setting it to 'Service'), ServiceImport, and Backend are supported")
 	}
 	if ref.Port == nil && kind != egv1a1.KindBackend {
 		return errors.New("a valid port number corresponding to a port on the Service must be specified")
@@ -123,7 +127,9 @@ func (p *PolicyBackends) validate(policyKind, policyNS string, ref gwapiv1.Backe
 		// policy's backend exactly as it refuses it as a route's (EG's testdata:
 		// securitypolicy-with-extauth-externalname-service).
 		if svc.Spec.Type == corev1.ServiceTypeExternalName {
-			return fmt.Errorf("Service %s/%s is of type ExternalName, which is not supported as a backend; use an Envoy Gateway Backend resource with an FQDN endpoint instead", ns, ref.Name)
+			return fmt.Errorf(
+				"Service %s/%s is of type ExternalName, which is not supported as a backend; use an Envoy Gateway Backend resource with an FQDN endpoint instead",
+				ns, ref.Name)
 		}
 		if servicePort(svc, int32(*ref.Port)) == nil {
 			return fmt.Errorf("TCP Port %d not found on service %s/%s", *ref.Port, ns, ref.Name)
@@ -159,7 +165,8 @@ func (p *PolicyBackends) validate(policyKind, policyNS string, ref gwapiv1.Backe
 
 // resolve turns a validated reference into a backend: a Service's endpoints (and its
 // BackendTLSPolicy), or an EG Backend's.
-func (p *PolicyBackends) resolve(policyNS string, ref gwapiv1.BackendObjectReference, name string) (*ir.Backend, error) {
+func (p *PolicyBackends) resolve(policyNS string, ref gwapiv1.BackendObjectReference, name string) (*ir.Backend,
+	error) {
 	translation := p.translation
 	ns, kind := refNamespaceKind(policyNS, ref)
 	b := &ir.Backend{Name: name, Kind: kind, Namespace: ns, ServiceName: string(ref.Name)}
@@ -173,10 +180,12 @@ func (p *PolicyBackends) resolve(policyNS string, ref gwapiv1.BackendObjectRefer
 			return nil, &refError{msg: msg}
 		}
 		if api := translation.t.Config.ExtensionAPIs; api == nil || !api.EnableBackend {
-			return nil, fmt.Errorf("resource %s of type Backend cannot be used since Backend is disabled in Envoy Gateway configuration", ref.Name)
+			return nil, fmt.Errorf(
+				"resource %s of type Backend cannot be used since Backend is disabled in Envoy Gateway configuration", ref.Name)
 		}
 		// The grant was checked by validate, with the policy as the referrer.
-		if _, err := translation.resolveEGBackend(b, "", ns, ns, gwapiv1.BackendRef{BackendObjectReference: ref}, fail); err != nil {
+		if _, err := translation.resolveEGBackend(b, "", ns, ns, gwapiv1.BackendRef{BackendObjectReference: ref},
+			fail); err != nil {
 			return nil, failure
 		}
 		return b, nil
@@ -189,7 +198,8 @@ func (p *PolicyBackends) resolve(policyNS string, ref gwapiv1.BackendObjectRefer
 			return nil, errors.New("mixed endpointslice address type for the same backendRef is not supported")
 		}
 		b.Endpoints, b.DNS = eps, dns
-		tls, err := translation.mergeUpstreamTLS(ns, nil, btlsTarget{group: serviceImportGroup, kind: "ServiceImport", name: si.Name, section: sp.Name}, true)
+		tls, err := translation.mergeUpstreamTLS(ns, nil,
+			btlsTarget{group: serviceImportGroup, kind: "ServiceImport", name: si.Name, section: sp.Name}, true)
 		if err != nil {
 			return nil, err
 		}
@@ -201,7 +211,8 @@ func (p *PolicyBackends) resolve(policyNS string, ref gwapiv1.BackendObjectRefer
 	b.Endpoints = translation.endpoints(svc, sp)
 	// The BackendTLSPolicy of the Service applies to the policy's calls too, and lists
 	// the policy as an ancestor.
-	tls, err := translation.mergeUpstreamTLS(ns, nil, btlsTarget{kind: "Service", name: b.ServiceName, section: sp.Name}, true)
+	tls, err := translation.mergeUpstreamTLS(ns, nil, btlsTarget{kind: "Service", name: b.ServiceName, section: sp.Name},
+		true)
 	if err != nil {
 		return nil, err
 	}

@@ -106,7 +106,8 @@ func (translation *routeTranslator) processGRPCRoute(r *gwapiv1.GRPCRoute) {
 
 func (translation *routeTranslator) processRoute(in routeInput) {
 	var rules []*ruleCtx
-	translation.eachParent(in.ref, in.parentRefs, func(g *gatewayCtx, pr gwapiv1.ParentReference, ps *result.ParentStatus) {
+	translation.eachParent(in.ref, in.parentRefs, func(g *gatewayCtx, pr gwapiv1.ParentReference,
+		ps *result.ParentStatus) {
 		if rules == nil {
 			translation.curAncestors = translation.ancestorsOf(in.ref, in.parentRefs)
 			rules = in.rules()
@@ -148,7 +149,8 @@ func (translation *routeTranslator) parentGateway(kind, ns, name string) *gatewa
 
 // eachParent calls fn for each parentRef that names a Gateway of ours, with its status
 // entry (one per parentRef, port included). Other parents get no status from EG.
-func (translation *routeTranslator) eachParent(ref resource.Ref, prs []gwapiv1.ParentReference, fn func(*gatewayCtx, gwapiv1.ParentReference, *result.ParentStatus)) {
+func (translation *routeTranslator) eachParent(ref resource.Ref, prs []gwapiv1.ParentReference,
+	fn func(*gatewayCtx, gwapiv1.ParentReference, *result.ParentStatus)) {
 	for _, pr := range prs {
 		kind, ns, ok := parentKindNamespace(ref, pr)
 		if !ok {
@@ -171,7 +173,8 @@ func (translation *routeTranslator) eachParent(ref resource.Ref, prs []gwapiv1.P
 
 // selectListeners returns the Gateway's listeners the parentRef names (by sectionName and
 // port) and, of those, the ones that admit the route's kind and namespace.
-func (translation *routeTranslator) selectListeners(g *gatewayCtx, pr gwapiv1.ParentReference, ref resource.Ref) (selected, allowed []*listenerCtx) {
+func (translation *routeTranslator) selectListeners(g *gatewayCtx, pr gwapiv1.ParentReference,
+	ref resource.Ref) (selected, allowed []*listenerCtx) {
 	// A Gateway parent selects the Gateway's own listeners; a ListenerSet parent, the set's.
 	var set *gwapiv1.ListenerSet
 	if pr.Kind != nil && string(*pr.Kind) == "ListenerSet" {
@@ -203,15 +206,18 @@ func (translation *routeTranslator) selectListeners(g *gatewayCtx, pr gwapiv1.Pa
 }
 
 // attach binds the route to the listeners its parentRef selects and writes its conditions.
-func (translation *routeTranslator) attach(in routeInput, g *gatewayCtx, pr gwapiv1.ParentReference, ps *result.ParentStatus, rules []*ruleCtx) {
+func (translation *routeTranslator) attach(in routeInput, g *gatewayCtx, pr gwapiv1.ParentReference,
+	ps *result.ParentStatus, rules []*ruleCtx) {
 	selected, allowed := translation.selectListeners(g, pr, in.ref)
 	if len(selected) == 0 {
-		ps.Conditions = conditions.Set(ps.Conditions, conditions.New("Accepted", "False", "NoMatchingParent", msgNoMatchingParent))
+		ps.Conditions = conditions.Set(ps.Conditions,
+			conditions.New("Accepted", "False", "NoMatchingParent", msgNoMatchingParent))
 		translation.resolvedRefs(ps, rules)
 		return
 	}
 	if len(allowed) == 0 {
-		ps.Conditions = conditions.Set(ps.Conditions, conditions.New("Accepted", "False", "NotAllowedByListeners", msgNotAllowed))
+		ps.Conditions = conditions.Set(ps.Conditions,
+			conditions.New("Accepted", "False", "NotAllowedByListeners", msgNotAllowed))
 		translation.resolvedRefs(ps, rules)
 		return
 	}
@@ -265,7 +271,8 @@ func (translation *routeTranslator) resolvedRefs(ps *result.ParentStatus, rules 
 		}
 	}
 	if errs.empty() {
-		ps.Conditions = conditions.Set(ps.Conditions, conditions.New("ResolvedRefs", "True", "ResolvedRefs", msgRouteResolvedRefs))
+		ps.Conditions = conditions.Set(ps.Conditions,
+			conditions.New("ResolvedRefs", "True", "ResolvedRefs", msgRouteResolvedRefs))
 		return
 	}
 	ps.Conditions = conditions.Set(ps.Conditions, errs.condition("ResolvedRefs"))

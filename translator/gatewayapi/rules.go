@@ -73,7 +73,8 @@ func (translation *routeTranslator) resolveHTTPRules(r *gwapiv1.HTTPRoute) []*ru
 	out := make([]*ruleCtx, 0, len(r.Spec.Rules))
 	prefix := fmt.Sprintf("httproute/%s/%s/rule/", r.Namespace, r.Name)
 	for i, rule := range r.Spec.Rules {
-		resolvedRule, dest, filters, extensionMatches := translation.startRule("HTTPRoute", r, rule, fmt.Sprintf("%s%d", prefix, i), i, false)
+		resolvedRule, dest, filters, extensionMatches := translation.startRule("HTTPRoute", r, rule,
+			fmt.Sprintf("%s%d", prefix, i), i, false)
 		matches := rule.Matches
 		if len(matches) == 0 {
 			matches = []gwapiv1.HTTPRouteMatch{{}} // the CRD default: PathPrefix "/"
@@ -97,7 +98,8 @@ func (translation *routeTranslator) resolveHTTPRules(r *gwapiv1.HTTPRoute) []*ru
 // share before their matches: the rule's backendRefs resolved into the destination named
 // clusterName (HTTP/2 to the backends when http2), its filters, the dynamic resolver check,
 // and the matches its HTTPRouteFilter extensionRefs add.
-func (translation *routeTranslator) startRule(kind string, r *gwapiv1.HTTPRoute, rule gwapiv1.HTTPRouteRule, clusterName string, ruleIdx int, http2 bool) (*ruleCtx, *ir.Destination, *ruleFilters, [][]*ir.StringMatch) {
+func (translation *routeTranslator) startRule(kind string, r *gwapiv1.HTTPRoute, rule gwapiv1.HTTPRouteRule,
+	clusterName string, ruleIdx int, http2 bool) (*ruleCtx, *ir.Destination, *ruleFilters, [][]*ir.StringMatch) {
 	refs := make([]gwapiv1.BackendRef, len(rule.BackendRefs))
 	for k := range rule.BackendRefs {
 		refs[k] = rule.BackendRefs[k].BackendRef
@@ -123,7 +125,8 @@ func (translation *routeTranslator) resolveGRPCRules(r *gwapiv1.GRPCRoute) []*ru
 	prefix := fmt.Sprintf("grpcroute/%s/%s/rule/", r.Namespace, r.Name)
 	for i, rule := range r.Spec.Rules {
 		hr, hrule := grpcRuleAsHTTP(r, rule)
-		resolvedRule, dest, filters, extensionMatches := translation.startRule("GRPCRoute", hr, hrule, fmt.Sprintf("%s%d", prefix, i), i, true)
+		resolvedRule, dest, filters, extensionMatches := translation.startRule("GRPCRoute", hr, hrule,
+			fmt.Sprintf("%s%d", prefix, i), i, true)
 		if len(rule.Matches) == 0 && len(extensionMatches) == 0 {
 			route := translation.newRoute(r, fmt.Sprintf("%s%d/match/-1", prefix, i), i, -1)
 			route.Source.RuleName = ruleName(rule.Name)
@@ -172,8 +175,9 @@ func (resolvedRule *ruleCtx) dropOnBadRegex(ruleIdx int) {
 					resolvedRule.filters = &ruleFilters{}
 				}
 				resolvedRule.filters.dropped = true
-				resolvedRule.filters.errs = append(resolvedRule.filters.errs, filterErr{typ: errAccepted, reason: "UnsupportedValue",
-					msg: fmt.Sprintf("failed to process route rule %d: regex %q is invalid: %v", ruleIdx, *m.SafeRegex, err)})
+				resolvedRule.filters.errs = append(resolvedRule.filters.errs,
+					filterErr{typ: errAccepted, reason: "UnsupportedValue",
+						msg: fmt.Sprintf("failed to process route rule %d: regex %q is invalid: %v", ruleIdx, *m.SafeRegex, err)})
 				resolvedRule.routes = nil
 				return
 			}
@@ -233,7 +237,8 @@ func (resolvedRule *ruleCtx) finish(route *ir.HTTPRoute, dest *ir.Destination, b
 	valid, _ := dest.ValidWeight()
 	serving := valid - resolvedRule.noEndpointWeight
 	switch {
-	case resolvedRule.failClosed || backendRefs == 0 || serving == 0 && (resolvedRule.backendErrors || resolvedRule.noEndpointWeight == 0):
+	case resolvedRule.failClosed || backendRefs == 0 || serving == 0 &&
+		(resolvedRule.backendErrors || resolvedRule.noEndpointWeight == 0):
 		route.DirectResponse = &ir.DirectResponse{Status: 500}
 	case serving == 0:
 		route.DirectResponse = &ir.DirectResponse{Status: 503}
@@ -308,7 +313,8 @@ func grpcRuleAsHTTP(r *gwapiv1.GRPCRoute, rule gwapiv1.GRPCRouteRule) (*gwapiv1.
 	hr.Kind = "GRPCRoute"
 	hrule := gwapiv1.HTTPRouteRule{Name: rule.Name, Filters: conv(rule.Filters)}
 	for _, br := range rule.BackendRefs {
-		hrule.BackendRefs = append(hrule.BackendRefs, gwapiv1.HTTPBackendRef{BackendRef: br.BackendRef, Filters: conv(br.Filters)})
+		hrule.BackendRefs = append(hrule.BackendRefs,
+			gwapiv1.HTTPBackendRef{BackendRef: br.BackendRef, Filters: conv(br.Filters)})
 	}
 	return hr, hrule
 }

@@ -25,10 +25,13 @@ import (
 const serviceImportGroup = mcsv1a1.GroupName
 
 // resolveServiceImport fills b for a backendRef to a ServiceImport in ns.
-func (translation *routeTranslator) resolveServiceImport(b *ir.Backend, routeKind, routeNS, ns string, br gwapiv1.BackendRef,
+func (translation *routeTranslator) resolveServiceImport(b *ir.Backend, routeKind, routeNS, ns string,
+	br gwapiv1.BackendRef,
 	fail func(reason, msg string) (*ir.Backend, *refError)) (*ir.Backend, *refError) {
-	if ns != routeNS && !translation.permitted(routeKind, routeNS, serviceImportGroup, "ServiceImport", ns, string(br.Name)) {
-		return fail("RefNotPermitted", fmt.Sprintf("Backend ref to ServiceImport %s/%s not permitted by any ReferenceGrant.", ns, br.Name))
+	if ns != routeNS &&
+		!translation.permitted(routeKind, routeNS, serviceImportGroup, "ServiceImport", ns, string(br.Name)) {
+		return fail("RefNotPermitted",
+			fmt.Sprintf("Backend ref to ServiceImport %s/%s not permitted by any ReferenceGrant.", ns, br.Name))
 	}
 	if br.Port == nil {
 		return fail("PortNotSpecified", "A valid port number corresponding to a port on the Service must be specified")
@@ -46,7 +49,8 @@ func (translation *routeTranslator) resolveServiceImport(b *ir.Backend, routeKin
 		return fail("PortNotFound", fmt.Sprintf("%s port %d not found on service import %s/%s", want, *br.Port, ns, br.Name))
 	}
 	// The BackendTLSPolicy comes first, as EG resolves it before the endpoints.
-	tls, err := translation.upstreamTLS(ns, nil, btlsTarget{group: serviceImportGroup, kind: "ServiceImport", name: si.Name, section: sp.Name})
+	tls, err := translation.upstreamTLS(ns, nil,
+		btlsTarget{group: serviceImportGroup, kind: "ServiceImport", name: si.Name, section: sp.Name})
 	if err != nil {
 		return fail("InvalidBackendTLS", err.Error())
 	}
@@ -81,7 +85,8 @@ func importPort(si *mcsv1a1.ServiceImport, port int32, want corev1.Protocol) *mc
 // port (matched by name and protocol), whether they are hostnames (FQDN slices), and
 // whether the slices mix FQDN and IP address types. Without slices, the ServiceImport's
 // IPs serve on the backendRef's port.
-func (translation *routeTranslator) importEndpoints(si *mcsv1a1.ServiceImport, sp *mcsv1a1.ServicePort) (eps []ir.Endpoint, dns, mixed bool) {
+func (translation *routeTranslator) importEndpoints(si *mcsv1a1.ServiceImport,
+	sp *mcsv1a1.ServicePort) (eps []ir.Endpoint, dns, mixed bool) {
 	slices := translation.objects.importSlices[types.NamespacedName{Namespace: si.Namespace, Name: si.Name}]
 	if len(slices) == 0 {
 		for _, ip := range si.Spec.IPs {

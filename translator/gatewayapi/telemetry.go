@@ -263,7 +263,8 @@ func (translation *routeTranslator) accessLogOf(g *gatewayCtx, ep *egv1a1.EnvoyP
 				if err := translation.telemetryRefs(ep, sink.ALS.BackendCluster); err != nil {
 					return nil, err
 				}
-				dest, err := translation.telemetryDestination(g, ep, fmt.Sprintf("accesslog_als_%d_%d", i, j), sink.ALS.BackendCluster)
+				dest, err := translation.telemetryDestination(g, ep, fmt.Sprintf("accesslog_als_%d_%d", i, j),
+					sink.ALS.BackendCluster)
 				if err != nil {
 					return nil, err
 				}
@@ -305,7 +306,8 @@ func (translation *routeTranslator) accessLogOf(g *gatewayCtx, ep *egv1a1.EnvoyP
 // Service's <name>.<namespace>.svc or the Backend's <name>.<namespace>; the host of a
 // host and port); the resource attributes (resourceAttributes, else the deprecated
 // resources) and headers.
-func (translation *routeTranslator) otelAccessLog(g *gatewayCtx, ep *egv1a1.EnvoyProxy, name string, o *egv1a1.OpenTelemetryEnvoyProxyAccessLog) (ir.OpenTelemetryAccessLog, error) {
+func (translation *routeTranslator) otelAccessLog(g *gatewayCtx, ep *egv1a1.EnvoyProxy, name string,
+	o *egv1a1.OpenTelemetryEnvoyProxyAccessLog) (ir.OpenTelemetryAccessLog, error) {
 	out := ir.OpenTelemetryAccessLog{
 		Owner:              ir.PolicyRef{Kind: egv1a1.KindEnvoyProxy, Namespace: ep.Namespace, Name: ep.Name},
 		ResourceAttributes: sortedKeyValues(o.GetResourceAttributes()),
@@ -359,11 +361,12 @@ func telemetryAuthority(dest *ir.Destination) string {
 // telemetryDestination resolves the backendRefs of a telemetry backend as EG v1.9 does
 // (processBackendRefsForTelemetry): a Service must exist, not be ExternalName, have the TCP
 // port and ready endpoints (its ClusterIP without EndpointSlices); an EG Backend must be
-// enabled, exist, pass EG's Backend validation and not be a dynamic resolver. The upstream TLS of each is what the BackendTLSPolicy
-// targeting it (and an EG Backend's spec.tls) asks for, with the Gateway's client TLS
-// settings; an EG Backend with one FQDN endpoint and no SNI sends that hostname. The
-// policies' statuses are written by telemetryBackendTLS, with the EnvoyProxy as ancestor.
-func (translation *routeTranslator) telemetryDestination(g *gatewayCtx, ep *egv1a1.EnvoyProxy, name string, bc egv1a1.BackendCluster) (*ir.Destination, error) {
+// enabled, exist, pass EG's Backend validation and not be a dynamic resolver. The upstream TLS of each is what the
+// BackendTLSPolicy targeting it (and an EG Backend's spec.tls) asks for, with the Gateway's client TLS settings; an EG
+// Backend with one FQDN endpoint and no SNI sends that hostname. The policies' statuses are written by
+// telemetryBackendTLS, with the EnvoyProxy as ancestor.
+func (translation *routeTranslator) telemetryDestination(g *gatewayCtx, ep *egv1a1.EnvoyProxy, name string,
+	bc egv1a1.BackendCluster) (*ir.Destination, error) {
 	dest := &ir.Destination{Name: name, HTTP2: true}
 	savedA, savedG := translation.curAncestors, translation.telemetryGateway
 	translation.curAncestors = []result.ParentRef{{Kind: egv1a1.KindEnvoyProxy, Namespace: ep.Namespace, Name: ep.Name}}
@@ -383,7 +386,9 @@ func (translation *routeTranslator) telemetryDestination(g *gatewayCtx, ep *egv1
 				return nil, fmt.Errorf("service %s/%s not found", ns, br.Name)
 			}
 			if svc.Spec.Type == corev1.ServiceTypeExternalName {
-				return nil, fmt.Errorf("Service %s/%s is of type ExternalName, which is not supported as a backend; use an Envoy Gateway Backend resource with an FQDN endpoint instead", ns, br.Name)
+				return nil, fmt.Errorf(
+					"Service %s/%s is of type ExternalName, which is not supported as a backend; use an Envoy Gateway Backend resource with an FQDN endpoint instead",
+					ns, br.Name)
 			}
 			var sp *corev1.ServicePort
 			if br.Port != nil {
@@ -399,7 +404,8 @@ func (translation *routeTranslator) telemetryDestination(g *gatewayCtx, ep *egv1
 			if b.Endpoints = translation.endpoints(svc, sp); len(b.Endpoints) == 0 {
 				return nil, fmt.Errorf("no ready endpoints for the related Service %s/%s", ns, br.Name)
 			}
-			tls, err := translation.mergeUpstreamTLS(ns, nil, btlsTarget{kind: "Service", name: svc.Name, section: sp.Name}, false)
+			tls, err := translation.mergeUpstreamTLS(ns, nil, btlsTarget{kind: "Service", name: svc.Name, section: sp.Name},
+				false)
 			if err != nil {
 				return nil, err
 			}
@@ -423,7 +429,8 @@ func (translation *routeTranslator) telemetryDestination(g *gatewayCtx, ep *egv1
 				failure = errors.New(msg)
 				return nil, &refError{msg: msg}
 			}
-			if _, rerr := translation.resolveEGBackend(b, "", ns, ns, gwapiv1.BackendRef{BackendObjectReference: br.BackendObjectReference}, fail); rerr != nil {
+			if _, rerr := translation.resolveEGBackend(b, "", ns, ns,
+				gwapiv1.BackendRef{BackendObjectReference: br.BackendObjectReference}, fail); rerr != nil {
 				return nil, failure
 			}
 			if b.TLS != nil && b.TLS.SNI == "" && len(be.Spec.Endpoints) == 1 && be.Spec.Endpoints[0].FQDN != nil {
@@ -504,7 +511,8 @@ func (translation *routeTranslator) telemetryBackendTLS(g *gatewayCtx, ep *egv1a
 				_, _ = translation.mergeUpstreamTLS(ns, nil, btlsTarget{kind: "Service", name: svc.Name, section: sp.Name}, true)
 			case egv1a1.KindBackend:
 				if be := translation.objects.backends[key]; be != nil {
-					_, _ = translation.mergeUpstreamTLS(ns, be, btlsTarget{group: egv1a1.GroupName, kind: egv1a1.KindBackend, name: be.Name, section: section}, true)
+					_, _ = translation.mergeUpstreamTLS(ns, be,
+						btlsTarget{group: egv1a1.GroupName, kind: egv1a1.KindBackend, name: be.Name, section: section}, true)
 				}
 			}
 		}

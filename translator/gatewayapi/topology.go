@@ -67,7 +67,8 @@ func (r *RouteNode) Ref() resource.Ref {
 
 // topology builds the Topology from the stage's contexts once routes are attached.
 func (translation *routeTranslator) topology() *Topology {
-	t := &Topology{ListenerSets: translation.objects.listenerSets, NamespaceLabels: map[string]map[string]string{}, Grants: translation.objects.grants}
+	t := &Topology{ListenerSets: translation.objects.listenerSets, NamespaceLabels: map[string]map[string]string{},
+		Grants: translation.objects.grants}
 	for name, ns := range translation.objects.namespaces {
 		t.NamespaceLabels[name] = ns.Labels
 	}
@@ -87,23 +88,29 @@ func (translation *routeTranslator) topology() *Topology {
 			rn.RuleNames = append(rn.RuleNames, ruleName(n))
 		}
 		ref := rn.Ref()
-		translation.eachManagedParent(ref, prs, func(pr gwapiv1.ParentReference) { rn.ParentRefs = append(rn.ParentRefs, pr) })
+		translation.eachManagedParent(ref, prs,
+			func(pr gwapiv1.ParentReference) { rn.ParentRefs = append(rn.ParentRefs, pr) })
 		t.Routes = append(t.Routes, rn)
 	}
 	for _, r := range translation.objects.httpRoutes {
-		add("HTTPRoute", r, r.Spec.ParentRefs, ruleNames(r.Spec.Rules, func(r *gwapiv1.HTTPRouteRule) *gwapiv1.SectionName { return r.Name }))
+		add("HTTPRoute", r, r.Spec.ParentRefs,
+			ruleNames(r.Spec.Rules, func(r *gwapiv1.HTTPRouteRule) *gwapiv1.SectionName { return r.Name }))
 	}
 	for _, r := range translation.objects.grpcRoutes {
-		add("GRPCRoute", r, r.Spec.ParentRefs, ruleNames(r.Spec.Rules, func(r *gwapiv1.GRPCRouteRule) *gwapiv1.SectionName { return r.Name }))
+		add("GRPCRoute", r, r.Spec.ParentRefs,
+			ruleNames(r.Spec.Rules, func(r *gwapiv1.GRPCRouteRule) *gwapiv1.SectionName { return r.Name }))
 	}
 	for _, r := range translation.objects.tlsRoutes {
-		add("TLSRoute", r, r.Spec.ParentRefs, ruleNames(r.Spec.Rules, func(r *gwapiv1.TLSRouteRule) *gwapiv1.SectionName { return r.Name }))
+		add("TLSRoute", r, r.Spec.ParentRefs,
+			ruleNames(r.Spec.Rules, func(r *gwapiv1.TLSRouteRule) *gwapiv1.SectionName { return r.Name }))
 	}
 	for _, r := range translation.objects.tcpRoutes {
-		add("TCPRoute", r, r.Spec.ParentRefs, ruleNames(r.Spec.Rules, func(r *gwapiv1.TCPRouteRule) *gwapiv1.SectionName { return r.Name }))
+		add("TCPRoute", r, r.Spec.ParentRefs,
+			ruleNames(r.Spec.Rules, func(r *gwapiv1.TCPRouteRule) *gwapiv1.SectionName { return r.Name }))
 	}
 	for _, r := range translation.objects.udpRoutes {
-		add("UDPRoute", r, r.Spec.ParentRefs, ruleNames(r.Spec.Rules, func(r *gwapiv1.UDPRouteRule) *gwapiv1.SectionName { return r.Name }))
+		add("UDPRoute", r, r.Spec.ParentRefs,
+			ruleNames(r.Spec.Rules, func(r *gwapiv1.UDPRouteRule) *gwapiv1.SectionName { return r.Name }))
 	}
 	return t
 }
@@ -119,7 +126,8 @@ func ruleNames[R any](rules []R, name func(*R) *gwapiv1.SectionName) []*gwapiv1.
 
 // eachManagedParent calls fn for each parentRef that names a Gateway or an admitted
 // ListenerSet of ours: the same filter eachParent applies to route statuses.
-func (translation *routeTranslator) eachManagedParent(ref resource.Ref, prs []gwapiv1.ParentReference, fn func(gwapiv1.ParentReference)) {
+func (translation *routeTranslator) eachManagedParent(ref resource.Ref, prs []gwapiv1.ParentReference,
+	fn func(gwapiv1.ParentReference)) {
 	for _, pr := range prs {
 		kind, ns, ok := parentKindNamespace(ref, pr)
 		if !ok {

@@ -209,7 +209,8 @@ type aged interface {
 // processed are the kinds EG processes oldest first.
 type processed interface {
 	aged
-	*gwapiv1.Gateway | *gwapiv1.HTTPRoute | *gwapiv1.GRPCRoute | *gwapiv1.TLSRoute | *gwapiv1.TCPRoute | *gwapiv1.UDPRoute | *gwapiv1.ListenerSet | *gwapiv1.BackendTLSPolicy
+	*gwapiv1.Gateway | *gwapiv1.HTTPRoute | *gwapiv1.GRPCRoute | *gwapiv1.TLSRoute | *gwapiv1.TCPRoute |
+		*gwapiv1.UDPRoute | *gwapiv1.ListenerSet | *gwapiv1.BackendTLSPolicy
 }
 
 // sortOlderFirst orders list stably by olderFirst: EG's processing order.
@@ -326,7 +327,8 @@ func (t Translator) Translate(objs []resource.Object) Output {
 				}
 			}
 		}
-		if ep != nil && ep.Spec.Telemetry != nil && ep.Spec.Telemetry.Metrics != nil && ep.Spec.Telemetry.Metrics.EnableGRPCStats != nil {
+		if ep != nil && ep.Spec.Telemetry != nil && ep.Spec.Telemetry.Metrics != nil &&
+			ep.Spec.Telemetry.Metrics.EnableGRPCStats != nil {
 			for _, l := range g.listeners {
 				if l.ir != nil {
 					l.ir.GRPCStats = ep.Spec.Telemetry.Metrics.EnableGRPCStats
@@ -415,7 +417,8 @@ func preserveRouteOrder(objects *index, gw *gwapiv1.Gateway) bool {
 
 // address follows its EnvoyProxy's IP family.
 func readyListener(ep *egv1a1.EnvoyProxy) ir.ReadyListener {
-	if ep != nil && ep.Spec.IPFamily != nil && (*ep.Spec.IPFamily == egv1a1.IPv6 || *ep.Spec.IPFamily == egv1a1.DualStack) {
+	if ep != nil && ep.Spec.IPFamily != nil &&
+		(*ep.Spec.IPFamily == egv1a1.IPv6 || *ep.Spec.IPFamily == egv1a1.DualStack) {
 		return ir.ReadyListener{Address: "::", IPv4Compat: true}
 	}
 	return ir.ReadyListener{Address: "0.0.0.0"}

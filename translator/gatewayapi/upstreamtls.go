@@ -29,13 +29,15 @@ var errNoCAMerged = errors.New("CACertificate must be specified when InsecureSki
 //
 // Without a Backend spec.tls or a policy there is no TLS (nil, nil). The policy's use is
 // recorded for its status on the route's parents.
-func (translation *routeTranslator) upstreamTLS(ns string, be *egv1a1.Backend, target btlsTarget) (*ir.UpstreamTLS, error) {
+func (translation *routeTranslator) upstreamTLS(ns string, be *egv1a1.Backend, target btlsTarget) (*ir.UpstreamTLS,
+	error) {
 	return translation.mergeUpstreamTLS(ns, be, target, true)
 }
 
 // mergeUpstreamTLS is upstreamTLS; record says whether the policy's use is recorded for its
 // status (for the route's Gateways, or for the policy whose own backend this is).
-func (translation *routeTranslator) mergeUpstreamTLS(ns string, be *egv1a1.Backend, target btlsTarget, record bool) (*ir.UpstreamTLS, error) {
+func (translation *routeTranslator) mergeUpstreamTLS(ns string, be *egv1a1.Backend, target btlsTarget,
+	record bool) (*ir.UpstreamTLS, error) {
 	var (
 		server       *ir.UpstreamTLS
 		backendOwned *clientTLS
@@ -124,7 +126,8 @@ func (translation *routeTranslator) backendServerTLS(be *egv1a1.Backend) (*ir.Up
 	switch {
 	case t.WellKnownCACertificates != nil && *t.WellKnownCACertificates == gwapiv1.WellKnownCACertificatesSystem:
 		tls.SystemCA, tls.CASource, tls.CAName = true, "System", systemCASecret
-		if translation.t.Profile.FlagOn(egv1a1.PerResourceSystemCASecret, translation.t.Config.RuntimeFlags) || !translation.t.Profile.SharedSystemCASecret {
+		if translation.t.Profile.FlagOn(egv1a1.PerResourceSystemCASecret, translation.t.Config.RuntimeFlags) ||
+			!translation.t.Profile.SharedSystemCASecret {
 			tls.CAName = perResource
 		}
 	case len(t.CACertificateRefs) > 0:
@@ -194,7 +197,8 @@ func mergeClientTLS(backend, proxy *clientTLS) *clientTLS {
 // clientTLSSettings reads one owner's BackendTLSConfig. The client certificate Secret must
 // be in the owner's namespace; an SDS reference Secret (with enableSDSSecretRef) makes
 // Envoy fetch it from that server.
-func (translation *routeTranslator) clientTLSSettings(cfg *egv1a1.BackendTLSConfig, ownerKind, ownerNS, ownerName string) (*clientTLS, error) {
+func (translation *routeTranslator) clientTLSSettings(cfg *egv1a1.BackendTLSConfig, ownerKind, ownerNS,
+	ownerName string) (*clientTLS, error) {
 	c := &clientTLS{ciphers: cfg.Ciphers, curves: cfg.ECDHCurves, sigAlgs: cfg.SignatureAlgorithms}
 	if cfg.MinVersion != nil {
 		c.minVersion = string(*cfg.MinVersion)
@@ -218,7 +222,8 @@ func (translation *routeTranslator) clientTLSSettings(cfg *egv1a1.BackendTLSConf
 	}
 	// a Gateway's reference was checked with its ReferenceGrants already (gatewaytls.go)
 	if ns != ownerNS && ownerKind != "Gateway" {
-		return nil, fmt.Errorf("ClientCertificateRef Secret is not located in the same namespace as %s. Secret namespace: %s does not match %s namespace: %s",
+		return nil, fmt.Errorf(
+			"ClientCertificateRef Secret is not located in the same namespace as %s. Secret namespace: %s does not match %s namespace: %s",
 			ownerKind, ns, ownerKind, ownerNS)
 	}
 	s := translation.objects.secrets[types.NamespacedName{Namespace: ns, Name: string(ref.Name)}]
@@ -286,12 +291,15 @@ func (objects *index) validateBackendTLS(be *egv1a1.Backend) error {
 	}
 	if t.InsecureSkipVerify == nil || !*t.InsecureSkipVerify {
 		if t.WellKnownCACertificates == nil && len(t.CACertificateRefs) == 0 && !objects.policiesTrustBackend(be) {
-			return errors.New("must specify either CACertificateRefs or WellKnownCACertificates when InsecureSkipVerify is unset or false")
+			return errors.New(
+				"must specify either CACertificateRefs or WellKnownCACertificates when InsecureSkipVerify is unset or false")
 		}
 	}
 	if t.BackendTLSConfig != nil && t.ClientCertificateRef != nil && t.ClientCertificateRef.Namespace != nil {
 		if ns := string(*t.ClientCertificateRef.Namespace); ns != be.Namespace {
-			return fmt.Errorf("clientCertificateRef Secret is not located in the same namespace as Backend. Secret namespace: %s does not match Backend namespace: %s", ns, be.Namespace)
+			return fmt.Errorf(
+				"clientCertificateRef Secret is not located in the same namespace as Backend. Secret namespace: %s does not match Backend namespace: %s",
+				ns, be.Namespace)
 		}
 	}
 	return nil

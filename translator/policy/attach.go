@@ -213,7 +213,8 @@ func (e *engine[T]) apply(rs []irRoute, a *ir.Applied[T], rule func(int) bool) {
 }
 
 func (e *engine[T]) conflict(what string) *resolveErr {
-	return &resolveErr{reasonConflicted, fmt.Sprintf("Unable to target %s, another %s has already attached to it", what, e.k.kind)}
+	return &resolveErr{reasonConflicted,
+		fmt.Sprintf("Unable to target %s, another %s has already attached to it", what, e.k.kind)}
 }
 
 // check runs the kind's feature validation, if it has one.
@@ -236,12 +237,14 @@ func (e *engine[T]) writeScopeConditions(st *ancestors, anc result.ParentRef, ow
 	merged := e.merged.direct(own)
 	overridden := e.overrides.withDescendants(own).minus(merged)
 	if m := merged.describe(); m != "" {
-		st.set(anc, conditions.New(condMerged, "True", reasonMerged, fmt.Sprintf("This policy is being merged by other %s for %s", e.k.plural, m)))
+		st.set(anc, conditions.New(condMerged, "True", reasonMerged,
+			fmt.Sprintf("This policy is being merged by other %s for %s", e.k.plural, m)))
 	} else {
 		st.unset(anc, condMerged)
 	}
 	if m := overridden.describe(); m != "" {
-		st.set(anc, conditions.New(condOverridden, "True", reasonOverridden, fmt.Sprintf("This policy is being overridden by other %s for %s", e.k.plural, m)))
+		st.set(anc, conditions.New(condOverridden, "True", reasonOverridden,
+			fmt.Sprintf("This policy is being overridden by other %s for %s", e.k.plural, m)))
 	} else {
 		st.unset(anc, condOverridden)
 	}

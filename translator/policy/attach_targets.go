@@ -53,7 +53,8 @@ func (e *engine[T]) forRoute(p *pol[T], t target) {
 		}
 		switch {
 		case ruleIdx < 0:
-			rerr = &resolveErr{reasonTargetNotFound, fmt.Sprintf("No section name %s found for %s %s/%s", *t.section, t.kind, t.namespace, t.name)}
+			rerr = &resolveErr{reasonTargetNotFound,
+				fmt.Sprintf("No section name %s found for %s %s/%s", *t.section, t.kind, t.namespace, t.name)}
 		case !st.claimSection(*t.section):
 			rerr = e.conflict(fmt.Sprintf("RouteRule %s/%s", t.name, *t.section))
 		}
@@ -90,7 +91,8 @@ func (e *engine[T]) forRoute(p *pol[T], t target) {
 			continue
 		}
 		gw := parentOf(ls)
-		e.overrides.registerListenerSet(scope{kind: scopeListenerSet, namespace: ns, name: nn.Name}, scope{kind: scopeGateway, namespace: gw.Namespace, name: gw.Name})
+		e.overrides.registerListenerSet(scope{kind: scopeListenerSet, namespace: ns, name: nn.Name},
+			scope{kind: scopeGateway, namespace: gw.Namespace, name: gw.Name})
 		if section != "" {
 			e.overrides.add(scope{kind: scopeListenerSetListener, namespace: ns, name: nn.Name, section: section}, routeScope)
 		} else {
@@ -161,7 +163,8 @@ func (e *engine[T]) mergeOnListeners(p *pol[T], rs []irRoute, rule func(int) boo
 			lsNN := types.NamespacedName{Namespace: l.Set.Namespace, Name: l.Set.Name}
 			anc = setAncestor(lsNN, l.Name)
 			if q, ok := e.lsPolicy[sectionKey{lsNN, l.Name}]; ok {
-				parent, pscope = q, scope{kind: scopeListenerSetListener, namespace: lsNN.Namespace, name: lsNN.Name, section: l.Name}
+				parent, pscope = q,
+					scope{kind: scopeListenerSetListener, namespace: lsNN.Namespace, name: lsNN.Name, section: l.Name}
 			} else if q, ok := e.lsPolicy[sectionKey{lsNN, ""}]; ok {
 				parent, pscope = q, scope{kind: scopeListenerSet, namespace: lsNN.Namespace, name: lsNN.Name}
 			} else if q, ok := e.gwPolicy[sectionKey{gwNN, ""}]; ok {
@@ -193,7 +196,9 @@ func (e *engine[T]) mergeOnListeners(p *pol[T], rs []irRoute, rule func(int) boo
 		e.apply(groups[l], a, rule)
 		e.merged.add(pscope, routeScope)
 		e.merges = append(e.merges, mergeRecord{child: p.ref, st: &p.st, anc: anc, parent: pscope, route: routeScope})
-		p.st.set(anc, conditions.New(condMerged, "True", reasonMerged, fmt.Sprintf("Merged with policy %s/%s", parent.ref.Namespace, parent.ref.Name)))
+		p.st.set(anc,
+			conditions.New(condMerged, "True", reasonMerged,
+				fmt.Sprintf("Merged with policy %s/%s", parent.ref.Namespace, parent.ref.Name)))
 	}
 }
 

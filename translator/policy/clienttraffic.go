@@ -60,7 +60,9 @@ func (e *ctpEngine) resolve(t target) (*gatewayapi.GatewayNode, *gwapiv1.Listene
 			return nil, nil, nil
 		}
 		if t.section != nil && !hasSetListener(ls, *t.section) {
-			return g, ls, &resolveErr{reasonTargetNotFound, fmt.Sprintf("ListenerSet %s/%s does not have a listener named %q", ls.Namespace, ls.Name, *t.section)}
+			return g, ls,
+				&resolveErr{reasonTargetNotFound,
+					fmt.Sprintf("ListenerSet %s/%s does not have a listener named %q", ls.Namespace, ls.Name, *t.section)}
 		}
 		return g, ls, nil
 	}
@@ -74,7 +76,8 @@ func (e *ctpEngine) resolve(t target) (*gatewayapi.GatewayNode, *gwapiv1.Listene
 			found = found || l.Name == *t.section
 		}
 		if !found {
-			return g, nil, &resolveErr{reasonTargetNotFound, fmt.Sprintf("No section name %s found for Gateway %s", *t.section, nn)}
+			return g, nil,
+				&resolveErr{reasonTargetNotFound, fmt.Sprintf("No section name %s found for Gateway %s", *t.section, nn)}
 		}
 	}
 	return g, nil, nil
@@ -121,7 +124,8 @@ func (e *ctpEngine) run() {
 
 // resolveAncestor resolves the policy's target t and its ancestor; ok is false when the
 // policy goes no further there: the target is not found, or the policy was rejected at anc.
-func (e *ctpEngine) resolveAncestor(p *pol[egv1a1.ClientTrafficPolicySpec], t target) (g *gatewayapi.GatewayNode, ls *gwapiv1.ListenerSet, anc result.ParentRef, ok bool) {
+func (e *ctpEngine) resolveAncestor(p *pol[egv1a1.ClientTrafficPolicySpec], t target) (g *gatewayapi.GatewayNode,
+	ls *gwapiv1.ListenerSet, anc result.ParentRef, ok bool) {
 	g, ls, rerr := e.resolve(t)
 	if g == nil {
 		return nil, nil, result.ParentRef{}, false
@@ -145,7 +149,8 @@ func (e *ctpEngine) forSection(p *pol[egv1a1.ClientTrafficPolicySpec], t target)
 		key = setPrefix(ls) + key
 	}
 	if e.sections[gw][key] {
-		p.st.reject(anc, reasonConflicted, fmt.Sprintf("Unable to target section of %s, another ClientTrafficPolicy has already attached to it", t.name))
+		p.st.reject(anc, reasonConflicted,
+			fmt.Sprintf("Unable to target section of %s, another ClientTrafficPolicy has already attached to it", t.name))
 		return
 	}
 	e.claim(e.sections, gw, key)
@@ -188,7 +193,8 @@ func (e *ctpEngine) forWhole(p *pol[egv1a1.ClientTrafficPolicySpec], t target) {
 		if ls != nil {
 			what = "ListenerSet " + t.name
 		}
-		p.st.reject(anc, reasonConflicted, fmt.Sprintf("Unable to target %s, another ClientTrafficPolicy has already attached to it", what))
+		p.st.reject(anc, reasonConflicted,
+			fmt.Sprintf("Unable to target %s, another ClientTrafficPolicy has already attached to it", what))
 		return
 	}
 	var overriding []string
@@ -279,7 +285,9 @@ func (e *ctpEngine) portOverlap(g *gatewayapi.GatewayNode, l *gatewayapi.Listene
 	if len(same) == 0 {
 		return nil
 	}
-	return fmt.Errorf("ClientTrafficPolicy is being applied to multiple http (non https) listeners (%s) on the same port, which is not allowed", strings.Join(same, ", "))
+	return fmt.Errorf(
+		"ClientTrafficPolicy is being applied to multiple http (non https) listeners (%s) on the same port, which is not allowed",
+		strings.Join(same, ", "))
 }
 
 // apply puts the policy on the listener and resolves its settings in EG's order
@@ -329,7 +337,8 @@ func (e *ctpEngine) apply(p *pol[egv1a1.ClientTrafficPolicySpec], l *gatewayapi.
 	if len(errs) == 0 {
 		h.Connection = conn
 	}
-	if h.HTTP1 != nil || h.HTTP2 != nil || h.HTTP3 || h.MatchBackendScheme || h.GRPCWebSet || h.Headers != nil || h.Connection != nil {
+	if h.HTTP1 != nil || h.HTTP2 != nil || h.HTTP3 || h.MatchBackendScheme || h.GRPCWebSet || h.Headers != nil ||
+		h.Connection != nil {
 		lp.ClientHTTP = h
 	}
 	if len(errs) == 0 {

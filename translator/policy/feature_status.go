@@ -21,7 +21,8 @@ func MarkFeatureErrors(statuses []result.ObjectStatus, errs FeatureErrors) {
 			}
 			msg := conditions.ErrorMessage(err)
 			for j := range st.Parents {
-				st.Parents[j].Conditions = conditions.Set(st.Parents[j].Conditions, conditions.New("Accepted", "False", "Invalid", msg))
+				st.Parents[j].Conditions = conditions.Set(st.Parents[j].Conditions,
+					conditions.New("Accepted", "False", "Invalid", msg))
 			}
 		}
 	}

@@ -87,7 +87,8 @@ func (byScope index[T]) putFirst(s mscope, e entry[T]) {
 
 // lookup resolves the value in force on a rule of a route on a listener: the rule's, the
 // route's, else the parents' (replaces says a rule or route entry decided).
-func (byScope index[T]) lookup(routeKind string, route types.NamespacedName, gw types.NamespacedName, listener *string, set *types.NamespacedName, rule *string) (T, bool) {
+func (byScope index[T]) lookup(routeKind string, route types.NamespacedName, gw types.NamespacedName, listener *string,
+	set *types.NamespacedName, rule *string) (T, bool) {
 	if rule != nil {
 		if e, ok := byScope[mscope{"rule", routeKind, route.Namespace, route.Name, *rule}]; ok {
 			return byScope.resolve(e, gw, listener, set)
@@ -99,7 +100,8 @@ func (byScope index[T]) lookup(routeKind string, route types.NamespacedName, gw 
 	return byScope.parents(gw, listener, set), false
 }
 
-func (byScope index[T]) resolve(e entry[T], gw types.NamespacedName, listener *string, set *types.NamespacedName) (T, bool) {
+func (byScope index[T]) resolve(e entry[T], gw types.NamespacedName, listener *string, set *types.NamespacedName) (T,
+	bool) {
 	if e.effective {
 		return e.value, true
 	}
@@ -149,8 +151,10 @@ type merger struct {
 }
 
 func newMerger(w *world, objs []resource.Object) *merger {
-	m := &merger{w: w, clusterSettings: index[bool]{}, routingType: index[string]{}, consistentHash: index[bool]{}, http1: index[bool]{},
-		services: map[types.NamespacedName]*corev1.Service{}, imports: map[types.NamespacedName]*mcsv1a1.ServiceImport{}, backends: map[types.NamespacedName]*egv1a1.Backend{}}
+	m := &merger{w: w, clusterSettings: index[bool]{}, routingType: index[string]{}, consistentHash: index[bool]{},
+		http1:    index[bool]{},
+		services: map[types.NamespacedName]*corev1.Service{}, imports: map[types.NamespacedName]*mcsv1a1.ServiceImport{},
+		backends: map[types.NamespacedName]*egv1a1.Backend{}}
 	var btps []*pol[egv1a1.BackendTrafficPolicySpec]
 	var ctps []*pol[egv1a1.ClientTrafficPolicySpec]
 	for _, o := range objs {
@@ -177,29 +181,36 @@ func newMerger(w *world, objs []resource.Object) *merger {
 		if spec.RoutingType != nil {
 			routingType = string(*spec.RoutingType)
 		}
-		for _, t := range w.resolve("BackendTrafficPolicy", p.refs, p.meta.GetNamespace(), w.routeCands, w.gatewayCands, w.setCands) {
+		for _, t := range w.resolve("BackendTrafficPolicy", p.refs, p.meta.GetNamespace(), w.routeCands, w.gatewayCands,
+			w.setCands) {
 			sec := t.sectionOr()
 			routeEffective := func(set bool) bool { return set || p.mergeType == nil }
 			switch {
 			case t.kind == "Gateway" && t.section != nil:
-				m.routingType.putFirst(mscope{"gatewayListener", "", t.namespace, t.name, sec}, entry[string]{routingType, routingType != ""})
+				m.routingType.putFirst(mscope{"gatewayListener", "", t.namespace, t.name, sec},
+					entry[string]{routingType, routingType != ""})
 				m.clusterSettings.putFirst(mscope{"gatewayListener", "", t.namespace, t.name, sec}, entry[bool]{cluster, true})
 			case t.kind == "Gateway":
 				m.routingType.putFirst(mscope{"gateway", "", t.namespace, t.name, ""}, entry[string]{routingType, true})
 				ch := spec.LoadBalancer != nil && spec.LoadBalancer.Type == egv1a1.ConsistentHashLoadBalancerType
 				m.consistentHash.putFirst(mscope{"gateway", "", t.namespace, t.name, ""}, entry[bool]{ch, true})
 			case t.kind == "ListenerSet" && t.section != nil:
-				m.routingType.putFirst(mscope{"setListener", "", t.namespace, t.name, sec}, entry[string]{routingType, routingType != ""})
+				m.routingType.putFirst(mscope{"setListener", "", t.namespace, t.name, sec},
+					entry[string]{routingType, routingType != ""})
 				m.clusterSettings.putFirst(mscope{"setListener", "", t.namespace, t.name, sec}, entry[bool]{cluster, true})
 			case t.kind == "ListenerSet":
 				m.routingType.putFirst(mscope{"set", "", t.namespace, t.name, ""}, entry[string]{routingType, routingType != ""})
 				m.clusterSettings.putFirst(mscope{"set", "", t.namespace, t.name, ""}, entry[bool]{cluster, true})
 			case t.section != nil:
-				m.routingType.putFirst(mscope{"rule", t.kind, t.namespace, t.name, sec}, entry[string]{routingType, routeEffective(routingType != "")})
-				m.clusterSettings.putFirst(mscope{"rule", t.kind, t.namespace, t.name, sec}, entry[bool]{cluster, routeEffective(cluster)})
+				m.routingType.putFirst(mscope{"rule", t.kind, t.namespace, t.name, sec},
+					entry[string]{routingType, routeEffective(routingType != "")})
+				m.clusterSettings.putFirst(mscope{"rule", t.kind, t.namespace, t.name, sec},
+					entry[bool]{cluster, routeEffective(cluster)})
 			default:
-				m.routingType.putFirst(mscope{"route", t.kind, t.namespace, t.name, ""}, entry[string]{routingType, routeEffective(routingType != "")})
-				m.clusterSettings.putFirst(mscope{"route", t.kind, t.namespace, t.name, ""}, entry[bool]{cluster, routeEffective(cluster)})
+				m.routingType.putFirst(mscope{"route", t.kind, t.namespace, t.name, ""},
+					entry[string]{routingType, routeEffective(routingType != "")})
+				m.clusterSettings.putFirst(mscope{"route", t.kind, t.namespace, t.name, ""},
+					entry[bool]{cluster, routeEffective(cluster)})
 			}
 		}
 	}
@@ -360,7 +371,8 @@ func (m *merger) rule(src ir.Source, l4 bool) (mergeRule, bool) {
 
 // l4Backends fills out from a TCPRoute's or UDPRoute's rules (the same fields): the first
 // rule's name, every rule's backendRefs, counted as the first rule's. False without rules.
-func l4Backends[R gwapiv1.TCPRouteRule | gwapiv1.UDPRouteRule](out *mergeRule, rules []R, name func(*gwapiv1.SectionName) *string) bool {
+func l4Backends[R gwapiv1.TCPRouteRule | gwapiv1.UDPRouteRule](out *mergeRule, rules []R,
+	name func(*gwapiv1.SectionName) *string) bool {
 	if len(rules) == 0 {
 		return false
 	}
@@ -396,7 +408,8 @@ func backendKey(ref gwapiv1.BackendObjectReference, routeNS string) string {
 // destination marks the backends of one IR route's destination that share a cluster; the
 // destination is copied first (one rule's destination may serve several listeners, which
 // decide apart).
-func (m *merger) destination(g *gatewayapi.GatewayNode, l *gatewayapi.ListenerNode, gw types.NamespacedName, set *types.NamespacedName, src ir.Source, rule mergeRule, cfg *egv1a1.MergeBackendsConfig, d **ir.Destination) {
+func (m *merger) destination(g *gatewayapi.GatewayNode, l *gatewayapi.ListenerNode, gw types.NamespacedName,
+	set *types.NamespacedName, src ir.Source, rule mergeRule, cfg *egv1a1.MergeBackendsConfig, d **ir.Destination) {
 	// A rule-wide reason first.
 	unsafe := false
 	switch {
@@ -445,7 +458,8 @@ func (m *merger) destination(g *gatewayapi.GatewayNode, l *gatewayapi.ListenerNo
 }
 
 // mergeable says whether one backend may share a cluster.
-func (m *merger) mergeable(s *ir.Backend, ref gwapiv1.BackendObjectReference, filters int, src ir.Source, cfg *egv1a1.MergeBackendsConfig) bool {
+func (m *merger) mergeable(s *ir.Backend, ref gwapiv1.BackendObjectReference, filters int, src ir.Source,
+	cfg *egv1a1.MergeBackendsConfig) bool {
 	if s.Invalid || s.Weight == 0 || s.Merged != "" || len(s.Endpoints) == 0 || filters > 0 {
 		return false
 	}
@@ -492,7 +506,8 @@ func (m *merger) backendOf(ref gwapiv1.BackendObjectReference, routeNS string) *
 
 // parentRefOf is the sectionName and ListenerSet of the route's parentRef that reaches the
 // listener (EG resolves the rule's routing type by them).
-func (m *merger) parentRefOf(src ir.Source, g *gatewayapi.GatewayNode, l *gatewayapi.ListenerNode) (*string, *types.NamespacedName) {
+func (m *merger) parentRefOf(src ir.Source, g *gatewayapi.GatewayNode, l *gatewayapi.ListenerNode) (*string,
+	*types.NamespacedName) {
 	rn := m.w.routes[routeKey{src.Kind, src.Namespace, src.Name}]
 	if rn == nil {
 		return nil, nil
@@ -586,7 +601,8 @@ func (m *merger) protocol(routeKind string, s *ir.Backend, ref gwapiv1.BackendOb
 // mergedName is EG's irBackendClusterName: kind, namespace, name and port of the backend,
 // and the protocol, lower case.
 func mergedName(s *ir.Backend, proto string) string {
-	return fmt.Sprintf("%s/%s/%s/%d/%s", strings.ToLower(s.Kind), s.Namespace, s.ServiceName, s.Port, strings.ToLower(proto))
+	return fmt.Sprintf("%s/%s/%s/%d/%s", strings.ToLower(s.Kind), s.Namespace, s.ServiceName, s.Port,
+		strings.ToLower(proto))
 }
 
 // backendIndex is the backendRef index of an IR backend, named <cluster>/backend/<i>.

@@ -90,7 +90,8 @@ func fromMatches(froms []gwapiv1.ReferenceGrantFrom, from From) bool {
 
 func toMatches(tos []gwapiv1.ReferenceGrantTo, to To) bool {
 	for _, t := range tos {
-		if string(t.Group) == to.Group && string(t.Kind) == to.Kind && (t.Name == nil || *t.Name == "" || string(*t.Name) == to.Name) {
+		if string(t.Group) == to.Group && string(t.Kind) == to.Kind &&
+			(t.Name == nil || *t.Name == "" || string(*t.Name) == to.Name) {
 			return true
 		}
 	}

@@ -133,7 +133,8 @@ func addSessionFilters(listeners []*listenerv3.Listener, routeConfigs []*routev3
 		for _, fc := range chains {
 			for _, f := range fc.GetFilters() {
 				var hcm hcmv3.HttpConnectionManager
-				if f.GetTypedConfig() == nil || f.GetTypedConfig().UnmarshalTo(&hcm) != nil || !uses[hcm.GetRds().GetRouteConfigName()] {
+				if f.GetTypedConfig() == nil || f.GetTypedConfig().UnmarshalTo(&hcm) != nil ||
+					!uses[hcm.GetRds().GetRouteConfigName()] {
 					continue
 				}
 				filter := &hcmv3.HttpFilter{Name: statefulSessionFilter, Disabled: false,

@@ -65,7 +65,9 @@ func customResponseConfig(ro *ir.ResponseOverride) (*customresponsev3.CustomResp
 		if len(rule.ResponseHeaders) > 0 {
 			var hs []*cncfmatcherv3.Matcher_MatcherList_Predicate
 			for _, h := range rule.ResponseHeaders {
-				hs = append(hs, crSingle(crExtension("http-response-header-match-input", &envoymatcherv3.HttpResponseHeaderMatchInput{HeaderName: h.Name}), valueMatch(h)))
+				hs = append(hs,
+					crSingle(crExtension("http-response-header-match-input",
+						&envoymatcherv3.HttpResponseHeaderMatchInput{HeaderName: h.Name}), valueMatch(h)))
 			}
 			preds = append(preds, crAllOf(hs))
 		}
@@ -73,7 +75,9 @@ func customResponseConfig(ro *ir.ResponseOverride) (*customresponsev3.CustomResp
 			return nil, fmt.Errorf("missing match criteria in response override rule")
 		}
 		if rule.LocalReply != nil {
-			preds = append(preds, crSingle(crExtension("http-response-local-reply-match-input", &envoymatcherv3.HttpResponseLocalReplyMatchInput{}), exactValue(strconv.FormatBool(*rule.LocalReply))))
+			preds = append(preds,
+				crSingle(crExtension("http-response-local-reply-match-input", &envoymatcherv3.HttpResponseLocalReplyMatchInput{}),
+					exactValue(strconv.FormatBool(*rule.LocalReply))))
 		}
 		matchers = append(matchers, &cncfmatcherv3.Matcher_MatcherList_FieldMatcher{
 			Predicate: crAllOf(preds),
@@ -144,29 +148,36 @@ func statusCodePredicate(c ir.StatusCodeMatch) *cncfmatcherv3.Matcher_MatcherLis
 			}}}
 		}
 		bound := func(id int64, v int) *expr.Expr {
-			return &expr.Expr{Id: id, ExprKind: &expr.Expr_ConstExpr{ConstExpr: &expr.Constant{ConstantKind: &expr.Constant_Int64Value{Int64Value: int64(v)}}}}
+			return &expr.Expr{Id: id,
+				ExprKind: &expr.Expr_ConstExpr{ConstExpr: &expr.Constant{ConstantKind: &expr.Constant_Int64Value{Int64Value: int64(
+					v)}}}}
 		}
 		call := func(id int64, fn string, args ...*expr.Expr) *expr.Expr {
 			return &expr.Expr{Id: id, ExprKind: &expr.Expr_CallExpr{CallExpr: &expr.Expr_Call{Function: fn, Args: args}}}
 		}
 		cel := &cncfmatcherv3.CelMatcher{ExprMatch: &cncftypev3.CelExpression{CelExprParsed: &expr.ParsedExpr{
-			Expr: call(9, "_&&_", call(3, "_>=_", code(1), bound(4, c.Range.Start)), call(7, "_<=_", code(5), bound(8, c.Range.End))),
+			Expr: call(9, "_&&_", call(3, "_>=_", code(1), bound(4, c.Range.Start)),
+				call(7, "_<=_", code(5), bound(8, c.Range.End))),
 		}}}
 		return &cncfmatcherv3.Matcher_MatcherList_Predicate{MatchType: &cncfmatcherv3.Matcher_MatcherList_Predicate_SinglePredicate_{
 			SinglePredicate: &cncfmatcherv3.Matcher_MatcherList_Predicate_SinglePredicate{
-				Input:   crExtension("http-attributes-cel-match-input", &cncfmatcherv3.HttpAttributesCelMatchInput{}),
-				Matcher: &cncfmatcherv3.Matcher_MatcherList_Predicate_SinglePredicate_CustomMatch{CustomMatch: crExtension("cel-matcher", cel)},
+				Input: crExtension("http-attributes-cel-match-input", &cncfmatcherv3.HttpAttributesCelMatchInput{}),
+				Matcher: &cncfmatcherv3.Matcher_MatcherList_Predicate_SinglePredicate_CustomMatch{CustomMatch: crExtension(
+					"cel-matcher", cel)},
 			},
 		}}
 	}
-	return crSingle(crExtension("http-response-status-code-match-input", &envoymatcherv3.HttpResponseStatusCodeMatchInput{}), exactValue(strconv.Itoa(c.Value)))
+	return crSingle(
+		crExtension("http-response-status-code-match-input", &envoymatcherv3.HttpResponseStatusCodeMatchInput{}),
+		exactValue(strconv.Itoa(c.Value)))
 }
 
 func crExtension(name string, m proto.Message) *cncfcorev3.TypedExtensionConfig {
 	return &cncfcorev3.TypedExtensionConfig{Name: name, TypedConfig: mustAny(m)}
 }
 
-func crSingle(input *cncfcorev3.TypedExtensionConfig, m *cncfmatcherv3.StringMatcher) *cncfmatcherv3.Matcher_MatcherList_Predicate {
+func crSingle(input *cncfcorev3.TypedExtensionConfig,
+	m *cncfmatcherv3.StringMatcher) *cncfmatcherv3.Matcher_MatcherList_Predicate {
 	return &cncfmatcherv3.Matcher_MatcherList_Predicate{MatchType: &cncfmatcherv3.Matcher_MatcherList_Predicate_SinglePredicate_{
 		SinglePredicate: &cncfmatcherv3.Matcher_MatcherList_Predicate_SinglePredicate{
 			Input:   input,

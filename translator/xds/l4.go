@@ -131,7 +131,8 @@ func downstreamTLSContext(cfg *ir.TLSConfig, alpn []string, ctp *ir.DownstreamTL
 		},
 	}
 	for _, c := range cfg.Certificates {
-		ctx.CommonTlsContext.TlsCertificateSdsSecretConfigs = append(ctx.CommonTlsContext.TlsCertificateSdsSecretConfigs, certificateSDS(c))
+		ctx.CommonTlsContext.TlsCertificateSdsSecretConfigs = append(ctx.CommonTlsContext.TlsCertificateSdsSecretConfigs,
+			certificateSDS(c))
 	}
 	applyClientTLS(ctx, ctp)
 	applyClientValidation(ctx, clientValidation(cfg, ctp))

@@ -247,7 +247,8 @@ func headerValueMatch(key, header string, m *ir.RateLimitMatch) *routev3.RateLim
 	return &routev3.RateLimit_Action{ActionSpecifier: &routev3.RateLimit_Action_HeaderValueMatch_{
 		HeaderValueMatch: &routev3.RateLimit_Action_HeaderValueMatch{
 			DescriptorKey: key, DescriptorValue: key, ExpectMatch: wrapperspb.Bool(!m.Invert),
-			Headers: []*routev3.HeaderMatcher{{Name: header, HeaderMatchSpecifier: &routev3.HeaderMatcher_StringMatch{StringMatch: stringMatcher(&m.StringMatch)}}},
+			Headers: []*routev3.HeaderMatcher{{Name: header,
+				HeaderMatchSpecifier: &routev3.HeaderMatcher_StringMatch{StringMatch: stringMatcher(&m.StringMatch)}}},
 		},
 	}}
 }
@@ -371,7 +372,8 @@ func (t Translator) rateLimitServiceCluster(svc *RateLimitService) clusterPair {
 		Locality:            &corev3.Locality{Region: rateLimitCluster + "/backend/-1"},
 		LoadBalancingWeight: u32(1),
 		LbEndpoints: []*endpointv3.LbEndpoint{{
-			HostIdentifier:      &endpointv3.LbEndpoint_Endpoint{Endpoint: &endpointv3.Endpoint{Address: socketAddress(svc.Host, svc.Port)}},
+			HostIdentifier: &endpointv3.LbEndpoint_Endpoint{Endpoint: &endpointv3.Endpoint{Address: socketAddress(svc.Host,
+				svc.Port)}},
 			LoadBalancingWeight: u32(1),
 		}},
 	}}}

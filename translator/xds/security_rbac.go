@@ -58,7 +58,8 @@ func rbacPerRoute(a *ir.Authorization) (*rbacv3.RBACPerRoute, error) {
 // filter (SP-05) and the network one (SP-02) alike: the rules in order, each named as EG
 // names it and matching on what predicateOf makes of it, first match decides;
 // defaultAction (Deny unless set) when none matches.
-func authorizationMatcher(auth *ir.Authorization, predicateOf func(ir.AuthorizationRule) (*predicate, error)) (*cncfmatcherv3.Matcher, error) {
+func authorizationMatcher(auth *ir.Authorization,
+	predicateOf func(ir.AuthorizationRule) (*predicate, error)) (*cncfmatcherv3.Matcher, error) {
 	allow, deny := rbacAction("ALLOW", rbacconfigv3.RBAC_ALLOW), rbacAction("DENY", rbacconfigv3.RBAC_DENY)
 	var matchers []*cncfmatcherv3.Matcher_MatcherList_FieldMatcher
 	for _, rule := range auth.Rules {
@@ -71,7 +72,8 @@ func authorizationMatcher(auth *ir.Authorization, predicateOf func(ir.Authorizat
 		if rule.Deny {
 			action = deny
 		}
-		matchers = append(matchers, &cncfmatcherv3.Matcher_MatcherList_FieldMatcher{Predicate: pred, OnMatch: decision(name, action)})
+		matchers = append(matchers,
+			&cncfmatcherv3.Matcher_MatcherList_FieldMatcher{Predicate: pred, OnMatch: decision(name, action)})
 	}
 	def := deny
 	if auth.DefaultAllow {
@@ -157,7 +159,8 @@ func anyOf(ps []*predicate) *predicate {
 	}}
 }
 
-func single(inputName string, input proto.Message, custom string, m proto.Message, value *cncfmatcherv3.StringMatcher) *predicate {
+func single(inputName string, input proto.Message, custom string, m proto.Message,
+	value *cncfmatcherv3.StringMatcher) *predicate {
 	sp := &cncfmatcherv3.Matcher_MatcherList_Predicate_SinglePredicate{
 		Input: &cncfv3.TypedExtensionConfig{Name: inputName, TypedConfig: mustAny(input)},
 	}
@@ -214,7 +217,8 @@ func ipPredicate(cidrs []string) (*predicate, error) {
 		if err != nil {
 			return nil, fmt.Errorf("unable to translate authorization rule: %w", err)
 		}
-		ip.CidrRanges = append(ip.CidrRanges, &corev3.CidrRange{AddressPrefix: pfx.Masked().Addr().String(), PrefixLen: u32(uint32(pfx.Bits()))})
+		ip.CidrRanges = append(ip.CidrRanges,
+			&corev3.CidrRange{AddressPrefix: pfx.Masked().Addr().String(), PrefixLen: u32(uint32(pfx.Bits()))})
 	}
 	return single("client_ip", &networkinputv3.SourceIPInput{}, "ip_matcher", ip, nil), nil
 }
@@ -251,7 +255,8 @@ func jwtPredicates(j ir.AuthorizationJWT) []*predicate {
 	meta := func(path ...string) *networkinputv3.DynamicMetadataInput {
 		in := &networkinputv3.DynamicMetadataInput{Filter: jwtAuthnFilter}
 		for _, k := range path {
-			in.Path = append(in.Path, &networkinputv3.DynamicMetadataInput_PathSegment{Segment: &networkinputv3.DynamicMetadataInput_PathSegment_Key{Key: k}})
+			in.Path = append(in.Path,
+				&networkinputv3.DynamicMetadataInput_PathSegment{Segment: &networkinputv3.DynamicMetadataInput_PathSegment_Key{Key: k}})
 		}
 		return in
 	}

@@ -18,7 +18,8 @@ func TestAuthorizationCELMatchesEG(t *testing.T) {
 	spec := egv1a1.SecurityPolicySpec{Authorization: &egv1a1.Authorization{
 		DefaultAction: &deny,
 		Rules: []egv1a1.AuthorizationRule{
-			{Name: ruleName("allow-admin-path"), Action: allow, CEL: cel("request.path.startsWith('/admin')"), Principal: &egv1a1.Principal{}},
+			{Name: ruleName("allow-admin-path"), Action: allow, CEL: cel("request.path.startsWith('/admin')"),
+				Principal: &egv1a1.Principal{}},
 			{Name: ruleName("allow-team-post"), Action: allow, CEL: cel("request.method == 'POST'"), Principal: &egv1a1.Principal{
 				Headers: []egv1a1.AuthorizationHeaderMatch{{Name: "x-team", Values: []string{"team-a"}}},
 			}},
@@ -84,7 +85,8 @@ func TestTCPAuthorizationMatchesEG(t *testing.T) {
 	spec.Authorization.Rules[0].Principal.ClientCIDRs = []egv1a1.CIDR{"bad"}
 	f := tcpAuthorizationFilter("tcp-10080", security(spec).Authorization)
 	per := &networkrbacv3.RBAC{}
-	if err := f.GetTypedConfig().UnmarshalTo(per); err != nil || per.Matcher.GetMatcherList() != nil || per.Matcher.GetOnNoMatch().GetAction().GetName() != "default" {
+	if err := f.GetTypedConfig().UnmarshalTo(per); err != nil || per.Matcher.GetMatcherList() != nil ||
+		per.Matcher.GetOnNoMatch().GetAction().GetName() != "default" {
 		t.Errorf("an unparsable CIDR must deny every connection: %v", per)
 	}
 }
