@@ -316,7 +316,8 @@ func TestWrongExpectationsFail(t *testing.T) {
 			old:   "- {kind: Cluster, name: httproute/default/app/rule/0-mirror-0, absent: true}",
 			new:   "- {kind: Cluster, name: httproute/default/app/rule/0-mirror-0}",
 			check: "xds", where: "expect.xds[5]", marker: "mirror-0}",
-			msg: "Cluster httproute/default/app/rule/0-mirror-0: not found (present: httproute/default/app/rule/0, httproute/default/app/rule/1)",
+			msg: "Cluster httproute/default/app/rule/0-mirror-0: not found (present: httproute/default/app/rule/0, " +
+				"httproute/default/app/rule/1)",
 		},
 		{
 			name:  "xds absent expected, present",
@@ -347,11 +348,15 @@ func TestWrongExpectationsFail(t *testing.T) {
 			msg: "HTTPFilter envoy.filters.http.cors in default/eg/http: not found (present: envoy.filters.http.router)",
 		},
 		{
-			name:  "xds route order",
-			old:   "    - httproute/default/app/rule/1/match/0/app_example_com\n    - httproute/default/app/rule/0/match/0/app_example_com\n",
-			new:   "    - httproute/default/app/rule/0/match/0/app_example_com\n    - httproute/default/app/rule/1/match/0/app_example_com\n",
+			name: "xds route order",
+			old: "    - httproute/default/app/rule/1/match/0/app_example_com\n" +
+				"    - httproute/default/app/rule/0/match/0/app_example_com\n",
+			new: "    - httproute/default/app/rule/0/match/0/app_example_com\n" +
+				"    - httproute/default/app/rule/1/match/0/app_example_com\n",
 			check: "xds", where: "expect.xds[2]", marker: "  - kind: VirtualHost",
-			msg: "routes in order are\n    httproute/default/app/rule/1/match/0/app_example_com\n    httproute/default/app/rule/0/match/0/app_example_com\n  expected\n    httproute/default/app/rule/0/match/0/app_example_com\n    httproute/default/app/rule/1/match/0/app_example_com",
+			msg: "routes in order are\n    httproute/default/app/rule/1/match/0/app_example_com\n" +
+				"    httproute/default/app/rule/0/match/0/app_example_com\n  expected\n" +
+				"    httproute/default/app/rule/0/match/0/app_example_com\n    httproute/default/app/rule/1/match/0/app_example_com",
 		},
 		{
 			name:  "xds domains",
@@ -434,7 +439,10 @@ func TestWrongExpectationsFail(t *testing.T) {
 func TestProfileDifference(t *testing.T) {
 	twin := strings.Replace(base,
 		"  ---\n  apiVersion: gateway.networking.k8s.io/v1\n  kind: HTTPRoute\n  metadata: {name: bad, namespace: default}",
-		"  ---\n  apiVersion: gateway.networking.k8s.io/v1\n  kind: HTTPRoute\n  metadata: {name: twin, namespace: default}\n  spec:\n    parentRefs: [{name: eg}]\n    hostnames: [app.example.com]\n    rules:\n    - matches: [{path: {type: PathPrefix, value: /app}}]\n      backendRefs: [{name: app, port: 8080}]\n"+
+		"  ---\n  apiVersion: gateway.networking.k8s.io/v1\n  kind: HTTPRoute\n"+
+			"  metadata: {name: twin, namespace: default}\n  spec:\n    parentRefs: [{name: eg}]\n"+
+			"    hostnames: [app.example.com]\n    rules:\n    - matches: [{path: {type: PathPrefix, value: /app}}]\n"+
+			"      backendRefs: [{name: app, port: 8080}]\n"+
 			"  ---\n  apiVersion: gateway.networking.k8s.io/v1\n  kind: HTTPRoute\n  metadata: {name: bad, namespace: default}",
 		1)
 	twin = strings.Replace(twin, "- {type: RouteRulesOverlap, absent: true}",
@@ -443,7 +451,8 @@ func TestProfileDifference(t *testing.T) {
 	// The twin route attaches too and adds its route to the virtual host.
 	twin = strings.Replace(twin, "listener: http, attachedRoutes: 1}", "listener: http, attachedRoutes: 2}", 1)
 	twin = strings.Replace(twin, "    - httproute/default/app/rule/0/match/0/app_example_com\n",
-		"    - httproute/default/app/rule/0/match/0/app_example_com\n    - httproute/default/twin/rule/0/match/0/app_example_com\n",
+		"    - httproute/default/app/rule/0/match/0/app_example_com\n"+
+			"    - httproute/default/twin/rule/0/match/0/app_example_com\n",
 		1)
 	s := load(t, twin)
 	if fs := check.Run(s, "v1.9", translate(t, s, "v1.9")); len(fs) != 0 {
@@ -463,7 +472,8 @@ func TestProfileDifference(t *testing.T) {
 // A section of expectByProfile replaces the base one for its profile; the failure names its
 // path there, and sections it does not set keep the base path.
 func TestExpectByProfileFailure(t *testing.T) {
-	text := base + "expectByProfile:\n  v1.8:\n    statuses:\n    - {object: Gateway/default/eg, listener: http, attachedRoutes: 5}\n"
+	text := base + "expectByProfile:\n  v1.8:\n    statuses:\n    - {object: Gateway/default/eg, listener: http, " +
+		"attachedRoutes: 5}\n"
 	s := load(t, text)
 	if fs := check.Run(s, "v1.9", translate(t, s, "v1.9")); len(fs) != 0 {
 		t.Errorf("v1.9 uses the base: %s", describe(fs))
@@ -488,7 +498,8 @@ func TestExpectByProfileFailure(t *testing.T) {
 }
 
 func TestExpectByProfileFailureLine(t *testing.T) {
-	text := base + "expectByProfile:\n  v1.8:\n    statuses:\n    - {object: Gateway/default/eg, listener: http, attachedRoutes: 5}\n"
+	text := base + "expectByProfile:\n  v1.8:\n    statuses:\n    - {object: Gateway/default/eg, listener: http, " +
+		"attachedRoutes: 5}\n"
 	s := load(t, text)
 	fs := check.Run(s, "v1.8", translate(t, s, "v1.8"))
 	if len(fs) != 1 {

@@ -410,7 +410,8 @@ func CanBindPrivileged() error {
 			continue // taken: try another
 		}
 		return fmt.Errorf(
-			"Envoy must bind the suite's Gateway ports (80, 443) on loopback, and this process may not (%v): run as root or with CAP_NET_BIND_SERVICE, or without Envoy (--no-envoy)",
+			"Envoy must bind the suite's Gateway ports (80, 443) on loopback, and this process may not (%v): run as root or "+
+				"with CAP_NET_BIND_SERVICE, or without Envoy (--no-envoy)",
 			err)
 	}
 	return nil

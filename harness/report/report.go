@@ -275,7 +275,8 @@ func Agreement(w io.Writer, cat *catalog.Catalog, outcomes []*runner.Outcome, im
 		total.add(o)
 	}
 	fmt.Fprintf(w,
-		"Agreement of `%s` with the reference translator (`egharness report --format agreement --impl %s`): %d scenario runs, %d agree, %d diverge for a recorded reason, %d skipped, %d fail.\n\n",
+		"Agreement of `%s` with the reference translator (`egharness report --format agreement --impl %s`): %d scenario "+
+			"runs, %d agree, %d diverge for a recorded reason, %d skipped, %d fail.\n\n",
 		impl, impl, total.runs, total.agree, total.diverge, total.skip, total.fail)
 	fmt.Fprintln(w, "| behavior | area | runs | agree | known divergence | skipped | fail |")
 	fmt.Fprintln(w, "|---|---|---:|---:|---:|---:|---:|")

@@ -62,7 +62,8 @@ func evalOAuth2(per *anypb.Any, state *requestState, eff *FilterEffect) (int, st
 				// at the token endpoint: nothing the checker can know.
 				return 0, "",
 					fmt.Errorf(
-						"%w: an OAuth2 callback with a code is answered after Envoy exchanges it at the token endpoint (%s), which the route checker does not model; oauth2Login replays the whole login through real Envoy",
+						"%w: an OAuth2 callback with a code is answered after Envoy exchanges it at the token endpoint (%s), which the "+
+							"route checker does not model; oauth2Login replays the whole login through real Envoy",
 						ErrUnsupported, cfg.GetTokenEndpoint().GetUri())
 			}
 			eff.Outcome = "callback"

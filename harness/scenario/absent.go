@@ -254,7 +254,8 @@ func checkAbsentNames(s *Scenario, k string, e Expect, index *objIndex, addf fun
 		}
 		p := fmt.Sprintf("%s.xds[%d]", k, i)
 		addf(s.Line(p+".name"),
-			"%s: absent %s %q fits no name the translator can produce for this scenario's objects (a typo or an old scheme passes any absent check; see docs/checks.md)",
+			"%s: absent %s %q fits no name the translator can produce for this scenario's objects (a typo or an old scheme "+
+				"passes any absent check; see docs/checks.md)",
 			p, x.Kind, x.Name)
 	}
 }

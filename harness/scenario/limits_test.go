@@ -61,7 +61,8 @@ func TestLoaderAliasBombInScenario(t *testing.T) {
 	start := time.Now()
 	path, msgs := loadErr(t, bomb+"name: bomb\ncovers: [RT-01]\nlabels: *x9\n"+resourcesBlock)
 	if len(msgs) != 1 ||
-		msgs[0] != path+":7: YAML aliases expand past the alias expansion limit of 8 MiB (raise it with --max-alias-expansion)" {
+		msgs[0] != path+":7: YAML aliases expand past the alias expansion limit of 8 MiB (raise it with "+
+			"--max-alias-expansion)" {
 		t.Errorf("messages %q", msgs)
 	}
 	if d := time.Since(start); d > 5*time.Second {

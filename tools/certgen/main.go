@@ -140,7 +140,8 @@ func object(name, ns string, dns []string, f map[string]bool) (string, error) {
 		}
 		if f["trustbundle"] {
 			return fmt.Sprintf(
-				"apiVersion: certificates.k8s.io/v1beta1\nkind: ClusterTrustBundle\nmetadata: {name: %s}\nspec:\n  trustBundle: |\n%s",
+				"apiVersion: certificates.k8s.io/v1beta1\nkind: ClusterTrustBundle\nmetadata: {name: %s}\nspec:\n"+
+					"  trustBundle: |\n%s",
 				name, indent(string(bundle), "    ")), nil
 		}
 		return fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: %s, namespace: %s}\ndata:\n  ca.crt: |\n%s",
@@ -180,7 +181,8 @@ func object(name, ns string, dns []string, f map[string]bool) (string, error) {
 		certPEM, keyPEM = messy(certPEM), messy(keyPEM)
 	}
 	return fmt.Sprintf(
-		"apiVersion: v1\nkind: Secret\nmetadata: {name: %s, namespace: %s}\ntype: kubernetes.io/tls\ndata:\n  tls.crt: %s\n  tls.key: %s\n",
+		"apiVersion: v1\nkind: Secret\nmetadata: {name: %s, namespace: %s}\ntype: kubernetes.io/tls\ndata:\n  tls.crt: %s\n"+
+			"  tls.key: %s\n",
 		name, ns, base64.StdEncoding.EncodeToString(certPEM), base64.StdEncoding.EncodeToString(keyPEM)), nil
 }
 

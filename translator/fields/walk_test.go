@@ -65,7 +65,8 @@ func TestGaps(t *testing.T) {
 	}
 	ws := Warnings(objs[1:2])
 	if len(ws) != 3 ||
-		ws[0] != "BackendTrafficPolicy default/p: spec.admissionControl is not translated; EG v1.9 would add an envoy.filters.http.admission_control filter" {
+		ws[0] != "BackendTrafficPolicy default/p: spec.admissionControl is not translated; EG v1.9 would add an "+
+			"envoy.filters.http.admission_control filter" {
 		t.Fatalf("warnings: %q", ws)
 	}
 	if w := Gaps(objs[3:4])[0].Warning(); !strings.Contains(w,
@@ -73,7 +74,8 @@ func TestGaps(t *testing.T) {
 		t.Fatalf("unknown field warning: %q", w)
 	}
 	if n := Gaps(objs[1:2])[0].Note(); !strings.HasPrefix(n,
-		"BackendTrafficPolicy default/p: spec.admissionControl is not translated by the reference translator, so its effect is not compared (EG v1.9 would add") {
+		"BackendTrafficPolicy default/p: spec.admissionControl is not translated by the reference translator, so its "+
+			"effect is not compared (EG v1.9 would add") {
 		t.Fatalf("note: %q", n)
 	}
 }

@@ -76,7 +76,8 @@ func (translation *routeTranslator) resolveBackend(routeKind, routeNS string, br
 	}
 	if br.Group != nil && *br.Group != "" && *br.Group != "multicluster.x-k8s.io" && *br.Group != "gateway.envoyproxy.io" {
 		return fail("InvalidKind",
-			"Group is invalid, only the core API group (specified by omitting the group field or setting it to an empty string), multicluster.x-k8s.io and gateway.envoyproxy.io are supported")
+			"Group is invalid, only the core API group (specified by omitting the group field or setting it to an empty "+
+				"string), multicluster.x-k8s.io and gateway.envoyproxy.io are supported")
 	}
 	switch kind {
 	case "Service":
@@ -103,7 +104,8 @@ func (translation *routeTranslator) resolveBackend(routeKind, routeNS string, br
 		// the traffic is lost (RT-07).
 		return fail("UnsupportedValue",
 			fmt.Sprintf(
-				"Service %s/%s is of type ExternalName, which is not supported as a backend; use an Envoy Gateway Backend resource with an FQDN endpoint instead",
+				"Service %s/%s is of type ExternalName, which is not supported as a backend; use an Envoy Gateway Backend "+
+					"resource with an FQDN endpoint instead",
 				ns, br.Name))
 	}
 	// The port must exist with the route's transport: UDP for UDPRoute, TCP otherwise.

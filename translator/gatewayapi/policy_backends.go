@@ -99,7 +99,8 @@ func (p *PolicyBackends) PolicyBackendAuthority(policyNS string, ref gwapiv1.Bac
 func (p *PolicyBackends) validate(policyKind, policyNS string, ref gwapiv1.BackendObjectReference) error {
 	if ref.Group != nil && *ref.Group != "" && *ref.Group != "multicluster.x-k8s.io" && *ref.Group != egv1a1.GroupName {
 		return fmt.Errorf(
-			"group is invalid, only the core API group (specified by omitting the group field or setting it to an empty string), the multicluster.x-k8s.io API group, and the %s API group are supported",
+			"group is invalid, only the core API group (specified by omitting the group field or setting it to an empty "+
+				"string), the multicluster.x-k8s.io API group, and the %s API group are supported",
 			egv1a1.GroupName)
 	}
 	kind := "Service"
@@ -108,7 +109,8 @@ func (p *PolicyBackends) validate(policyKind, policyNS string, ref gwapiv1.Backe
 	}
 	if kind != "Service" && kind != "ServiceImport" && kind != egv1a1.KindBackend {
 		return errors.New(
-			"kind is invalid, only Service (specified by omitting the kind field or setting it to 'Service'), ServiceImport, and Backend are supported")
+			"kind is invalid, only Service (specified by omitting the kind field or setting it to 'Service'), ServiceImport, " +
+				"and Backend are supported")
 	}
 	if ref.Port == nil && kind != egv1a1.KindBackend {
 		return errors.New("a valid port number corresponding to a port on the Service must be specified")
@@ -128,7 +130,8 @@ func (p *PolicyBackends) validate(policyKind, policyNS string, ref gwapiv1.Backe
 		// securitypolicy-with-extauth-externalname-service).
 		if svc.Spec.Type == corev1.ServiceTypeExternalName {
 			return fmt.Errorf(
-				"Service %s/%s is of type ExternalName, which is not supported as a backend; use an Envoy Gateway Backend resource with an FQDN endpoint instead",
+				"Service %s/%s is of type ExternalName, which is not supported as a backend; use an Envoy Gateway Backend "+
+					"resource with an FQDN endpoint instead",
 				ns, ref.Name)
 		}
 		if servicePort(svc, int32(*ref.Port)) == nil {

@@ -387,7 +387,8 @@ func (translation *routeTranslator) telemetryDestination(g *gatewayCtx, ep *egv1
 			}
 			if svc.Spec.Type == corev1.ServiceTypeExternalName {
 				return nil, fmt.Errorf(
-					"Service %s/%s is of type ExternalName, which is not supported as a backend; use an Envoy Gateway Backend resource with an FQDN endpoint instead",
+					"Service %s/%s is of type ExternalName, which is not supported as a backend; use an Envoy Gateway Backend "+
+						"resource with an FQDN endpoint instead",
 					ns, br.Name)
 			}
 			var sp *corev1.ServicePort

@@ -217,7 +217,8 @@ func checkOverlappingTLS(listeners []*listenerCtx) {
 			https[i].conditions = conditions.Set(https[i].conditions,
 				conditions.New("OverlappingTLSConfig", "True", "OverlappingCertificates",
 					fmt.Sprintf(
-						"The certificate SAN %s overlaps with the certificate SAN %s in listener %s%s. ALPN will default to HTTP/1.1 to prevent HTTP/2 connection coalescing, unless explicitly configured via ClientTrafficPolicy",
+						"The certificate SAN %s overlaps with the certificate SAN %s in listener %s%s. ALPN will default to HTTP/1.1 "+
+							"to prevent HTTP/2 connection coalescing, unless explicitly configured via ClientTrafficPolicy",
 						p.mine, p.theirs, p.other.spec.Name, ofGateway(https[i], p.other))))
 			https[i].http11Only = true
 			if lir := https[i].ir; lir != nil && lir.TLS != nil { // merged Gateways: checked after the IR is built
@@ -285,7 +286,9 @@ func checkSDSOpaque(https []*listenerCtx) {
 	}
 }
 
-const msgSDSCertificateOpaque = "HTTP/2 is disabled by default because one or more HTTPS listeners on this port use an SDS-backed certificate whose DNS names cannot be inspected. Configure ALPN explicitly with ClientTrafficPolicy to override this default."
+const msgSDSCertificateOpaque = "HTTP/2 is disabled by default because one or more HTTPS listeners on this port use " +
+	"an SDS-backed certificate whose DNS names cannot be inspected. Configure ALPN explicitly with ClientTrafficPolicy " +
+	"to override this default."
 
 func sdsAffects(l *listenerCtx, sdsListeners []*listenerCtx) bool {
 	for _, s := range sdsListeners {

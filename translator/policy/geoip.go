@@ -98,7 +98,8 @@ func validateGeoIP(a *egv1a1.Authorization, l *ir.HTTPListener) (*egv1a1.GeoIPMa
 	}
 	if modes != 1 {
 		return nil, errors.New(
-			"authorization clientIPGeoLocations requires exactly one of ClientTrafficPolicy.spec.clientIPDetection.{xForwardedFor,customHeader,directSourceIP}")
+			"authorization clientIPGeoLocations requires exactly one of " +
+				"ClientTrafficPolicy.spec.clientIPDetection.{xForwardedFor,customHeader,directSourceIP}")
 	}
 	if ip.XForwardedFor != nil && len(ip.XForwardedFor.TrustedCIDRs) > 0 {
 		return nil, errors.New(
@@ -123,7 +124,8 @@ func validateGeoIP(a *egv1a1.Authorization, l *ir.HTTPListener) (*egv1a1.GeoIPMa
 	switch {
 	case want["country"] && mm.CountryDBSource == nil && mm.CityDBSource == nil:
 		return nil, errors.New(
-			"authorization clientIPGeoLocations.country requires EnvoyProxy.spec.geoIP.provider.maxMind.countryDbSource or cityDbSource")
+			"authorization clientIPGeoLocations.country requires EnvoyProxy.spec.geoIP.provider.maxMind.countryDbSource or " +
+				"cityDbSource")
 	case want["region"] && mm.CityDBSource == nil:
 		return nil, errors.New(
 			"authorization clientIPGeoLocations.region requires EnvoyProxy.spec.geoIP.provider.maxMind.cityDbSource")

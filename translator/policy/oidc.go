@@ -115,7 +115,8 @@ func resolveOIDCProvider(p egv1a1.OIDCProvider, owner ir.PolicyRef, objs *RefObj
 	if p.AuthorizationEndpoint == nil || *p.AuthorizationEndpoint == "" || p.TokenEndpoint == nil ||
 		*p.TokenEndpoint == "" {
 		return fmt.Errorf(
-			"the openid-configuration of issuer %s cannot be fetched: the reference translator does not discover endpoints, set authorizationEndpoint and tokenEndpoint",
+			"the openid-configuration of issuer %s cannot be fetched: the reference translator does not discover endpoints, "+
+				"set authorizationEndpoint and tokenEndpoint",
 			p.Issuer)
 	}
 	d.AuthorizationEndpoint, d.TokenEndpoint, d.EndSessionEndpoint = *p.AuthorizationEndpoint, *p.TokenEndpoint,
