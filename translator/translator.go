@@ -78,12 +78,13 @@ func Translate(in Input) (res *result.Result, err error) {
 	res.Warnings = append(res.Warnings, pol.Warnings...)
 
 	naming := xds.Naming{V2: in.Profile.FlagOn(egv1a1.XDSNameSchemeV2, in.Config.RuntimeFlags)}
-	res.XDS, err = xds.Translator{Naming: naming, DNSClusterExtension: in.Profile.DNSClusterExtension, MergeGateways: in.Config.MergeGateways, Features: xds.Features{
-		JWTStableNames:   in.Profile.JWTStableNames,
-		LuaPolicyFilters: in.Profile.LuaPolicyFilters,
-		// BTP-03
-		RateLimitPerDomain: in.Profile.RateLimitPerDomain,
-	}, RateLimit: rateLimitService(in.Config)}.Translate(&gw.IR)
+	res.XDS, err = xds.Translator{Naming: naming, DNSClusterExtension: in.Profile.DNSClusterExtension,
+		MergeGateways: in.Config.MergeGateways, Features: xds.Features{
+			JWTStableNames:   in.Profile.JWTStableNames,
+			LuaPolicyFilters: in.Profile.LuaPolicyFilters,
+			// BTP-03
+			RateLimitPerDomain: in.Profile.RateLimitPerDomain,
+		}, RateLimit: rateLimitService(in.Config)}.Translate(&gw.IR)
 	var skipped *xds.RoutesSkipped
 	if errors.As(err, &skipped) {
 		// One route's problem stays that route's: the rest is translated and printed.

@@ -51,7 +51,8 @@ func (c *collector) snapshot(exp []scenario.SnapshotExpect, res *result.Result, 
 		for _, f := range []struct {
 			name string
 			want map[string]any
-		}{{"loadBalancing", x.LoadBalancing}, {"session_persistence", x.SessionPersistence}, {"circuitBreaker", x.CircuitBreaker}} {
+		}{{"loadBalancing", x.LoadBalancing}, {"session_persistence", x.SessionPersistence},
+			{"circuitBreaker", x.CircuitBreaker}} {
 			if f.want == nil {
 				continue
 			}

@@ -77,7 +77,8 @@ func TestTierServesRefusesAndCompares(t *testing.T) {
 	bad := *l.Result
 	bad.XDS.Routes = append([]*routev3.RouteConfiguration(nil), bad.XDS.Routes...)
 	rc := proto.Clone(bad.XDS.Routes[0]).(*routev3.RouteConfiguration)
-	rc.GetVirtualHosts()[0].GetRoutes()[0].Match = &routev3.RouteMatch{PathSpecifier: &routev3.RouteMatch_SafeRegex{SafeRegex: &matcherv3.RegexMatcher{Regex: "(unclosed"}}}
+	rc.GetVirtualHosts()[0].GetRoutes()[0].Match = &routev3.RouteMatch{
+		PathSpecifier: &routev3.RouteMatch_SafeRegex{SafeRegex: &matcherv3.RegexMatcher{Regex: "(unclosed"}}}
 	bad.XDS.Routes[0] = rc
 	n := tier.Run(ctx, good, "v1.9", &bad)
 	if n.Nack == "" || n.Acked || n.Passed() || !strings.Contains(n.Nack, "RouteConfiguration") {

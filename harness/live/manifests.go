@@ -97,7 +97,8 @@ func Manifests(o ManifestOptions) []runtime.Object {
 							VolumeMounts: []corev1.VolumeMount{{Name: "bootstrap", MountPath: "/etc/envoy", ReadOnly: true}},
 						}},
 						Volumes: []corev1.Volume{{Name: "bootstrap", VolumeSource: corev1.VolumeSource{
-							ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: "envoy-bootstrap"}},
+							ConfigMap: &corev1.ConfigMapVolumeSource{
+								LocalObjectReference: corev1.LocalObjectReference{Name: "envoy-bootstrap"}},
 						}}},
 					},
 				},

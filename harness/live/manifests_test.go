@@ -69,7 +69,8 @@ func TestManifests(t *testing.T) {
 					o.Spec.Strategy.Type != appsv1.RecreateDeploymentStrategyType {
 					t.Errorf("envoy deployment %+v", o.Spec)
 				}
-			} else if c.Image != live.DefaultEchoImage || c.Ports[0].ContainerPort != live.EchoPort || o.Annotations[live.BackendAnnotation] == "" {
+			} else if c.Image != live.DefaultEchoImage || c.Ports[0].ContainerPort != live.EchoPort ||
+				o.Annotations[live.BackendAnnotation] == "" {
 				t.Errorf("echo deployment %s: %+v", o.Name, c)
 			}
 		case *corev1.Service:

@@ -99,7 +99,8 @@ func TestForwardedHostFromHeader(t *testing.T) {
 
 func TestForwardedWeightedClusterBeforeRoute(t *testing.T) {
 	c0 := cw("c0", 1)
-	c0.HostRewriteSpecifier = &routev3.WeightedCluster_ClusterWeight_HostRewriteLiteral{HostRewriteLiteral: "backend.internal"}
+	c0.HostRewriteSpecifier = &routev3.WeightedCluster_ClusterWeight_HostRewriteLiteral{
+		HostRewriteLiteral: "backend.internal"}
 	c0.RequestHeadersToAdd = []*corev3.HeaderValueOption{hv("x-who", "c0",
 		corev3.HeaderValueOption_OVERWRITE_IF_EXISTS_OR_ADD)}
 	c1 := cw("c1", 1)
@@ -124,10 +125,12 @@ func TestForwardedWeightedClusterBeforeRoute(t *testing.T) {
 
 func TestForwardedOnlyWhenForwarding(t *testing.T) {
 	direct := &routev3.Route{Name: "d", Match: &routev3.RouteMatch{PathSpecifier: &routev3.RouteMatch_Prefix{Prefix: "/"}},
-		Action: &routev3.Route_DirectResponse{DirectResponse: &routev3.DirectResponseAction{Status: 503, BodyFormat: &corev3.SubstitutionFormatString{
-			Format: &corev3.SubstitutionFormatString_TextFormatSource{TextFormatSource: &corev3.DataSource{Specifier: &corev3.DataSource_InlineBytes{InlineBytes: []byte(
-				"100%% down")}}},
-		}}}}
+		Action: &routev3.Route_DirectResponse{
+			DirectResponse: &routev3.DirectResponseAction{Status: 503, BodyFormat: &corev3.SubstitutionFormatString{
+				Format: &corev3.SubstitutionFormatString_TextFormatSource{
+					TextFormatSource: &corev3.DataSource{Specifier: &corev3.DataSource_InlineBytes{InlineBytes: []byte(
+						"100%% down")}}},
+			}}}}
 	tbl := singleTable(t, routeConfig("rc", vhost("vh", []string{"*"}, direct)))
 	ans, fwd := forwarded(t, tbl, Request{Path: "/"})
 	if fwd != nil || ans.Status != 503 || ans.Body != "100% down" {

@@ -26,25 +26,29 @@ import (
 // (harness/geoip) places the client. Every answer here is one real Envoy 1.39.3 gave.
 func TestGeoIPBeforeRBAC(t *testing.T) {
 	headerIs := func(name, v string) *cncfmatcherv3.Matcher_MatcherList_Predicate {
-		return &cncfmatcherv3.Matcher_MatcherList_Predicate{MatchType: &cncfmatcherv3.Matcher_MatcherList_Predicate_SinglePredicate_{
-			SinglePredicate: &cncfmatcherv3.Matcher_MatcherList_Predicate_SinglePredicate{
-				Input: &cncfv3.TypedExtensionConfig{Name: "http_header",
-					TypedConfig: mustAny(t, &matcherv3.HttpRequestHeaderMatchInput{HeaderName: name})},
-				Matcher: &cncfmatcherv3.Matcher_MatcherList_Predicate_SinglePredicate_ValueMatch{ValueMatch: &cncfmatcherv3.StringMatcher{MatchPattern: &cncfmatcherv3.StringMatcher_Exact{Exact: v},
-					IgnoreCase: true}},
-			}}}
+		return &cncfmatcherv3.Matcher_MatcherList_Predicate{
+			MatchType: &cncfmatcherv3.Matcher_MatcherList_Predicate_SinglePredicate_{
+				SinglePredicate: &cncfmatcherv3.Matcher_MatcherList_Predicate_SinglePredicate{
+					Input: &cncfv3.TypedExtensionConfig{Name: "http_header",
+						TypedConfig: mustAny(t, &matcherv3.HttpRequestHeaderMatchInput{HeaderName: name})},
+					Matcher: &cncfmatcherv3.Matcher_MatcherList_Predicate_SinglePredicate_ValueMatch{
+						ValueMatch: &cncfmatcherv3.StringMatcher{MatchPattern: &cncfmatcherv3.StringMatcher_Exact{Exact: v},
+							IgnoreCase: true}},
+				}}}
 	}
 	action := func(a rbacconfigv3.RBAC_Action) *cncfmatcherv3.Matcher_OnMatch {
-		return &cncfmatcherv3.Matcher_OnMatch{OnMatch: &cncfmatcherv3.Matcher_OnMatch_Action{Action: &cncfv3.TypedExtensionConfig{
-			Name: "a", TypedConfig: mustAny(t, &rbacconfigv3.Action{Name: "a", Action: a}),
-		}}}
+		return &cncfmatcherv3.Matcher_OnMatch{
+			OnMatch: &cncfmatcherv3.Matcher_OnMatch_Action{Action: &cncfv3.TypedExtensionConfig{
+				Name: "a", TypedConfig: mustAny(t, &rbacconfigv3.Action{Name: "a", Action: a}),
+			}}}
 	}
 	// Allow US, or (second route) an anonymous proxy; deny the rest.
 	allow := func(p *cncfmatcherv3.Matcher_MatcherList_Predicate) *rbacv3.RBACPerRoute {
 		return &rbacv3.RBACPerRoute{Rbac: &rbacv3.RBAC{Matcher: &cncfmatcherv3.Matcher{
-			MatcherType: &cncfmatcherv3.Matcher_MatcherList_{MatcherList: &cncfmatcherv3.Matcher_MatcherList{Matchers: []*cncfmatcherv3.Matcher_MatcherList_FieldMatcher{
-				{Predicate: p, OnMatch: action(rbacconfigv3.RBAC_ALLOW)},
-			}}},
+			MatcherType: &cncfmatcherv3.Matcher_MatcherList_{
+				MatcherList: &cncfmatcherv3.Matcher_MatcherList{Matchers: []*cncfmatcherv3.Matcher_MatcherList_FieldMatcher{
+					{Predicate: p, OnMatch: action(rbacconfigv3.RBAC_ALLOW)},
+				}}},
 			OnNoMatch: action(rbacconfigv3.RBAC_DENY),
 		}}}
 	}
@@ -66,10 +70,11 @@ func TestGeoIPBeforeRBAC(t *testing.T) {
 		if anonKey {
 			keys.Anon = "x-geo-anon"
 		}
-		g.Provider = &corev3.TypedExtensionConfig{Name: "envoy.geoip_providers.maxmind", TypedConfig: mustAny(t, &maxmindv3.MaxMindConfig{
-			CityDbPath: "/geo/City.mmdb", AnonDbPath: "/geo/Anon.mmdb",
-			CommonProviderConfig: &geocommonv3.CommonGeoipProviderConfig{GeoFieldKeys: keys},
-		})}
+		g.Provider = &corev3.TypedExtensionConfig{Name: "envoy.geoip_providers.maxmind",
+			TypedConfig: mustAny(t, &maxmindv3.MaxMindConfig{
+				CityDbPath: "/geo/City.mmdb", AnonDbPath: "/geo/Anon.mmdb",
+				CommonProviderConfig: &geocommonv3.CommonGeoipProviderConfig{GeoFieldKeys: keys},
+			})}
 		return &hcmv3.HttpFilter{Name: "envoy.filters.http.geoip",
 			ConfigType: &hcmv3.HttpFilter_TypedConfig{TypedConfig: mustAny(t, g)}}
 	}
@@ -91,13 +96,15 @@ func TestGeoIPBeforeRBAC(t *testing.T) {
 	anon.UseRemoteAddress = boolv(true)
 	xff := hcm("rc", geo(&geoipv3.Geoip{XffConfig: &geoipv3.Geoip_XffConfig{XffNumTrustedHops: 1}}, false))
 	xff.UseRemoteAddress = boolv(false)
-	xff.OriginalIpDetectionExtensions = []*corev3.TypedExtensionConfig{{Name: "envoy.extensions.http.original_ip_detection.xff",
-		TypedConfig: mustAny(t, &xffv3.XffConfig{XffNumTrustedHops: 1, SkipXffAppend: boolv(false)})}}
+	xff.OriginalIpDetectionExtensions = []*corev3.TypedExtensionConfig{
+		{Name: "envoy.extensions.http.original_ip_detection.xff",
+			TypedConfig: mustAny(t, &xffv3.XffConfig{XffNumTrustedHops: 1, SkipXffAppend: boolv(false)})}}
 	custom := hcm("rc",
 		geo(&geoipv3.Geoip{CustomHeaderConfig: &geoipv3.Geoip_CustomHeaderConfig{HeaderName: "x-real-client-ip"}}, false))
 	custom.UseRemoteAddress = boolv(false)
-	custom.OriginalIpDetectionExtensions = []*corev3.TypedExtensionConfig{{Name: "envoy.extensions.http.original_ip_detection.custom_header",
-		TypedConfig: mustAny(t, &customheaderv3.CustomHeaderConfig{HeaderName: "x-real-client-ip"})}}
+	custom.OriginalIpDetectionExtensions = []*corev3.TypedExtensionConfig{
+		{Name: "envoy.extensions.http.original_ip_detection.custom_header",
+			TypedConfig: mustAny(t, &customheaderv3.CustomHeaderConfig{HeaderName: "x-real-client-ip"})}}
 	failed := hcm("rc500")
 	failed.UseRemoteAddress = boolv(true)
 	var ls []*listenerv3.Listener

@@ -49,10 +49,11 @@ func filterTable(t *testing.T, routes ...*routev3.Route) *Table {
 		},
 		RequirementMap: map[string]*jwtauthnv3.JwtRequirement{
 			"example_req": {RequiresType: &jwtauthnv3.JwtRequirement_ProviderName{ProviderName: "example_1"}},
-			"example-or-missing_req": {RequiresType: &jwtauthnv3.JwtRequirement_RequiresAny{RequiresAny: &jwtauthnv3.JwtRequirementOrList{Requirements: []*jwtauthnv3.JwtRequirement{
-				{RequiresType: &jwtauthnv3.JwtRequirement_ProviderName{ProviderName: "example_1"}},
-				{RequiresType: &jwtauthnv3.JwtRequirement_AllowMissing{AllowMissing: &emptypb.Empty{}}},
-			}}}},
+			"example-or-missing_req": {RequiresType: &jwtauthnv3.JwtRequirement_RequiresAny{
+				RequiresAny: &jwtauthnv3.JwtRequirementOrList{Requirements: []*jwtauthnv3.JwtRequirement{
+					{RequiresType: &jwtauthnv3.JwtRequirement_ProviderName{ProviderName: "example_1"}},
+					{RequiresType: &jwtauthnv3.JwtRequirement_AllowMissing{AllowMissing: &emptypb.Empty{}}},
+				}}}},
 		},
 	}
 	h := rdsHCM("rc")
@@ -106,11 +107,17 @@ func TestJWTFilter(t *testing.T) {
 				HeaderMatchSpecifier: &routev3.HeaderMatcher_StringMatch{StringMatch: exactStr("acme")}}},
 		},
 			"acme"),
-			map[string]proto.Message{"envoy.filters.http.jwt_authn": &jwtauthnv3.PerRouteConfig{RequirementSpecifier: &jwtauthnv3.PerRouteConfig_RequirementName{RequirementName: "example_req"}}}),
+			map[string]proto.Message{
+				"envoy.filters.http.jwt_authn": &jwtauthnv3.PerRouteConfig{
+					RequirementSpecifier: &jwtauthnv3.PerRouteConfig_RequirementName{RequirementName: "example_req"}}}),
 		withFilters(t, prefixRoute("optional", "/opt", "opt"),
-			map[string]proto.Message{"envoy.filters.http.jwt_authn": &jwtauthnv3.PerRouteConfig{RequirementSpecifier: &jwtauthnv3.PerRouteConfig_RequirementName{RequirementName: "example-or-missing_req"}}}),
+			map[string]proto.Message{
+				"envoy.filters.http.jwt_authn": &jwtauthnv3.PerRouteConfig{
+					RequirementSpecifier: &jwtauthnv3.PerRouteConfig_RequirementName{RequirementName: "example-or-missing_req"}}}),
 		withFilters(t, prefixRoute("fallback", "/", "fallback"),
-			map[string]proto.Message{"envoy.filters.http.jwt_authn": &jwtauthnv3.PerRouteConfig{RequirementSpecifier: &jwtauthnv3.PerRouteConfig_RequirementName{RequirementName: "example_req"}}}),
+			map[string]proto.Message{
+				"envoy.filters.http.jwt_authn": &jwtauthnv3.PerRouteConfig{
+					RequirementSpecifier: &jwtauthnv3.PerRouteConfig_RequirementName{RequirementName: "example_req"}}}),
 	)
 	cases := []struct {
 		name, path, auth string
@@ -161,9 +168,11 @@ func TestJWTFilter(t *testing.T) {
 }
 
 func TestCSRFAndCORSAndLua(t *testing.T) {
-	enforced := &csrfv3.CsrfPolicy{FilterEnabled: &corev3.RuntimeFractionalPercent{DefaultValue: &typev3.FractionalPercent{Numerator: 100}},
+	enforced := &csrfv3.CsrfPolicy{
+		FilterEnabled:     &corev3.RuntimeFractionalPercent{DefaultValue: &typev3.FractionalPercent{Numerator: 100}},
 		AdditionalOrigins: []*matcherv3.StringMatcher{exactStr("trusted.example.com")}}
-	shadowed := &csrfv3.CsrfPolicy{FilterEnabled: &corev3.RuntimeFractionalPercent{DefaultValue: &typev3.FractionalPercent{}},
+	shadowed := &csrfv3.CsrfPolicy{
+		FilterEnabled: &corev3.RuntimeFractionalPercent{DefaultValue: &typev3.FractionalPercent{}},
 		ShadowEnabled: &corev3.RuntimeFractionalPercent{DefaultValue: &typev3.FractionalPercent{Numerator: 100}}}
 	cors := &corsv3.CorsPolicy{AllowOriginStringMatch: []*matcherv3.StringMatcher{exactStr("https://app.example.com")},
 		ForwardNotMatchingPreflights: boolv(false)}
@@ -224,12 +233,14 @@ func TestCSRFAndCORSAndLua(t *testing.T) {
 
 func TestRBACFilter(t *testing.T) {
 	header := func(name, v string) *cncfmatcherv3.Matcher_MatcherList_Predicate {
-		return &cncfmatcherv3.Matcher_MatcherList_Predicate{MatchType: &cncfmatcherv3.Matcher_MatcherList_Predicate_SinglePredicate_{
-			SinglePredicate: &cncfmatcherv3.Matcher_MatcherList_Predicate_SinglePredicate{
-				Input: &cncfv3.TypedExtensionConfig{Name: "http_header",
-					TypedConfig: mustAny(t, &matcherv3.HttpRequestHeaderMatchInput{HeaderName: name})},
-				Matcher: &cncfmatcherv3.Matcher_MatcherList_Predicate_SinglePredicate_ValueMatch{ValueMatch: &cncfmatcherv3.StringMatcher{MatchPattern: &cncfmatcherv3.StringMatcher_Exact{Exact: v}}},
-			}}}
+		return &cncfmatcherv3.Matcher_MatcherList_Predicate{
+			MatchType: &cncfmatcherv3.Matcher_MatcherList_Predicate_SinglePredicate_{
+				SinglePredicate: &cncfmatcherv3.Matcher_MatcherList_Predicate_SinglePredicate{
+					Input: &cncfv3.TypedExtensionConfig{Name: "http_header",
+						TypedConfig: mustAny(t, &matcherv3.HttpRequestHeaderMatchInput{HeaderName: name})},
+					Matcher: &cncfmatcherv3.Matcher_MatcherList_Predicate_SinglePredicate_ValueMatch{
+						ValueMatch: &cncfmatcherv3.StringMatcher{MatchPattern: &cncfmatcherv3.StringMatcher_Exact{Exact: v}}},
+				}}}
 	}
 	celPred := func(src string) *cncfmatcherv3.Matcher_MatcherList_Predicate {
 		ast, iss := cel.NewEnv()
@@ -247,31 +258,37 @@ func TestRBACFilter(t *testing.T) {
 		if err := proto.Unmarshal(b, parsed); err != nil {
 			t.Fatal(err)
 		}
-		return &cncfmatcherv3.Matcher_MatcherList_Predicate{MatchType: &cncfmatcherv3.Matcher_MatcherList_Predicate_SinglePredicate_{
-			SinglePredicate: &cncfmatcherv3.Matcher_MatcherList_Predicate_SinglePredicate{
-				Input: &cncfv3.TypedExtensionConfig{Name: "cel",
-					TypedConfig: mustAny(t, &cncfmatcherv3.HttpAttributesCelMatchInput{})},
-				Matcher: &cncfmatcherv3.Matcher_MatcherList_Predicate_SinglePredicate_CustomMatch{CustomMatch: &cncfv3.TypedExtensionConfig{
-					Name:        "cel_matcher",
-					TypedConfig: mustAny(t, &cncfmatcherv3.CelMatcher{ExprMatch: &cncftypev3.CelExpression{CelExprParsed: parsed}}),
-				}},
-			}}}
+		return &cncfmatcherv3.Matcher_MatcherList_Predicate{
+			MatchType: &cncfmatcherv3.Matcher_MatcherList_Predicate_SinglePredicate_{
+				SinglePredicate: &cncfmatcherv3.Matcher_MatcherList_Predicate_SinglePredicate{
+					Input: &cncfv3.TypedExtensionConfig{Name: "cel",
+						TypedConfig: mustAny(t, &cncfmatcherv3.HttpAttributesCelMatchInput{})},
+					Matcher: &cncfmatcherv3.Matcher_MatcherList_Predicate_SinglePredicate_CustomMatch{
+						CustomMatch: &cncfv3.TypedExtensionConfig{
+							Name:        "cel_matcher",
+							TypedConfig: mustAny(t, &cncfmatcherv3.CelMatcher{ExprMatch: &cncftypev3.CelExpression{CelExprParsed: parsed}}),
+						}},
+				}}}
 	}
 	action := func(name string, a rbacconfigv3.RBAC_Action) *cncfmatcherv3.Matcher_OnMatch {
-		return &cncfmatcherv3.Matcher_OnMatch{OnMatch: &cncfmatcherv3.Matcher_OnMatch_Action{Action: &cncfv3.TypedExtensionConfig{
-			Name: name, TypedConfig: mustAny(t, &rbacconfigv3.Action{Name: name, Action: a}),
-		}}}
+		return &cncfmatcherv3.Matcher_OnMatch{
+			OnMatch: &cncfmatcherv3.Matcher_OnMatch_Action{Action: &cncfv3.TypedExtensionConfig{
+				Name: name, TypedConfig: mustAny(t, &rbacconfigv3.Action{Name: name, Action: a}),
+			}}}
 	}
 	per := &rbacv3.RBACPerRoute{Rbac: &rbacv3.RBAC{Matcher: &cncfmatcherv3.Matcher{
-		MatcherType: &cncfmatcherv3.Matcher_MatcherList_{MatcherList: &cncfmatcherv3.Matcher_MatcherList{Matchers: []*cncfmatcherv3.Matcher_MatcherList_FieldMatcher{
-			{Predicate: celPred("request.path.startsWith('/admin')"), OnMatch: action("allow-admin", rbacconfigv3.RBAC_ALLOW)},
-			{Predicate: &cncfmatcherv3.Matcher_MatcherList_Predicate{MatchType: &cncfmatcherv3.Matcher_MatcherList_Predicate_AndMatcher{
-				AndMatcher: &cncfmatcherv3.Matcher_MatcherList_Predicate_PredicateList{Predicate: []*cncfmatcherv3.Matcher_MatcherList_Predicate{
-					celPred("request.method == 'POST'"), header("x-team", "team-a"),
-				}},
-			}}, OnMatch: action("allow-team-post", rbacconfigv3.RBAC_ALLOW)},
-			{Predicate: celPred("response.code == 200"), OnMatch: action("never", rbacconfigv3.RBAC_ALLOW)},
-		}}},
+		MatcherType: &cncfmatcherv3.Matcher_MatcherList_{
+			MatcherList: &cncfmatcherv3.Matcher_MatcherList{Matchers: []*cncfmatcherv3.Matcher_MatcherList_FieldMatcher{
+				{Predicate: celPred("request.path.startsWith('/admin')"), OnMatch: action("allow-admin", rbacconfigv3.RBAC_ALLOW)},
+				{Predicate: &cncfmatcherv3.Matcher_MatcherList_Predicate{
+					MatchType: &cncfmatcherv3.Matcher_MatcherList_Predicate_AndMatcher{
+						AndMatcher: &cncfmatcherv3.Matcher_MatcherList_Predicate_PredicateList{
+							Predicate: []*cncfmatcherv3.Matcher_MatcherList_Predicate{
+								celPred("request.method == 'POST'"), header("x-team", "team-a"),
+							}},
+					}}, OnMatch: action("allow-team-post", rbacconfigv3.RBAC_ALLOW)},
+				{Predicate: celPred("response.code == 200"), OnMatch: action("never", rbacconfigv3.RBAC_ALLOW)},
+			}}},
 		OnNoMatch: action("default", rbacconfigv3.RBAC_DENY),
 	}}}
 	h := rdsHCM("rc")
@@ -327,11 +344,13 @@ func TestBasicAndAPIKeyAuth(t *testing.T) {
 		[]*listenerv3.Listener{listener("http", 10080,
 			&listenerv3.FilterChain{Filters: []*listenerv3.Filter{hcmFilter(t, h)}})},
 		[]*routev3.RouteConfiguration{routeConfig("rc", vhost("vh", []string{"*"},
-			withFilters(t, prefixRoute("basic", "/basic", "c"), map[string]proto.Message{basicName: &basicauthv3.BasicAuthPerRoute{
-				Users: &corev3.DataSource{Specifier: &corev3.DataSource_InlineBytes{InlineBytes: []byte(users)}}}}),
-			withFilters(t, prefixRoute("key", "/key", "c"), map[string]proto.Message{"envoy.filters.http.api_key_auth": &apikeyauthv3.ApiKeyAuthPerRoute{
-				Credentials: []*apikeyauthv3.Credential{{Client: "c1", Key: "k1"}},
-				KeySources:  []*apikeyauthv3.KeySource{{Header: "x-api-key"}}}}),
+			withFilters(t, prefixRoute("basic", "/basic", "c"),
+				map[string]proto.Message{basicName: &basicauthv3.BasicAuthPerRoute{
+					Users: &corev3.DataSource{Specifier: &corev3.DataSource_InlineBytes{InlineBytes: []byte(users)}}}}),
+			withFilters(t, prefixRoute("key", "/key", "c"),
+				map[string]proto.Message{"envoy.filters.http.api_key_auth": &apikeyauthv3.ApiKeyAuthPerRoute{
+					Credentials: []*apikeyauthv3.Credential{{Client: "c1", Key: "k1"}},
+					KeySources:  []*apikeyauthv3.KeySource{{Header: "x-api-key"}}}}),
 			prefixRoute("open", "/", "c")))})
 	if err != nil {
 		t.Fatal(err)

@@ -74,10 +74,11 @@ func udpProxyListenerFilter(t testing.TB, cfg *udpv3.UdpProxyConfig) *listenerv3
 }
 
 func udpRouteAction(t testing.TB, cluster string) *xdsmatcherv3.Matcher_OnMatch {
-	return &xdsmatcherv3.Matcher_OnMatch{OnMatch: &xdsmatcherv3.Matcher_OnMatch_Action{Action: &xdscorev3.TypedExtensionConfig{
-		Name:        "route",
-		TypedConfig: mustAny(t, &udpv3.Route{Cluster: cluster}),
-	}}}
+	return &xdsmatcherv3.Matcher_OnMatch{
+		OnMatch: &xdsmatcherv3.Matcher_OnMatch_Action{Action: &xdscorev3.TypedExtensionConfig{
+			Name:        "route",
+			TypedConfig: mustAny(t, &udpv3.Route{Cluster: cluster}),
+		}}}
 }
 
 // udpMatcherProxy is what Envoy Gateway generates for a UDPRoute.
@@ -105,25 +106,29 @@ func TestL4(t *testing.T) {
 	quic := &listenerv3.Listener{Name: "quic-8443", Address: addr(8443, true),
 		FilterChains: []*listenerv3.FilterChain{httpChain(t, "h3", "rc-h3")}}
 
-	nested := &xdsmatcherv3.Matcher{OnNoMatch: &xdsmatcherv3.Matcher_OnMatch{OnMatch: &xdsmatcherv3.Matcher_OnMatch_Matcher{
-		Matcher: &xdsmatcherv3.Matcher{OnNoMatch: udpRouteAction(t, "c-nested")},
-	}}}
+	nested := &xdsmatcherv3.Matcher{
+		OnNoMatch: &xdsmatcherv3.Matcher_OnMatch{OnMatch: &xdsmatcherv3.Matcher_OnMatch_Matcher{
+			Matcher: &xdsmatcherv3.Matcher{OnNoMatch: udpRouteAction(t, "c-nested")},
+		}}}
 	listMatcher := &xdsmatcherv3.Matcher{
 		MatcherType: &xdsmatcherv3.Matcher_MatcherList_{MatcherList: &xdsmatcherv3.Matcher_MatcherList{}},
 		OnNoMatch:   udpRouteAction(t, "c-list-default"),
 	}
-	badAction := &xdsmatcherv3.Matcher{OnNoMatch: &xdsmatcherv3.Matcher_OnMatch{OnMatch: &xdsmatcherv3.Matcher_OnMatch_Action{Action: &xdscorev3.TypedExtensionConfig{
-		Name: "route", TypedConfig: mustAny(t, &tcpv3.TcpProxy{ClusterSpecifier: &tcpv3.TcpProxy_Cluster{Cluster: "x"}}),
-	}}}}
+	badAction := &xdsmatcherv3.Matcher{
+		OnNoMatch: &xdsmatcherv3.Matcher_OnMatch{
+			OnMatch: &xdsmatcherv3.Matcher_OnMatch_Action{Action: &xdscorev3.TypedExtensionConfig{
+				Name: "route", TypedConfig: mustAny(t, &tcpv3.TcpProxy{ClusterSpecifier: &tcpv3.TcpProxy_Cluster{Cluster: "x"}}),
+			}}}}
 
 	noCluster := &listenerv3.FilterChain{Name: "no-cluster",
 		Filters: []*listenerv3.Filter{tcpProxyNetFilter(t, &tcpv3.TcpProxy{StatPrefix: "tcp"})}}
-	zeroWeights := &listenerv3.FilterChain{Name: "zero", Filters: []*listenerv3.Filter{tcpProxyNetFilter(t, &tcpv3.TcpProxy{
-		StatPrefix: "tcp",
-		ClusterSpecifier: &tcpv3.TcpProxy_WeightedClusters{WeightedClusters: &tcpv3.TcpProxy_WeightedCluster{
-			Clusters: []*tcpv3.TcpProxy_WeightedCluster_ClusterWeight{{Name: "z1"}, {Name: "z2"}},
-		}},
-	})}}
+	zeroWeights := &listenerv3.FilterChain{Name: "zero",
+		Filters: []*listenerv3.Filter{tcpProxyNetFilter(t, &tcpv3.TcpProxy{
+			StatPrefix: "tcp",
+			ClusterSpecifier: &tcpv3.TcpProxy_WeightedClusters{WeightedClusters: &tcpv3.TcpProxy_WeightedCluster{
+				Clusters: []*tcpv3.TcpProxy_WeightedCluster_ClusterWeight{{Name: "z1"}, {Name: "z2"}},
+			}},
+		})}}
 	redisOnly := &listenerv3.FilterChain{Name: "redis",
 		Filters: []*listenerv3.Filter{{Name: "envoy.filters.network.redis_proxy"}}}
 

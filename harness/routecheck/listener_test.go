@@ -192,7 +192,8 @@ func TestErrors(t *testing.T) {
 	sniOnly := listener("sni-only-l", 9004, httpChain(t, "", "rc", "a.example.com"))
 	unsupported := routeConfig("rc-unsupported", vhost("vh", []string{"*"},
 		routeWithMatch("uri-template",
-			&routev3.RouteMatch{PathSpecifier: &routev3.RouteMatch_PathMatchPolicy{PathMatchPolicy: &corev3.TypedExtensionConfig{Name: "uri"}}},
+			&routev3.RouteMatch{
+				PathSpecifier: &routev3.RouteMatch_PathMatchPolicy{PathMatchPolicy: &corev3.TypedExtensionConfig{Name: "uri"}}},
 			"c"),
 		prefixRoute("r", "/", "c")))
 	unsupportedL := listener("unsupported-l", 9005, httpChain(t, "", "rc-unsupported"))
@@ -264,8 +265,9 @@ func TestCustomHeaderRejectsWithoutClientIP(t *testing.T) {
 			t.Fatal(err)
 		}
 		h := rdsHCM("rc")
-		h.OriginalIpDetectionExtensions = []*corev3.TypedExtensionConfig{{Name: "envoy.extensions.http.original_ip_detection.custom_header",
-			TypedConfig: tc}}
+		h.OriginalIpDetectionExtensions = []*corev3.TypedExtensionConfig{
+			{Name: "envoy.extensions.http.original_ip_detection.custom_header",
+				TypedConfig: tc}}
 		l := listener("l", 10080, &listenerv3.FilterChain{Filters: []*listenerv3.Filter{hcmFilter(t, h)}})
 		tbl, err := New([]*listenerv3.Listener{l}, []*routev3.RouteConfiguration{rc})
 		if err != nil {

@@ -19,18 +19,23 @@ import (
 // sign-out path are told apart; routes without the per-route config are left alone.
 func TestOAuth2Filter(t *testing.T) {
 	exact := func(s string) *matcherv3.PathMatcher {
-		return &matcherv3.PathMatcher{Rule: &matcherv3.PathMatcher_Path{Path: &matcherv3.StringMatcher{MatchPattern: &matcherv3.StringMatcher_Exact{Exact: s}}}}
+		return &matcherv3.PathMatcher{
+			Rule: &matcherv3.PathMatcher_Path{
+				Path: &matcherv3.StringMatcher{MatchPattern: &matcherv3.StringMatcher_Exact{Exact: s}}}}
 	}
 	cfg := &oauth2v3.OAuth2PerRoute{Config: &oauth2v3.OAuth2Config{
 		AuthorizationEndpoint: "https://idp.example.com/auth",
 		RedirectPathMatcher:   exact("/oauth2/callback"),
 		SignoutPath:           exact("/logout"),
-		PassThroughMatcher: []*routev3.HeaderMatcher{{Name: "Authorization", HeaderMatchSpecifier: &routev3.HeaderMatcher_StringMatch{
-			StringMatch: &matcherv3.StringMatcher{MatchPattern: &matcherv3.StringMatcher_Prefix{Prefix: "Bearer "}}}}},
-		DenyRedirectMatcher: []*routev3.HeaderMatcher{{Name: "x-requested-with", HeaderMatchSpecifier: &routev3.HeaderMatcher_StringMatch{
-			StringMatch: &matcherv3.StringMatcher{MatchPattern: &matcherv3.StringMatcher_Exact{Exact: "XMLHttpRequest"}}}}},
-		Credentials: &oauth2v3.OAuth2Credentials{CookieNames: &oauth2v3.OAuth2Credentials_CookieNames{BearerToken: "AccessToken-1",
-			OauthHmac: "OauthHMAC-1"}},
+		PassThroughMatcher: []*routev3.HeaderMatcher{
+			{Name: "Authorization", HeaderMatchSpecifier: &routev3.HeaderMatcher_StringMatch{
+				StringMatch: &matcherv3.StringMatcher{MatchPattern: &matcherv3.StringMatcher_Prefix{Prefix: "Bearer "}}}}},
+		DenyRedirectMatcher: []*routev3.HeaderMatcher{
+			{Name: "x-requested-with", HeaderMatchSpecifier: &routev3.HeaderMatcher_StringMatch{
+				StringMatch: &matcherv3.StringMatcher{MatchPattern: &matcherv3.StringMatcher_Exact{Exact: "XMLHttpRequest"}}}}},
+		Credentials: &oauth2v3.OAuth2Credentials{
+			CookieNames: &oauth2v3.OAuth2Credentials_CookieNames{BearerToken: "AccessToken-1",
+				OauthHmac: "OauthHMAC-1"}},
 	}}
 	name := "envoy.filters.http.oauth2"
 	h := rdsHCM("rc")

@@ -19,8 +19,10 @@ import (
 )
 
 func genericKey(k string) *routev3.RateLimit_Action {
-	return &routev3.RateLimit_Action{ActionSpecifier: &routev3.RateLimit_Action_GenericKey_{GenericKey: &routev3.RateLimit_Action_GenericKey{DescriptorKey: k,
-		DescriptorValue: k}}}
+	return &routev3.RateLimit_Action{
+		ActionSpecifier: &routev3.RateLimit_Action_GenericKey_{
+			GenericKey: &routev3.RateLimit_Action_GenericKey{DescriptorKey: k,
+				DescriptorValue: k}}}
 }
 
 // rateLimitTable: a connection manager with local_ratelimit, the listener's ratelimit
@@ -45,20 +47,28 @@ func rateLimitTable(t *testing.T) *Table {
 		{Name: "envoy.filters.http.router",
 			ConfigType: &hcmv3.HttpFilter_TypedConfig{TypedConfig: mustAny(t, &routerv3.Router{})}},
 	}
-	method := &routev3.RateLimit_Action{ActionSpecifier: &routev3.RateLimit_Action_HeaderValueMatch_{HeaderValueMatch: &routev3.RateLimit_Action_HeaderValueMatch{
-		DescriptorKey: "m", DescriptorValue: "m", ExpectMatch: wrapperspb.Bool(true),
-		Headers: []*routev3.HeaderMatcher{{Name: ":method",
-			HeaderMatchSpecifier: &routev3.HeaderMatcher_StringMatch{StringMatch: exactStr("POST")}}},
-	}}}
-	notInternal := &routev3.RateLimit_Action{ActionSpecifier: &routev3.RateLimit_Action_RemoteAddressMatch_{RemoteAddressMatch: &routev3.RateLimit_Action_RemoteAddressMatch{
-		DescriptorKey: "masked_remote_address", DescriptorValue: "invert:10.0.0.0/8",
-		AddressMatcher: &matcherv3.AddressMatcher{Ranges: []*xdscorev3.CidrRange{{AddressPrefix: "10.0.0.0",
-			PrefixLen: wrapperspb.UInt32(8)}}, InvertMatch: true},
-	}}}
-	user := &routev3.RateLimit_Action{ActionSpecifier: &routev3.RateLimit_Action_RequestHeaders_{RequestHeaders: &routev3.RateLimit_Action_RequestHeaders{HeaderName: "x-user",
-		DescriptorKey: "u"}}}
-	page := &routev3.RateLimit_Action{ActionSpecifier: &routev3.RateLimit_Action_QueryParameters_{QueryParameters: &routev3.RateLimit_Action_QueryParameters{QueryParameterName: "page",
-		DescriptorKey: "p"}}}
+	method := &routev3.RateLimit_Action{
+		ActionSpecifier: &routev3.RateLimit_Action_HeaderValueMatch_{
+			HeaderValueMatch: &routev3.RateLimit_Action_HeaderValueMatch{
+				DescriptorKey: "m", DescriptorValue: "m", ExpectMatch: wrapperspb.Bool(true),
+				Headers: []*routev3.HeaderMatcher{{Name: ":method",
+					HeaderMatchSpecifier: &routev3.HeaderMatcher_StringMatch{StringMatch: exactStr("POST")}}},
+			}}}
+	notInternal := &routev3.RateLimit_Action{
+		ActionSpecifier: &routev3.RateLimit_Action_RemoteAddressMatch_{
+			RemoteAddressMatch: &routev3.RateLimit_Action_RemoteAddressMatch{
+				DescriptorKey: "masked_remote_address", DescriptorValue: "invert:10.0.0.0/8",
+				AddressMatcher: &matcherv3.AddressMatcher{Ranges: []*xdscorev3.CidrRange{{AddressPrefix: "10.0.0.0",
+					PrefixLen: wrapperspb.UInt32(8)}}, InvertMatch: true},
+			}}}
+	user := &routev3.RateLimit_Action{
+		ActionSpecifier: &routev3.RateLimit_Action_RequestHeaders_{
+			RequestHeaders: &routev3.RateLimit_Action_RequestHeaders{HeaderName: "x-user",
+				DescriptorKey: "u"}}}
+	page := &routev3.RateLimit_Action{
+		ActionSpecifier: &routev3.RateLimit_Action_QueryParameters_{
+			QueryParameters: &routev3.RateLimit_Action_QueryParameters{QueryParameterName: "page",
+				DescriptorKey: "p"}}}
 	per := withFilters(t, prefixRoute("per", "/per", "c"), map[string]proto.Message{
 		"envoy.filters.http.ratelimit": &ratelimitv3.RateLimitPerRoute{Domain: "lis", RateLimits: []*routev3.RateLimit{
 			{Actions: []*routev3.RateLimit_Action{genericKey("per"), method}},

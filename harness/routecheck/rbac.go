@@ -291,7 +291,8 @@ func cncfStringMatches(m *cncfmatcherv3.StringMatcher, v string) (bool, error) {
 	case *cncfmatcherv3.StringMatcher_Contains:
 		em.MatchPattern = &envoymatcherv3.StringMatcher_Contains{Contains: p.Contains}
 	case *cncfmatcherv3.StringMatcher_SafeRegex:
-		em.MatchPattern = &envoymatcherv3.StringMatcher_SafeRegex{SafeRegex: &envoymatcherv3.RegexMatcher{Regex: p.SafeRegex.GetRegex()}}
+		em.MatchPattern = &envoymatcherv3.StringMatcher_SafeRegex{
+			SafeRegex: &envoymatcherv3.RegexMatcher{Regex: p.SafeRegex.GetRegex()}}
 	default:
 		return false, fmt.Errorf("string matcher %T is not evaluated", m.GetMatchPattern())
 	}

@@ -333,7 +333,8 @@ func TestQueryParameterMatchers(t *testing.T) {
 		{"present missing", present, "/p?x=1", false},
 		{"prefix matcher",
 			&routev3.QueryParameterMatcher{Name: "id",
-				QueryParameterMatchSpecifier: &routev3.QueryParameterMatcher_StringMatch{StringMatch: &matcherv3.StringMatcher{MatchPattern: &matcherv3.StringMatcher_Prefix{Prefix: "usr-"}}}},
+				QueryParameterMatchSpecifier: &routev3.QueryParameterMatcher_StringMatch{
+					StringMatch: &matcherv3.StringMatcher{MatchPattern: &matcherv3.StringMatcher_Prefix{Prefix: "usr-"}}}},
 			"/p?id=usr-42", true},
 	}
 	for _, c := range cases {
@@ -519,8 +520,9 @@ func TestRedirect(t *testing.T) {
 			&routev3.RedirectAction{PathRewriteSpecifier: &routev3.RedirectAction_PrefixRewrite{PrefixRewrite: "/v2"}},
 			Request{Host: "h", Path: "/v1/users"}, 301, "http://h/v2/users"},
 		{"regex_rewrite", prefix("/service"),
-			&routev3.RedirectAction{PathRewriteSpecifier: &routev3.RedirectAction_RegexRewrite{RegexRewrite: &matcherv3.RegexMatchAndSubstitute{
-				Pattern: regex(`^/service/([^/]+)(/.*)$`), Substitution: `\2/instance/\1`}}},
+			&routev3.RedirectAction{
+				PathRewriteSpecifier: &routev3.RedirectAction_RegexRewrite{RegexRewrite: &matcherv3.RegexMatchAndSubstitute{
+					Pattern: regex(`^/service/([^/]+)(/.*)$`), Substitution: `\2/instance/\1`}}},
 			Request{Host: "h", Path: "/service/foo/v1/api?z=1"}, 301, "http://h/v1/api/instance/foo?z=1"},
 	}
 	for _, c := range cases {

@@ -308,7 +308,8 @@ func (table *routeTable) route(state *requestState, ans Answer) (Answer, error) 
 	}
 	// VirtualHostImpl::getRouteFromEntries: TLS requirement comes first.
 	if (vh.requireTLS == routev3.VirtualHost_ALL && state.xfp != "https") ||
-		(vh.requireTLS == routev3.VirtualHost_EXTERNAL_ONLY && state.xfp != "https" && state.headers["x-envoy-internal"] != "true") {
+		(vh.requireTLS == routev3.VirtualHost_EXTERNAL_ONLY && state.xfp != "https" &&
+			state.headers["x-envoy-internal"] != "true") {
 		ans.Matched = true
 		ans.Status = 301
 		ans.Location = "https://" + state.host + state.path

@@ -32,7 +32,8 @@ func trustStore() *result.XDS {
 		Secrets: []*tlsv3.Secret{{
 			Name: SystemTrustStoreSecret,
 			Type: &tlsv3.Secret_ValidationContext{ValidationContext: &tlsv3.CertificateValidationContext{
-				TrustedCa: &corev3.DataSource{Specifier: &corev3.DataSource_Filename{Filename: "/etc/ssl/certs/ca-certificates.crt"}},
+				TrustedCa: &corev3.DataSource{
+					Specifier: &corev3.DataSource_Filename{Filename: "/etc/ssl/certs/ca-certificates.crt"}},
 			}},
 		}},
 		Clusters: []*clusterv3.Cluster{{Name: "c", ConnectTimeout: durationpb.New(10e9)}},

@@ -154,7 +154,8 @@ func ResolveFeatures(x *ir.XDS, objs *RefObjects, luaOn bool) FeatureErrors {
 			}
 			if data.LocalJWKS != nil || data.RemoteJWKS != nil || data.BasicAuthUsers != nil || data.APIKeys != nil ||
 				data.Lua != nil ||
-				data.ExtAuth != nil || data.ExtProc != nil || data.OIDC != nil || data.DynamicModules != nil || data.ResponseBodies != nil {
+				data.ExtAuth != nil || data.ExtProc != nil || data.OIDC != nil || data.DynamicModules != nil ||
+				data.ResponseBodies != nil {
 				d := data
 				r.PolicyData = &d
 			}

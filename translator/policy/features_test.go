@@ -80,7 +80,8 @@ func TestBasicAuthUsers(t *testing.T) {
 	sp := func() ir.RoutePolicies {
 		return ir.RoutePolicies{Security: &ir.Applied[egv1a1.SecurityPolicySpec]{
 			Policy: ir.PolicyRef{Kind: "SecurityPolicy", Namespace: "apps", Name: "basic"},
-			Spec:   &egv1a1.SecurityPolicySpec{BasicAuth: &egv1a1.BasicAuth{Users: gwapiv1.SecretObjectReference{Name: "users"}}},
+			Spec: &egv1a1.SecurityPolicySpec{
+				BasicAuth: &egv1a1.BasicAuth{Users: gwapiv1.SecretObjectReference{Name: "users"}}},
 		}}
 	}
 	secret := func(users string) *corev1.Secret {
@@ -123,14 +124,19 @@ func TestBasicAuthUsers(t *testing.T) {
 func TestTCPRouteSecurity(t *testing.T) {
 	opt := true
 	ref := ir.PolicyRef{Kind: "SecurityPolicy", Namespace: "apps", Name: "tcp"}
-	x := &ir.XDS{TCP: []*ir.TCPListener{{Routes: []*ir.TCPRoute{{Name: "tcproute/apps/db", Policies: ir.RoutePolicies{Security: &ir.Applied[egv1a1.SecurityPolicySpec]{
-		Policy: ref, Spec: &egv1a1.SecurityPolicySpec{JWT: &egv1a1.JWT{Optional: &opt}},
-	}}}}}}}
+	x := &ir.XDS{
+		TCP: []*ir.TCPListener{
+			{Routes: []*ir.TCPRoute{
+				{Name: "tcproute/apps/db", Policies: ir.RoutePolicies{Security: &ir.Applied[egv1a1.SecurityPolicySpec]{
+					Policy: ref, Spec: &egv1a1.SecurityPolicySpec{JWT: &egv1a1.JWT{Optional: &opt}},
+				}}}}}}}
 	// The policy targets the TCPRoute: the TCP rule applies (a Gateway policy's would not).
 	tcpPolicy := &egv1a1.SecurityPolicy{ObjectMeta: metav1.ObjectMeta{Namespace: "apps", Name: "tcp"},
-		Spec: egv1a1.SecurityPolicySpec{PolicyTargetReferences: egv1a1.PolicyTargetReferences{TargetRefs: []gwapiv1.LocalPolicyTargetReferenceWithSectionName{
-			{LocalPolicyTargetReference: gwapiv1.LocalPolicyTargetReference{Group: gwapiv1.GroupName, Kind: "TCPRoute",
-				Name: "db"}}}}}}
+		Spec: egv1a1.SecurityPolicySpec{
+			PolicyTargetReferences: egv1a1.PolicyTargetReferences{
+				TargetRefs: []gwapiv1.LocalPolicyTargetReferenceWithSectionName{
+					{LocalPolicyTargetReference: gwapiv1.LocalPolicyTargetReference{Group: gwapiv1.GroupName, Kind: "TCPRoute",
+						Name: "db"}}}}}}
 	gatewayWide := *x.TCP[0].Routes[0]
 	gatewayWide.Policies.Security = &ir.Applied[egv1a1.SecurityPolicySpec]{Policy: ir.PolicyRef{Kind: "SecurityPolicy",
 		Namespace: "apps", Name: "gateway-wide"},

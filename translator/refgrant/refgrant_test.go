@@ -81,12 +81,14 @@ func TestPermits(t *testing.T) {
 
 func TestNewReadsBothVersions(t *testing.T) {
 	objs := []resource.Object{
-		{Obj: &gwapiv1.ReferenceGrant{ObjectMeta: metav1.ObjectMeta{Namespace: "b", Name: "v1"}, Spec: gwapiv1.ReferenceGrantSpec{
-			From: []gwapiv1.ReferenceGrantFrom{{Group: "gateway.networking.k8s.io", Kind: "HTTPRoute", Namespace: "a"}},
-			To:   []gwapiv1.ReferenceGrantTo{{Kind: "Service"}}}}},
-		{Obj: &gwapiv1b1.ReferenceGrant{ObjectMeta: metav1.ObjectMeta{Namespace: "c", Name: "v1beta1"}, Spec: gwapiv1b1.ReferenceGrantSpec{
-			From: []gwapiv1b1.ReferenceGrantFrom{{Group: "gateway.networking.k8s.io", Kind: "TCPRoute", Namespace: "a"}},
-			To:   []gwapiv1b1.ReferenceGrantTo{{Kind: "Service"}}}}},
+		{Obj: &gwapiv1.ReferenceGrant{ObjectMeta: metav1.ObjectMeta{Namespace: "b", Name: "v1"},
+			Spec: gwapiv1.ReferenceGrantSpec{
+				From: []gwapiv1.ReferenceGrantFrom{{Group: "gateway.networking.k8s.io", Kind: "HTTPRoute", Namespace: "a"}},
+				To:   []gwapiv1.ReferenceGrantTo{{Kind: "Service"}}}}},
+		{Obj: &gwapiv1b1.ReferenceGrant{ObjectMeta: metav1.ObjectMeta{Namespace: "c", Name: "v1beta1"},
+			Spec: gwapiv1b1.ReferenceGrantSpec{
+				From: []gwapiv1b1.ReferenceGrantFrom{{Group: "gateway.networking.k8s.io", Kind: "TCPRoute", Namespace: "a"}},
+				To:   []gwapiv1b1.ReferenceGrantTo{{Kind: "Service"}}}}},
 	}
 	ix := New(objs)
 	if !ix.Permits(From{"gateway.networking.k8s.io", "HTTPRoute", "a"}, To{"", "Service", "b", "s"}) {

@@ -154,9 +154,10 @@ const (
 func alsLog(l *ir.ALSAccessLog, filter *accesslogv3.AccessLogFilter) *accesslogv3.AccessLog {
 	cc := &grpclogv3.CommonGrpcAccessLogConfig{
 		LogName: l.LogName,
-		GrpcService: &corev3.GrpcService{TargetSpecifier: &corev3.GrpcService_EnvoyGrpc_{EnvoyGrpc: &corev3.GrpcService_EnvoyGrpc{
-			ClusterName: l.Destination.Name,
-		}}},
+		GrpcService: &corev3.GrpcService{
+			TargetSpecifier: &corev3.GrpcService_EnvoyGrpc_{EnvoyGrpc: &corev3.GrpcService_EnvoyGrpc{
+				ClusterName: l.Destination.Name,
+			}}},
 		TransportApiVersion: corev3.ApiVersion_V3,
 	}
 	if l.Service == "TCP" {

@@ -98,12 +98,13 @@ func withRouteLB(rt *routev3.Route, r *ir.HTTPRoute) *routev3.Route {
 			rt.TypedPerFilterConfig = map[string]*anypb.Any{}
 		}
 		rt.TypedPerFilterConfig[statefulSessionFilter] = mustAny(&statefulsessionv3.StatefulSessionPerRoute{
-			Override: &statefulsessionv3.StatefulSessionPerRoute_StatefulSession{StatefulSession: &statefulsessionv3.StatefulSession{
-				SessionState: &corev3.TypedExtensionConfig{
-					Name:        "envoy.http.stateful_session.cookie",
-					TypedConfig: mustAny(&cookiev3.CookieBasedSessionState{Cookie: cookie}),
-				},
-			}},
+			Override: &statefulsessionv3.StatefulSessionPerRoute_StatefulSession{
+				StatefulSession: &statefulsessionv3.StatefulSession{
+					SessionState: &corev3.TypedExtensionConfig{
+						Name:        "envoy.http.stateful_session.cookie",
+						TypedConfig: mustAny(&cookiev3.CookieBasedSessionState{Cookie: cookie}),
+					},
+				}},
 		})
 	}
 	return rt

@@ -52,9 +52,10 @@ func btpRetryPolicy(r *ir.HTTPRoute) *routev3.RetryPolicy {
 	if retry.NumAttemptsPerPriority > 0 {
 		rp.RetryPriority = &routev3.RetryPolicy_RetryPriority{
 			Name: "envoy.retry_priorities.previous_priorities",
-			ConfigType: &routev3.RetryPolicy_RetryPriority_TypedConfig{TypedConfig: mustAny(&previousprioritiesv3.PreviousPrioritiesConfig{
-				UpdateFrequency: retry.NumAttemptsPerPriority,
-			})},
+			ConfigType: &routev3.RetryPolicy_RetryPriority_TypedConfig{
+				TypedConfig: mustAny(&previousprioritiesv3.PreviousPrioritiesConfig{
+					UpdateFrequency: retry.NumAttemptsPerPriority,
+				})},
 		}
 	}
 	if on := retry.RetryOn; on != nil {

@@ -81,10 +81,11 @@ func customResponseConfig(ro *ir.ResponseOverride) (*customresponsev3.CustomResp
 		}
 		matchers = append(matchers, &cncfmatcherv3.Matcher_MatcherList_FieldMatcher{
 			Predicate: crAllOf(preds),
-			OnMatch: &cncfmatcherv3.Matcher_OnMatch{OnMatch: &cncfmatcherv3.Matcher_OnMatch_Action{Action: &cncfcorev3.TypedExtensionConfig{
-				Name:        fmt.Sprintf("%s/responseoverride/rule/%d", ro.Config, rule.Index),
-				TypedConfig: mustAny(responseOverrideAction(rule)),
-			}}},
+			OnMatch: &cncfmatcherv3.Matcher_OnMatch{
+				OnMatch: &cncfmatcherv3.Matcher_OnMatch_Action{Action: &cncfcorev3.TypedExtensionConfig{
+					Name:        fmt.Sprintf("%s/responseoverride/rule/%d", ro.Config, rule.Index),
+					TypedConfig: mustAny(responseOverrideAction(rule)),
+				}}},
 		})
 	}
 	return &customresponsev3.CustomResponse{CustomResponseMatcher: &cncfmatcherv3.Matcher{
@@ -114,7 +115,8 @@ func responseOverrideAction(rule ir.ResponseOverrideRule) proto.Message {
 		return p
 	}
 	if resp.Body != "" {
-		p.BodyFormat = &corev3.SubstitutionFormatString{Format: &corev3.SubstitutionFormatString_TextFormat{TextFormat: resp.Body}}
+		p.BodyFormat = &corev3.SubstitutionFormatString{
+			Format: &corev3.SubstitutionFormatString_TextFormat{TextFormat: resp.Body}}
 	}
 	if resp.ContentType != "" {
 		p.ResponseHeadersToAdd = append(p.ResponseHeadersToAdd, &corev3.HeaderValueOption{
@@ -159,13 +161,14 @@ func statusCodePredicate(c ir.StatusCodeMatch) *cncfmatcherv3.Matcher_MatcherLis
 			Expr: call(9, "_&&_", call(3, "_>=_", code(1), bound(4, c.Range.Start)),
 				call(7, "_<=_", code(5), bound(8, c.Range.End))),
 		}}}
-		return &cncfmatcherv3.Matcher_MatcherList_Predicate{MatchType: &cncfmatcherv3.Matcher_MatcherList_Predicate_SinglePredicate_{
-			SinglePredicate: &cncfmatcherv3.Matcher_MatcherList_Predicate_SinglePredicate{
-				Input: crExtension("http-attributes-cel-match-input", &cncfmatcherv3.HttpAttributesCelMatchInput{}),
-				Matcher: &cncfmatcherv3.Matcher_MatcherList_Predicate_SinglePredicate_CustomMatch{CustomMatch: crExtension(
-					"cel-matcher", cel)},
-			},
-		}}
+		return &cncfmatcherv3.Matcher_MatcherList_Predicate{
+			MatchType: &cncfmatcherv3.Matcher_MatcherList_Predicate_SinglePredicate_{
+				SinglePredicate: &cncfmatcherv3.Matcher_MatcherList_Predicate_SinglePredicate{
+					Input: crExtension("http-attributes-cel-match-input", &cncfmatcherv3.HttpAttributesCelMatchInput{}),
+					Matcher: &cncfmatcherv3.Matcher_MatcherList_Predicate_SinglePredicate_CustomMatch{CustomMatch: crExtension(
+						"cel-matcher", cel)},
+				},
+			}}
 	}
 	return crSingle(
 		crExtension("http-response-status-code-match-input", &envoymatcherv3.HttpResponseStatusCodeMatchInput{}),
@@ -178,12 +181,13 @@ func crExtension(name string, m proto.Message) *cncfcorev3.TypedExtensionConfig 
 
 func crSingle(input *cncfcorev3.TypedExtensionConfig,
 	m *cncfmatcherv3.StringMatcher) *cncfmatcherv3.Matcher_MatcherList_Predicate {
-	return &cncfmatcherv3.Matcher_MatcherList_Predicate{MatchType: &cncfmatcherv3.Matcher_MatcherList_Predicate_SinglePredicate_{
-		SinglePredicate: &cncfmatcherv3.Matcher_MatcherList_Predicate_SinglePredicate{
-			Input:   input,
-			Matcher: &cncfmatcherv3.Matcher_MatcherList_Predicate_SinglePredicate_ValueMatch{ValueMatch: m},
-		},
-	}}
+	return &cncfmatcherv3.Matcher_MatcherList_Predicate{
+		MatchType: &cncfmatcherv3.Matcher_MatcherList_Predicate_SinglePredicate_{
+			SinglePredicate: &cncfmatcherv3.Matcher_MatcherList_Predicate_SinglePredicate{
+				Input:   input,
+				Matcher: &cncfmatcherv3.Matcher_MatcherList_Predicate_SinglePredicate_ValueMatch{ValueMatch: m},
+			},
+		}}
 }
 
 func exactValue(v string) *cncfmatcherv3.StringMatcher {
@@ -198,10 +202,11 @@ func valueMatch(m ir.StringMatch) *cncfmatcherv3.StringMatcher {
 	case m.Suffix != nil:
 		return &cncfmatcherv3.StringMatcher{MatchPattern: &cncfmatcherv3.StringMatcher_Suffix{Suffix: *m.Suffix}}
 	case m.SafeRegex != nil:
-		return &cncfmatcherv3.StringMatcher{MatchPattern: &cncfmatcherv3.StringMatcher_SafeRegex{SafeRegex: &cncfmatcherv3.RegexMatcher{
-			Regex:      *m.SafeRegex,
-			EngineType: &cncfmatcherv3.RegexMatcher_GoogleRe2{GoogleRe2: &cncfmatcherv3.RegexMatcher_GoogleRE2{}},
-		}}}
+		return &cncfmatcherv3.StringMatcher{
+			MatchPattern: &cncfmatcherv3.StringMatcher_SafeRegex{SafeRegex: &cncfmatcherv3.RegexMatcher{
+				Regex:      *m.SafeRegex,
+				EngineType: &cncfmatcherv3.RegexMatcher_GoogleRe2{GoogleRe2: &cncfmatcherv3.RegexMatcher_GoogleRE2{}},
+			}}}
 	}
 	return exactValue(m.Value())
 }

@@ -251,16 +251,18 @@ func applyListenerHTTP1Cluster(c *clusterv3.Cluster, l *ir.HTTPListener) {
 	}
 	switch u := opts.GetUpstreamProtocolOptions().(type) {
 	case nil:
-		opts.UpstreamProtocolOptions = &httpv3.HttpProtocolOptions_ExplicitHttpConfig_{ExplicitHttpConfig: &httpv3.HttpProtocolOptions_ExplicitHttpConfig{
-			ProtocolConfig: &httpv3.HttpProtocolOptions_ExplicitHttpConfig_HttpProtocolOptions{HttpProtocolOptions: p1},
-		}}
+		opts.UpstreamProtocolOptions = &httpv3.HttpProtocolOptions_ExplicitHttpConfig_{
+			ExplicitHttpConfig: &httpv3.HttpProtocolOptions_ExplicitHttpConfig{
+				ProtocolConfig: &httpv3.HttpProtocolOptions_ExplicitHttpConfig_HttpProtocolOptions{HttpProtocolOptions: p1},
+			}}
 	case *httpv3.HttpProtocolOptions_AutoConfig:
 		u.AutoConfig.HttpProtocolOptions = p1
 	case *httpv3.HttpProtocolOptions_ExplicitHttpConfig_:
 		if u.ExplicitHttpConfig.GetHttp2ProtocolOptions() != nil {
 			return
 		}
-		u.ExplicitHttpConfig.ProtocolConfig = &httpv3.HttpProtocolOptions_ExplicitHttpConfig_HttpProtocolOptions{HttpProtocolOptions: p1}
+		u.ExplicitHttpConfig.ProtocolConfig = &httpv3.HttpProtocolOptions_ExplicitHttpConfig_HttpProtocolOptions{
+			HttpProtocolOptions: p1}
 	default:
 		return
 	}

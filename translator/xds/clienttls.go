@@ -109,7 +109,8 @@ func setClientValidation(common *tlsv3.CommonTlsContext, v *ir.ClientValidation)
 		}
 		return
 	}
-	common.ValidationContextType = &tlsv3.CommonTlsContext_ValidationContextSdsSecretConfig{ValidationContextSdsSecretConfig: sds}
+	common.ValidationContextType = &tlsv3.CommonTlsContext_ValidationContextSdsSecretConfig{
+		ValidationContextSdsSecretConfig: sds}
 }
 
 // addClientCASecrets adds each client-validation CA once, as a validation-context secret

@@ -201,10 +201,11 @@ func loopbackDenial(header string) *rbacv3.RBACPerRoute {
 	ps := make([]*predicate, 0, len(loopbackHostPatterns))
 	for _, p := range loopbackHostPatterns {
 		ps = append(ps, single("http_header", &envoymatcherv3.HttpRequestHeaderMatchInput{HeaderName: header}, "", nil,
-			&cncfmatcherv3.StringMatcher{MatchPattern: &cncfmatcherv3.StringMatcher_SafeRegex{SafeRegex: &cncfmatcherv3.RegexMatcher{
-				Regex:      p,
-				EngineType: &cncfmatcherv3.RegexMatcher_GoogleRe2{GoogleRe2: &cncfmatcherv3.RegexMatcher_GoogleRE2{}},
-			}}}))
+			&cncfmatcherv3.StringMatcher{
+				MatchPattern: &cncfmatcherv3.StringMatcher_SafeRegex{SafeRegex: &cncfmatcherv3.RegexMatcher{
+					Regex:      p,
+					EngineType: &cncfmatcherv3.RegexMatcher_GoogleRe2{GoogleRe2: &cncfmatcherv3.RegexMatcher_GoogleRE2{}},
+				}}}))
 	}
 	m := &cncfmatcherv3.Matcher{
 		MatcherType: &cncfmatcherv3.Matcher_MatcherList_{MatcherList: &cncfmatcherv3.Matcher_MatcherList{

@@ -45,9 +45,10 @@ func (s *httpFilterSet) addExtAuth(out *routev3.Route, r *ir.HTTPRoute, ea *ir.E
 		s.named[ea.FilterName] = f
 		s.addCluster(extServiceCluster(svc.Destination, svc.Owner, ea.Cluster))
 	}
-	return setPerRoute(out, ea.FilterName, &extauthzv3.ExtAuthzPerRoute{Override: &extauthzv3.ExtAuthzPerRoute_CheckSettings{
-		CheckSettings: &extauthzv3.CheckSettings{ContextExtensions: svc.ContextExtensions},
-	}})
+	return setPerRoute(out, ea.FilterName,
+		&extauthzv3.ExtAuthzPerRoute{Override: &extauthzv3.ExtAuthzPerRoute_CheckSettings{
+			CheckSettings: &extauthzv3.CheckSettings{ContextExtensions: svc.ContextExtensions},
+		}})
 }
 
 func extAuthzConfig(ea *ir.ExtAuth, svc *ir.ExtService) *extauthzv3.ExtAuthz {

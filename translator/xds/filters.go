@@ -270,7 +270,8 @@ func applyBackendFilters(cw *routev3.WeightedCluster_ClusterWeight, f *ir.Backen
 	cw.ResponseHeadersToAdd = addedHeaders(f.AddResponseHeaders)
 	cw.ResponseHeadersToRemove = f.RemoveResponseHeaders
 	if f.HostRewrite != nil {
-		cw.HostRewriteSpecifier = &routev3.WeightedCluster_ClusterWeight_HostRewriteLiteral{HostRewriteLiteral: *f.HostRewrite}
+		cw.HostRewriteSpecifier = &routev3.WeightedCluster_ClusterWeight_HostRewriteLiteral{
+			HostRewriteLiteral: *f.HostRewrite}
 	}
 }
 

@@ -68,8 +68,9 @@ func TestApplyURLRewrite(t *testing.T) {
 			&ir.StringMatch{Prefix: sp("/static")},
 			&routev3.RouteAction{RegexRewrite: prefixRegexRewrite("/static")}},
 		{"full path", &ir.URLRewrite{Path: &ir.PathModifier{FullReplace: sp("/index.html")}}, &ir.StringMatch{Exact: sp("/")},
-			&routev3.RouteAction{RegexRewrite: &matcherv3.RegexMatchAndSubstitute{Pattern: &matcherv3.RegexMatcher{Regex: "^/.*$"},
-				Substitution: "/index.html"}}},
+			&routev3.RouteAction{
+				RegexRewrite: &matcherv3.RegexMatchAndSubstitute{Pattern: &matcherv3.RegexMatcher{Regex: "^/.*$"},
+					Substitution: "/index.html"}}},
 		{"hostname", &ir.URLRewrite{Hostname: sp("internal")}, nil,
 			&routev3.RouteAction{HostRewriteSpecifier: &routev3.RouteAction_HostRewriteLiteral{HostRewriteLiteral: "internal"},
 				AppendXForwardedHost: true}},
@@ -128,7 +129,8 @@ func TestTimeoutsAndRetry(t *testing.T) {
 	rp := retryPolicy(&ir.Retry{})
 	if rp.GetRetryOn() != retryDefaultOn || rp.GetNumRetries().GetValue() != 2 || len(rp.GetRetriableStatusCodes()) != 1 ||
 		rp.GetRetriableStatusCodes()[0] != 503 || rp.GetHostSelectionRetryMaxAttempts() != 5 ||
-		rp.GetRetryHostPredicate()[0].GetName() != "envoy.retry_host_predicates.previous_hosts" || rp.GetPerTryTimeout() != nil {
+		rp.GetRetryHostPredicate()[0].GetName() != "envoy.retry_host_predicates.previous_hosts" ||
+		rp.GetPerTryTimeout() != nil {
 		t.Errorf("defaults: %v", rp)
 	}
 	rp = retryPolicy(
@@ -140,7 +142,8 @@ func TestTimeoutsAndRetry(t *testing.T) {
 	}
 
 	// header changes apply to any action, the rest only to a forwarding route
-	out := &routev3.Route{Action: &routev3.Route_DirectResponse{DirectResponse: &routev3.DirectResponseAction{Status: 500}}}
+	out := &routev3.Route{
+		Action: &routev3.Route_DirectResponse{DirectResponse: &routev3.DirectResponseAction{Status: 500}}}
 	applyRouteFilters(out,
 		&ir.HTTPRoute{AddRequestHeaders: []ir.AddHeader{{Name: "x-a", Value: "1", Append: true}, {Name: "x-b", Value: "2"}},
 			Timeout: d("1s")})

@@ -85,7 +85,8 @@ func activeHealthCheck(a *ir.ActiveHealthCheck, routeHost string) *corev3.Health
 		}
 		hc.HealthChecker = &corev3.HealthCheck_TcpHealthCheck_{TcpHealthCheck: check}
 	case a.GRPC != nil:
-		hc.HealthChecker = &corev3.HealthCheck_GrpcHealthCheck_{GrpcHealthCheck: &corev3.HealthCheck_GrpcHealthCheck{ServiceName: a.GRPC.ServiceName}}
+		hc.HealthChecker = &corev3.HealthCheck_GrpcHealthCheck_{
+			GrpcHealthCheck: &corev3.HealthCheck_GrpcHealthCheck{ServiceName: a.GRPC.ServiceName}}
 	default:
 		return nil
 	}

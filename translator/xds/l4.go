@@ -156,10 +156,11 @@ func (t Translator) buildUDPListener(l *ir.UDPListener) *listenerv3.Listener {
 		StatPrefix: "service",
 		AccessLog:  accessLogs(l.AccessLog, logAtRoute),
 		RouteSpecifier: &udpproxyv3.UdpProxyConfig_Matcher{Matcher: &matcherv3.Matcher{
-			OnNoMatch: &matcherv3.Matcher_OnMatch{OnMatch: &matcherv3.Matcher_OnMatch_Action{Action: &xdscorev3.TypedExtensionConfig{
-				Name:        "route",
-				TypedConfig: mustAny(&udpproxyv3.Route{Cluster: l.Route.Destination.ClusterName()}),
-			}}},
+			OnNoMatch: &matcherv3.Matcher_OnMatch{
+				OnMatch: &matcherv3.Matcher_OnMatch_Action{Action: &xdscorev3.TypedExtensionConfig{
+					Name:        "route",
+					TypedConfig: mustAny(&udpproxyv3.Route{Cluster: l.Route.Destination.ClusterName()}),
+				}}},
 		}},
 	}
 	return &listenerv3.Listener{

@@ -241,10 +241,12 @@ func grpcFiltersOf(grpc bool, h *ir.ClientHTTP, statsSetting *bool) []*hcmv3.Htt
 				ConfigType: &hcmv3.HttpFilter_TypedConfig{TypedConfig: mustAny(&grpcwebv3.GrpcWeb{})}})
 	}
 	if stats {
-		out = append(out, &hcmv3.HttpFilter{Name: grpcStatsFilter, ConfigType: &hcmv3.HttpFilter_TypedConfig{TypedConfig: mustAny(&grpcstatsv3.FilterConfig{
-			EmitFilterState:        true,
-			PerMethodStatSpecifier: &grpcstatsv3.FilterConfig_StatsForAllMethods{StatsForAllMethods: wrapperspb.Bool(true)},
-		})}})
+		out = append(out,
+			&hcmv3.HttpFilter{Name: grpcStatsFilter,
+				ConfigType: &hcmv3.HttpFilter_TypedConfig{TypedConfig: mustAny(&grpcstatsv3.FilterConfig{
+					EmitFilterState:        true,
+					PerMethodStatSpecifier: &grpcstatsv3.FilterConfig_StatsForAllMethods{StatsForAllMethods: wrapperspb.Bool(true)},
+				})}})
 	}
 	return out
 }

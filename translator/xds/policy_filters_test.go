@@ -92,9 +92,10 @@ func remoteProvider(claims ...egv1a1.ClaimToHeader) egv1a1.JWTProvider {
 }
 
 func TestJWTStableNamesMatchEG(t *testing.T) {
-	first := &ir.HTTPRoute{Name: "first-route", Policies: security(egv1a1.SecurityPolicySpec{JWT: &egv1a1.JWT{Providers: []egv1a1.JWTProvider{
-		remoteProvider(egv1a1.ClaimToHeader{Header: "first-route-key", Claim: "claim.neteased.key"}),
-	}}})}
+	first := &ir.HTTPRoute{Name: "first-route",
+		Policies: security(egv1a1.SecurityPolicySpec{JWT: &egv1a1.JWT{Providers: []egv1a1.JWTProvider{
+			remoteProvider(egv1a1.ClaimToHeader{Header: "first-route-key", Claim: "claim.neteased.key"}),
+		}}})}
 	second := &ir.HTTPRoute{Name: "second-route",
 		Policies: security(egv1a1.SecurityPolicySpec{JWT: &egv1a1.JWT{Providers: []egv1a1.JWTProvider{remoteProvider()}}})}
 	third := &ir.HTTPRoute{Name: "third-route",

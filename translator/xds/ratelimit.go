@@ -221,9 +221,10 @@ func ruleActions(rule *ir.RateLimitRule, idx int, method *ir.RateLimitMatch, loc
 		out = append(out, &routev3.RateLimit_Action{ActionSpecifier: &routev3.RateLimit_Action_QueryParameterValueMatch_{
 			QueryParameterValueMatch: &routev3.RateLimit_Action_QueryParameterValueMatch{
 				DescriptorKey: k, DescriptorValue: k, ExpectMatch: wrapperspb.Bool(!q.Invert),
-				QueryParameters: []*routev3.QueryParameterMatcher{{Name: q.Name, QueryParameterMatchSpecifier: &routev3.QueryParameterMatcher_StringMatch{
-					StringMatch: stringMatcher(&q.StringMatch),
-				}}},
+				QueryParameters: []*routev3.QueryParameterMatcher{
+					{Name: q.Name, QueryParameterMatchSpecifier: &routev3.QueryParameterMatcher_StringMatch{
+						StringMatch: stringMatcher(&q.StringMatch),
+					}}},
 			},
 		}})
 	}
@@ -382,9 +383,10 @@ func (t Translator) rateLimitServiceCluster(svc *RateLimitService) clusterPair {
 		ConfigType: &corev3.TransportSocket_TypedConfig{TypedConfig: mustAny(&tlsv3.UpstreamTlsContext{
 			CommonTlsContext: &tlsv3.CommonTlsContext{
 				TlsParams: &tlsv3.TlsParameters{TlsMaximumProtocolVersion: tlsv3.TlsParameters_TLSv1_3},
-				ValidationContextType: &tlsv3.CommonTlsContext_ValidationContext{ValidationContext: &tlsv3.CertificateValidationContext{
-					TrustedCa: &corev3.DataSource{Specifier: &corev3.DataSource_Filename{Filename: rateLimitClientCAFile}},
-				}},
+				ValidationContextType: &tlsv3.CommonTlsContext_ValidationContext{
+					ValidationContext: &tlsv3.CertificateValidationContext{
+						TrustedCa: &corev3.DataSource{Specifier: &corev3.DataSource_Filename{Filename: rateLimitClientCAFile}},
+					}},
 				TlsCertificateSdsSecretConfigs: []*tlsv3.SdsSecretConfig{{Name: rateLimitClientCert, SdsConfig: adsSource()}},
 			},
 		})},

@@ -117,6 +117,7 @@ func stringMatcher(s *ir.StringMatch) *matcherv3.StringMatcher {
 	case s.Suffix != nil:
 		return &matcherv3.StringMatcher{MatchPattern: &matcherv3.StringMatcher_Suffix{Suffix: *s.Suffix}}
 	default:
-		return &matcherv3.StringMatcher{MatchPattern: &matcherv3.StringMatcher_SafeRegex{SafeRegex: &matcherv3.RegexMatcher{Regex: s.Value()}}}
+		return &matcherv3.StringMatcher{
+			MatchPattern: &matcherv3.StringMatcher_SafeRegex{SafeRegex: &matcherv3.RegexMatcher{Regex: s.Value()}}}
 	}
 }

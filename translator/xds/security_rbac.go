@@ -81,7 +81,8 @@ func authorizationMatcher(auth *ir.Authorization,
 	}
 	m := &cncfmatcherv3.Matcher{OnNoMatch: decision("default", def)}
 	if len(matchers) > 0 {
-		m.MatcherType = &cncfmatcherv3.Matcher_MatcherList_{MatcherList: &cncfmatcherv3.Matcher_MatcherList{Matchers: matchers}}
+		m.MatcherType = &cncfmatcherv3.Matcher_MatcherList_{
+			MatcherList: &cncfmatcherv3.Matcher_MatcherList{Matchers: matchers}}
 	}
 	return m, nil
 }
@@ -188,9 +189,10 @@ func headerPredicates(name string, values []string, ignoreCase bool) []*predicat
 func pathPredicate(p *ir.AuthorizationPath) *predicate {
 	typ := gwapiv1.PathMatchType(p.Type)
 	re := func(r string) *cncfmatcherv3.StringMatcher {
-		return &cncfmatcherv3.StringMatcher{MatchPattern: &cncfmatcherv3.StringMatcher_SafeRegex{SafeRegex: &cncfmatcherv3.RegexMatcher{
-			Regex: r, EngineType: &cncfmatcherv3.RegexMatcher_GoogleRe2{GoogleRe2: &cncfmatcherv3.RegexMatcher_GoogleRE2{}},
-		}}}
+		return &cncfmatcherv3.StringMatcher{
+			MatchPattern: &cncfmatcherv3.StringMatcher_SafeRegex{SafeRegex: &cncfmatcherv3.RegexMatcher{
+				Regex: r, EngineType: &cncfmatcherv3.RegexMatcher_GoogleRe2{GoogleRe2: &cncfmatcherv3.RegexMatcher_GoogleRE2{}},
+			}}}
 	}
 	var m *cncfmatcherv3.StringMatcher
 	switch {
@@ -256,16 +258,20 @@ func jwtPredicates(j ir.AuthorizationJWT) []*predicate {
 		in := &networkinputv3.DynamicMetadataInput{Filter: jwtAuthnFilter}
 		for _, k := range path {
 			in.Path = append(in.Path,
-				&networkinputv3.DynamicMetadataInput_PathSegment{Segment: &networkinputv3.DynamicMetadataInput_PathSegment_Key{Key: k}})
+				&networkinputv3.DynamicMetadataInput_PathSegment{
+					Segment: &networkinputv3.DynamicMetadataInput_PathSegment_Key{Key: k}})
 		}
 		return in
 	}
 	oneOf := func(v string) *metadatamatcherv3.Metadata {
-		return &metadatamatcherv3.Metadata{Value: &envoymatcherv3.ValueMatcher{MatchPattern: &envoymatcherv3.ValueMatcher_ListMatch{
-			ListMatch: &envoymatcherv3.ListMatcher{MatchPattern: &envoymatcherv3.ListMatcher_OneOf{OneOf: &envoymatcherv3.ValueMatcher{
-				MatchPattern: &envoymatcherv3.ValueMatcher_StringMatch{StringMatch: &envoymatcherv3.StringMatcher{MatchPattern: &envoymatcherv3.StringMatcher_Exact{Exact: v}}},
-			}}},
-		}}}
+		return &metadatamatcherv3.Metadata{
+			Value: &envoymatcherv3.ValueMatcher{MatchPattern: &envoymatcherv3.ValueMatcher_ListMatch{
+				ListMatch: &envoymatcherv3.ListMatcher{
+					MatchPattern: &envoymatcherv3.ListMatcher_OneOf{OneOf: &envoymatcherv3.ValueMatcher{
+						MatchPattern: &envoymatcherv3.ValueMatcher_StringMatch{
+							StringMatch: &envoymatcherv3.StringMatcher{MatchPattern: &envoymatcherv3.StringMatcher_Exact{Exact: v}}},
+					}}},
+			}}}
 	}
 	for _, scope := range j.Scopes {
 		var ps []*predicate
@@ -282,9 +288,10 @@ func jwtPredicates(j ir.AuthorizationJWT) []*predicate {
 			if c.StringArray {
 				m = oneOf(v)
 			} else {
-				m = &metadatamatcherv3.Metadata{Value: &envoymatcherv3.ValueMatcher{MatchPattern: &envoymatcherv3.ValueMatcher_StringMatch{
-					StringMatch: &envoymatcherv3.StringMatcher{MatchPattern: &envoymatcherv3.StringMatcher_Exact{Exact: v}},
-				}}}
+				m = &metadatamatcherv3.Metadata{
+					Value: &envoymatcherv3.ValueMatcher{MatchPattern: &envoymatcherv3.ValueMatcher_StringMatch{
+						StringMatch: &envoymatcherv3.StringMatcher{MatchPattern: &envoymatcherv3.StringMatcher_Exact{Exact: v}},
+					}}}
 			}
 			ps = append(ps, single("claim", meta(path...), "claim_matcher", m, nil))
 		}

@@ -20,9 +20,10 @@ func TestAuthorizationCELMatchesEG(t *testing.T) {
 		Rules: []egv1a1.AuthorizationRule{
 			{Name: ruleName("allow-admin-path"), Action: allow, CEL: cel("request.path.startsWith('/admin')"),
 				Principal: &egv1a1.Principal{}},
-			{Name: ruleName("allow-team-post"), Action: allow, CEL: cel("request.method == 'POST'"), Principal: &egv1a1.Principal{
-				Headers: []egv1a1.AuthorizationHeaderMatch{{Name: "x-team", Values: []string{"team-a"}}},
-			}},
+			{Name: ruleName("allow-team-post"), Action: allow, CEL: cel("request.method == 'POST'"),
+				Principal: &egv1a1.Principal{
+					Headers: []egv1a1.AuthorizationHeaderMatch{{Name: "x-team", Values: []string{"team-a"}}},
+				}},
 		},
 	}}
 	r := &ir.HTTPRoute{Name: name, Policies: security(spec)}
@@ -69,9 +70,11 @@ func TestTCPAuthorizationMatchesEG(t *testing.T) {
 			{Name: n("allow-corp"), Action: allow, Principal: &egv1a1.Principal{ClientCIDRs: []egv1a1.CIDR{"192.168.100.0/24"}}},
 		},
 	}}
-	x := &ir.XDS{TCP: []*ir.TCPListener{{Name: "default/gw/tcp", Address: "0.0.0.0", Port: 10080, Protocol: "TCP", Routes: []*ir.TCPRoute{{
-		Name: "tcproute/default/r", Destination: &ir.Destination{Name: "tcproute/default/r"}, Policies: security(spec),
-	}}}}}
+	x := &ir.XDS{
+		TCP: []*ir.TCPListener{
+			{Name: "default/gw/tcp", Address: "0.0.0.0", Port: 10080, Protocol: "TCP", Routes: []*ir.TCPRoute{{
+				Name: "tcproute/default/r", Destination: &ir.Destination{Name: "tcproute/default/r"}, Policies: security(spec),
+			}}}}}
 	out, err := Translator{}.Translate(x)
 	if err != nil {
 		t.Fatal(err)

@@ -76,13 +76,14 @@ func withUpstreamTLS(c *clusterv3.Cluster, cla *endpointv3.ClusterLoadAssignment
 		return
 	}
 	opts := &httpv3.HttpProtocolOptions{
-		UpstreamProtocolOptions: &httpv3.HttpProtocolOptions_AutoConfig{AutoConfig: &httpv3.HttpProtocolOptions_AutoHttpConfig{
-			HttpProtocolOptions: &corev3.Http1ProtocolOptions{},
-			Http2ProtocolOptions: &corev3.Http2ProtocolOptions{
-				InitialConnectionWindowSize: u32(1048576),
-				InitialStreamWindowSize:     u32(65536),
-			},
-		}},
+		UpstreamProtocolOptions: &httpv3.HttpProtocolOptions_AutoConfig{
+			AutoConfig: &httpv3.HttpProtocolOptions_AutoHttpConfig{
+				HttpProtocolOptions: &corev3.Http1ProtocolOptions{},
+				Http2ProtocolOptions: &corev3.Http2ProtocolOptions{
+					InitialConnectionWindowSize: u32(1048576),
+					InitialStreamWindowSize:     u32(65536),
+				},
+			}},
 	}
 	if autoSNI {
 		opts.UpstreamHttpProtocolOptions = &corev3.UpstreamHttpProtocolOptions{AutoSni: true}
