@@ -245,7 +245,8 @@ func TestWrongExpectationsFail(t *testing.T) {
 			old:   "    parent: Gateway/default/eg\n",
 			new:   "    parent: Gateway/default/other\n",
 			check: "statuses", where: "expect.statuses[0]", marker: "  - object: HTTPRoute/default/app",
-			msg: "HTTPRoute/default/app parent Gateway/default/other: no such parent in the status (parents: Gateway/default/eg)",
+			msg: "HTTPRoute/default/app parent Gateway/default/other: no such parent in the status " +
+				"(parents: Gateway/default/eg)",
 		},
 		{
 			name:  "parent entry expected absent",
@@ -356,7 +357,8 @@ func TestWrongExpectationsFail(t *testing.T) {
 			check: "xds", where: "expect.xds[2]", marker: "  - kind: VirtualHost",
 			msg: "routes in order are\n    httproute/default/app/rule/1/match/0/app_example_com\n" +
 				"    httproute/default/app/rule/0/match/0/app_example_com\n  expected\n" +
-				"    httproute/default/app/rule/0/match/0/app_example_com\n    httproute/default/app/rule/1/match/0/app_example_com",
+				"    httproute/default/app/rule/0/match/0/app_example_com\n" +
+				"    httproute/default/app/rule/1/match/0/app_example_com",
 		},
 		{
 			name:  "xds domains",
@@ -472,8 +474,8 @@ func TestProfileDifference(t *testing.T) {
 // A section of expectByProfile replaces the base one for its profile; the failure names its
 // path there, and sections it does not set keep the base path.
 func TestExpectByProfileFailure(t *testing.T) {
-	text := base + "expectByProfile:\n  v1.8:\n    statuses:\n    - {object: Gateway/default/eg, listener: http, " +
-		"attachedRoutes: 5}\n"
+	text := base + "expectByProfile:\n  v1.8:\n    statuses:\n" +
+		"    - {object: Gateway/default/eg, listener: http, attachedRoutes: 5}\n"
 	s := load(t, text)
 	if fs := check.Run(s, "v1.9", translate(t, s, "v1.9")); len(fs) != 0 {
 		t.Errorf("v1.9 uses the base: %s", describe(fs))
@@ -498,8 +500,8 @@ func TestExpectByProfileFailure(t *testing.T) {
 }
 
 func TestExpectByProfileFailureLine(t *testing.T) {
-	text := base + "expectByProfile:\n  v1.8:\n    statuses:\n    - {object: Gateway/default/eg, listener: http, " +
-		"attachedRoutes: 5}\n"
+	text := base + "expectByProfile:\n  v1.8:\n    statuses:\n" +
+		"    - {object: Gateway/default/eg, listener: http, attachedRoutes: 5}\n"
 	s := load(t, text)
 	fs := check.Run(s, "v1.8", translate(t, s, "v1.8"))
 	if len(fs) != 1 {

@@ -240,8 +240,8 @@ func TestExplainFacts(t *testing.T) {
 	var b strings.Builder
 	WriteText(&b, nil, s, false)
 	if want := "xDS facts against the reference: 1 of 2 cases agree (50.0%), 85.7% of 7 facts; not counted: 1 of the 3 " +
-		"cases both translate, every difference of theirs recorded as the implementation's; recorded gaps of the " +
-		"reference: 1; 0 skipped"; !strings.Contains(
+		"cases both translate, every difference of theirs recorded as the implementation's; recorded gaps " +
+		"of the reference: 1; 0 skipped"; !strings.Contains(
 		b.String(), want) {
 		t.Errorf("summary line:\n%s\nwant it to contain %q", b.String(), want)
 	}

@@ -154,16 +154,16 @@ func WriteText(w io.Writer, results []CaseResult, s Summary, verbose bool) {
 	t := s.Total
 	fmt.Fprintf(w,
 		"\n%s against EG %s's translator testdata: %d cases, %d comparable, %d agree (%s), %s of %d conditions agree on "+
-			"type, status and reason (%s with the message too); %d refused by the CRDs, %d recorded, %d disagree, %d errors, "+
-			"%d stale\n",
+			"type, status and reason (%s with the message too); %d refused by the CRDs, %d recorded, %d "+
+			"disagree, %d errors, %d stale\n",
 		s.Impl, s.EG, t.Cases, t.Comparable, t.AgreeingComparable(), pct(t.AgreeingComparable(), t.Comparable),
 		pct(t.UnitsAgree, t.Units), t.Units, pct(t.MessagesAgree, t.Units),
 		t.Refused, t.Recorded, t.Disagree, t.Errors, t.Stale)
 	if t.FactCases > 0 || t.FactsExcluded > 0 || t.Skipped > 0 {
 		fmt.Fprintf(w,
 			"xDS facts against the reference: %d of %d cases agree (%s), %s of %d facts; not counted: %d of the %d cases both "+
-				"translate, every difference of theirs recorded as the implementation's; recorded gaps of the reference: %d; %d "+
-				"skipped\n",
+				"translate, every difference of theirs recorded as the implementation's; recorded gaps of "+
+				"the reference: %d; %d skipped\n",
 			t.FactsAgree, t.FactCases, pct(t.FactsAgree, t.FactCases), pct(t.FactsSame, t.Facts), t.Facts, t.FactsExcluded,
 			t.FactCases+t.FactsExcluded, t.FactsGaps, t.Skipped)
 	}

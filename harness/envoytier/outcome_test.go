@@ -17,8 +17,8 @@ func TestSummaryLine(t *testing.T) {
 		{Scenario: "e", Version: "4-x", Acked: true, Requests: []Request{{VsScenario: []string{"x"}, Recorded: "known"}}},
 	}
 	s := Summarize("1.39.3", outs)
-	want := "real Envoy 1.39.3: 4 scenarios served (2 ACKed, 2 NACKed), 3 requests replayed (1 agree, 2 disagree), 2 " +
-		"not replayed"
+	want := "real Envoy 1.39.3: 4 scenarios served (2 ACKed, 2 NACKed), 3 requests replayed (1 " +
+		"agree, 2 disagree), 2 not replayed"
 	if s.String() != want {
 		t.Errorf("got  %s\nwant %s", s, want)
 	}

@@ -37,7 +37,8 @@ func (t *Tier) Run(ctx context.Context, sc *scenario.Scenario, prof string, res 
 	}
 	again := t.runOnce(ctx, sc, prof, res)
 	again.Notes = append(again.Notes,
-		"Envoy exited or hung during a first attempt, was started again and the scenario ran again; the first attempt: "+firstLines(
+		"Envoy exited or hung during a first attempt, was started again and the scenario "+
+			"ran again; the first attempt: "+firstLines(
 			o.Err.Error(), 3))
 	again.Duration += o.Duration
 	return again

@@ -80,9 +80,10 @@ func TestRenderFiles(t *testing.T) {
 		golden.SummaryFile: {
 			"\nlisteners (2)\ndefault/eg/http 0.0.0.0:10080\n  default chain default/eg/http\n" +
 				"    envoy.filters.network.http_connection_manager rds default/eg/http\n      http envoy.filters.http.router\n",
-			"\n    httproute/default/app/rule/0/match/1/app_example_com\n      path /x -> cluster httproute/default/app/rule/0\n",
-			"\nhttproute/default/app/rule/0 EDS least_request\n  httproute/default/app/rule/0/backend/0 weight 1: " +
-				"10.96.0.10:8080\n",
+			"\n    httproute/default/app/rule/0/match/1/app_example_com\n" +
+				"      path /x -> cluster httproute/default/app/rule/0\n",
+			"\nhttproute/default/app/rule/0 EDS least_request\n" +
+				"  httproute/default/app/rule/0/backend/0 weight 1: 10.96.0.10:8080\n",
 			"\nsecrets (0)\n",
 		},
 	}

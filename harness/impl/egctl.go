@@ -248,7 +248,8 @@ func (e *Egctl) cannotExpress(req Request) string {
 		for _, o := range req.Objects {
 			if p, ok := o.Obj.(*egv1a1.BackendTrafficPolicy); ok && p.Spec.RateLimit != nil && p.Spec.RateLimit.Global != nil {
 				return fmt.Sprintf(
-					"egctl always enables global rate limiting, and the input holds %s with global rules (rateLimit is not configured)",
+					"egctl always enables global rate limiting, and the input holds %s with global rules "+
+						"(rateLimit is not configured)",
 					o.Ref())
 			}
 		}

@@ -120,8 +120,8 @@ func TestExecOutputLimit(t *testing.T) {
 	start := time.Now()
 	_, err := Exec{Command: "cat >/dev/null; yes", Limits: resource.Limits{MaxFileSize: 64 << 10}}.Translate(
 		context.Background(), req)
-	want := "exec:cat >/dev/null; yes: its standard output: it printed more than the file size limit of 64 KiB (raise " +
-		"it with --max-file-size)"
+	want := "exec:cat >/dev/null; yes: its standard output: it printed more than the file size limit of 64 KiB " +
+		"(raise it with --max-file-size)"
 	if err == nil || err.Error() != want {
 		t.Fatalf("error %v\nwant %s", err, want)
 	}

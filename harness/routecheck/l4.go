@@ -136,8 +136,8 @@ func udpRouteCluster(listener string, m *matcherv3.Matcher) (string, error) {
 	for {
 		if m.GetMatcherType() != nil {
 			return "", fmt.Errorf(
-				"%w: listener %s: udp_proxy matcher uses matcher_list/matcher_tree (address inputs), which routecheck does not "+
-					"evaluate",
+				"%w: listener %s: udp_proxy matcher uses matcher_list/matcher_tree (address inputs), which "+
+					"routecheck does not evaluate",
 				ErrUnsupported, listener)
 		}
 		onNoMatch := m.GetOnNoMatch()

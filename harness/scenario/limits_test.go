@@ -61,8 +61,8 @@ func TestLoaderAliasBombInScenario(t *testing.T) {
 	start := time.Now()
 	path, msgs := loadErr(t, bomb+"name: bomb\ncovers: [RT-01]\nlabels: *x9\n"+resourcesBlock)
 	if len(msgs) != 1 ||
-		msgs[0] != path+":7: YAML aliases expand past the alias expansion limit of 8 MiB (raise it with "+
-			"--max-alias-expansion)" {
+		msgs[0] != path+":7: YAML aliases expand past the alias expansion limit of 8 MiB (raise "+
+			"it with --max-alias-expansion)" {
 		t.Errorf("messages %q", msgs)
 	}
 	if d := time.Since(start); d > 5*time.Second {
@@ -93,7 +93,8 @@ func TestResourceFilesMustBeRegular(t *testing.T) {
 	}
 	// A folder is not a resource file either.
 	path = write(t, root, "routing/d.yaml",
-		"name: dir\ncovers: [RT-01]\nresources: |\n  apiVersion: v1\n  kind: Namespace\n  metadata: {name: x}\ninclude: [.]\n")
+		"name: dir\ncovers: [RT-01]\nresources: |\n  apiVersion: v1\n  kind: Namespace\n  metadata: {name: x}\n"+
+			"include: [.]\n")
 	_, err := loader(t, root).LoadFile(path)
 	if want := path + ":7: include: " + filepath.Join(root, "routing") + " is not a regular file"; err == nil ||
 		err.Error() != want {

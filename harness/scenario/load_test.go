@@ -571,8 +571,8 @@ func TestLoadScenarioEncodings(t *testing.T) {
 		path := write(t, root, filepath.Join("a", name), text)
 		s, err := loader(t, root).LoadFile(path)
 		if name == "utf16raw.yaml" {
-			want := path + ": the file looks like UTF-16 text without a byte-order mark; save it as UTF-8 (or UTF-16 with a " +
-				"BOM) and try again"
+			want := path + ": the file looks like UTF-16 text without a byte-order mark; save it as UTF-8 (or " +
+				"UTF-16 with a BOM) and try again"
 			if err == nil || err.Error() != want {
 				t.Errorf("%s: %v\nwant %s", name, err, want)
 			}

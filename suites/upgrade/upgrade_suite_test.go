@@ -63,8 +63,8 @@ var _ = Describe("Upgrade scenarios", func() {
 					continue
 				}
 				Expect(f.ID).NotTo(Equal(upgrade.Unmapped),
-					"every difference in an upgrade scenario (info ones too when it has an upgrade: block) is explained by a rule: "+
-						"%s on %s",
+					"every difference in an upgrade scenario (info ones too when it has an upgrade: block) is "+
+						"explained by a rule: %s on %s",
 					f.Summary, f.Object)
 				Expect(cat.Get(f.ID)).NotTo(BeNil(), "finding ID %s is a behavior ID", f.ID)
 			}

@@ -217,12 +217,12 @@ var Registry = map[string]Kind{
 				"EG v1.9 builds the proxy's bootstrap from it and refuses one that changes what it relies on " +
 					"(dynamic_resources...), and then the Gateways using this EnvoyProxy; the reference translator does not check it"},
 			{"spec.lua",
-				"EG v1.10 (v1.10-preview's envoyproxy-lua-config) would validate EnvoyExtensionPolicy Lua scripts in that mode " +
-					"and sandbox"},
+				"EG v1.10 (v1.10-preview's envoyproxy-lua-config) would validate EnvoyExtensionPolicy Lua " +
+					"scripts in that mode and sandbox"},
 			{"spec.mergeGateways", "EG v1.9 would merge the Gateways using this EnvoyProxy into one proxy"},
 			{"spec.mergeType",
-				"EG v1.9 would merge a Gateway's own EnvoyProxy into its class's; the reference translator lets it replace the " +
-					"class's"},
+				"EG v1.9 would merge a Gateway's own EnvoyProxy into its class's; the reference " +
+					"translator lets it replace the class's"},
 			{"spec.provider.kubernetes.useListenerPortAsContainerPort",
 				"EG v1.9 would bind the listeners to their own ports instead of port + 10000 for ports below 1024"},
 			{"spec.routingType", "EG v1.9 would route to the Services' cluster IPs instead of their endpoints"},

@@ -35,15 +35,15 @@ const (
 
 // EG's messages for filter combinations it refuses.
 const (
-	msgMirrorWithDirectResponse = "RequestMirror filter cannot be used when the rule also configures a DirectResponse " +
-		"filter"
-	msgMirrorWithRedirect = "RequestMirror filter cannot be used when the rule also configures a RequestRedirect " +
-		"filter"
+	msgMirrorWithDirectResponse = "RequestMirror filter cannot be used when the rule also " +
+		"configures a DirectResponse filter"
+	msgMirrorWithRedirect = "RequestMirror filter cannot be used when the rule also " +
+		"configures a RequestRedirect filter"
 	msgBackendFilterNotSupported = "Specific filter is not supported within BackendRef, only RequestHeaderModifier, " +
 		"ResponseHeaderModifier, URLRewrite and gateway.envoyproxy.io/HTTPRouteFilter are supported"
 	msgBackendPathRewrite    = "URLRewrite path modifier is not supported within BackendRef"
-	msgGRPCDirectResponse2xx = "DirectResponse with a 2xx status code is not supported for GRPCRoute: a 2xx status maps " +
-		"to the gRPC OK status, " +
+	msgGRPCDirectResponse2xx = "DirectResponse with a 2xx status code is not supported for GRPCRoute: a 2xx status " +
+		"maps to the gRPC OK status, " +
 		"but a direct response cannot carry a gRPC response message, so the client would receive an invalid response. " +
 		"Use a non-2xx status code to deny or block the request instead"
 )

@@ -206,8 +206,8 @@ func TestFilterConditions(t *testing.T) {
 	ps := &result.ParentStatus{Conditions: []result.Condition{accepted("Accepted")}}
 	filterConditions(ps, []*ruleCtx{good, bad})
 	if len(ps.Conditions) != 2 || ps.Conditions[0] != accepted("Accepted") ||
-		ps.Conditions[1] != conditions.New("PartiallyInvalid", "True", "UnsupportedValue", "Dropped Rule(s) [1]: Invalid "+
-			"filter X: nope.") {
+		ps.Conditions[1] != conditions.New("PartiallyInvalid", "True", "UnsupportedValue", "Dropped Rule(s) "+
+			"[1]: Invalid filter X: nope.") {
 		t.Errorf("partial: %+v", ps.Conditions)
 	}
 

@@ -109,8 +109,8 @@ func (p *PolicyBackends) validate(policyKind, policyNS string, ref gwapiv1.Backe
 	}
 	if kind != "Service" && kind != "ServiceImport" && kind != egv1a1.KindBackend {
 		return errors.New(
-			"kind is invalid, only Service (specified by omitting the kind field or setting it to 'Service'), ServiceImport, " +
-				"and Backend are supported")
+			"kind is invalid, only Service (specified by omitting the kind field or setting it to 'Service'), " +
+				"ServiceImport, and Backend are supported")
 	}
 	if ref.Port == nil && kind != egv1a1.KindBackend {
 		return errors.New("a valid port number corresponding to a port on the Service must be specified")

@@ -287,8 +287,8 @@ func checkSDSOpaque(https []*listenerCtx) {
 }
 
 const msgSDSCertificateOpaque = "HTTP/2 is disabled by default because one or more HTTPS listeners on this port use " +
-	"an SDS-backed certificate whose DNS names cannot be inspected. Configure ALPN explicitly with ClientTrafficPolicy " +
-	"to override this default."
+	"an SDS-backed certificate whose DNS names cannot be inspected. Configure ALPN explicitly with " +
+	"ClientTrafficPolicy to override this default."
 
 func sdsAffects(l *listenerCtx, sdsListeners []*listenerCtx) bool {
 	for _, s := range sdsListeners {

@@ -223,8 +223,8 @@ func (translation *routeTranslator) clientTLSSettings(cfg *egv1a1.BackendTLSConf
 	// a Gateway's reference was checked with its ReferenceGrants already (gatewaytls.go)
 	if ns != ownerNS && ownerKind != "Gateway" {
 		return nil, fmt.Errorf(
-			"ClientCertificateRef Secret is not located in the same namespace as %s. Secret namespace: %s does not match %s "+
-				"namespace: %s",
+			"ClientCertificateRef Secret is not located in the same namespace as %s. Secret namespace: %s "+
+				"does not match %s namespace: %s",
 			ownerKind, ns, ownerKind, ownerNS)
 	}
 	s := translation.objects.secrets[types.NamespacedName{Namespace: ns, Name: string(ref.Name)}]
@@ -299,8 +299,8 @@ func (objects *index) validateBackendTLS(be *egv1a1.Backend) error {
 	if t.BackendTLSConfig != nil && t.ClientCertificateRef != nil && t.ClientCertificateRef.Namespace != nil {
 		if ns := string(*t.ClientCertificateRef.Namespace); ns != be.Namespace {
 			return fmt.Errorf(
-				"clientCertificateRef Secret is not located in the same namespace as Backend. Secret namespace: %s does not "+
-					"match Backend namespace: %s",
+				"clientCertificateRef Secret is not located in the same namespace as Backend. Secret namespace: %s does "+
+					"not match Backend namespace: %s",
 				ns, be.Namespace)
 		}
 	}

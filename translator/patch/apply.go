@@ -62,7 +62,8 @@ func (s *snapshot) finish() []string {
 		return func(name string) {
 			warnings = append(warnings,
 				fmt.Sprintf(
-					"EnvoyPatchPolicy: two %ss are named %q after patching; the snapshot keeps the later one, as go-control-plane does",
+					"EnvoyPatchPolicy: two %ss are named %q after patching; the snapshot keeps the later "+
+						"one, as go-control-plane does",
 					kind, name))
 		}
 	}

@@ -75,8 +75,8 @@ func (s Stage) decide(p *egv1a1.EnvoyPatchPolicy, t targets) decision {
 		d.ancestor = &result.ParentRef{Kind: kind, Name: string(ref.Name)}
 		if !t.classes[string(ref.Name)] {
 			msg := fmt.Sprintf(
-				"TargetRef.Group:%s TargetRef.Kind:%s TargetRef.Namespace:%s TargetRef.Name:%s not found or not accepted "+
-					"(MergeGateways=%t).",
+				"TargetRef.Group:%s TargetRef.Kind:%s TargetRef.Namespace:%s TargetRef.Name:%s not found or not "+
+					"accepted (MergeGateways=%t).",
 				ref.Group, ref.Kind, p.Namespace, ref.Name, s.MergeGateways)
 			d.why = "with mergeGateways the target must be an accepted GatewayClass: " + msg
 			d.conditions = []result.Condition{accepted("False", string(gwapiv1.PolicyReasonInvalid), msg)}
@@ -86,8 +86,8 @@ func (s Stage) decide(p *egv1a1.EnvoyPatchPolicy, t targets) decision {
 		gw := resource.Ref{Kind: "Gateway", Namespace: p.Namespace, Name: string(ref.Name)}
 		if !t.gateways[gw] {
 			d.why = fmt.Sprintf(
-				"no Gateway %s/%s that EG translates (the target is looked up by name in the policy's namespace); EG gives the "+
-					"policy no status",
+				"no Gateway %s/%s that EG translates (the target is looked up by name in the policy's namespace); "+
+					"EG gives the policy no status",
 				p.Namespace, ref.Name)
 			return d
 		}

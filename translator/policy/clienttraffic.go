@@ -286,8 +286,8 @@ func (e *ctpEngine) portOverlap(g *gatewayapi.GatewayNode, l *gatewayapi.Listene
 		return nil
 	}
 	return fmt.Errorf(
-		"ClientTrafficPolicy is being applied to multiple http (non https) listeners (%s) on the same port, which is not "+
-			"allowed",
+		"ClientTrafficPolicy is being applied to multiple http (non https) listeners (%s) on the "+
+			"same port, which is not allowed",
 		strings.Join(same, ", "))
 }
 
@@ -377,8 +377,8 @@ func http3OffMessage(names []string) string {
 		sort.Strings(sorted)
 		target = fmt.Sprintf("listeners %v", sorted)
 	}
-	return "HTTP/3 was disabled for " + target + " because Envoy does not support downstream client TLS validation over " +
-		"QUIC"
+	return "HTTP/3 was disabled for " + target + " because Envoy does not support downstream " +
+		"client TLS validation over QUIC"
 }
 
 // http3Blocked: Envoy cannot validate client certificates over QUIC, so a policy with

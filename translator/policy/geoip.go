@@ -124,8 +124,8 @@ func validateGeoIP(a *egv1a1.Authorization, l *ir.HTTPListener) (*egv1a1.GeoIPMa
 	switch {
 	case want["country"] && mm.CountryDBSource == nil && mm.CityDBSource == nil:
 		return nil, errors.New(
-			"authorization clientIPGeoLocations.country requires EnvoyProxy.spec.geoIP.provider.maxMind.countryDbSource or " +
-				"cityDbSource")
+			"authorization clientIPGeoLocations.country requires " +
+				"EnvoyProxy.spec.geoIP.provider.maxMind.countryDbSource or cityDbSource")
 	case want["region"] && mm.CityDBSource == nil:
 		return nil, errors.New(
 			"authorization clientIPGeoLocations.region requires EnvoyProxy.spec.geoIP.provider.maxMind.cityDbSource")

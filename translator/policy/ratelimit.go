@@ -280,8 +280,8 @@ func buildRule(rule *egv1a1.RateLimitRule) (*ir.RateLimitRule, error) {
 		if len(sel.Headers) == 0 && len(sel.Methods) == 0 && sel.Path == nil && sel.SourceCIDR == nil &&
 			len(sel.QueryParams) == 0 {
 			return nil, errors.New(
-				"unable to translate rateLimit. At least one of the header or method or path or sourceCIDR or queryParameters " +
-					"must be specified")
+				"unable to translate rateLimit. At least one of the header or method or path or sourceCIDR or " +
+					"queryParameters must be specified")
 		}
 		for _, h := range sel.Headers {
 			m, err := headerMatch(h)

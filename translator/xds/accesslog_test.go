@@ -31,8 +31,8 @@ func TestOpenTelemetryAccessLogMatchesEG(t *testing.T) {
 		t.Fatal("EG's case has no listener with access logs")
 	}
 	al := &ir.AccessLog{OpenTelemetry: []ir.OpenTelemetryAccessLog{{
-		Body: "[%START_TIME%] \"%REQ(:METHOD)% %REQ(X-ENVOY-ORIGINAL-PATH?:PATH)% %PROTOCOL%\" " +
-			"%RESPONSE_CODE%\n",
+		Body: "[%START_TIME%] \"%REQ(:METHOD)% %REQ(X-ENVOY-ORIGINAL-PATH?:PATH)% " +
+			"%PROTOCOL%\" %RESPONSE_CODE%\n",
 		Attributes:         []ir.KeyValue{{Key: "response_code", Value: "%RESPONSE_CODE%"}},
 		ResourceAttributes: []ir.KeyValue{{Key: "cluster_name", Value: "cluster1"}},
 		Authority:          "otel-collector.default.svc.cluster.local",
