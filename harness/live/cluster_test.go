@@ -44,7 +44,8 @@ func TestStatusFrom(t *testing.T) {
 	}
 	want := result.ParentRef{Kind: "Gateway", Namespace: "default", Name: "eg", SectionName: "http"}
 	if len(st.Parents) != 1 || st.Parents[0].Ref != want ||
-		st.Parents[0].Conditions[0] != (result.Condition{Type: "Accepted", Status: "True", Reason: "Accepted", Message: "Route is accepted"}) {
+		st.Parents[0].Conditions[0] != (result.Condition{Type: "Accepted", Status: "True", Reason: "Accepted",
+			Message: "Route is accepted"}) {
 		t.Errorf("%+v", st)
 	}
 	gw := resource.Ref{Kind: "Gateway", Namespace: "default", Name: "eg"}

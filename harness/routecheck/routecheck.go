@@ -54,7 +54,9 @@ type Request struct {
 	Method  string            // default "GET"
 	Headers map[string]string // extra request headers, names case-insensitive
 	SNI     string            // TLS server name, "" for plaintext; see Table.Check for which listeners see it
-	Random  uint64            // random value for weighted clusters (HTTP and tcp_proxy), as router_check_tool's random_value
+	// Random is the random value for weighted clusters (HTTP and tcp_proxy), as
+	// router_check_tool's random_value.
+	Random uint64
 	// ClientIP is the downstream address, for authorization on client CIDRs.
 	ClientIP string
 	// ALPN lists the protocols offered in the TLS ClientHello, used only for
@@ -91,11 +93,13 @@ type Answer struct {
 	VirtualHost string
 	Route       string // route entry name
 	Cluster     string // chosen cluster (after weighted selection); "" for direct response / redirect / 404
-	Status      int    // 200 when routed to a cluster (nominal; for L4 "connected"), else the direct response / redirect / 404 status
-	Body        string // direct response body (inline_string / inline_bytes)
-	Location    string // redirect target URL, fully built
-	Matched     bool   // a route entry matched; for L4 the proxy had a cluster
-	L4          bool   // answered by tcp_proxy or udp_proxy (no route configuration, virtual host or route)
+	// Status is 200 when routed to a cluster (nominal; for L4 "connected"), else the
+	// direct response / redirect / 404 status.
+	Status   int
+	Body     string // direct response body (inline_string / inline_bytes)
+	Location string // redirect target URL, fully built
+	Matched  bool   // a route entry matched; for L4 the proxy had a cluster
+	L4       bool   // answered by tcp_proxy or udp_proxy (no route configuration, virtual host or route)
 	// AnsweredBy is the short name of the HTTP filter that answered the request itself (a
 	// 401 from jwt_authn, a CORS preflight...), "" when none did. CheckDetailed lists all
 	// the filters that acted.

@@ -48,7 +48,8 @@ const validExpect = `expect:
     expect: {status: 200}
 `
 
-var validScenario = "name: demo\ndescription: a demo\ncovers: [RT-01]\nlabels: [traffic]\n" + resourcesBlock + validExpect
+var validScenario = "name: demo\ndescription: a demo\ncovers: [RT-01]\nlabels: [traffic]\n" +
+	resourcesBlock + validExpect
 
 func loader(t testing.TB, root string) scenario.Loader {
 	t.Helper()

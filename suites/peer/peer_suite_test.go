@@ -75,8 +75,8 @@ var _ = Describe("Peer", Label("peer"), func() {
 	for _, job := range runner.Select(set.Scenarios, runner.Options{}) {
 		s := job.Scenario
 		labels := append([]string{s.Area, job.Profile}, s.Covers...)
-		It(fmt.Sprintf("%s/%s [%s] agrees with the reference on %s", s.Area, s.Name, job.Profile, im.Name()), Label(labels...), func(
-			ctx context.Context) {
+		name := fmt.Sprintf("%s/%s [%s] agrees with the reference on %s", s.Area, s.Name, job.Profile, im.Name())
+		It(name, Label(labels...), func(ctx context.Context) {
 			o := runner.RunOne(ctx, job, opts)
 			if o.Skipped != "" {
 				Skip(o.Skipped)

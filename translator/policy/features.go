@@ -210,7 +210,8 @@ func (r *resolved) failOpenOnly(spec *egv1a1.SecurityPolicySpec) bool {
 // withoutFailed is a's spec without the features that failed (EG keeps the others on the
 // routes), or nil when none is left; memo keeps one copy per policy.
 func withoutFailed(a *ir.Applied[egv1a1.SecurityPolicySpec], failed map[string]bool,
-	memo map[*ir.Applied[egv1a1.SecurityPolicySpec]]*ir.Applied[egv1a1.SecurityPolicySpec]) *ir.Applied[egv1a1.SecurityPolicySpec] {
+	memo map[*ir.Applied[egv1a1.SecurityPolicySpec]]*ir.Applied[egv1a1.SecurityPolicySpec],
+) *ir.Applied[egv1a1.SecurityPolicySpec] {
 	if c, ok := memo[a]; ok {
 		return c
 	}

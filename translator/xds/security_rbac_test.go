@@ -48,7 +48,8 @@ func TestAuthorizationRuleNamesAndDefault(t *testing.T) {
 		t.Fatal(err)
 	}
 	m := per.Rbac.Matcher
-	if got := m.GetMatcherList().GetMatchers()[0].GetOnMatch().GetAction().GetName(); got != "securitypolicy/default/sp/authorization/rule/0" {
+	got := m.GetMatcherList().GetMatchers()[0].GetOnMatch().GetAction().GetName()
+	if got != "securitypolicy/default/sp/authorization/rule/0" {
 		t.Errorf("unnamed rule: %q", got)
 	}
 	if m.GetOnNoMatch().GetAction().GetName() != "default" {
