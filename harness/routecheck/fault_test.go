@@ -9,7 +9,6 @@ import (
 	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
 	faultcommonv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/common/fault/v3"
 	faultv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/fault/v3"
-	routerv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/router/v3"
 	hcmv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/http_connection_manager/v3"
 	typev3 "github.com/envoyproxy/go-control-plane/envoy/type/v3"
 	"google.golang.org/protobuf/proto"
@@ -24,8 +23,7 @@ func TestFaultFilter(t *testing.T) {
 	h := rdsHCM("rc")
 	h.HttpFilters = []*hcmv3.HttpFilter{
 		{Name: name, ConfigType: &hcmv3.HttpFilter_TypedConfig{TypedConfig: mustAny(t, &faultv3.HTTPFault{})}},
-		{Name: "envoy.filters.http.router",
-			ConfigType: &hcmv3.HttpFilter_TypedConfig{TypedConfig: mustAny(t, &routerv3.Router{})}},
+		routerFilter(t),
 	}
 	abort := &faultv3.HTTPFault{Abort: &faultv3.FaultAbort{Percentage: pct(1000000),
 		ErrorType: &faultv3.FaultAbort_HttpStatus{HttpStatus: 503}}}

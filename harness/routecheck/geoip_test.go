@@ -3,7 +3,6 @@ package routecheck
 import (
 	"testing"
 
-	cncfv3 "github.com/cncf/xds/go/xds/core/v3"
 	cncfmatcherv3 "github.com/cncf/xds/go/xds/type/matcher/v3"
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	listenerv3 "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
@@ -11,13 +10,11 @@ import (
 	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
 	geoipv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/geoip/v3"
 	rbacv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/rbac/v3"
-	routerv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/router/v3"
 	hcmv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/http_connection_manager/v3"
 	geocommonv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/geoip_providers/common/v3"
 	maxmindv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/geoip_providers/maxmind/v3"
 	customheaderv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/http/original_ip_detection/custom_header/v3"
 	xffv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/http/original_ip_detection/xff/v3"
-	matcherv3 "github.com/envoyproxy/go-control-plane/envoy/type/matcher/v3"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -26,30 +23,16 @@ import (
 // (harness/geoip) places the client. Every answer here is one real Envoy 1.39.3 gave.
 func TestGeoIPBeforeRBAC(t *testing.T) {
 	headerIs := func(name, v string) *cncfmatcherv3.Matcher_MatcherList_Predicate {
-		return &cncfmatcherv3.Matcher_MatcherList_Predicate{
-			MatchType: &cncfmatcherv3.Matcher_MatcherList_Predicate_SinglePredicate_{
-				SinglePredicate: &cncfmatcherv3.Matcher_MatcherList_Predicate_SinglePredicate{
-					Input: &cncfv3.TypedExtensionConfig{Name: "http_header",
-						TypedConfig: mustAny(t, &matcherv3.HttpRequestHeaderMatchInput{HeaderName: name})},
-					Matcher: &cncfmatcherv3.Matcher_MatcherList_Predicate_SinglePredicate_ValueMatch{
-						ValueMatch: &cncfmatcherv3.StringMatcher{MatchPattern: &cncfmatcherv3.StringMatcher_Exact{Exact: v},
-							IgnoreCase: true}},
-				}}}
-	}
-	action := func(a rbacconfigv3.RBAC_Action) *cncfmatcherv3.Matcher_OnMatch {
-		return &cncfmatcherv3.Matcher_OnMatch{
-			OnMatch: &cncfmatcherv3.Matcher_OnMatch_Action{Action: &cncfv3.TypedExtensionConfig{
-				Name: "a", TypedConfig: mustAny(t, &rbacconfigv3.Action{Name: "a", Action: a}),
-			}}}
+		return headerPredicate(t, name, v, true)
 	}
 	// Allow US, or (second route) an anonymous proxy; deny the rest.
 	allow := func(p *cncfmatcherv3.Matcher_MatcherList_Predicate) *rbacv3.RBACPerRoute {
 		return &rbacv3.RBACPerRoute{Rbac: &rbacv3.RBAC{Matcher: &cncfmatcherv3.Matcher{
 			MatcherType: &cncfmatcherv3.Matcher_MatcherList_{
 				MatcherList: &cncfmatcherv3.Matcher_MatcherList{Matchers: []*cncfmatcherv3.Matcher_MatcherList_FieldMatcher{
-					{Predicate: p, OnMatch: action(rbacconfigv3.RBAC_ALLOW)},
+					{Predicate: p, OnMatch: rbacAction(t, "a", rbacconfigv3.RBAC_ALLOW)},
 				}}},
-			OnNoMatch: action(rbacconfigv3.RBAC_DENY),
+			OnNoMatch: rbacAction(t, "a", rbacconfigv3.RBAC_DENY),
 		}}}
 	}
 	us := allow(headerIs("x-geo-country", "US"))
@@ -80,8 +63,7 @@ func TestGeoIPBeforeRBAC(t *testing.T) {
 	}
 	rbac := &hcmv3.HttpFilter{Name: "envoy.filters.http.rbac",
 		ConfigType: &hcmv3.HttpFilter_TypedConfig{TypedConfig: mustAny(t, &rbacv3.RBAC{})}}
-	router := &hcmv3.HttpFilter{Name: "envoy.filters.http.router",
-		ConfigType: &hcmv3.HttpFilter_TypedConfig{TypedConfig: mustAny(t, &routerv3.Router{})}}
+	router := routerFilter(t)
 	hcm := func(rc string, filters ...*hcmv3.HttpFilter) *hcmv3.HttpConnectionManager {
 		h := rdsHCM(rc)
 		h.HttpFilters = append(filters, rbac, router)

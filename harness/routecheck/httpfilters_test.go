@@ -24,7 +24,6 @@ import (
 	csrfv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/csrf/v3"
 	jwtauthnv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/jwt_authn/v3"
 	luav3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/lua/v3"
-	routerv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/router/v3"
 	hcmv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/http_connection_manager/v3"
 	genericv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/http/injected_credentials/generic/v3"
 	tlsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
@@ -64,8 +63,7 @@ func filterTable(t *testing.T, routes ...*routev3.Route) *Table {
 				&csrfv3.CsrfPolicy{FilterEnabled: &corev3.RuntimeFractionalPercent{DefaultValue: &typev3.FractionalPercent{}}})}},
 		{Name: "envoy.filters.http.jwt_authn", ConfigType: &hcmv3.HttpFilter_TypedConfig{TypedConfig: mustAny(t, jwt)}},
 		{Name: luaName, Disabled: true, ConfigType: &hcmv3.HttpFilter_TypedConfig{TypedConfig: mustAny(t, &luav3.Lua{})}},
-		{Name: "envoy.filters.http.router",
-			ConfigType: &hcmv3.HttpFilter_TypedConfig{TypedConfig: mustAny(t, &routerv3.Router{})}},
+		routerFilter(t),
 	}
 	tbl, err := New(
 		[]*listenerv3.Listener{listener("http", 10080,
@@ -232,16 +230,6 @@ func TestCSRFAndCORSAndLua(t *testing.T) {
 }
 
 func TestRBACFilter(t *testing.T) {
-	header := func(name, v string) *cncfmatcherv3.Matcher_MatcherList_Predicate {
-		return &cncfmatcherv3.Matcher_MatcherList_Predicate{
-			MatchType: &cncfmatcherv3.Matcher_MatcherList_Predicate_SinglePredicate_{
-				SinglePredicate: &cncfmatcherv3.Matcher_MatcherList_Predicate_SinglePredicate{
-					Input: &cncfv3.TypedExtensionConfig{Name: "http_header",
-						TypedConfig: mustAny(t, &matcherv3.HttpRequestHeaderMatchInput{HeaderName: name})},
-					Matcher: &cncfmatcherv3.Matcher_MatcherList_Predicate_SinglePredicate_ValueMatch{
-						ValueMatch: &cncfmatcherv3.StringMatcher{MatchPattern: &cncfmatcherv3.StringMatcher_Exact{Exact: v}}},
-				}}}
-	}
 	celPred := func(src string) *cncfmatcherv3.Matcher_MatcherList_Predicate {
 		ast, iss := cel.NewEnv()
 		_ = iss
@@ -270,32 +258,25 @@ func TestRBACFilter(t *testing.T) {
 						}},
 				}}}
 	}
-	action := func(name string, a rbacconfigv3.RBAC_Action) *cncfmatcherv3.Matcher_OnMatch {
-		return &cncfmatcherv3.Matcher_OnMatch{
-			OnMatch: &cncfmatcherv3.Matcher_OnMatch_Action{Action: &cncfv3.TypedExtensionConfig{
-				Name: name, TypedConfig: mustAny(t, &rbacconfigv3.Action{Name: name, Action: a}),
-			}}}
-	}
 	per := &rbacv3.RBACPerRoute{Rbac: &rbacv3.RBAC{Matcher: &cncfmatcherv3.Matcher{
 		MatcherType: &cncfmatcherv3.Matcher_MatcherList_{
 			MatcherList: &cncfmatcherv3.Matcher_MatcherList{Matchers: []*cncfmatcherv3.Matcher_MatcherList_FieldMatcher{
-				{Predicate: celPred("request.path.startsWith('/admin')"), OnMatch: action("allow-admin", rbacconfigv3.RBAC_ALLOW)},
+				{Predicate: celPred("request.path.startsWith('/admin')"), OnMatch: rbacAction(t, "allow-admin", rbacconfigv3.RBAC_ALLOW)},
 				{Predicate: &cncfmatcherv3.Matcher_MatcherList_Predicate{
 					MatchType: &cncfmatcherv3.Matcher_MatcherList_Predicate_AndMatcher{
 						AndMatcher: &cncfmatcherv3.Matcher_MatcherList_Predicate_PredicateList{
 							Predicate: []*cncfmatcherv3.Matcher_MatcherList_Predicate{
-								celPred("request.method == 'POST'"), header("x-team", "team-a"),
+								celPred("request.method == 'POST'"), headerPredicate(t, "x-team", "team-a", false),
 							}},
-					}}, OnMatch: action("allow-team-post", rbacconfigv3.RBAC_ALLOW)},
-				{Predicate: celPred("response.code == 200"), OnMatch: action("never", rbacconfigv3.RBAC_ALLOW)},
+					}}, OnMatch: rbacAction(t, "allow-team-post", rbacconfigv3.RBAC_ALLOW)},
+				{Predicate: celPred("response.code == 200"), OnMatch: rbacAction(t, "never", rbacconfigv3.RBAC_ALLOW)},
 			}}},
-		OnNoMatch: action("default", rbacconfigv3.RBAC_DENY),
+		OnNoMatch: rbacAction(t, "default", rbacconfigv3.RBAC_DENY),
 	}}}
 	h := rdsHCM("rc")
 	h.HttpFilters = []*hcmv3.HttpFilter{
 		{Name: "envoy.filters.http.rbac", ConfigType: &hcmv3.HttpFilter_TypedConfig{TypedConfig: mustAny(t, &rbacv3.RBAC{})}},
-		{Name: "envoy.filters.http.router",
-			ConfigType: &hcmv3.HttpFilter_TypedConfig{TypedConfig: mustAny(t, &routerv3.Router{})}},
+		routerFilter(t),
 	}
 	tbl, err := New(
 		[]*listenerv3.Listener{listener("http", 10080,
@@ -337,8 +318,7 @@ func TestBasicAndAPIKeyAuth(t *testing.T) {
 			ConfigType: &hcmv3.HttpFilter_TypedConfig{TypedConfig: mustAny(t, &apikeyauthv3.ApiKeyAuth{})}},
 		{Name: basicName, Disabled: true,
 			ConfigType: &hcmv3.HttpFilter_TypedConfig{TypedConfig: mustAny(t, &basicauthv3.BasicAuth{})}},
-		{Name: "envoy.filters.http.router",
-			ConfigType: &hcmv3.HttpFilter_TypedConfig{TypedConfig: mustAny(t, &routerv3.Router{})}},
+		routerFilter(t),
 	}
 	tbl, err := New(
 		[]*listenerv3.Listener{listener("http", 10080,
@@ -381,8 +361,7 @@ func TestCredentialInjector(t *testing.T) {
 		h := rdsHCM("rc")
 		h.HttpFilters = []*hcmv3.HttpFilter{
 			{Name: name, Disabled: true, ConfigType: &hcmv3.HttpFilter_TypedConfig{TypedConfig: injector(header, overwrite)}},
-			{Name: "envoy.filters.http.router",
-				ConfigType: &hcmv3.HttpFilter_TypedConfig{TypedConfig: mustAny(t, &routerv3.Router{})}},
+			routerFilter(t),
 		}
 		tbl, err := New(
 			[]*listenerv3.Listener{listener("http", 10080,

@@ -9,7 +9,6 @@ import (
 	commonrlv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/common/ratelimit/v3"
 	localrlv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/local_ratelimit/v3"
 	ratelimitv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/ratelimit/v3"
-	routerv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/router/v3"
 	hcmv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/http_connection_manager/v3"
 	matcherv3 "github.com/envoyproxy/go-control-plane/envoy/type/matcher/v3"
 	typev3 "github.com/envoyproxy/go-control-plane/envoy/type/v3"
@@ -44,8 +43,7 @@ func rateLimitTable(t *testing.T) *Table {
 		{Name: "envoy.filters.http.local_ratelimit",
 			ConfigType: &hcmv3.HttpFilter_TypedConfig{TypedConfig: mustAny(t, &localrlv3.LocalRateLimit{StatPrefix: "l"})}},
 		rl("lis"), rl("pol"),
-		{Name: "envoy.filters.http.router",
-			ConfigType: &hcmv3.HttpFilter_TypedConfig{TypedConfig: mustAny(t, &routerv3.Router{})}},
+		routerFilter(t),
 	}
 	method := &routev3.RateLimit_Action{
 		ActionSpecifier: &routev3.RateLimit_Action_HeaderValueMatch_{
