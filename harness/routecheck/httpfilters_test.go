@@ -261,7 +261,8 @@ func TestRBACFilter(t *testing.T) {
 	per := &rbacv3.RBACPerRoute{Rbac: &rbacv3.RBAC{Matcher: &cncfmatcherv3.Matcher{
 		MatcherType: &cncfmatcherv3.Matcher_MatcherList_{
 			MatcherList: &cncfmatcherv3.Matcher_MatcherList{Matchers: []*cncfmatcherv3.Matcher_MatcherList_FieldMatcher{
-				{Predicate: celPred("request.path.startsWith('/admin')"), OnMatch: rbacAction(t, "allow-admin", rbacconfigv3.RBAC_ALLOW)},
+				{Predicate: celPred("request.path.startsWith('/admin')"),
+					OnMatch: rbacAction(t, "allow-admin", rbacconfigv3.RBAC_ALLOW)},
 				{Predicate: &cncfmatcherv3.Matcher_MatcherList_Predicate{
 					MatchType: &cncfmatcherv3.Matcher_MatcherList_Predicate_AndMatcher{
 						AndMatcher: &cncfmatcherv3.Matcher_MatcherList_Predicate_PredicateList{

@@ -31,13 +31,13 @@ func lbPrecedes(a, b *backendlb.BackendLBPolicy) bool {
 // resolveBackendLB validates every policy, picks one winner per Service and writes the
 // policies' conditions. Policies are never merged: the winner's features are all a Service
 // gets.
-func resolveBackendLB(objects *index, st *statusBook) {
+func resolveBackendLB(objects *index, status *statusBook) {
 	policies := append([]*backendlb.BackendLBPolicy(nil), objects.lbPolicies...)
 	sort.SliceStable(policies, func(i, j int) bool { return lbPrecedes(policies[i], policies[j]) })
 	objects.lbWinners = map[types.NamespacedName]*ir.BackendLB{}
 	owner := map[types.NamespacedName]*backendlb.BackendLBPolicy{}
 	for _, p := range policies {
-		obj := st.object(resource.Ref{Kind: "BackendLBPolicy", Namespace: p.Namespace, Name: p.Name})
+		obj := status.object(resource.Ref{Kind: "BackendLBPolicy", Namespace: p.Namespace, Name: p.Name})
 		resolved, problems := lbFeatures(p)
 		if len(problems) > 0 {
 			msg := strings.Join(problems, "; ") + "."

@@ -20,8 +20,8 @@ func (translation *routeTranslator) resolveDestination(kind, ns string, refs []g
 	ruleIdx int) (*ruleCtx, *ir.Destination) {
 	resolvedRule := &ruleCtx{}
 	dest := &ir.Destination{Name: clusterName}
-	for k, br := range refs {
-		b, err := translation.resolveBackend(kind, ns, br, clusterName, k)
+	for k, backendRef := range refs {
+		b, err := translation.resolveBackend(kind, ns, backendRef, clusterName, k)
 		if err != nil {
 			resolvedRule.errors = append(resolvedRule.errors,
 				refError{reason: err.reason,
@@ -50,31 +50,33 @@ func (translation *routeTranslator) resolveDestination(kind, ns string, refs []g
 
 // resolveBackend resolves one backendRef. An invalid backend is still returned (with its
 // weight) so that its share of traffic answers 500.
-func (translation *routeTranslator) resolveBackend(routeKind, routeNS string, br gwapiv1.BackendRef, clusterName string,
+func (translation *routeTranslator) resolveBackend(routeKind, routeNS string, backendRef gwapiv1.BackendRef,
+	clusterName string,
 	k int) (*ir.Backend, *refError) {
 	weight := uint32(1)
-	if br.Weight != nil {
-		weight = uint32(*br.Weight)
+	if backendRef.Weight != nil {
+		weight = uint32(*backendRef.Weight)
 	}
 	ns := routeNS
-	if br.Namespace != nil && *br.Namespace != "" {
-		ns = string(*br.Namespace)
+	if backendRef.Namespace != nil && *backendRef.Namespace != "" {
+		ns = string(*backendRef.Namespace)
 	}
 	kind := "Service"
-	if br.Kind != nil {
-		kind = string(*br.Kind)
+	if backendRef.Kind != nil {
+		kind = string(*backendRef.Kind)
 	}
 	b := &ir.Backend{Name: fmt.Sprintf("%s/backend/%d", clusterName, k), Weight: weight, Kind: kind, Namespace: ns,
-		ServiceName: string(br.Name)}
-	if br.Port != nil {
-		b.Port = uint32(*br.Port)
+		ServiceName: string(backendRef.Name)}
+	if backendRef.Port != nil {
+		b.Port = uint32(*backendRef.Port)
 	}
 	fail := func(reason, msg string) (*ir.Backend, *refError) {
 		b.Invalid = true
 		b.Endpoints = nil
 		return b, &refError{reason: reason, msg: msg}
 	}
-	if br.Group != nil && *br.Group != "" && *br.Group != "multicluster.x-k8s.io" && *br.Group != "gateway.envoyproxy.io" {
+	if backendRef.Group != nil && *backendRef.Group != "" && *backendRef.Group != "multicluster.x-k8s.io" &&
+		*backendRef.Group != "gateway.envoyproxy.io" {
 		return fail("InvalidKind",
 			"Group is invalid, only the core API group (specified by omitting the group field or setting it to an empty "+
 				"string), multicluster.x-k8s.io and gateway.envoyproxy.io are supported")
@@ -82,22 +84,22 @@ func (translation *routeTranslator) resolveBackend(routeKind, routeNS string, br
 	switch kind {
 	case "Service":
 	case "ServiceImport":
-		return translation.resolveServiceImport(b, routeKind, routeNS, ns, br, fail)
+		return translation.resolveServiceImport(b, routeKind, routeNS, ns, backendRef, fail)
 	case "Backend":
-		return translation.resolveEGBackend(b, routeKind, routeNS, ns, br, fail)
+		return translation.resolveEGBackend(b, routeKind, routeNS, ns, backendRef, fail)
 	default:
 		return fail("InvalidKind", "Kind is invalid, only Service, MCS ServiceImport and Envoy Gateway Backend are supported")
 	}
-	if ns != routeNS && !translation.permitted(routeKind, routeNS, "", "Service", ns, string(br.Name)) {
+	if ns != routeNS && !translation.permitted(routeKind, routeNS, "", "Service", ns, string(backendRef.Name)) {
 		return fail("RefNotPermitted",
-			fmt.Sprintf("Backend ref to %s %s/%s not permitted by any ReferenceGrant.", kind, ns, br.Name))
+			fmt.Sprintf("Backend ref to %s %s/%s not permitted by any ReferenceGrant.", kind, ns, backendRef.Name))
 	}
-	if br.Port == nil {
+	if backendRef.Port == nil {
 		return fail("PortNotSpecified", "A valid port number corresponding to a port on the Service must be specified")
 	}
-	svc := translation.objects.services[types.NamespacedName{Namespace: ns, Name: string(br.Name)}]
+	svc := translation.objects.services[types.NamespacedName{Namespace: ns, Name: string(backendRef.Name)}]
 	if svc == nil {
-		return fail("BackendNotFound", fmt.Sprintf("service %s/%s not found", ns, br.Name))
+		return fail("BackendNotFound", fmt.Sprintf("service %s/%s not found", ns, backendRef.Name))
 	}
 	if svc.Spec.Type == corev1.ServiceTypeExternalName {
 		// No address to put in a cluster: the backend is invalid, and only its own share of
@@ -106,7 +108,7 @@ func (translation *routeTranslator) resolveBackend(routeKind, routeNS string, br
 			fmt.Sprintf(
 				"Service %s/%s is of type ExternalName, which is not supported as a backend; use an Envoy Gateway Backend "+
 					"resource with an FQDN endpoint instead",
-				ns, br.Name))
+				ns, backendRef.Name))
 	}
 	// The port must exist with the route's transport: UDP for UDPRoute, TCP otherwise.
 	want := corev1.ProtocolTCP
@@ -120,13 +122,14 @@ func (translation *routeTranslator) resolveBackend(routeKind, routeNS string, br
 		if proto == "" {
 			proto = corev1.ProtocolTCP
 		}
-		if p.Port == int32(*br.Port) && proto == want {
+		if p.Port == int32(*backendRef.Port) && proto == want {
 			sp = p
 			break
 		}
 	}
 	if sp == nil {
-		return fail("PortNotFound", fmt.Sprintf("%s Port %d not found on Service %s/%s", want, *br.Port, ns, br.Name))
+		return fail("PortNotFound",
+			fmt.Sprintf("%s Port %d not found on Service %s/%s", want, *backendRef.Port, ns, backendRef.Name))
 	}
 	b.Endpoints = translation.endpoints(svc, sp)
 	if ap := sp.AppProtocol; ap != nil && (routeKind == "HTTPRoute" || routeKind == "GRPCRoute") {
@@ -137,7 +140,7 @@ func (translation *routeTranslator) resolveBackend(routeKind, routeNS string, br
 	if err := translation.applyBackendTLS(b, ns, sp); err != nil {
 		return fail(err.reason, err.msg)
 	}
-	b.BackendLB = translation.objects.lbWinners[types.NamespacedName{Namespace: ns, Name: string(br.Name)}]
+	b.BackendLB = translation.objects.lbWinners[types.NamespacedName{Namespace: ns, Name: string(backendRef.Name)}]
 	return b, nil
 }
 
@@ -166,11 +169,11 @@ func (translation *routeTranslator) endpoints(svc *corev1.Service, sp *corev1.Se
 		if port == nil {
 			continue
 		}
-		for _, ep := range s.Endpoints {
-			if ep.Conditions.Ready != nil && !*ep.Conditions.Ready {
+		for _, endpoint := range s.Endpoints {
+			if endpoint.Conditions.Ready != nil && !*endpoint.Conditions.Ready {
 				continue
 			}
-			for _, a := range ep.Addresses {
+			for _, a := range endpoint.Addresses {
 				e := ir.Endpoint{Host: a, Port: uint32(*port)}
 				if !seen[e] {
 					seen[e] = true

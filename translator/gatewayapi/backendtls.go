@@ -283,20 +283,22 @@ func (translation *routeTranslator) backendTLSStatuses() {
 	for _, p := range translation.btls.order {
 		ref := resource.Ref{Kind: "BackendTLSPolicy", Namespace: p.Namespace, Name: p.Name}
 		for _, u := range translation.btls.uses[p] {
-			ps := translation.st.parent(ref, u.ancestor)
+			parentStatus := translation.status.parent(ref, u.ancestor)
 			if u.err != nil {
 				msg := conditions.Message(u.err.Error())
 				resolved := "InvalidCACertificateRef"
 				if errors.Is(u.err, errCAKind) {
 					resolved = "InvalidKind"
 				}
-				ps.Conditions = conditions.Set(ps.Conditions, conditions.New("Accepted", "False", "NoValidCACertificate", msg))
-				ps.Conditions = conditions.Set(ps.Conditions, conditions.New("ResolvedRefs", "False", resolved, msg))
+				parentStatus.Conditions = conditions.Set(parentStatus.Conditions,
+					conditions.New("Accepted", "False", "NoValidCACertificate", msg))
+				parentStatus.Conditions = conditions.Set(parentStatus.Conditions,
+					conditions.New("ResolvedRefs", "False", resolved, msg))
 				continue
 			}
-			ps.Conditions = conditions.Set(ps.Conditions,
+			parentStatus.Conditions = conditions.Set(parentStatus.Conditions,
 				conditions.New("ResolvedRefs", "True", "ResolvedRefs", "Resolved all the Object references."))
-			ps.Conditions = conditions.Set(ps.Conditions,
+			parentStatus.Conditions = conditions.Set(parentStatus.Conditions,
 				conditions.New("Accepted", "True", "Accepted", "Policy has been accepted."))
 		}
 	}
@@ -320,14 +322,15 @@ func (translation *routeTranslator) backendTLSStatuses() {
 		}
 		ref := resource.Ref{Kind: "BackendTLSPolicy", Namespace: p.Namespace, Name: p.Name}
 		for _, u := range translation.btls.uses[winner] {
-			ps := translation.st.parent(ref, u.ancestor)
-			ps.Conditions = conditions.Set(ps.Conditions, conditions.New("Accepted", "False", "Conflicted",
+			parentStatus := translation.status.parent(ref, u.ancestor)
+			parentStatus.Conditions = conditions.Set(parentStatus.Conditions, conditions.New("Accepted", "False", "Conflicted",
 				fmt.Sprintf("Policy conflicts with BackendTLSPolicy %s/%s.", winner.Namespace, winner.Name)))
 		}
 	}
 	for _, p := range translation.objects.btlsPolicies {
 		// Only policies that have a status (looking one up would create it).
-		if s := translation.st.byRef[resource.Ref{Kind: "BackendTLSPolicy", Namespace: p.Namespace, Name: p.Name}]; s != nil {
+		if s := translation.status.byRef[resource.Ref{Kind: "BackendTLSPolicy", Namespace: p.Namespace,
+			Name: p.Name}]; s != nil {
 			truncateBTLSAncestors(s)
 		}
 	}
@@ -364,22 +367,23 @@ func truncateBTLSAncestors(s *result.ObjectStatus) {
 }
 
 // ancestorsOf are the route's parents that are Gateways of ours, as policy ancestors.
-func (translation *routeTranslator) ancestorsOf(ref resource.Ref, prs []gwapiv1.ParentReference) []result.ParentRef {
+func (translation *routeTranslator) ancestorsOf(ref resource.Ref,
+	parentRefs []gwapiv1.ParentReference) []result.ParentRef {
 	var out []result.ParentRef
-	for _, pr := range prs {
-		kind, ns, ok := parentKindNamespace(ref, pr)
+	for _, parentRef := range parentRefs {
+		kind, ns, ok := parentKindNamespace(ref, parentRef)
 		if !ok {
 			continue
 		}
-		if kind != "Gateway" || translation.findGateway(ns, string(pr.Name)) == nil {
+		if kind != "Gateway" || translation.findGateway(ns, string(parentRef.Name)) == nil {
 			continue
 		}
-		a := result.ParentRef{Kind: kind, Namespace: ns, Name: string(pr.Name)}
-		if pr.SectionName != nil {
-			a.SectionName = string(*pr.SectionName)
+		a := result.ParentRef{Kind: kind, Namespace: ns, Name: string(parentRef.Name)}
+		if parentRef.SectionName != nil {
+			a.SectionName = string(*parentRef.SectionName)
 		}
-		if pr.Port != nil {
-			a.Port = int32(*pr.Port)
+		if parentRef.Port != nil {
+			a.Port = int32(*parentRef.Port)
 		}
 		dup := false
 		for _, o := range out {

@@ -29,21 +29,21 @@ const (
 )
 
 // dynamicResolver says whether a backendRef names an EG Backend of type DynamicResolver.
-func (translation *routeTranslator) dynamicResolver(routeNS string, br gwapiv1.BackendRef) bool {
-	if br.Kind == nil || string(*br.Kind) != egv1a1.KindBackend {
+func (translation *routeTranslator) dynamicResolver(routeNS string, backendRef gwapiv1.BackendRef) bool {
+	if backendRef.Kind == nil || string(*backendRef.Kind) != egv1a1.KindBackend {
 		return false
 	}
 	ns := routeNS
-	if br.Namespace != nil {
-		ns = string(*br.Namespace)
+	if backendRef.Namespace != nil {
+		ns = string(*backendRef.Namespace)
 	}
-	be := translation.objects.backends[types.NamespacedName{Namespace: ns, Name: string(br.Name)}]
+	be := translation.objects.backends[types.NamespacedName{Namespace: ns, Name: string(backendRef.Name)}]
 	return be != nil && be.Spec.Type != nil && *be.Spec.Type == egv1a1.BackendTypeDynamicResolver
 }
 
 func (translation *routeTranslator) anyDynamicResolver(routeNS string, refs []gwapiv1.BackendRef) bool {
-	for _, br := range refs {
-		if translation.dynamicResolver(routeNS, br) {
+	for _, backendRef := range refs {
+		if translation.dynamicResolver(routeNS, backendRef) {
 			return true
 		}
 	}

@@ -24,12 +24,13 @@ const (
 // an existing one. own says the Gateway's own reference chose it. A Gateway's own
 // EnvoyProxy replaces the class's rather than merging with it (EG's default without a
 // mergeType on the EnvoyProxy).
-func (objects *index) envoyProxyOf(gw *gwapiv1.Gateway) (ep *egv1a1.EnvoyProxy, own bool) {
+func (objects *index) envoyProxyOf(gw *gwapiv1.Gateway) (envoyProxy *egv1a1.EnvoyProxy, own bool) {
 	if inf := gw.Spec.Infrastructure; inf != nil && inf.ParametersRef != nil && !objects.mergeGateways {
 		ref := inf.ParametersRef
 		if string(ref.Group) == egv1a1.GroupName && string(ref.Kind) == egv1a1.KindEnvoyProxy {
-			if ep := objects.envoyProxies[types.NamespacedName{Namespace: gw.Namespace, Name: ref.Name}]; ep != nil {
-				return ep, true
+			if envoyProxy := objects.envoyProxies[types.NamespacedName{Namespace: gw.Namespace,
+				Name: ref.Name}]; envoyProxy != nil {
+				return envoyProxy, true
 			}
 		}
 	}
@@ -89,36 +90,37 @@ func (objects *index) classProxy(gc *gwapiv1.GatewayClass) *egv1a1.EnvoyProxy {
 // class's EnvoyProxy is not an ancestor.
 type proxyCheck struct {
 	objects *index
-	st      *statusBook
+	status  *statusBook
 	errors  map[*egv1a1.EnvoyProxy]error
 	// deprecations (EP-02, v1.10-preview): an accepted EnvoyProxy that sets a deprecated
 	// field also gets a Warning condition naming it and its replacement.
 	deprecations bool
 }
 
-func (check *proxyCheck) validate(ep *egv1a1.EnvoyProxy) error {
-	if err, seen := check.errors[ep]; seen {
+func (check *proxyCheck) validate(envoyProxy *egv1a1.EnvoyProxy) error {
+	if err, seen := check.errors[envoyProxy]; seen {
 		return err
 	}
 	if check.errors == nil {
 		check.errors = map[*egv1a1.EnvoyProxy]error{}
 	}
-	err := validation.ValidateEnvoyProxy(ep)
-	check.errors[ep] = err
+	err := validation.ValidateEnvoyProxy(envoyProxy)
+	check.errors[envoyProxy] = err
 	return err
 }
 
-func (check *proxyCheck) ancestor(ep *egv1a1.EnvoyProxy, parent result.ParentRef, err error) {
+func (check *proxyCheck) ancestor(envoyProxy *egv1a1.EnvoyProxy, parent result.ParentRef, err error) {
 	c := conditions.New("Accepted", "True", "Accepted", msgEnvoyProxyAccepted)
 	if err != nil {
 		c = conditions.New("Accepted", "False", reasonInvalidParameters, err.Error())
 	}
-	ps := check.st.parent(resource.Ref{Kind: egv1a1.KindEnvoyProxy, Namespace: ep.Namespace, Name: ep.Name}, parent)
-	ps.Conditions = conditions.Set(ps.Conditions, c)
-	if err == nil && check.deprecations && ep.Spec.LuaValidation != nil {
+	parentStatus := check.status.parent(
+		resource.Ref{Kind: egv1a1.KindEnvoyProxy, Namespace: envoyProxy.Namespace, Name: envoyProxy.Name}, parent)
+	parentStatus.Conditions = conditions.Set(parentStatus.Conditions, c)
+	if err == nil && check.deprecations && envoyProxy.Spec.LuaValidation != nil {
 		// The only field EG's main branch deprecates on EnvoyProxy so far; the wording
 		// is that of the policies' DeprecatedField warnings.
-		ps.Conditions = conditions.Set(ps.Conditions, conditions.New("Warning", "True", "DeprecatedField",
+		parentStatus.Conditions = conditions.Set(parentStatus.Conditions, conditions.New("Warning", "True", "DeprecatedField",
 			"spec.luaValidation is deprecated, use spec.lua.validationType instead"))
 	}
 }
@@ -126,12 +128,12 @@ func (check *proxyCheck) ancestor(ep *egv1a1.EnvoyProxy, parent result.ParentRef
 // class reports the GatewayClass's EnvoyProxy and says whether the class stays accepted: an
 // invalid one turns the class's Accepted to False.
 func (check *proxyCheck) class(gc *gwapiv1.GatewayClass, classStatus *result.ObjectStatus) {
-	ep := check.objects.classProxy(gc)
-	if ep == nil {
+	envoyProxy := check.objects.classProxy(gc)
+	if envoyProxy == nil {
 		return
 	}
-	err := check.validate(ep)
-	check.ancestor(ep, result.ParentRef{Kind: "GatewayClass", Name: gc.Name}, err)
+	err := check.validate(envoyProxy)
+	check.ancestor(envoyProxy, result.ParentRef{Kind: "GatewayClass", Name: gc.Name}, err)
 	if err != nil {
 		classStatus.Conditions = conditions.Set(classStatus.Conditions,
 			conditions.New("Accepted", "False", reasonInvalidParameters,
@@ -144,22 +146,22 @@ func (check *proxyCheck) class(gc *gwapiv1.GatewayClass, classStatus *result.Obj
 // no listeners and no xDS, and routes do not see it.
 func (check *proxyCheck) gateway(gw *gwapiv1.Gateway) bool {
 	if msg := check.objects.paramsRefProblem(gw); msg != "" {
-		s := check.st.object(resource.Ref{Kind: "Gateway", Namespace: gw.Namespace, Name: gw.Name})
+		s := check.status.object(resource.Ref{Kind: "Gateway", Namespace: gw.Namespace, Name: gw.Name})
 		s.Conditions = []result.Condition{conditions.New("Accepted", "False", reasonInvalidParameters, msg)}
 		return false
 	}
-	ep, own := check.objects.envoyProxyOf(gw)
-	if ep == nil {
+	envoyProxy, own := check.objects.envoyProxyOf(gw)
+	if envoyProxy == nil {
 		return true
 	}
-	err := check.validate(ep)
+	err := check.validate(envoyProxy)
 	if own {
-		check.ancestor(ep, result.ParentRef{Kind: "Gateway", Namespace: gw.Namespace, Name: gw.Name}, err)
+		check.ancestor(envoyProxy, result.ParentRef{Kind: "Gateway", Namespace: gw.Namespace, Name: gw.Name}, err)
 	}
 	if err == nil {
 		return true
 	}
-	s := check.st.object(resource.Ref{Kind: "Gateway", Namespace: gw.Namespace, Name: gw.Name})
+	s := check.status.object(resource.Ref{Kind: "Gateway", Namespace: gw.Namespace, Name: gw.Name})
 	// EG's message joins its own prefix (which ends in a colon) with ": ".
 	s.Conditions = []result.Condition{conditions.New("Accepted", "False", reasonInvalidParameters,
 		fmt.Sprintf("Invalid parametersRef:: %v", err))}

@@ -293,7 +293,7 @@ func allRulesDropped(rules []*ruleCtx) bool {
 	return true
 }
 
-func filterConditions(ps *result.ParentStatus, rules []*ruleCtx) {
+func filterConditions(parentStatus *result.ParentStatus, rules []*ruleCtx) {
 	var accepted, available refErrors
 	var dropped []int
 	for i, resolvedRule := range rules {
@@ -318,23 +318,25 @@ func filterConditions(ps *result.ParentStatus, rules []*ruleCtx) {
 	if !accepted.empty() {
 		c := accepted.condition("Accepted")
 		noHost := false
-		for _, cur := range ps.Conditions {
+		for _, cur := range parentStatus.Conditions {
 			noHost = noHost || cur.Type == "Accepted" && cur.Reason == "NoMatchingListenerHostname"
 		}
 		switch {
 		case len(dropped) == len(rules):
 			if !noHost {
-				ps.Conditions = conditions.Set(ps.Conditions, c)
+				parentStatus.Conditions = conditions.Set(parentStatus.Conditions, c)
 			}
 		default:
-			ps.Conditions = conditions.Set(ps.Conditions, conditions.New("PartiallyInvalid", "True", c.Reason,
-				fmt.Sprintf("Dropped Rule(s) %v: %s", dropped, c.Message)))
+			parentStatus.Conditions = conditions.Set(parentStatus.Conditions,
+				conditions.New("PartiallyInvalid", "True", c.Reason,
+					fmt.Sprintf("Dropped Rule(s) %v: %s", dropped, c.Message)))
 			if !noHost {
-				ps.Conditions = conditions.Set(ps.Conditions, conditions.New("Accepted", "True", "Accepted", msgRouteAccepted))
+				parentStatus.Conditions = conditions.Set(parentStatus.Conditions,
+					conditions.New("Accepted", "True", "Accepted", msgRouteAccepted))
 			}
 		}
 	}
 	if !available.empty() {
-		ps.Conditions = conditions.Set(ps.Conditions, available.condition("BackendsAvailable"))
+		parentStatus.Conditions = conditions.Set(parentStatus.Conditions, available.condition("BackendsAvailable"))
 	}
 }

@@ -20,8 +20,8 @@ func (translation *routeTranslator) requestMirror(filters *ruleFilters, in filte
 		return nil
 	}
 	name := fmt.Sprintf("%s-mirror-%d", in.cluster, idx)
-	br := gwapiv1.BackendRef{BackendObjectReference: m.BackendRef, Weight: ptr(int32(1))}
-	b, err := translation.resolveBackend(in.routeKind, in.routeNS, br, name, -1)
+	backendRef := gwapiv1.BackendRef{BackendObjectReference: m.BackendRef, Weight: ptr(int32(1))}
+	b, err := translation.resolveBackend(in.routeKind, in.routeNS, backendRef, name, -1)
 	if err != nil {
 		if err.reason == "UnsupportedValue" {
 			// An ExternalName Service passes EG's reference checks and fails later, unwrapped.
@@ -93,11 +93,11 @@ func (translation *routeTranslator) backendFilters(resolvedRule *ruleCtx, dest *
 			s.Invalid, s.Endpoints = true, nil
 		}
 	}
-	for k, br := range refs {
-		if len(br.Filters) == 0 {
+	for k, backendRef := range refs {
+		if len(backendRef.Filters) == 0 {
 			continue
 		}
-		if e := backendFilterSupport(br.Filters); e != nil {
+		if e := backendFilterSupport(backendRef.Filters); e != nil {
 			invalidate(k, e.reason, e.msg)
 			continue
 		}
@@ -109,7 +109,7 @@ func (translation *routeTranslator) backendFilters(resolvedRule *ruleCtx, dest *
 			continue // weight 0: EG reads no filters for it
 		}
 		filters, errs := translation.processFilters(
-			filterInput{routeNS: in.routeNS, routeName: in.routeName, cluster: in.cluster}, br.Filters)
+			filterInput{routeNS: in.routeNS, routeName: in.routeName, cluster: in.cluster}, backendRef.Filters)
 		if len(errs) > 0 {
 			msgs := make([]string, len(errs))
 			for i, e := range errs {

@@ -172,12 +172,12 @@ func (g *gatewayCtx) addListener(l gwapiv1.Listener, set *gwapiv1.ListenerSet, o
 // (Accepted False, UnsupportedAddress, naming the type), gets no listener status and no
 // proxy, and routes do not see it, as a Gateway with an invalid EnvoyProxy (EG's testdata:
 // gateway-with-unsupported-address-type).
-func addressesSupported(gw *gwapiv1.Gateway, st *statusBook) bool {
+func addressesSupported(gw *gwapiv1.Gateway, status *statusBook) bool {
 	for _, a := range gw.Spec.Addresses {
 		if a.Type == nil || *a.Type == gwapiv1.IPAddressType || *a.Type == gwapiv1.HostnameAddressType {
 			continue
 		}
-		s := st.object(resource.Ref{Kind: "Gateway", Namespace: gw.Namespace, Name: gw.Name})
+		s := status.object(resource.Ref{Kind: "Gateway", Namespace: gw.Namespace, Name: gw.Name})
 		s.Conditions = []result.Condition{conditions.New("Accepted", "False", "UnsupportedAddress",
 			fmt.Sprintf("Gateway has an address with an unsupported type: %s", *a.Type))}
 		return false
@@ -372,8 +372,8 @@ func (l *listenerCtx) allows(kind, ns string, namespaces map[string]*nsLabels) b
 type nsLabels struct{ labels labels.Set }
 
 // finish writes the Gateway's listener statuses.
-func (g *gatewayCtx) finish(st *statusBook) {
-	s := st.object(resource.Ref{Kind: "Gateway", Namespace: g.gw.Namespace, Name: g.gw.Name})
+func (g *gatewayCtx) finish(status *statusBook) {
+	s := status.object(resource.Ref{Kind: "Gateway", Namespace: g.gw.Namespace, Name: g.gw.Name})
 	for _, l := range g.listeners {
 		if l.listenerSet != nil {
 			continue // reported on the ListenerSet
@@ -385,7 +385,7 @@ func (g *gatewayCtx) finish(st *statusBook) {
 			SupportedKinds: l.supportedKinds,
 		})
 	}
-	g.finishSets(st)
+	g.finishSets(status)
 }
 
 func contains(list []string, s string) bool {

@@ -61,7 +61,7 @@ func (translation *routeTranslator) gatewayTLS(g *gatewayCtx) {
 	if spec == nil {
 		return
 	}
-	s := translation.st.object(resource.Ref{Kind: "Gateway", Namespace: g.gw.Namespace, Name: g.gw.Name})
+	s := translation.status.object(resource.Ref{Kind: "Gateway", Namespace: g.gw.Namespace, Name: g.gw.Name})
 	ok := true
 	fail := func(c result.Condition) {
 		ok = false

@@ -91,10 +91,10 @@ func (translation *routeTranslator) processTLSRoute(r *gwapiv1.TLSRoute) {
 func (translation *routeTranslator) processL4(in l4Input) {
 	kindLower := map[string]string{"TCPRoute": "tcproute", "UDPRoute": "udproute", "TLSRoute": "tlsroute"}[in.ref.Kind]
 	routeName := fmt.Sprintf("%s/%s/%s", kindLower, in.ref.Namespace, in.ref.Name)
-	translation.eachParent(in.ref, in.parentRefs, func(g *gatewayCtx, pr gwapiv1.ParentReference,
-		ps *result.ParentStatus) {
+	translation.eachParent(in.ref, in.parentRefs, func(g *gatewayCtx, parentRef gwapiv1.ParentReference,
+		parentStatus *result.ParentStatus) {
 		if in.oneRule && len(in.rules) != 1 {
-			ps.Conditions = conditions.Set(ps.Conditions,
+			parentStatus.Conditions = conditions.Set(parentStatus.Conditions,
 				conditions.New("Accepted", "False", "InvalidRule", "One and only one rule is supported"))
 			return
 		}
@@ -103,8 +103,8 @@ func (translation *routeTranslator) processL4(in l4Input) {
 		var errs refErrors
 		k := 0
 		for _, refs := range in.rules {
-			for _, br := range refs {
-				b, err := translation.resolveBackend(in.ref.Kind, in.ref.Namespace, br, dest.Name, k)
+			for _, backendRef := range refs {
+				b, err := translation.resolveBackend(in.ref.Kind, in.ref.Namespace, backendRef, dest.Name, k)
 				k++
 				if err != nil {
 					errs.add(err.reason, err.msg)
@@ -127,7 +127,7 @@ func (translation *routeTranslator) processL4(in l4Input) {
 			errs.add("InvalidBackendRef", msgDynamicResolverMultiple)
 			dest.Settings = nil
 		}
-		selected, allowed := translation.selectListeners(g, pr, in.ref)
+		selected, allowed := translation.selectListeners(g, parentRef, in.ref)
 		accepted := conditions.New("Accepted", "True", "Accepted", msgRouteAccepted)
 		switch {
 		case len(selected) == 0:
@@ -135,12 +135,12 @@ func (translation *routeTranslator) processL4(in l4Input) {
 		case len(allowed) == 0:
 			accepted = conditions.New("Accepted", "False", "NotAllowedByListeners", msgNotAllowed)
 		}
-		ps.Conditions = conditions.Set(ps.Conditions, accepted)
+		parentStatus.Conditions = conditions.Set(parentStatus.Conditions, accepted)
 		if errs.empty() {
-			ps.Conditions = conditions.Set(ps.Conditions,
+			parentStatus.Conditions = conditions.Set(parentStatus.Conditions,
 				conditions.New("ResolvedRefs", "True", "ResolvedRefs", msgRouteResolvedRefs))
 		} else {
-			ps.Conditions = conditions.Set(ps.Conditions, errs.rawCondition("ResolvedRefs"))
+			parentStatus.Conditions = conditions.Set(parentStatus.Conditions, errs.rawCondition("ResolvedRefs"))
 		}
 		hostsFound := in.ref.Kind != "TLSRoute"
 		for _, l := range allowed {
@@ -160,7 +160,7 @@ func (translation *routeTranslator) processL4(in l4Input) {
 			}
 			l.attached[in.ref.String()] = true
 			if dynamic && in.ref.Kind == "TLSRoute" && l.tcp != nil && l.tcp.TLS != nil {
-				ps.Conditions = conditions.Set(ps.Conditions,
+				parentStatus.Conditions = conditions.Set(parentStatus.Conditions,
 					conditions.New("ResolvedRefs", "False", "UnsupportedValue", msgDynamicResolverTerminate))
 				continue
 			}
@@ -180,8 +180,9 @@ func (translation *routeTranslator) processL4(in l4Input) {
 			}
 		}
 		if !hostsFound && len(allowed) > 0 {
-			ps.Conditions = conditions.Set(ps.Conditions, conditions.New("Accepted", "False", "NoMatchingListenerHostname",
-				fmt.Sprintf(msgNoHostnameFormat, in.ref.Kind)))
+			parentStatus.Conditions = conditions.Set(parentStatus.Conditions,
+				conditions.New("Accepted", "False", "NoMatchingListenerHostname",
+					fmt.Sprintf(msgNoHostnameFormat, in.ref.Kind)))
 		}
 	})
 }

@@ -72,9 +72,9 @@ func (g *gatewayCtx) allowsListenerSet(ls *gwapiv1.ListenerSet, objects *index) 
 
 // finishSets writes each ListenerSet's status: its listeners, then Accepted and Programmed
 // summed up over them.
-func (g *gatewayCtx) finishSets(st *statusBook) {
+func (g *gatewayCtx) finishSets(status *statusBook) {
 	for _, sc := range g.sets {
-		s := st.object(resource.Ref{Kind: "ListenerSet", Namespace: sc.ls.Namespace, Name: sc.ls.Name})
+		s := status.object(resource.Ref{Kind: "ListenerSet", Namespace: sc.ls.Namespace, Name: sc.ls.Name})
 		if !sc.allowed {
 			s.Conditions = []result.Condition{
 				conditions.New("Accepted", "False", "NotAllowed",
@@ -113,7 +113,7 @@ func (g *gatewayCtx) finishSets(st *statusBook) {
 		s.Conditions = []result.Condition{accepted, programmed}
 		// Only an accepted ListenerSet counts as attached to its Gateway.
 		if anyAcc {
-			gs := st.object(resource.Ref{Kind: "Gateway", Namespace: g.gw.Namespace, Name: g.gw.Name})
+			gs := status.object(resource.Ref{Kind: "Gateway", Namespace: g.gw.Namespace, Name: g.gw.Name})
 			if gs.AttachedListenerSets == nil {
 				gs.AttachedListenerSets = new(int32(0))
 			}

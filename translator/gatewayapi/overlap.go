@@ -133,8 +133,8 @@ func (translation *routeTranslator) markOverlaps() {
 	}
 	for _, pk := range order {
 		names := conflictNames(pk.route, perParent[pk])
-		ps := translation.st.parent(pk.route, pk.parent)
-		ps.Conditions = conditions.Set(ps.Conditions,
+		parentStatus := translation.status.parent(pk.route, pk.parent)
+		parentStatus.Conditions = conditions.Set(parentStatus.Conditions,
 			conditions.New("RouteRulesOverlap", "True", "RouteRulesOverlap", msgOverlapPrefix+strings.Join(names, ", ")))
 	}
 }
@@ -226,7 +226,7 @@ func (o *RouteOverlaps) Mark(statuses []result.ObjectStatus) []result.ObjectStat
 		if k := statuses[i].Object.Kind; k != "HTTPRoute" && k != "GRPCRoute" {
 			continue
 		}
-		if s := o.translation.st.byRef[statuses[i].Object]; s != nil {
+		if s := o.translation.status.byRef[statuses[i].Object]; s != nil {
 			statuses[i] = *s
 		}
 	}

@@ -80,9 +80,9 @@ func (p *PolicyBackends) PolicyBackendAuthority(policyNS string, ref gwapiv1.Bac
 	ns, kind := refNamespaceKind(policyNS, ref)
 	if kind == egv1a1.KindBackend && p != nil && p.translation != nil {
 		if be := p.translation.objects.backends[types.NamespacedName{Namespace: ns, Name: string(ref.Name)}]; be != nil {
-			for _, ep := range be.Spec.Endpoints {
-				if ep.FQDN != nil {
-					return net.JoinHostPort(ep.FQDN.Hostname, strconv.Itoa(int(ep.FQDN.Port)))
+			for _, endpoint := range be.Spec.Endpoints {
+				if endpoint.FQDN != nil {
+					return net.JoinHostPort(endpoint.FQDN.Hostname, strconv.Itoa(int(endpoint.FQDN.Port)))
 				}
 			}
 		}
@@ -261,7 +261,7 @@ func (p *PolicyBackends) BackendTLSStatuses(statuses []result.ObjectStatus) []re
 	fresh := map[resource.Ref]result.ObjectStatus{}
 	for _, pol := range translation.objects.btlsPolicies {
 		ref := resource.Ref{Kind: "BackendTLSPolicy", Namespace: pol.Namespace, Name: pol.Name}
-		if s := translation.st.byRef[ref]; s != nil {
+		if s := translation.status.byRef[ref]; s != nil {
 			fresh[ref] = *s
 		}
 	}

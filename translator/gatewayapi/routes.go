@@ -22,7 +22,7 @@ type routeTranslator struct {
 	t        Translator
 	objects  *index
 	gateways []*gatewayCtx
-	st       *statusBook
+	status   *statusBook
 	nsLabels map[string]*nsLabels
 	// attachments records, per IR listener, which parent entry of which route put routes
 	// there: the overlap check writes its condition on exactly those entries.
@@ -106,30 +106,30 @@ func (translation *routeTranslator) processGRPCRoute(r *gwapiv1.GRPCRoute) {
 
 func (translation *routeTranslator) processRoute(in routeInput) {
 	var rules []*ruleCtx
-	translation.eachParent(in.ref, in.parentRefs, func(g *gatewayCtx, pr gwapiv1.ParentReference,
-		ps *result.ParentStatus) {
+	translation.eachParent(in.ref, in.parentRefs, func(g *gatewayCtx, parentRef gwapiv1.ParentReference,
+		parentStatus *result.ParentStatus) {
 		if rules == nil {
 			translation.curAncestors = translation.ancestorsOf(in.ref, in.parentRefs)
 			rules = in.rules()
 		}
-		translation.attach(in, g, pr, ps, rules)
+		translation.attach(in, g, parentRef, parentStatus, rules)
 	})
 }
 
 // parentKindNamespace is a parentRef's kind and namespace, defaulted as Gateway API
 // does (Gateway, the route's own namespace); ok is false for a parent outside the Gateway
 // API group.
-func parentKindNamespace(ref resource.Ref, pr gwapiv1.ParentReference) (kind, ns string, ok bool) {
-	if pr.Group != nil && string(*pr.Group) != gwapiv1.GroupName {
+func parentKindNamespace(ref resource.Ref, parentRef gwapiv1.ParentReference) (kind, ns string, ok bool) {
+	if parentRef.Group != nil && string(*parentRef.Group) != gwapiv1.GroupName {
 		return "", "", false
 	}
 	kind = "Gateway"
-	if pr.Kind != nil {
-		kind = string(*pr.Kind)
+	if parentRef.Kind != nil {
+		kind = string(*parentRef.Kind)
 	}
 	ns = ref.Namespace
-	if pr.Namespace != nil {
-		ns = string(*pr.Namespace)
+	if parentRef.Namespace != nil {
+		ns = string(*parentRef.Namespace)
 	}
 	return kind, ns, true
 }
@@ -149,49 +149,49 @@ func (translation *routeTranslator) parentGateway(kind, ns, name string) *gatewa
 
 // eachParent calls fn for each parentRef that names a Gateway of ours, with its status
 // entry (one per parentRef, port included). Other parents get no status from EG.
-func (translation *routeTranslator) eachParent(ref resource.Ref, prs []gwapiv1.ParentReference,
+func (translation *routeTranslator) eachParent(ref resource.Ref, parentRefs []gwapiv1.ParentReference,
 	fn func(*gatewayCtx, gwapiv1.ParentReference, *result.ParentStatus)) {
-	for _, pr := range prs {
-		kind, ns, ok := parentKindNamespace(ref, pr)
+	for _, parentRef := range parentRefs {
+		kind, ns, ok := parentKindNamespace(ref, parentRef)
 		if !ok {
 			continue
 		}
-		g := translation.parentGateway(kind, ns, string(pr.Name))
+		g := translation.parentGateway(kind, ns, string(parentRef.Name))
 		if g == nil {
 			continue // not a parent of ours: EG writes no status for it
 		}
-		pref := result.ParentRef{Kind: kind, Namespace: ns, Name: string(pr.Name)}
-		if pr.SectionName != nil {
-			pref.SectionName = string(*pr.SectionName)
+		pref := result.ParentRef{Kind: kind, Namespace: ns, Name: string(parentRef.Name)}
+		if parentRef.SectionName != nil {
+			pref.SectionName = string(*parentRef.SectionName)
 		}
-		if pr.Port != nil {
-			pref.Port = int32(*pr.Port)
+		if parentRef.Port != nil {
+			pref.Port = int32(*parentRef.Port)
 		}
-		fn(g, pr, translation.st.parent(ref, pref))
+		fn(g, parentRef, translation.status.parent(ref, pref))
 	}
 }
 
 // selectListeners returns the Gateway's listeners the parentRef names (by sectionName and
 // port) and, of those, the ones that admit the route's kind and namespace.
-func (translation *routeTranslator) selectListeners(g *gatewayCtx, pr gwapiv1.ParentReference,
+func (translation *routeTranslator) selectListeners(g *gatewayCtx, parentRef gwapiv1.ParentReference,
 	ref resource.Ref) (selected, allowed []*listenerCtx) {
 	// A Gateway parent selects the Gateway's own listeners; a ListenerSet parent, the set's.
 	var set *gwapiv1.ListenerSet
-	if pr.Kind != nil && string(*pr.Kind) == "ListenerSet" {
+	if parentRef.Kind != nil && string(*parentRef.Kind) == "ListenerSet" {
 		ns := ref.Namespace
-		if pr.Namespace != nil {
-			ns = string(*pr.Namespace)
+		if parentRef.Namespace != nil {
+			ns = string(*parentRef.Namespace)
 		}
-		_, set = translation.findListenerSet(ns, string(pr.Name))
+		_, set = translation.findListenerSet(ns, string(parentRef.Name))
 	}
 	for _, l := range g.listeners {
 		if l.listenerSet != set {
 			continue
 		}
-		if pr.SectionName != nil && string(*pr.SectionName) != string(l.spec.Name) {
+		if parentRef.SectionName != nil && string(*parentRef.SectionName) != string(l.spec.Name) {
 			continue
 		}
-		if pr.Port != nil && *pr.Port != l.spec.Port {
+		if parentRef.Port != nil && *parentRef.Port != l.spec.Port {
 			continue
 		}
 		selected = append(selected, l)
@@ -206,19 +206,19 @@ func (translation *routeTranslator) selectListeners(g *gatewayCtx, pr gwapiv1.Pa
 }
 
 // attach binds the route to the listeners its parentRef selects and writes its conditions.
-func (translation *routeTranslator) attach(in routeInput, g *gatewayCtx, pr gwapiv1.ParentReference,
-	ps *result.ParentStatus, rules []*ruleCtx) {
-	selected, allowed := translation.selectListeners(g, pr, in.ref)
+func (translation *routeTranslator) attach(in routeInput, g *gatewayCtx, parentRef gwapiv1.ParentReference,
+	parentStatus *result.ParentStatus, rules []*ruleCtx) {
+	selected, allowed := translation.selectListeners(g, parentRef, in.ref)
 	if len(selected) == 0 {
-		ps.Conditions = conditions.Set(ps.Conditions,
+		parentStatus.Conditions = conditions.Set(parentStatus.Conditions,
 			conditions.New("Accepted", "False", "NoMatchingParent", msgNoMatchingParent))
-		translation.resolvedRefs(ps, rules)
+		translation.resolvedRefs(parentStatus, rules)
 		return
 	}
 	if len(allowed) == 0 {
-		ps.Conditions = conditions.Set(ps.Conditions,
+		parentStatus.Conditions = conditions.Set(parentStatus.Conditions,
 			conditions.New("Accepted", "False", "NotAllowedByListeners", msgNotAllowed))
-		translation.resolvedRefs(ps, rules)
+		translation.resolvedRefs(parentStatus, rules)
 		return
 	}
 	// A GRPCRoute none of whose rules is accepted stops here: EG attaches it to no listener
@@ -226,7 +226,7 @@ func (translation *routeTranslator) attach(in routeInput, g *gatewayCtx, pr gwap
 	// An HTTPRoute in that state is still counted on its listeners (EG's testdata:
 	// grpcroute-with-direct-response-2xx-invalid against httproute-with-conflicting-filters).
 	if in.ref.Kind == "GRPCRoute" && allRulesDropped(rules) {
-		translation.resolvedRefs(ps, rules)
+		translation.resolvedRefs(parentStatus, rules)
 		return
 	}
 	hostsFound := false
@@ -241,7 +241,8 @@ func (translation *routeTranslator) attach(in routeInput, g *gatewayCtx, pr gwap
 		if l.ir == nil {
 			continue // attached, but the listener is not programmed
 		}
-		translation.attachments = append(translation.attachments, attachment{listener: l, route: in.ref, parent: ps.Ref})
+		translation.attachments = append(translation.attachments,
+			attachment{listener: l, route: in.ref, parent: parentStatus.Ref})
 		if in.ref.Kind == "GRPCRoute" {
 			l.ir.GRPC = true
 		}
@@ -252,18 +253,20 @@ func (translation *routeTranslator) attach(in routeInput, g *gatewayCtx, pr gwap
 		}
 	}
 	if !hostsFound {
-		ps.Conditions = conditions.Set(ps.Conditions, conditions.New("Accepted", "False", "NoMatchingListenerHostname",
-			fmt.Sprintf(msgNoHostnameFormat, in.ref.Kind)))
-		translation.resolvedRefs(ps, rules)
+		parentStatus.Conditions = conditions.Set(parentStatus.Conditions,
+			conditions.New("Accepted", "False", "NoMatchingListenerHostname",
+				fmt.Sprintf(msgNoHostnameFormat, in.ref.Kind)))
+		translation.resolvedRefs(parentStatus, rules)
 		return
 	}
-	ps.Conditions = conditions.Set(ps.Conditions, conditions.New("Accepted", "True", "Accepted", msgRouteAccepted))
-	translation.resolvedRefs(ps, rules)
+	parentStatus.Conditions = conditions.Set(parentStatus.Conditions,
+		conditions.New("Accepted", "True", "Accepted", msgRouteAccepted))
+	translation.resolvedRefs(parentStatus, rules)
 }
 
 // resolvedRefs writes ResolvedRefs from the rules' backend problems.
-func (translation *routeTranslator) resolvedRefs(ps *result.ParentStatus, rules []*ruleCtx) {
-	filterConditions(ps, rules)
+func (translation *routeTranslator) resolvedRefs(parentStatus *result.ParentStatus, rules []*ruleCtx) {
+	filterConditions(parentStatus, rules)
 	var errs refErrors
 	for _, resolvedRule := range rules {
 		for _, e := range resolvedRule.errors {
@@ -271,9 +274,9 @@ func (translation *routeTranslator) resolvedRefs(ps *result.ParentStatus, rules 
 		}
 	}
 	if errs.empty() {
-		ps.Conditions = conditions.Set(ps.Conditions,
+		parentStatus.Conditions = conditions.Set(parentStatus.Conditions,
 			conditions.New("ResolvedRefs", "True", "ResolvedRefs", msgRouteResolvedRefs))
 		return
 	}
-	ps.Conditions = conditions.Set(ps.Conditions, errs.condition("ResolvedRefs"))
+	parentStatus.Conditions = conditions.Set(parentStatus.Conditions, errs.condition("ResolvedRefs"))
 }

@@ -312,9 +312,9 @@ func grpcRuleAsHTTP(r *gwapiv1.GRPCRoute, rule gwapiv1.GRPCRouteRule) (*gwapiv1.
 	hr := &gwapiv1.HTTPRoute{TypeMeta: r.TypeMeta, ObjectMeta: r.ObjectMeta}
 	hr.Kind = "GRPCRoute"
 	hrule := gwapiv1.HTTPRouteRule{Name: rule.Name, Filters: conv(rule.Filters)}
-	for _, br := range rule.BackendRefs {
+	for _, backendRef := range rule.BackendRefs {
 		hrule.BackendRefs = append(hrule.BackendRefs,
-			gwapiv1.HTTPBackendRef{BackendRef: br.BackendRef, Filters: conv(br.Filters)})
+			gwapiv1.HTTPBackendRef{BackendRef: backendRef.BackendRef, Filters: conv(backendRef.Filters)})
 	}
 	return hr, hrule
 }

@@ -82,14 +82,14 @@ func (translation *routeTranslator) topology() *Topology {
 		}
 		t.Gateways = append(t.Gateways, gn)
 	}
-	add := func(kind string, obj resource.KObject, prs []gwapiv1.ParentReference, names []*gwapiv1.SectionName) {
+	add := func(kind string, obj resource.KObject, parentRefs []gwapiv1.ParentReference, names []*gwapiv1.SectionName) {
 		rn := &RouteNode{Kind: kind, Object: obj}
 		for _, n := range names {
 			rn.RuleNames = append(rn.RuleNames, ruleName(n))
 		}
 		ref := rn.Ref()
-		translation.eachManagedParent(ref, prs,
-			func(pr gwapiv1.ParentReference) { rn.ParentRefs = append(rn.ParentRefs, pr) })
+		translation.eachManagedParent(ref, parentRefs,
+			func(parentRef gwapiv1.ParentReference) { rn.ParentRefs = append(rn.ParentRefs, parentRef) })
 		t.Routes = append(t.Routes, rn)
 	}
 	for _, r := range translation.objects.httpRoutes {
@@ -126,16 +126,16 @@ func ruleNames[R any](rules []R, name func(*R) *gwapiv1.SectionName) []*gwapiv1.
 
 // eachManagedParent calls fn for each parentRef that names a Gateway or an admitted
 // ListenerSet of ours: the same filter eachParent applies to route statuses.
-func (translation *routeTranslator) eachManagedParent(ref resource.Ref, prs []gwapiv1.ParentReference,
+func (translation *routeTranslator) eachManagedParent(ref resource.Ref, parentRefs []gwapiv1.ParentReference,
 	fn func(gwapiv1.ParentReference)) {
-	for _, pr := range prs {
-		kind, ns, ok := parentKindNamespace(ref, pr)
+	for _, parentRef := range parentRefs {
+		kind, ns, ok := parentKindNamespace(ref, parentRef)
 		if !ok {
 			continue
 		}
-		g := translation.parentGateway(kind, ns, string(pr.Name))
+		g := translation.parentGateway(kind, ns, string(parentRef.Name))
 		if g != nil {
-			fn(pr)
+			fn(parentRef)
 		}
 	}
 }

@@ -238,26 +238,26 @@ func (t Translator) Translate(objs []resource.Object) Output {
 	objects.sdsSecretRefs = t.Config.ExtensionAPIs != nil && t.Config.ExtensionAPIs.EnableSDSSecretRef
 	objects.listenerSDS = t.Profile.ListenerSDSSecrets
 	objects.now = t.now()
-	st := newStatusBook(len(objs))
-	resolveBackendLB(objects, st)
+	status := newStatusBook(len(objs))
+	resolveBackendLB(objects, status)
 
 	objects.mergeGateways = t.Config.MergeGateways
-	proxies := &proxyCheck{objects: objects, st: st, deprecations: t.Profile.EnvoyProxyDeprecations}
+	proxies := &proxyCheck{objects: objects, status: status, deprecations: t.Profile.EnvoyProxyDeprecations}
 	ours := map[string]bool{}
 	for _, gc := range objects.classes {
 		if string(gc.Spec.ControllerName) != ControllerName {
 			continue
 		}
 		ours[gc.Name] = true
-		cs := st.object(resource.Ref{Kind: "GatewayClass", Name: gc.Name})
+		cs := status.object(resource.Ref{Kind: "GatewayClass", Name: gc.Name})
 		cs.Conditions = []result.Condition{conditions.New("Accepted", "True", "Accepted", msgGatewayClassAccepted)}
 		proxies.class(gc, cs)
 	}
 
-	translation := routeTranslator{t: t, objects: objects, st: st}
+	translation := routeTranslator{t: t, objects: objects, status: status}
 	var started []*gatewayCtx
 	for _, gw := range objects.gateways {
-		if !ours[string(gw.Spec.GatewayClassName)] || !proxies.gateway(gw) || !addressesSupported(gw, st) {
+		if !ours[string(gw.Spec.GatewayClassName)] || !proxies.gateway(gw) || !addressesSupported(gw, status) {
 			continue
 		}
 		started = append(started, t.startGateway(gw, objects, translation.permitted))
@@ -287,8 +287,8 @@ func (t Translator) Translate(objs []resource.Object) Output {
 				}
 			}
 		}
-		ep, _ := objects.envoyProxyOf(gw)
-		out.IR.Ready = append(out.IR.Ready, readyListener(ep))
+		envoyProxy, _ := objects.envoyProxyOf(gw)
+		out.IR.Ready = append(out.IR.Ready, readyListener(envoyProxy))
 		if al != nil {
 			for _, l := range g.listeners {
 				switch {
@@ -301,7 +301,7 @@ func (t Translator) Translate(objs []resource.Object) Output {
 				}
 			}
 		}
-		if addr, compat := listenerAddress(ep); addr != "0.0.0.0" {
+		if addr, compat := listenerAddress(envoyProxy); addr != "0.0.0.0" {
 			for _, l := range g.listeners {
 				switch {
 				case l.ir != nil:
@@ -313,31 +313,31 @@ func (t Translator) Translate(objs []resource.Object) Output {
 				}
 			}
 		}
-		if ep != nil && ep.Spec.GeoIP != nil {
+		if envoyProxy != nil && envoyProxy.Spec.GeoIP != nil {
 			for _, l := range g.listeners {
 				if l.ir != nil {
-					l.ir.EnvoyProxyGeoIP = ep.Spec.GeoIP
+					l.ir.EnvoyProxyGeoIP = envoyProxy.Spec.GeoIP
 				}
 			}
 		}
-		if ep != nil && len(ep.Spec.DynamicModules) > 0 {
+		if envoyProxy != nil && len(envoyProxy.Spec.DynamicModules) > 0 {
 			for _, l := range g.listeners {
 				if l.ir != nil {
-					l.ir.DynamicModules = ep.Spec.DynamicModules
+					l.ir.DynamicModules = envoyProxy.Spec.DynamicModules
 				}
 			}
 		}
-		if ep != nil && ep.Spec.Telemetry != nil && ep.Spec.Telemetry.Metrics != nil &&
-			ep.Spec.Telemetry.Metrics.EnableGRPCStats != nil {
+		if envoyProxy != nil && envoyProxy.Spec.Telemetry != nil && envoyProxy.Spec.Telemetry.Metrics != nil &&
+			envoyProxy.Spec.Telemetry.Metrics.EnableGRPCStats != nil {
 			for _, l := range g.listeners {
 				if l.ir != nil {
-					l.ir.GRPCStats = ep.Spec.Telemetry.Metrics.EnableGRPCStats
+					l.ir.GRPCStats = envoyProxy.Spec.Telemetry.Metrics.EnableGRPCStats
 				}
 			}
 		}
-		if ep != nil && len(ep.Spec.FilterOrder) > 0 {
-			order := make([]ir.FilterPosition, 0, len(ep.Spec.FilterOrder))
-			for _, f := range ep.Spec.FilterOrder {
+		if envoyProxy != nil && len(envoyProxy.Spec.FilterOrder) > 0 {
+			order := make([]ir.FilterPosition, 0, len(envoyProxy.Spec.FilterOrder))
+			for _, f := range envoyProxy.Spec.FilterOrder {
 				p := ir.FilterPosition{Name: string(f.Name)}
 				if f.Before != nil {
 					p.Before = string(*f.Before)
@@ -353,10 +353,10 @@ func (t Translator) Translate(objs []resource.Object) Output {
 				}
 			}
 		}
-		if ep != nil && ep.Spec.LuaValidation != nil {
+		if envoyProxy != nil && envoyProxy.Spec.LuaValidation != nil {
 			for _, l := range g.listeners {
 				if l.ir != nil {
-					l.ir.LuaValidation = ep.Spec.LuaValidation
+					l.ir.LuaValidation = envoyProxy.Spec.LuaValidation
 				}
 			}
 		}
@@ -380,7 +380,7 @@ func (t Translator) Translate(objs []resource.Object) Output {
 		translation.processUDPRoute(r)
 	}
 	for _, g := range gateways {
-		g.finish(st)
+		g.finish(status)
 		for _, l := range g.listeners {
 			switch {
 			case l.frontendInvalid: // EG leaves it out of the xDS (gatewaytls.go)
@@ -401,8 +401,8 @@ func (t Translator) Translate(objs []resource.Object) Output {
 	out.Topology = translation.topology()
 	out.PolicyBackends = &PolicyBackends{translation: &translation}
 	out.RouteOverlaps = &RouteOverlaps{translation: &translation, on: t.Profile.RouteRulesOverlap}
-	backendStatuses(objects, st, t.Config.ExtensionAPIs != nil && t.Config.ExtensionAPIs.EnableBackend)
-	out.Statuses = st.list()
+	backendStatuses(objects, status, t.Config.ExtensionAPIs != nil && t.Config.ExtensionAPIs.EnableBackend)
+	out.Statuses = status.list()
 	return out
 }
 
@@ -411,14 +411,14 @@ func (t Translator) Translate(objs []resource.Object) Output {
 // in the order they were added (routes by age, then rules and matches as written) rather
 // than by the Gateway API's match precedence (EnvoyProxy spec.preserveRouteOrder).
 func preserveRouteOrder(objects *index, gw *gwapiv1.Gateway) bool {
-	ep, _ := objects.envoyProxyOf(gw)
-	return ep != nil && ep.Spec.PreserveRouteOrder != nil && *ep.Spec.PreserveRouteOrder
+	envoyProxy, _ := objects.envoyProxyOf(gw)
+	return envoyProxy != nil && envoyProxy.Spec.PreserveRouteOrder != nil && *envoyProxy.Spec.PreserveRouteOrder
 }
 
 // address follows its EnvoyProxy's IP family.
-func readyListener(ep *egv1a1.EnvoyProxy) ir.ReadyListener {
-	if ep != nil && ep.Spec.IPFamily != nil &&
-		(*ep.Spec.IPFamily == egv1a1.IPv6 || *ep.Spec.IPFamily == egv1a1.DualStack) {
+func readyListener(envoyProxy *egv1a1.EnvoyProxy) ir.ReadyListener {
+	if envoyProxy != nil && envoyProxy.Spec.IPFamily != nil &&
+		(*envoyProxy.Spec.IPFamily == egv1a1.IPv6 || *envoyProxy.Spec.IPFamily == egv1a1.DualStack) {
 		return ir.ReadyListener{Address: "::", IPv4Compat: true}
 	}
 	return ir.ReadyListener{Address: "0.0.0.0"}
@@ -426,11 +426,11 @@ func readyListener(ep *egv1a1.EnvoyProxy) ir.ReadyListener {
 
 // listenerAddress is where EG v1.9 binds a Gateway's listeners: 0.0.0.0, or :: when its
 // EnvoyProxy's ipFamily is IPv6 or DualStack, taking IPv4 too (ipv4Compat) with DualStack.
-func listenerAddress(ep *egv1a1.EnvoyProxy) (string, bool) {
-	if ep == nil || ep.Spec.IPFamily == nil {
+func listenerAddress(envoyProxy *egv1a1.EnvoyProxy) (string, bool) {
+	if envoyProxy == nil || envoyProxy.Spec.IPFamily == nil {
 		return "0.0.0.0", false
 	}
-	switch *ep.Spec.IPFamily {
+	switch *envoyProxy.Spec.IPFamily {
 	case egv1a1.IPv6:
 		return "::", false
 	case egv1a1.DualStack:

@@ -273,11 +273,11 @@ func (translation *routeTranslator) proxyClientTLS() (*egv1a1.BackendTLSConfig, 
 		}
 		return g.backendTLS.cfg, "Gateway", g.gw.Namespace, g.gw.Name
 	}
-	ep, _ := translation.objects.envoyProxyOf(g.gw)
-	if ep == nil || ep.Spec.BackendTLS == nil {
+	envoyProxy, _ := translation.objects.envoyProxyOf(g.gw)
+	if envoyProxy == nil || envoyProxy.Spec.BackendTLS == nil {
 		return nil, "", "", ""
 	}
-	return ep.Spec.BackendTLS, egv1a1.KindEnvoyProxy, ep.Namespace, ep.Name
+	return envoyProxy.Spec.BackendTLS, egv1a1.KindEnvoyProxy, envoyProxy.Namespace, envoyProxy.Name
 }
 
 // validateBackendTLS is the part of EG's Backend validation that concerns spec.tls: unless
@@ -312,12 +312,12 @@ func (objects *index) validateBackendTLS(be *egv1a1.Backend) error {
 // each of its endpoint ports.
 func (objects *index) policiesTrustBackend(be *egv1a1.Backend) bool {
 	ports := map[string]bool{}
-	for _, ep := range be.Spec.Endpoints {
+	for _, endpoint := range be.Spec.Endpoints {
 		switch {
-		case ep.FQDN != nil:
-			ports[strconv.Itoa(int(ep.FQDN.Port))] = false
-		case ep.IP != nil:
-			ports[strconv.Itoa(int(ep.IP.Port))] = false
+		case endpoint.FQDN != nil:
+			ports[strconv.Itoa(int(endpoint.FQDN.Port))] = false
+		case endpoint.IP != nil:
+			ports[strconv.Itoa(int(endpoint.IP.Port))] = false
 		}
 	}
 	for _, p := range objects.btlsPolicies {

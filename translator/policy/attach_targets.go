@@ -41,7 +41,7 @@ func (e *engine[T]) forRoute(p *pol[T], t target) {
 	if route == nil {
 		return // not a route of ours: EG writes nothing
 	}
-	st := state(e.routeState, key)
+	status := state(e.routeState, key)
 	var rerr *resolveErr
 	ruleIdx := -1
 	if t.section != nil {
@@ -55,14 +55,14 @@ func (e *engine[T]) forRoute(p *pol[T], t target) {
 		case ruleIdx < 0:
 			rerr = &resolveErr{reasonTargetNotFound,
 				fmt.Sprintf("No section name %s found for %s %s/%s", *t.section, t.kind, t.namespace, t.name)}
-		case !st.claimSection(*t.section):
+		case !status.claimSection(*t.section):
 			rerr = e.conflict(fmt.Sprintf("RouteRule %s/%s", t.name, *t.section))
 		}
 	} else {
-		if st.attached {
+		if status.attached {
 			rerr = e.conflict(fmt.Sprintf("%s %s", t.kind, t.name))
 		}
-		st.attached = true
+		status.attached = true
 	}
 
 	routeScope := scope{kind: scopeRoute, namespace: t.namespace, name: t.name, routeKind: t.kind}
@@ -102,7 +102,7 @@ func (e *engine[T]) forRoute(p *pol[T], t target) {
 	}
 	if rerr != nil {
 		for _, a := range ancs {
-			p.st.reject(a, rerr.reason, rerr.msg)
+			p.status.reject(a, rerr.reason, rerr.msg)
 		}
 		return
 	}
@@ -115,7 +115,7 @@ func (e *engine[T]) forRoute(p *pol[T], t target) {
 	if p.mergeType == nil {
 		if err := e.check(e.applied(p), t.kind); err != nil {
 			for _, a := range ancs {
-				p.st.reject(a, reasonInvalid, conditions.ErrorMessage(err))
+				p.status.reject(a, reasonInvalid, conditions.ErrorMessage(err))
 			}
 		}
 		e.apply(rs, e.applied(p), rule)
@@ -123,18 +123,18 @@ func (e *engine[T]) forRoute(p *pol[T], t target) {
 		e.mergeOnListeners(p, rs, rule, routeScope)
 	}
 	for _, a := range ancs {
-		p.st.accept(a)
+		p.status.accept(a)
 	}
 	e.warnDeprecated(p, ancs...)
-	if t.section == nil && len(st.sections) > 0 {
-		names := make([]string, 0, len(st.sections))
-		for n := range st.sections {
+	if t.section == nil && len(status.sections) > 0 {
+		names := make([]string, 0, len(status.sections))
+		for n := range status.sections {
 			names = append(names, n)
 		}
 		sort.Strings(names)
 		msg := fmt.Sprintf("This policy is being overridden by other %s for these route rules: %v", e.k.routeOverride, names)
 		for _, a := range ancs {
-			p.st.set(a, conditions.New(condOverridden, "True", reasonOverridden, msg))
+			p.status.set(a, conditions.New(condOverridden, "True", reasonOverridden, msg))
 		}
 	}
 }
@@ -180,7 +180,7 @@ func (e *engine[T]) mergeOnListeners(p *pol[T], rs []irRoute, rule func(int) boo
 		}
 		if parent == nil {
 			if err := e.check(e.applied(p), routeScope.routeKind); err != nil {
-				p.st.reject(anc, reasonInvalid, conditions.ErrorMessage(err))
+				p.status.reject(anc, reasonInvalid, conditions.ErrorMessage(err))
 			}
 			e.apply(groups[l], e.applied(p), rule)
 			continue
@@ -190,13 +190,13 @@ func (e *engine[T]) mergeOnListeners(p *pol[T], rs []irRoute, rule func(int) boo
 			err = e.check(a, routeScope.routeKind)
 		}
 		if err != nil {
-			p.st.reject(anc, reasonInvalid, conditions.ErrorMessage(err))
+			p.status.reject(anc, reasonInvalid, conditions.ErrorMessage(err))
 			continue
 		}
 		e.apply(groups[l], a, rule)
 		e.merged.add(pscope, routeScope)
-		e.merges = append(e.merges, mergeRecord{child: p.ref, st: &p.st, anc: anc, parent: pscope, route: routeScope})
-		p.st.set(anc,
+		e.merges = append(e.merges, mergeRecord{child: p.ref, status: &p.status, anc: anc, parent: pscope, route: routeScope})
+		p.status.set(anc,
 			conditions.New(condMerged, "True", reasonMerged,
 				fmt.Sprintf("Merged with policy %s/%s", parent.ref.Namespace, parent.ref.Name)))
 	}
@@ -210,20 +210,20 @@ func (e *engine[T]) forListenerSet(p *pol[T], t target) {
 	if ls == nil {
 		return
 	}
-	st := state(e.lsState, nn)
+	status := state(e.lsState, nn)
 	var rerr *resolveErr
 	if t.section != nil {
 		switch {
 		case !hasSetListener(ls, *t.section):
 			rerr = &resolveErr{reasonTargetNotFound, fmt.Sprintf("No section name %s found for ListenerSet %s", *t.section, nn)}
-		case !st.claimSection(*t.section):
+		case !status.claimSection(*t.section):
 			rerr = e.conflict(fmt.Sprintf("Listener %s/%s", t.name, *t.section))
 		}
 	} else {
-		if st.attached {
+		if status.attached {
 			rerr = e.conflict("ListenerSet " + t.name)
 		}
-		st.attached = true
+		status.attached = true
 	}
 	gwNN := parentOf(ls)
 	g := e.w.gateways[gwNN]
@@ -232,7 +232,7 @@ func (e *engine[T]) forListenerSet(p *pol[T], t target) {
 	}
 	anc := setAncestor(nn, t.sectionOr())
 	if rerr != nil {
-		p.st.reject(anc, rerr.reason, rerr.msg)
+		p.status.reject(anc, rerr.reason, rerr.msg)
 		return
 	}
 	lsScope := scope{kind: scopeListenerSet, namespace: nn.Namespace, name: nn.Name}
@@ -256,9 +256,9 @@ func (e *engine[T]) forListenerSet(p *pol[T], t target) {
 		e.apply(e.w.byListener[l], a, nil)
 	}
 	if err := e.check(e.applied(p), "ListenerSet"); err != nil {
-		p.st.reject(anc, reasonInvalid, conditions.ErrorMessage(err))
+		p.status.reject(anc, reasonInvalid, conditions.ErrorMessage(err))
 	}
-	p.st.accept(anc)
+	p.status.accept(anc)
 	e.scopeConditions(p, anc, own)
 	e.warnDeprecated(p, anc)
 }
@@ -271,24 +271,24 @@ func (e *engine[T]) forGateway(p *pol[T], t target) {
 	if g == nil {
 		return
 	}
-	st := state(e.gwState, nn)
+	status := state(e.gwState, nn)
 	var rerr *resolveErr
 	if t.section != nil {
 		switch {
 		case !hasDirectListener(g, *t.section):
 			rerr = &resolveErr{reasonTargetNotFound, fmt.Sprintf("No section name %s found for Gateway %s", *t.section, nn)}
-		case !st.claimSection(*t.section):
+		case !status.claimSection(*t.section):
 			rerr = e.conflict(fmt.Sprintf("Listener %s/%s", nn, *t.section))
 		}
 	} else {
-		if st.attached {
+		if status.attached {
 			rerr = e.conflict("Gateway " + t.name)
 		}
-		st.attached = true
+		status.attached = true
 	}
 	anc := gatewayAncestor(nn, t.sectionOr())
 	if rerr != nil {
-		p.st.reject(anc, rerr.reason, rerr.msg)
+		p.status.reject(anc, rerr.reason, rerr.msg)
 		return
 	}
 	own := scope{kind: scopeGateway, namespace: nn.Namespace, name: nn.Name}
@@ -305,9 +305,9 @@ func (e *engine[T]) forGateway(p *pol[T], t target) {
 		e.apply(e.w.byListener[l], a, nil)
 	}
 	if err := e.check(e.applied(p), "Gateway"); err != nil {
-		p.st.reject(anc, reasonInvalid, conditions.ErrorMessage(err))
+		p.status.reject(anc, reasonInvalid, conditions.ErrorMessage(err))
 	}
-	p.st.accept(anc)
+	p.status.accept(anc)
 	e.warnDeprecated(p, anc)
 	e.scopeConditions(p, anc, own)
 }

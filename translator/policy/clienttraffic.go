@@ -118,7 +118,7 @@ func (e *ctpEngine) run() {
 		}
 	}
 	for _, p := range e.pols {
-		p.st.truncate()
+		p.status.truncate()
 	}
 }
 
@@ -132,7 +132,7 @@ func (e *ctpEngine) resolveAncestor(p *pol[egv1a1.ClientTrafficPolicySpec], t ta
 	}
 	anc = e.ancestor(t, g, ls)
 	if rerr != nil {
-		p.st.reject(anc, rerr.reason, rerr.msg)
+		p.status.reject(anc, rerr.reason, rerr.msg)
 		return g, ls, anc, false
 	}
 	return g, ls, anc, true
@@ -149,7 +149,7 @@ func (e *ctpEngine) forSection(p *pol[egv1a1.ClientTrafficPolicySpec], t target)
 		key = setPrefix(ls) + key
 	}
 	if e.sections[gw][key] {
-		p.st.reject(anc, reasonConflicted,
+		p.status.reject(anc, reasonConflicted,
 			fmt.Sprintf("Unable to target section of %s, another ClientTrafficPolicy has already attached to it", t.name))
 		return
 	}
@@ -171,10 +171,10 @@ func (e *ctpEngine) forSection(p *pol[egv1a1.ClientTrafficPolicySpec], t target)
 		}
 	}
 	if err != nil {
-		p.st.reject(anc, reasonInvalid, conditions.ErrorMessage(err))
+		p.status.reject(anc, reasonInvalid, conditions.ErrorMessage(err))
 	}
-	p.st.accept(anc)
-	p.st.warn(anc, reasonUnsupportedHTTP3, http3OffMessage(http3Off))
+	p.status.accept(anc)
+	p.status.warn(anc, reasonUnsupportedHTTP3, http3OffMessage(http3Off))
 	e.warnDeprecated(p, anc)
 }
 
@@ -193,7 +193,7 @@ func (e *ctpEngine) forWhole(p *pol[egv1a1.ClientTrafficPolicySpec], t target) {
 		if ls != nil {
 			what = "ListenerSet " + t.name
 		}
-		p.st.reject(anc, reasonConflicted,
+		p.status.reject(anc, reasonConflicted,
 			fmt.Sprintf("Unable to target %s, another ClientTrafficPolicy has already attached to it", what))
 		return
 	}
@@ -209,7 +209,7 @@ func (e *ctpEngine) forWhole(p *pol[egv1a1.ClientTrafficPolicySpec], t target) {
 	}
 	if len(overriding) > 0 {
 		sort.Strings(overriding)
-		p.st.set(anc, conditions.New(condOverridden, "True", reasonOverridden,
+		p.status.set(anc, conditions.New(condOverridden, "True", reasonOverridden,
 			fmt.Sprintf("There are existing ClientTrafficPolicies that are overriding these sections %v", overriding)))
 	}
 	e.claim(e.scopes, gw, scopeKey)
@@ -244,10 +244,10 @@ func (e *ctpEngine) forWhole(p *pol[egv1a1.ClientTrafficPolicySpec], t target) {
 		}
 	}
 	if len(errs) > 0 {
-		p.st.reject(anc, reasonInvalid, conditions.Message(strings.Join(errs, "\n")))
+		p.status.reject(anc, reasonInvalid, conditions.Message(strings.Join(errs, "\n")))
 	}
-	p.st.accept(anc)
-	p.st.warn(anc, reasonUnsupportedHTTP3, http3OffMessage(http3Off))
+	p.status.accept(anc)
+	p.status.warn(anc, reasonUnsupportedHTTP3, http3OffMessage(http3Off))
 	e.warnDeprecated(p, anc)
 }
 
@@ -402,5 +402,5 @@ func (e *ctpEngine) warnDeprecated(p *pol[egv1a1.ClientTrafficPolicySpec], anc r
 	if s.TLS != nil && s.TLS.ClientValidation != nil && s.TLS.ClientValidation.Optional {
 		fields["spec.tls.clientValidation.optional"] = "spec.tls.clientValidation.mode"
 	}
-	p.st.warn(anc, reasonDeprecated, deprecationMessage(fields))
+	p.status.warn(anc, reasonDeprecated, deprecationMessage(fields))
 }
