@@ -30,18 +30,19 @@ type tcpProxyEntry struct {
 }
 
 func compileTCPProxy(listener, chain string, f *listenerv3.Filter) (*tcpProxyEntry, error) {
-	tc := f.GetTypedConfig()
-	if f.GetConfigDiscovery() != nil || tc == nil {
+	typedConfig := f.GetTypedConfig()
+	if f.GetConfigDiscovery() != nil || typedConfig == nil {
 		return nil, fmt.Errorf("%w: listener %s filter chain %s gets its tcp_proxy via config_discovery (ECDS)",
 			ErrUnsupported, listener, chain)
 	}
-	if tc.GetTypeUrl() != tcpProxyTypeURL {
+	if typedConfig.GetTypeUrl() != tcpProxyTypeURL {
 		return nil, fmt.Errorf("%w: listener %s filter %q has typed_config of type %q, want %s",
-			ErrInvalidConfig, listener, f.GetName(), tc.GetTypeUrl(), tcpProxyTypeURL)
+			ErrInvalidConfig, listener, f.GetName(), typedConfig.GetTypeUrl(), tcpProxyTypeURL)
 	}
 	m := &tcpv3.TcpProxy{}
-	if err := tc.UnmarshalTo(m); err != nil {
-		return nil, fmt.Errorf("%w: listener %s: cannot unmarshal %s: %v", ErrInvalidConfig, listener, tc.GetTypeUrl(), err)
+	if err := typedConfig.UnmarshalTo(m); err != nil {
+		return nil, fmt.Errorf("%w: listener %s: cannot unmarshal %s: %v", ErrInvalidConfig, listener,
+			typedConfig.GetTypeUrl(), err)
 	}
 	bad := func(format string, args ...any) error {
 		return fmt.Errorf("%w: listener %s filter chain %s: tcp_proxy %s", ErrInvalidConfig, listener, chain,
@@ -100,19 +101,19 @@ type udpProxyEntry struct {
 }
 
 func compileUDPProxy(listener string, lf *listenerv3.ListenerFilter) *udpProxyEntry {
-	tc := lf.GetTypedConfig()
-	if lf.GetConfigDiscovery() != nil || tc == nil {
+	typedConfig := lf.GetTypedConfig()
+	if lf.GetConfigDiscovery() != nil || typedConfig == nil {
 		return &udpProxyEntry{err: fmt.Errorf("%w: listener %s gets its udp_proxy via config_discovery (ECDS)",
 			ErrUnsupported, listener)}
 	}
-	if tc.GetTypeUrl() != udpProxyTypeURL {
+	if typedConfig.GetTypeUrl() != udpProxyTypeURL {
 		return &udpProxyEntry{err: fmt.Errorf("%w: listener %s listener filter %q has typed_config of type %q, want %s",
-			ErrInvalidConfig, listener, lf.GetName(), tc.GetTypeUrl(), udpProxyTypeURL)}
+			ErrInvalidConfig, listener, lf.GetName(), typedConfig.GetTypeUrl(), udpProxyTypeURL)}
 	}
 	m := &udpv3.UdpProxyConfig{}
-	if err := tc.UnmarshalTo(m); err != nil {
+	if err := typedConfig.UnmarshalTo(m); err != nil {
 		return &udpProxyEntry{err: fmt.Errorf("%w: listener %s: cannot unmarshal %s: %v", ErrInvalidConfig, listener,
-			tc.GetTypeUrl(), err)}
+			typedConfig.GetTypeUrl(), err)}
 	}
 	switch specifier := m.GetRouteSpecifier().(type) {
 	case *udpv3.UdpProxyConfig_Cluster:
@@ -151,14 +152,15 @@ func udpRouteCluster(listener string, m *matcherv3.Matcher) (string, error) {
 				"%w: listener %s: udp_proxy matcher has no on_no_match action; Envoy drops every datagram (no route)",
 				ErrNoRoute, listener)
 		}
-		tc := action.GetTypedConfig()
-		if tc.GetTypeUrl() != udpRouteTypeURL {
+		typedConfig := action.GetTypedConfig()
+		if typedConfig.GetTypeUrl() != udpRouteTypeURL {
 			return "", fmt.Errorf("%w: listener %s: udp_proxy action %q has typed_config of type %q, want %s",
-				ErrInvalidConfig, listener, action.GetName(), tc.GetTypeUrl(), udpRouteTypeURL)
+				ErrInvalidConfig, listener, action.GetName(), typedConfig.GetTypeUrl(), udpRouteTypeURL)
 		}
 		r := &udpv3.Route{}
-		if err := tc.UnmarshalTo(r); err != nil {
-			return "", fmt.Errorf("%w: listener %s: cannot unmarshal %s: %v", ErrInvalidConfig, listener, tc.GetTypeUrl(), err)
+		if err := typedConfig.UnmarshalTo(r); err != nil {
+			return "", fmt.Errorf("%w: listener %s: cannot unmarshal %s: %v", ErrInvalidConfig, listener,
+				typedConfig.GetTypeUrl(), err)
 		}
 		if r.GetCluster() == "" {
 			return "", fmt.Errorf("%w: listener %s: udp_proxy route action has an empty cluster", ErrInvalidConfig, listener)

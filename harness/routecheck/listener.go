@@ -179,18 +179,19 @@ func compileChain(listener string, fc *listenerv3.FilterChain, index int) *chain
 }
 
 func compileHCM(listener string, f *listenerv3.Filter) (*hcmConfig, error) {
-	tc := f.GetTypedConfig()
-	if f.GetConfigDiscovery() != nil || tc == nil {
+	typedConfig := f.GetTypedConfig()
+	if f.GetConfigDiscovery() != nil || typedConfig == nil {
 		return nil, fmt.Errorf("%w: listener %s gets its HTTP connection manager via config_discovery (ECDS)", ErrUnsupported,
 			listener)
 	}
-	if tc.GetTypeUrl() != hcmTypeURL {
+	if typedConfig.GetTypeUrl() != hcmTypeURL {
 		return nil, fmt.Errorf("%w: listener %s filter %q has typed_config of type %q, want %s",
-			ErrInvalidConfig, listener, f.GetName(), tc.GetTypeUrl(), hcmTypeURL)
+			ErrInvalidConfig, listener, f.GetName(), typedConfig.GetTypeUrl(), hcmTypeURL)
 	}
 	m := &hcmv3.HttpConnectionManager{}
-	if err := tc.UnmarshalTo(m); err != nil {
-		return nil, fmt.Errorf("%w: listener %s: cannot unmarshal %s: %v", ErrInvalidConfig, listener, tc.GetTypeUrl(), err)
+	if err := typedConfig.UnmarshalTo(m); err != nil {
+		return nil, fmt.Errorf("%w: listener %s: cannot unmarshal %s: %v", ErrInvalidConfig, listener,
+			typedConfig.GetTypeUrl(), err)
 	}
 	return newHCMConfig(listener, m)
 }
@@ -212,22 +213,24 @@ func newHCMConfig(listener string, m *hcmv3.HttpConnectionManager) (*hcmConfig, 
 	}
 	h.xffHops, h.skipXffAppend = m.GetXffNumTrustedHops(), m.GetSkipXffAppend()
 	for _, ext := range m.GetOriginalIpDetectionExtensions() {
-		tc := ext.GetTypedConfig()
-		if tc.GetTypeUrl() == xffTypeURL {
+		typedConfig := ext.GetTypedConfig()
+		if typedConfig.GetTypeUrl() == xffTypeURL {
 			x := &xffv3.XffConfig{}
-			if err := tc.UnmarshalTo(x); err != nil {
-				return nil, fmt.Errorf("%w: listener %s: cannot unmarshal %s: %v", ErrInvalidConfig, listener, tc.GetTypeUrl(), err)
+			if err := typedConfig.UnmarshalTo(x); err != nil {
+				return nil, fmt.Errorf("%w: listener %s: cannot unmarshal %s: %v", ErrInvalidConfig, listener,
+					typedConfig.GetTypeUrl(), err)
 			}
 			h.detect = &ipDetection{xff: true, hops: x.GetXffNumTrustedHops(),
 				trustedCIDRs: len(x.GetXffTrustedCidrs().GetCidrs()) > 0, skipAppend: x.GetSkipXffAppend().GetValue()}
 			break
 		}
-		if tc.GetTypeUrl() != customHeaderTypeURL {
+		if typedConfig.GetTypeUrl() != customHeaderTypeURL {
 			continue
 		}
 		ch := &customheaderv3.CustomHeaderConfig{}
-		if err := tc.UnmarshalTo(ch); err != nil {
-			return nil, fmt.Errorf("%w: listener %s: cannot unmarshal %s: %v", ErrInvalidConfig, listener, tc.GetTypeUrl(), err)
+		if err := typedConfig.UnmarshalTo(ch); err != nil {
+			return nil, fmt.Errorf("%w: listener %s: cannot unmarshal %s: %v", ErrInvalidConfig, listener,
+				typedConfig.GetTypeUrl(), err)
 		}
 		if reject := ch.GetRejectWithStatus(); reject != nil {
 			h.ipHeader, h.ipReject = strings.ToLower(ch.GetHeaderName()), int(reject.GetCode())
@@ -323,8 +326,8 @@ func matchesOnTLS(l *listenerv3.Listener) bool {
 }
 
 func isListenerFilter(lf *listenerv3.ListenerFilter, name, typeURL string) bool {
-	tc := lf.GetTypedConfig()
-	return tc.GetTypeUrl() == typeURL || (tc == nil && lf.GetName() == name)
+	typedConfig := lf.GetTypedConfig()
+	return typedConfig.GetTypeUrl() == typeURL || (typedConfig == nil && lf.GetName() == name)
 }
 
 func (entry *listenerEntry) byServerName(chains []*chainEntry, req conn) (*chainEntry, error) {

@@ -207,12 +207,12 @@ func compileRoute(rcName, vhName string, index int, r *routev3.Route) *route {
 		}
 		rr.cookies = append(rr.cookies, cookieMatcher{name: c.GetName(), m: sm, invert: c.GetInvertMatch()})
 	}
-	if tc := m.GetTlsContext(); tc != nil {
-		if p := tc.GetPresented(); p != nil {
+	if tlsContext := m.GetTlsContext(); tlsContext != nil {
+		if p := tlsContext.GetPresented(); p != nil {
 			v := p.GetValue()
 			rr.tlsPresented = &v
 		}
-		if p := tc.GetValidated(); p != nil {
+		if p := tlsContext.GetValidated(); p != nil {
 			v := p.GetValue()
 			rr.tlsValidated = &v
 		}

@@ -33,11 +33,11 @@ const customResponseFilter = "envoy.filters.http.custom_response"
 // addResponseOverride puts the policy's custom_response filter on the listener (once per
 // policy) and turns it on for the route.
 func (s *httpFilterSet) addResponseOverride(out *routev3.Route, r *ir.HTTPRoute) error {
-	bt := r.Policies.BackendTrafficSettings
-	if bt == nil || bt.ResponseOverride == nil {
+	traffic := r.Policies.BackendTrafficSettings
+	if traffic == nil || traffic.ResponseOverride == nil {
 		return nil
 	}
-	ro := bt.ResponseOverride
+	ro := traffic.ResponseOverride
 	name := customResponseFilter + "/" + ro.Config
 	if _, ok := s.named[name]; !ok {
 		cfg, err := customResponseConfig(ro)

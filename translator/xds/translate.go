@@ -355,8 +355,8 @@ func (t Translator) addL4Cluster(out *result.XDS, seen map[string]bool, src ir.S
 // (internal/gatewayapi/backendtrafficpolicy.go), the load balancer and, on a TCP route, the
 // circuit breaker.
 func l4ClusterSettings(p ir.RoutePolicies) *ir.ClusterSettings {
-	if bt := p.BackendTrafficSettings; bt != nil {
-		return bt.Cluster
+	if traffic := p.BackendTrafficSettings; traffic != nil {
+		return traffic.Cluster
 	}
 	return nil
 }
