@@ -59,30 +59,28 @@ type l4Input struct {
 }
 
 func (translation *routeTranslator) processTCPRoute(r *gwapiv1.TCPRoute) {
-	in := l4Input{ref: resource.Ref{Kind: "TCPRoute", Namespace: r.Namespace, Name: r.Name}, parentRefs: r.Spec.ParentRefs,
-		oneRule: true}
-	for _, rule := range r.Spec.Rules {
-		in.rules = append(in.rules, rule.BackendRefs)
-	}
-	translation.processL4(in)
+	translation.processL4(l4Input{ref: resource.Ref{Kind: "TCPRoute", Namespace: r.Namespace, Name: r.Name},
+		parentRefs: r.Spec.ParentRefs, oneRule: true, rules: l4Rules(r.Spec.Rules)})
 }
 
 func (translation *routeTranslator) processUDPRoute(r *gwapiv1.UDPRoute) {
-	in := l4Input{ref: resource.Ref{Kind: "UDPRoute", Namespace: r.Namespace, Name: r.Name}, parentRefs: r.Spec.ParentRefs,
-		oneRule: true}
-	for _, rule := range r.Spec.Rules {
-		in.rules = append(in.rules, rule.BackendRefs)
-	}
-	translation.processL4(in)
+	translation.processL4(l4Input{ref: resource.Ref{Kind: "UDPRoute", Namespace: r.Namespace, Name: r.Name},
+		parentRefs: r.Spec.ParentRefs, oneRule: true, rules: l4Rules(r.Spec.Rules)})
 }
 
 func (translation *routeTranslator) processTLSRoute(r *gwapiv1.TLSRoute) {
-	in := l4Input{ref: resource.Ref{Kind: "TLSRoute", Namespace: r.Namespace, Name: r.Name}, parentRefs: r.Spec.ParentRefs,
-		hostnames: hostnameStrings(r.Spec.Hostnames)}
-	for _, rule := range r.Spec.Rules {
-		in.rules = append(in.rules, rule.BackendRefs)
+	translation.processL4(l4Input{ref: resource.Ref{Kind: "TLSRoute", Namespace: r.Namespace, Name: r.Name},
+		parentRefs: r.Spec.ParentRefs, hostnames: hostnameStrings(r.Spec.Hostnames), rules: l4Rules(r.Spec.Rules)})
+}
+
+// l4Rules are the backendRefs of each of a TCPRoute's, UDPRoute's or TLSRoute's rules (the
+// three rule types have the same fields).
+func l4Rules[R gwapiv1.TCPRouteRule | gwapiv1.UDPRouteRule | gwapiv1.TLSRouteRule](rules []R) [][]gwapiv1.BackendRef {
+	var out [][]gwapiv1.BackendRef
+	for _, rule := range rules {
+		out = append(out, gwapiv1.TCPRouteRule(rule).BackendRefs)
 	}
-	translation.processL4(in)
+	return out
 }
 
 // processL4 attaches a layer-4 route. Its backends form one destination named
