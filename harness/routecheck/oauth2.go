@@ -34,11 +34,11 @@ func evalOAuth2(per *anypb.Any, state *requestState, eff *FilterEffect) (int, st
 		return 0, "", nil
 	}
 	for _, m := range cfg.GetPassThroughMatcher() {
-		hm, err := compileHeaderMatcher(m)
+		headerMatch, err := compileHeaderMatcher(m)
 		if err != nil {
 			return 0, "", err
 		}
-		if hm.matches(state.headers) {
+		if headerMatch.matches(state.headers) {
 			eff.Outcome = "pass through"
 			return 0, "", nil
 		}
@@ -83,11 +83,11 @@ func evalOAuth2(per *anypb.Any, state *requestState, eff *FilterEffect) (int, st
 		return 0, "", nil
 	}
 	for _, m := range cfg.GetDenyRedirectMatcher() {
-		hm, err := compileHeaderMatcher(m)
+		headerMatch, err := compileHeaderMatcher(m)
 		if err != nil {
 			return 0, "", err
 		}
-		if hm.matches(state.headers) {
+		if headerMatch.matches(state.headers) {
 			eff.Outcome = "denied"
 			return 401, "", nil
 		}

@@ -196,11 +196,11 @@ func actionEntry(a *routev3.RateLimit_Action, state *requestState) (string, bool
 		hv := v.HeaderValueMatch
 		all := true
 		for _, h := range hv.GetHeaders() {
-			hm, err := compileHeaderMatcher(h)
+			headerMatch, err := compileHeaderMatcher(h)
 			if err != nil {
 				return "", false, err
 			}
-			if !hm.matches(state.headers) {
+			if !headerMatch.matches(state.headers) {
 				all = false
 				break
 			}
@@ -250,11 +250,11 @@ func actionEntry(a *routev3.RateLimit_Action, state *requestState) (string, bool
 		params := parseQuery(state.path)
 		all := true
 		for _, q := range qv.GetQueryParameters() {
-			qm, err := compileQueryMatcher(q)
+			queryMatch, err := compileQueryMatcher(q)
 			if err != nil {
 				return "", false, err
 			}
-			if !qm.matches(params) {
+			if !queryMatch.matches(params) {
 				all = false
 				break
 			}

@@ -187,25 +187,25 @@ func compileRoute(rcName, vhName string, index int, r *routev3.Route) *route {
 	}
 	rr.grpc = m.GetGrpc() != nil
 	for _, h := range m.GetHeaders() {
-		hm, err := compileHeaderMatcher(h)
+		headerMatch, err := compileHeaderMatcher(h)
 		if err != nil {
 			return fail(ErrInvalidConfig, "header %q: %v", h.GetName(), err)
 		}
-		rr.headers = append(rr.headers, hm)
+		rr.headers = append(rr.headers, headerMatch)
 	}
 	for _, q := range m.GetQueryParameters() {
-		qm, err := compileQueryMatcher(q)
+		queryMatch, err := compileQueryMatcher(q)
 		if err != nil {
 			return fail(ErrInvalidConfig, "query parameter %q: %v", q.GetName(), err)
 		}
-		rr.query = append(rr.query, qm)
+		rr.query = append(rr.query, queryMatch)
 	}
 	for _, c := range m.GetCookies() {
-		sm, err := compileStringMatcher(c.GetStringMatch())
+		stringMatch, err := compileStringMatcher(c.GetStringMatch())
 		if err != nil {
 			return fail(ErrInvalidConfig, "cookie %q: %v", c.GetName(), err)
 		}
-		rr.cookies = append(rr.cookies, cookieMatcher{name: c.GetName(), m: sm, invert: c.GetInvertMatch()})
+		rr.cookies = append(rr.cookies, cookieMatcher{name: c.GetName(), m: stringMatch, invert: c.GetInvertMatch()})
 	}
 	if tlsContext := m.GetTlsContext(); tlsContext != nil {
 		if p := tlsContext.GetPresented(); p != nil {

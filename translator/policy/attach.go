@@ -68,8 +68,8 @@ func (s *attachState) claimSection(name string) bool {
 }
 
 type sectionKey struct {
-	nn      types.NamespacedName
-	section string
+	namespacedName types.NamespacedName
+	section        string
 }
 
 // resolveErr is why a policy cannot take a target: Accepted=False with this reason.
@@ -169,12 +169,12 @@ func (e *engine[T]) parentPolicies() {
 			if t.kind != "Gateway" {
 				continue
 			}
-			nn := types.NamespacedName{Namespace: t.namespace, Name: t.name}
-			g := e.w.gateways[nn]
+			namespacedName := types.NamespacedName{Namespace: t.namespace, Name: t.name}
+			g := e.w.gateways[namespacedName]
 			if g == nil || (t.section != nil && !hasDirectListener(g, *t.section)) {
 				continue
 			}
-			k := sectionKey{nn, t.sectionOr()}
+			k := sectionKey{namespacedName, t.sectionOr()}
 			if _, ok := e.gwPolicy[k]; !ok {
 				e.gwPolicy[k] = p
 			}
@@ -183,12 +183,12 @@ func (e *engine[T]) parentPolicies() {
 			if t.kind != "ListenerSet" {
 				continue
 			}
-			nn := types.NamespacedName{Namespace: t.namespace, Name: t.name}
-			ls := e.w.sets[nn]
-			if ls == nil || (t.section != nil && !hasSetListener(ls, *t.section)) {
+			namespacedName := types.NamespacedName{Namespace: t.namespace, Name: t.name}
+			listenerSet := e.w.sets[namespacedName]
+			if listenerSet == nil || (t.section != nil && !hasSetListener(listenerSet, *t.section)) {
 				continue
 			}
-			k := sectionKey{nn, t.sectionOr()}
+			k := sectionKey{namespacedName, t.sectionOr()}
 			if _, ok := e.lsPolicy[k]; !ok {
 				e.lsPolicy[k] = p
 			}

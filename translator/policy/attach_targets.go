@@ -25,8 +25,8 @@ func hasDirectListener(g *gatewayapi.GatewayNode, name string) bool {
 	return false
 }
 
-func hasSetListener(ls *gwapiv1.ListenerSet, name string) bool {
-	for _, l := range ls.Spec.Listeners {
+func hasSetListener(listenerSet *gwapiv1.ListenerSet, name string) bool {
+	for _, l := range listenerSet.Spec.Listeners {
 		if string(l.Name) == name {
 			return true
 		}
@@ -72,33 +72,35 @@ func (e *engine[T]) forRoute(p *pol[T], t target) {
 		if pr.Namespace != nil {
 			ns = string(*pr.Namespace)
 		}
-		nn := types.NamespacedName{Namespace: ns, Name: string(pr.Name)}
+		namespacedName := types.NamespacedName{Namespace: ns, Name: string(pr.Name)}
 		section := ""
 		if pr.SectionName != nil {
 			section = string(*pr.SectionName)
 		}
 		if pr.Kind == nil || *pr.Kind == "Gateway" {
 			if section != "" {
-				e.overrides.add(scope{kind: scopeGatewayListener, namespace: ns, name: nn.Name, section: section}, routeScope)
+				e.overrides.add(scope{kind: scopeGatewayListener, namespace: ns, name: namespacedName.Name, section: section},
+					routeScope)
 			} else {
-				e.overrides.add(scope{kind: scopeGateway, namespace: ns, name: nn.Name}, routeScope)
+				e.overrides.add(scope{kind: scopeGateway, namespace: ns, name: namespacedName.Name}, routeScope)
 			}
-			ancs = append(ancs, gatewayAncestor(nn, section))
+			ancs = append(ancs, gatewayAncestor(namespacedName, section))
 			continue
 		}
-		ls := e.w.sets[nn]
-		if ls == nil {
+		listenerSet := e.w.sets[namespacedName]
+		if listenerSet == nil {
 			continue
 		}
-		gw := parentOf(ls)
-		e.overrides.registerListenerSet(scope{kind: scopeListenerSet, namespace: ns, name: nn.Name},
+		gw := parentOf(listenerSet)
+		e.overrides.registerListenerSet(scope{kind: scopeListenerSet, namespace: ns, name: namespacedName.Name},
 			scope{kind: scopeGateway, namespace: gw.Namespace, name: gw.Name})
 		if section != "" {
-			e.overrides.add(scope{kind: scopeListenerSetListener, namespace: ns, name: nn.Name, section: section}, routeScope)
+			e.overrides.add(scope{kind: scopeListenerSetListener, namespace: ns, name: namespacedName.Name, section: section},
+				routeScope)
 		} else {
-			e.overrides.add(scope{kind: scopeListenerSet, namespace: ns, name: nn.Name}, routeScope)
+			e.overrides.add(scope{kind: scopeListenerSet, namespace: ns, name: namespacedName.Name}, routeScope)
 		}
-		ancs = append(ancs, setAncestor(nn, section))
+		ancs = append(ancs, setAncestor(namespacedName, section))
 	}
 	if rerr != nil {
 		for _, a := range ancs {
@@ -205,17 +207,18 @@ func (e *engine[T]) mergeOnListeners(p *pol[T], rs []irRoute, rule func(int) boo
 // forListenerSet attaches a policy to a ListenerSet or one of its listeners; the
 // ancestor is the ListenerSet itself.
 func (e *engine[T]) forListenerSet(p *pol[T], t target) {
-	nn := types.NamespacedName{Namespace: t.namespace, Name: t.name}
-	ls := e.w.sets[nn]
-	if ls == nil {
+	namespacedName := types.NamespacedName{Namespace: t.namespace, Name: t.name}
+	listenerSet := e.w.sets[namespacedName]
+	if listenerSet == nil {
 		return
 	}
-	status := state(e.lsState, nn)
+	status := state(e.lsState, namespacedName)
 	var rerr *resolveErr
 	if t.section != nil {
 		switch {
-		case !hasSetListener(ls, *t.section):
-			rerr = &resolveErr{reasonTargetNotFound, fmt.Sprintf("No section name %s found for ListenerSet %s", *t.section, nn)}
+		case !hasSetListener(listenerSet, *t.section):
+			rerr = &resolveErr{reasonTargetNotFound,
+				fmt.Sprintf("No section name %s found for ListenerSet %s", *t.section, namespacedName)}
 		case !status.claimSection(*t.section):
 			rerr = e.conflict(fmt.Sprintf("Listener %s/%s", t.name, *t.section))
 		}
@@ -225,21 +228,22 @@ func (e *engine[T]) forListenerSet(p *pol[T], t target) {
 		}
 		status.attached = true
 	}
-	gwNN := parentOf(ls)
+	gwNN := parentOf(listenerSet)
 	g := e.w.gateways[gwNN]
 	if g == nil {
 		return
 	}
-	anc := setAncestor(nn, t.sectionOr())
+	anc := setAncestor(namespacedName, t.sectionOr())
 	if rerr != nil {
 		p.status.reject(anc, rerr.reason, rerr.msg)
 		return
 	}
-	lsScope := scope{kind: scopeListenerSet, namespace: nn.Namespace, name: nn.Name}
+	lsScope := scope{kind: scopeListenerSet, namespace: namespacedName.Namespace, name: namespacedName.Name}
 	gwScope := scope{kind: scopeGateway, namespace: gwNN.Namespace, name: gwNN.Name}
 	own := lsScope
 	if t.section != nil {
-		own = scope{kind: scopeListenerSetListener, namespace: nn.Namespace, name: nn.Name, section: *t.section}
+		own = scope{kind: scopeListenerSetListener, namespace: namespacedName.Namespace, name: namespacedName.Name,
+			section: *t.section}
 		e.overrides.registerListenerSet(lsScope, gwScope)
 		e.overrides.add(lsScope, own)
 	} else {
@@ -247,7 +251,7 @@ func (e *engine[T]) forListenerSet(p *pol[T], t target) {
 	}
 	a := e.applied(p)
 	for _, l := range g.Listeners {
-		if l.Set == nil || l.Set.Namespace != nn.Namespace || l.Set.Name != nn.Name {
+		if l.Set == nil || l.Set.Namespace != namespacedName.Namespace || l.Set.Name != namespacedName.Name {
 			continue
 		}
 		if t.section != nil && l.Name != *t.section {
@@ -266,19 +270,20 @@ func (e *engine[T]) forListenerSet(p *pol[T], t target) {
 // forGateway attaches a policy to a Gateway (all its listeners, ListenerSet listeners
 // included) or to one of its own listeners.
 func (e *engine[T]) forGateway(p *pol[T], t target) {
-	nn := types.NamespacedName{Namespace: t.namespace, Name: t.name}
-	g := e.w.gateways[nn]
+	namespacedName := types.NamespacedName{Namespace: t.namespace, Name: t.name}
+	g := e.w.gateways[namespacedName]
 	if g == nil {
 		return
 	}
-	status := state(e.gwState, nn)
+	status := state(e.gwState, namespacedName)
 	var rerr *resolveErr
 	if t.section != nil {
 		switch {
 		case !hasDirectListener(g, *t.section):
-			rerr = &resolveErr{reasonTargetNotFound, fmt.Sprintf("No section name %s found for Gateway %s", *t.section, nn)}
+			rerr = &resolveErr{reasonTargetNotFound,
+				fmt.Sprintf("No section name %s found for Gateway %s", *t.section, namespacedName)}
 		case !status.claimSection(*t.section):
-			rerr = e.conflict(fmt.Sprintf("Listener %s/%s", nn, *t.section))
+			rerr = e.conflict(fmt.Sprintf("Listener %s/%s", namespacedName, *t.section))
 		}
 	} else {
 		if status.attached {
@@ -286,16 +291,17 @@ func (e *engine[T]) forGateway(p *pol[T], t target) {
 		}
 		status.attached = true
 	}
-	anc := gatewayAncestor(nn, t.sectionOr())
+	anc := gatewayAncestor(namespacedName, t.sectionOr())
 	if rerr != nil {
 		p.status.reject(anc, rerr.reason, rerr.msg)
 		return
 	}
-	own := scope{kind: scopeGateway, namespace: nn.Namespace, name: nn.Name}
+	own := scope{kind: scopeGateway, namespace: namespacedName.Namespace, name: namespacedName.Name}
 	if t.section != nil {
-		ls := scope{kind: scopeGatewayListener, namespace: nn.Namespace, name: nn.Name, section: *t.section}
-		e.overrides.add(own, ls)
-		own = ls
+		listenerScope := scope{kind: scopeGatewayListener, namespace: namespacedName.Namespace, name: namespacedName.Name,
+			section: *t.section}
+		e.overrides.add(own, listenerScope)
+		own = listenerScope
 	}
 	a := e.applied(p)
 	for _, l := range g.Listeners {

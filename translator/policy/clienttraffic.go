@@ -44,29 +44,32 @@ func (e *ctpEngine) claim(m map[types.NamespacedName]map[string]bool, gw types.N
 	m[gw][k] = true
 }
 
-func setPrefix(ls *gwapiv1.ListenerSet) string { return ls.Namespace + "/" + ls.Name + "/" }
+func setPrefix(listenerSet *gwapiv1.ListenerSet) string {
+	return listenerSet.Namespace + "/" + listenerSet.Name + "/"
+}
 
 // resolveCTP finds the Gateway (and ListenerSet) a target names; nil when it is not
 // ours, which EG reports nowhere.
 func (e *ctpEngine) resolve(t target) (*gatewayapi.GatewayNode, *gwapiv1.ListenerSet, *resolveErr) {
-	nn := types.NamespacedName{Namespace: t.namespace, Name: t.name}
+	namespacedName := types.NamespacedName{Namespace: t.namespace, Name: t.name}
 	if t.kind == "ListenerSet" {
-		ls := e.w.sets[nn]
-		if ls == nil {
+		listenerSet := e.w.sets[namespacedName]
+		if listenerSet == nil {
 			return nil, nil, nil
 		}
-		g := e.w.gateways[parentOf(ls)]
+		g := e.w.gateways[parentOf(listenerSet)]
 		if g == nil {
 			return nil, nil, nil
 		}
-		if t.section != nil && !hasSetListener(ls, *t.section) {
-			return g, ls,
+		if t.section != nil && !hasSetListener(listenerSet, *t.section) {
+			return g, listenerSet,
 				&resolveErr{reasonTargetNotFound,
-					fmt.Sprintf("ListenerSet %s/%s does not have a listener named %q", ls.Namespace, ls.Name, *t.section)}
+					fmt.Sprintf("ListenerSet %s/%s does not have a listener named %q", listenerSet.Namespace, listenerSet.Name,
+						*t.section)}
 		}
-		return g, ls, nil
+		return g, listenerSet, nil
 	}
-	g := e.w.gateways[nn]
+	g := e.w.gateways[namespacedName]
 	if g == nil {
 		return nil, nil, nil
 	}
@@ -77,15 +80,16 @@ func (e *ctpEngine) resolve(t target) (*gatewayapi.GatewayNode, *gwapiv1.Listene
 		}
 		if !found {
 			return g, nil,
-				&resolveErr{reasonTargetNotFound, fmt.Sprintf("No section name %s found for Gateway %s", *t.section, nn)}
+				&resolveErr{reasonTargetNotFound,
+					fmt.Sprintf("No section name %s found for Gateway %s", *t.section, namespacedName)}
 		}
 	}
 	return g, nil, nil
 }
 
-func (e *ctpEngine) ancestor(t target, g *gatewayapi.GatewayNode, ls *gwapiv1.ListenerSet) result.ParentRef {
+func (e *ctpEngine) ancestor(t target, g *gatewayapi.GatewayNode, listenerSet *gwapiv1.ListenerSet) result.ParentRef {
 	if t.kind == "ListenerSet" {
-		return setAncestor(types.NamespacedName{Namespace: ls.Namespace, Name: ls.Name}, t.sectionOr())
+		return setAncestor(types.NamespacedName{Namespace: listenerSet.Namespace, Name: listenerSet.Name}, t.sectionOr())
 	}
 	return gatewayAncestor(types.NamespacedName{Namespace: g.Object.Namespace, Name: g.Object.Name}, t.sectionOr())
 }
@@ -125,28 +129,28 @@ func (e *ctpEngine) run() {
 // resolveAncestor resolves the policy's target t and its ancestor; ok is false when the
 // policy goes no further there: the target is not found, or the policy was rejected at anc.
 func (e *ctpEngine) resolveAncestor(p *pol[egv1a1.ClientTrafficPolicySpec], t target) (g *gatewayapi.GatewayNode,
-	ls *gwapiv1.ListenerSet, anc result.ParentRef, ok bool) {
-	g, ls, rerr := e.resolve(t)
+	listenerSet *gwapiv1.ListenerSet, anc result.ParentRef, ok bool) {
+	g, listenerSet, rerr := e.resolve(t)
 	if g == nil {
 		return nil, nil, result.ParentRef{}, false
 	}
-	anc = e.ancestor(t, g, ls)
+	anc = e.ancestor(t, g, listenerSet)
 	if rerr != nil {
 		p.status.reject(anc, rerr.reason, rerr.msg)
-		return g, ls, anc, false
+		return g, listenerSet, anc, false
 	}
-	return g, ls, anc, true
+	return g, listenerSet, anc, true
 }
 
 func (e *ctpEngine) forSection(p *pol[egv1a1.ClientTrafficPolicySpec], t target) {
-	g, ls, anc, ok := e.resolveAncestor(p, t)
+	g, listenerSet, anc, ok := e.resolveAncestor(p, t)
 	if !ok {
 		return
 	}
 	gw := types.NamespacedName{Namespace: g.Object.Namespace, Name: g.Object.Name}
 	key := *t.section
-	if ls != nil {
-		key = setPrefix(ls) + key
+	if listenerSet != nil {
+		key = setPrefix(listenerSet) + key
 	}
 	if e.sections[gw][key] {
 		p.status.reject(anc, reasonConflicted,
@@ -157,7 +161,7 @@ func (e *ctpEngine) forSection(p *pol[egv1a1.ClientTrafficPolicySpec], t target)
 	var err error
 	var http3Off []string
 	for _, l := range g.Listeners {
-		if ls != nil && !inSet(l, ls) {
+		if listenerSet != nil && !inSet(l, listenerSet) {
 			continue
 		}
 		if l.Name == *t.section {
@@ -179,18 +183,18 @@ func (e *ctpEngine) forSection(p *pol[egv1a1.ClientTrafficPolicySpec], t target)
 }
 
 func (e *ctpEngine) forWhole(p *pol[egv1a1.ClientTrafficPolicySpec], t target) {
-	g, ls, anc, ok := e.resolveAncestor(p, t)
+	g, listenerSet, anc, ok := e.resolveAncestor(p, t)
 	if !ok {
 		return
 	}
 	gw := types.NamespacedName{Namespace: g.Object.Namespace, Name: g.Object.Name}
 	scopeKey := wholeGateway
-	if ls != nil {
-		scopeKey = "listenerset/" + ls.Namespace + "/" + ls.Name
+	if listenerSet != nil {
+		scopeKey = "listenerset/" + listenerSet.Namespace + "/" + listenerSet.Name
 	}
 	if e.scopes[gw][scopeKey] {
 		what := "Gateway " + t.name
-		if ls != nil {
+		if listenerSet != nil {
 			what = "ListenerSet " + t.name
 		}
 		p.status.reject(anc, reasonConflicted,
@@ -199,9 +203,9 @@ func (e *ctpEngine) forWhole(p *pol[egv1a1.ClientTrafficPolicySpec], t target) {
 	}
 	var overriding []string
 	for s := range e.sections[gw] {
-		if ls != nil {
-			if strings.HasPrefix(s, setPrefix(ls)) {
-				overriding = append(overriding, strings.TrimPrefix(s, setPrefix(ls)))
+		if listenerSet != nil {
+			if strings.HasPrefix(s, setPrefix(listenerSet)) {
+				overriding = append(overriding, strings.TrimPrefix(s, setPrefix(listenerSet)))
 			}
 			continue
 		}
@@ -215,7 +219,7 @@ func (e *ctpEngine) forWhole(p *pol[egv1a1.ClientTrafficPolicySpec], t target) {
 	e.claim(e.scopes, gw, scopeKey)
 	var errs, http3Off []string
 	for _, l := range g.Listeners {
-		if ls != nil && !inSet(l, ls) {
+		if listenerSet != nil && !inSet(l, listenerSet) {
 			continue
 		}
 		key := l.Name
@@ -226,8 +230,8 @@ func (e *ctpEngine) forWhole(p *pol[egv1a1.ClientTrafficPolicySpec], t target) {
 			continue
 		}
 		prefix := gw.Namespace + "/" + gw.Name
-		if ls != nil {
-			prefix = gw.Namespace + "/" + gw.Name + "/" + ls.Namespace + "/" + ls.Name + "/"
+		if listenerSet != nil {
+			prefix = gw.Namespace + "/" + gw.Name + "/" + listenerSet.Namespace + "/" + listenerSet.Name + "/"
 		}
 		if err := e.portOverlap(g, l, prefix); err != nil {
 			errs = append(errs, err.Error())
@@ -239,7 +243,7 @@ func (e *ctpEngine) forWhole(p *pol[egv1a1.ClientTrafficPolicySpec], t target) {
 		if err := e.apply(p, l); err != nil {
 			errs = append(errs, err.Error())
 		}
-		if ls != nil {
+		if listenerSet != nil {
 			e.claim(e.sections, gw, key)
 		}
 	}
@@ -251,8 +255,8 @@ func (e *ctpEngine) forWhole(p *pol[egv1a1.ClientTrafficPolicySpec], t target) {
 	e.warnDeprecated(p, anc)
 }
 
-func inSet(l *gatewayapi.ListenerNode, ls *gwapiv1.ListenerSet) bool {
-	return l.Set != nil && l.Set.Namespace == ls.Namespace && l.Set.Name == ls.Name
+func inSet(l *gatewayapi.ListenerNode, listenerSet *gwapiv1.ListenerSet) bool {
+	return l.Set != nil && l.Set.Namespace == listenerSet.Namespace && l.Set.Name == listenerSet.Name
 }
 
 // portOverlap refuses a policy on a plain HTTP listener that shares its Envoy port (and so

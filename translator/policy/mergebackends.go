@@ -286,20 +286,20 @@ func (m *merger) mergeable(s *ir.Backend, ref gwapiv1.BackendObjectReference, fi
 	if s.Invalid || s.Weight == 0 || s.Merged != "" || len(s.Endpoints) == 0 || filters > 0 {
 		return false
 	}
-	nn := types.NamespacedName{Namespace: s.Namespace, Name: s.ServiceName}
+	namespacedName := types.NamespacedName{Namespace: s.Namespace, Name: s.ServiceName}
 	var lbls map[string]string
 	found := false
 	switch s.Kind {
 	case "Service":
-		if svc := m.services[nn]; svc != nil {
+		if svc := m.services[namespacedName]; svc != nil {
 			lbls, found = svc.Labels, true
 		}
 	case "ServiceImport":
-		if si := m.imports[nn]; si != nil {
+		if si := m.imports[namespacedName]; si != nil {
 			lbls, found = si.Labels, true
 		}
 	case "Backend":
-		b := m.backends[nn]
+		b := m.backends[namespacedName]
 		if b == nil || b.Spec.Type != nil && *b.Spec.Type == egv1a1.BackendTypeDynamicResolver {
 			return false
 		}
@@ -401,10 +401,10 @@ func (m *merger) protocol(routeKind string, s *ir.Backend, ref gwapiv1.BackendOb
 			proto = "GRPC"
 		}
 	}
-	nn := types.NamespacedName{Namespace: s.Namespace, Name: s.ServiceName}
+	namespacedName := types.NamespacedName{Namespace: s.Namespace, Name: s.ServiceName}
 	switch s.Kind {
 	case "Service":
-		if svc := m.services[nn]; svc != nil {
+		if svc := m.services[namespacedName]; svc != nil {
 			for _, p := range svc.Spec.Ports {
 				if uint32(p.Port) == s.Port && p.AppProtocol != nil {
 					resolve(*p.AppProtocol)
@@ -412,7 +412,7 @@ func (m *merger) protocol(routeKind string, s *ir.Backend, ref gwapiv1.BackendOb
 			}
 		}
 	case "Backend":
-		if b := m.backends[nn]; b != nil {
+		if b := m.backends[namespacedName]; b != nil {
 			for _, ap := range b.Spec.AppProtocols {
 				resolve(string(ap))
 			}

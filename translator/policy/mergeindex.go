@@ -114,14 +114,14 @@ func newMerger(w *world, objs []resource.Object) *merger {
 	var btps []*pol[egv1a1.BackendTrafficPolicySpec]
 	var ctps []*pol[egv1a1.ClientTrafficPolicySpec]
 	for _, o := range objs {
-		nn := types.NamespacedName{Namespace: o.Obj.GetNamespace(), Name: o.Obj.GetName()}
+		namespacedName := types.NamespacedName{Namespace: o.Obj.GetNamespace(), Name: o.Obj.GetName()}
 		switch v := o.Obj.(type) {
 		case *corev1.Service:
-			m.services[nn] = v
+			m.services[namespacedName] = v
 		case *mcsv1a1.ServiceImport:
-			m.imports[nn] = v
+			m.imports[namespacedName] = v
 		case *egv1a1.Backend:
-			m.backends[nn] = v
+			m.backends[namespacedName] = v
 		case *egv1a1.BackendTrafficPolicy:
 			btps = append(btps, newPol("BackendTrafficPolicy", v, v.Spec.PolicyTargetReferences, v.Spec.MergeType, &v.Spec))
 		case *egv1a1.ClientTrafficPolicy:
