@@ -217,7 +217,8 @@ func TestWrongExpectationsFail(t *testing.T) {
 			old:   `fields: {destination: {name: httproute/default/app/rule/0}}, absent: [directResponse]}`,
 			new:   `fields: {destination: {name: httproute/default/app/rule/1}}, absent: [directResponse]}`,
 			check: "snapshot", where: "expect.snapshot[0]", marker: "irRoute: httproute/default/app/rule/0",
-			msg: `IR route httproute/default/app/rule/0/match/0/app_example_com: destination.name is "httproute/default/app/rule/0", expected "httproute/default/app/rule/1"`,
+			msg: `IR route httproute/default/app/rule/0/match/0/app_example_com: destination.name is ` +
+				`"httproute/default/app/rule/0", expected "httproute/default/app/rule/1"`,
 		},
 		{
 			name:  "IR route field expected absent",
@@ -296,7 +297,8 @@ func TestWrongExpectationsFail(t *testing.T) {
 			old:   `  - {object: HTTPRoute/default/bad, allowed: false, message: "should match"}` + "\n",
 			new:   "",
 			check: "admission", where: "expect.admission", marker: "  admission:",
-			msg: `HTTPRoute/default/bad was refused, and the scenario does not expect it: HTTPRoute.gateway.networking.k8s.io "bad" is invalid: spec.hostnames[0]: Invalid value: "Bad.Example.com"`,
+			msg: `HTTPRoute/default/bad was refused, and the scenario does not expect it: HTTPRoute.gateway.networking.k8s.io ` +
+				`"bad" is invalid: spec.hostnames[0]: Invalid value: "Bad.Example.com"`,
 		},
 		{
 			name:  "expected refusal of an admitted object",
@@ -372,7 +374,8 @@ func TestWrongExpectationsFail(t *testing.T) {
 			old:   "expect: {status: 200, cluster: httproute/default/app/rule/0, backend",
 			new:   "expect: {status: 200, cluster: httproute/default/app/rule/1, backend",
 			check: "traffic", where: "expect.traffic[0]", marker: "path: /app/items",
-			msg: `GET app.example.com/app/items on port 80: cluster "httproute/default/app/rule/0", expected "httproute/default/app/rule/1" (answered by route "httproute/default/app/rule/0/match/0/app_example_com")`,
+			msg: `GET app.example.com/app/items on port 80: cluster "httproute/default/app/rule/0", expected ` +
+				`"httproute/default/app/rule/1" (answered by route "httproute/default/app/rule/0/match/0/app_example_com")`,
 		},
 		{
 			name:  "traffic status",
@@ -393,7 +396,8 @@ func TestWrongExpectationsFail(t *testing.T) {
 			old:   "route: httproute/default/app/rule/1/match/0/app_example_com}",
 			new:   "route: httproute/default/app/rule/0/match/0/app_example_com}",
 			check: "traffic", where: "expect.traffic[1]", marker: "path: /exact",
-			msg: `route "httproute/default/app/rule/1/match/0/app_example_com", expected "httproute/default/app/rule/0/match/0/app_example_com"`,
+			msg: `route "httproute/default/app/rule/1/match/0/app_example_com", expected ` +
+				`"httproute/default/app/rule/0/match/0/app_example_com"`,
 		},
 		{
 			name:  "traffic on a port with no listener",
@@ -448,7 +452,8 @@ func TestProfileDifference(t *testing.T) {
 			"  ---\n  apiVersion: gateway.networking.k8s.io/v1\n  kind: HTTPRoute\n  metadata: {name: bad, namespace: default}",
 		1)
 	twin = strings.Replace(twin, "- {type: RouteRulesOverlap, absent: true}",
-		`- {type: RouteRulesOverlap, status: "True", message: "Overlapping match conditions with route(s): HTTPRoute default/twin"}`,
+		`- {type: RouteRulesOverlap, status: "True", message: "Overlapping match conditions with `+
+			`route(s): HTTPRoute default/twin"}`,
 		1)
 	// The twin route attaches too and adds its route to the virtual host.
 	twin = strings.Replace(twin, "listener: http, attachedRoutes: 1}", "listener: http, attachedRoutes: 2}", 1)

@@ -71,8 +71,10 @@ func TestReadEgctlOutputErrors(t *testing.T) {
 	for in, want := range map[string]string{
 		`not json`:        "its output is not egctl's JSON",
 		`{"gateways": 3}`: "gateways:",
-		`{"xds": {"default/eg": {"configs": [{"@type": "type.googleapis.com/envoy.admin.v3.ClustersConfigDump", "dynamicActiveClusters": [{"nope": 1}]}]}}}`:              "no cluster",
-		`{"xds": {"default/eg": {"configs": [{"@type": "type.googleapis.com/envoy.admin.v3.ClustersConfigDump", "dynamicActiveClusters": [{"cluster": {"name": 5}}]}]}}}`: "dynamicActiveClusters[0]",
+		`{"xds": {"default/eg": {"configs": [{"@type": "type.googleapis.com/envoy.admin.v3.ClustersConfigDump", ` +
+			`"dynamicActiveClusters": [{"nope": 1}]}]}}}`: "no cluster",
+		`{"xds": {"default/eg": {"configs": [{"@type": "type.googleapis.com/envoy.admin.v3.ClustersConfigDump", ` +
+			`"dynamicActiveClusters": [{"cluster": {"name": 5}}]}]}}}`: "dynamicActiveClusters[0]",
 	} {
 		if _, err := ReadEgctlOutput([]byte(in)); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: error %v, want one containing %q", in, err, want)

@@ -66,7 +66,8 @@ func TestExecAnswer(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The command echoes a reference translation and checks what it was given.
-	cmd := `test "$EGHARNESS_PROFILE" = v1.9 && test "$EGHARNESS_SCENARIO" = demo && test "$EGHARNESS_MERGE_GATEWAYS" = false && grep -q 'kind: Gateway' && echo '` + string(
+	cmd := `test "$EGHARNESS_PROFILE" = v1.9 && test "$EGHARNESS_SCENARIO" = demo && test "$EGHARNESS_MERGE_GATEWAYS" = ` +
+		`false && grep -q 'kind: Gateway' && echo '` + string(
 		js) + `'`
 	got, err := Exec{Command: cmd}.Translate(context.Background(), req)
 	if err != nil {

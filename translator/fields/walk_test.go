@@ -33,10 +33,12 @@ func TestGaps(t *testing.T) {
 	objs := []resource.Object{
 		// handled fields only: nothing to say
 		object(t, "BackendTrafficPolicy", "default", "quiet",
-			`{"targetRefs":[{"group":"gateway.networking.k8s.io","kind":"HTTPRoute","name":"r"}],"timeout":{"http":{"requestTimeout":"5s"}},"retry":{"numRetries":3}}`),
+			`{"targetRefs":[{"group":"gateway.networking.k8s.io","kind":"HTTPRoute","name":"r"}],`+
+				`"timeout":{"http":{"requestTimeout":"5s"}},"retry":{"numRetries":3}}`),
 		// three gaps, one of them set in two list elements; a null is not set
 		object(t, "BackendTrafficPolicy", "default", "p",
-			`{"admissionControl":{"samplingWindow":"30s"},"httpUpgrade":[{"type":"websocket"},{"type":"spdy/3.1"}],"dns":null,"timeout":{"http":{"requestTimeout":"1s","maxStreamDuration":"9s"}}}`),
+			`{"admissionControl":{"samplingWindow":"30s"},"httpUpgrade":[{"type":"websocket"},{"type":"spdy/3.1"}],"dns":null,`+
+				`"timeout":{"http":{"requestTimeout":"1s","maxStreamDuration":"9s"}}}`),
 		// a gap below lists: one per object and path
 		object(t, "HTTPRoute", "ns", "r",
 			`{"rules":[{"sessionPersistence":{"sessionName":"a"}},{"name":"x","sessionPersistence":{"sessionName":"b"}}]}`),
@@ -44,7 +46,8 @@ func TestGaps(t *testing.T) {
 		object(t, "Backend", "default", "b", `{"endpoints":[{"ip":{"address":"10.0.0.1","port":80}}],"futureField":true}`),
 		// no-effect fields and map values below them say nothing
 		object(t, "Gateway", "default", "g",
-			`{"gatewayClassName":"eg","infrastructure":{"labels":{"a":"b"}},"listeners":[{"name":"h","port":80,"protocol":"HTTP"}]}`),
+			`{"gatewayClassName":"eg","infrastructure":{"labels":{"a":"b"}},"listeners":[{"name":"h",`+
+				`"port":80,"protocol":"HTTP"}]}`),
 		// a kind the registry does not have is not read
 		object(t, "Service", "default", "s", `{"clusterIP":"10.0.0.1"}`),
 	}

@@ -65,8 +65,10 @@ func TestHeaderModifierErrors(t *testing.T) {
 	ff = &ruleFilters{}
 	err = ff.responseHeaders(
 		&gwapiv1.HTTPHeaderFilter{Add: []gwapiv1.HTTPHeader{hdr("host", "x"), hdr("x-a", "1")}, Remove: []string{"a/b"}})
-	want := `Header: "host". The ResponseHeaderModifier filter cannot set the Host header or headers with a '/' or ':' character in them.` + "\n" +
-		`Header: "a/b". The ResponseHeaderModifier filter cannot remove the Host header or headers with a '/' or ':' character in them.`
+	want := `Header: "host". The ResponseHeaderModifier filter cannot set the Host header or headers with a ` +
+		`'/' or ':' character in them.` + "\n" +
+		`Header: "a/b". The ResponseHeaderModifier filter cannot remove the Host header or headers with a ` +
+		`'/' or ':' character in them.`
 	if err == nil || err.msg != want {
 		t.Errorf("error %+v, want message %q", err, want)
 	}

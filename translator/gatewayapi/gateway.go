@@ -197,7 +197,8 @@ func (lc *listenerCtx) checkNamespaceSelector() {
 	}
 	if ar.Namespaces.Selector == nil {
 		lc.conditions = conditions.Set(lc.conditions, conditions.New("Programmed", "False", "Invalid",
-			`The allowedRoutes.namespaces.selector field must be specified when allowedRoutes.namespaces.from is set to "Selector".`))
+			`The allowedRoutes.namespaces.selector field must be specified when `+
+				`allowedRoutes.namespaces.from is set to "Selector".`))
 		return
 	}
 	if _, err := metav1.LabelSelectorAsSelector(ar.Namespaces.Selector); err != nil {
