@@ -102,7 +102,8 @@ func TestRunParallelDeterministic(t *testing.T) {
 		for i := range jobs {
 			if again[i] != first[i] {
 				j := jobs[i]
-				t.Errorf("%s [%s]: run %d (parallel %d) renders differently at byte %d", j.Scenario.Name, j.Profile, run+2, parallel, firstDiff([]byte(first[i]), []byte(again[i])))
+				t.Errorf("%s [%s]: run %d (parallel %d) renders differently at byte %d", j.Scenario.Name, j.Profile, run+2,
+					parallel, firstDiff([]byte(first[i]), []byte(again[i])))
 			}
 		}
 	}

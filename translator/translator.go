@@ -65,7 +65,9 @@ func Translate(in Input) (res *result.Result, err error) {
 	res.Statuses = gw.RouteOverlaps.Mark(res.Statuses)
 	// The features of the policies in force read their Secrets and ConfigMaps; a policy
 	// whose features cannot be built is Invalid and its routes fail closed (EEP-02...).
-	featureErrs := policy.ResolveFeatures(&gw.IR, policy.NewRefObjects(admitted, gw.Topology.Grants).WithBackends(gw.PolicyBackends), in.Config.LuaEnabled(in.Profile.LuaDefaultOn))
+	featureErrs := policy.ResolveFeatures(&gw.IR,
+		policy.NewRefObjects(admitted, gw.Topology.Grants).WithBackends(gw.PolicyBackends),
+		in.Config.LuaEnabled(in.Profile.LuaDefaultOn))
 	pol.FeaturesFailed(featureErrs)
 	// EnvoyProxy mergeBackends: routes of a Gateway share the clusters of their backends
 	// where EG deems it safe (the policies in force decide).
@@ -76,12 +78,13 @@ func Translate(in Input) (res *result.Result, err error) {
 	res.Warnings = append(res.Warnings, pol.Warnings...)
 
 	naming := xds.Naming{V2: in.Profile.FlagOn(egv1a1.XDSNameSchemeV2, in.Config.RuntimeFlags)}
-	res.XDS, err = xds.Translator{Naming: naming, DNSClusterExtension: in.Profile.DNSClusterExtension, MergeGateways: in.Config.MergeGateways, Features: xds.Features{
-		JWTStableNames:   in.Profile.JWTStableNames,
-		LuaPolicyFilters: in.Profile.LuaPolicyFilters,
-		// BTP-03
-		RateLimitPerDomain: in.Profile.RateLimitPerDomain,
-	}, RateLimit: rateLimitService(in.Config)}.Translate(&gw.IR)
+	res.XDS, err = xds.Translator{Naming: naming, DNSClusterExtension: in.Profile.DNSClusterExtension,
+		MergeGateways: in.Config.MergeGateways, Features: xds.Features{
+			JWTStableNames:   in.Profile.JWTStableNames,
+			LuaPolicyFilters: in.Profile.LuaPolicyFilters,
+			// BTP-03
+			RateLimitPerDomain: in.Profile.RateLimitPerDomain,
+		}, RateLimit: rateLimitService(in.Config)}.Translate(&gw.IR)
 	var skipped *xds.RoutesSkipped
 	if errors.As(err, &skipped) {
 		// One route's problem stays that route's: the rest is translated and printed.
@@ -113,5 +116,6 @@ func rateLimitService(c config.Config) *xds.RateLimitService {
 		return nil
 	}
 	timeout, _ := c.RateLimitTimeout() // Validate refused a bad one
-	return &xds.RateLimitService{Host: config.RateLimitServiceHost, Port: config.RateLimitServicePort, Timeout: timeout, FailClosed: c.RateLimit.FailClosed}
+	return &xds.RateLimitService{Host: config.RateLimitServiceHost, Port: config.RateLimitServicePort, Timeout: timeout,
+		FailClosed: c.RateLimit.FailClosed}
 }

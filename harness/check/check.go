@@ -38,7 +38,8 @@ type collector struct {
 
 func (c *collector) failf(check, where, format string, args ...any) {
 	path := c.section + "." + where
-	c.failures = append(c.failures, Failure{Check: check, Where: path, Line: c.s.Line(path), Msg: fmt.Sprintf(format, args...)})
+	c.failures = append(c.failures,
+		Failure{Check: check, Where: path, Line: c.s.Line(path), Msg: fmt.Sprintf(format, args...)})
 }
 
 // Run checks res against the scenario's expectations under profile p.
@@ -109,7 +110,8 @@ func (c *collector) admission(exp []scenario.AdmissionExpect, res *result.Result
 			continue
 		}
 		if got.Allowed != a.Allowed {
-			c.failf("admission", where, "%s: expected allowed=%t, got allowed=%t (message %q)", a.Object, a.Allowed, got.Allowed, got.Message)
+			c.failf("admission", where, "%s: expected allowed=%t, got allowed=%t (message %q)", a.Object, a.Allowed, got.Allowed,
+				got.Message)
 			continue
 		}
 		if a.Message != "" && !strings.Contains(got.Message, a.Message) {
@@ -253,7 +255,8 @@ func findListener(os *result.ObjectStatus, name string) *result.ListenerStatus {
 func findParent(os *result.ObjectStatus, pp scenario.ParentParsed) *result.ParentStatus {
 	for i := range os.Parents {
 		r := os.Parents[i].Ref
-		if r.Kind == pp.Kind && r.Namespace == pp.Namespace && r.Name == pp.Name && r.SectionName == pp.SectionName && r.Port == pp.Port {
+		if r.Kind == pp.Kind && r.Namespace == pp.Namespace && r.Name == pp.Name && r.SectionName == pp.SectionName &&
+			r.Port == pp.Port {
 			return &os.Parents[i]
 		}
 	}

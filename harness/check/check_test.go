@@ -217,7 +217,8 @@ func TestWrongExpectationsFail(t *testing.T) {
 			old:   `fields: {destination: {name: httproute/default/app/rule/0}}, absent: [directResponse]}`,
 			new:   `fields: {destination: {name: httproute/default/app/rule/1}}, absent: [directResponse]}`,
 			check: "snapshot", where: "expect.snapshot[0]", marker: "irRoute: httproute/default/app/rule/0",
-			msg: `IR route httproute/default/app/rule/0/match/0/app_example_com: destination.name is "httproute/default/app/rule/0", expected "httproute/default/app/rule/1"`,
+			msg: `IR route httproute/default/app/rule/0/match/0/app_example_com: destination.name is ` +
+				`"httproute/default/app/rule/0", expected "httproute/default/app/rule/1"`,
 		},
 		{
 			name:  "IR route field expected absent",
@@ -245,7 +246,8 @@ func TestWrongExpectationsFail(t *testing.T) {
 			old:   "    parent: Gateway/default/eg\n",
 			new:   "    parent: Gateway/default/other\n",
 			check: "statuses", where: "expect.statuses[0]", marker: "  - object: HTTPRoute/default/app",
-			msg: "HTTPRoute/default/app parent Gateway/default/other: no such parent in the status (parents: Gateway/default/eg)",
+			msg: "HTTPRoute/default/app parent Gateway/default/other: no such parent in the status " +
+				"(parents: Gateway/default/eg)",
 		},
 		{
 			name:  "parent entry expected absent",
@@ -258,8 +260,9 @@ func TestWrongExpectationsFail(t *testing.T) {
 			name:  "parent expected on an object without status",
 			old:   "- {object: HTTPRoute/default/bad, parent: Gateway/default/eg, absent: true}",
 			new:   "- {object: HTTPRoute/default/bad, parent: Gateway/default/eg, conditions: [{type: Accepted}]}",
-			check: "statuses", where: "expect.statuses[5]", marker: "- {object: HTTPRoute/default/bad, parent: Gateway/default/eg, conditions",
-			msg: "HTTPRoute/default/bad: no status in the result",
+			check: "statuses", where: "expect.statuses[5]",
+			marker: "- {object: HTTPRoute/default/bad, parent: Gateway/default/eg, conditions",
+			msg:    "HTTPRoute/default/bad: no status in the result",
 		},
 		{
 			name:  "listener attachedRoutes",
@@ -294,7 +297,8 @@ func TestWrongExpectationsFail(t *testing.T) {
 			old:   `  - {object: HTTPRoute/default/bad, allowed: false, message: "should match"}` + "\n",
 			new:   "",
 			check: "admission", where: "expect.admission", marker: "  admission:",
-			msg: `HTTPRoute/default/bad was refused, and the scenario does not expect it: HTTPRoute.gateway.networking.k8s.io "bad" is invalid: spec.hostnames[0]: Invalid value: "Bad.Example.com"`,
+			msg: `HTTPRoute/default/bad was refused, and the scenario does not expect it: HTTPRoute.gateway.networking.k8s.io ` +
+				`"bad" is invalid: spec.hostnames[0]: Invalid value: "Bad.Example.com"`,
 		},
 		{
 			name:  "expected refusal of an admitted object",
@@ -315,7 +319,8 @@ func TestWrongExpectationsFail(t *testing.T) {
 			old:   "- {kind: Cluster, name: httproute/default/app/rule/0-mirror-0, absent: true}",
 			new:   "- {kind: Cluster, name: httproute/default/app/rule/0-mirror-0}",
 			check: "xds", where: "expect.xds[5]", marker: "mirror-0}",
-			msg: "Cluster httproute/default/app/rule/0-mirror-0: not found (present: httproute/default/app/rule/0, httproute/default/app/rule/1)",
+			msg: "Cluster httproute/default/app/rule/0-mirror-0: not found (present: httproute/default/app/rule/0, " +
+				"httproute/default/app/rule/1)",
 		},
 		{
 			name:  "xds absent expected, present",
@@ -346,11 +351,16 @@ func TestWrongExpectationsFail(t *testing.T) {
 			msg: "HTTPFilter envoy.filters.http.cors in default/eg/http: not found (present: envoy.filters.http.router)",
 		},
 		{
-			name:  "xds route order",
-			old:   "    - httproute/default/app/rule/1/match/0/app_example_com\n    - httproute/default/app/rule/0/match/0/app_example_com\n",
-			new:   "    - httproute/default/app/rule/0/match/0/app_example_com\n    - httproute/default/app/rule/1/match/0/app_example_com\n",
+			name: "xds route order",
+			old: "    - httproute/default/app/rule/1/match/0/app_example_com\n" +
+				"    - httproute/default/app/rule/0/match/0/app_example_com\n",
+			new: "    - httproute/default/app/rule/0/match/0/app_example_com\n" +
+				"    - httproute/default/app/rule/1/match/0/app_example_com\n",
 			check: "xds", where: "expect.xds[2]", marker: "  - kind: VirtualHost",
-			msg: "routes in order are\n    httproute/default/app/rule/1/match/0/app_example_com\n    httproute/default/app/rule/0/match/0/app_example_com\n  expected\n    httproute/default/app/rule/0/match/0/app_example_com\n    httproute/default/app/rule/1/match/0/app_example_com",
+			msg: "routes in order are\n    httproute/default/app/rule/1/match/0/app_example_com\n" +
+				"    httproute/default/app/rule/0/match/0/app_example_com\n  expected\n" +
+				"    httproute/default/app/rule/0/match/0/app_example_com\n" +
+				"    httproute/default/app/rule/1/match/0/app_example_com",
 		},
 		{
 			name:  "xds domains",
@@ -364,7 +374,8 @@ func TestWrongExpectationsFail(t *testing.T) {
 			old:   "expect: {status: 200, cluster: httproute/default/app/rule/0, backend",
 			new:   "expect: {status: 200, cluster: httproute/default/app/rule/1, backend",
 			check: "traffic", where: "expect.traffic[0]", marker: "path: /app/items",
-			msg: `GET app.example.com/app/items on port 80: cluster "httproute/default/app/rule/0", expected "httproute/default/app/rule/1" (answered by route "httproute/default/app/rule/0/match/0/app_example_com")`,
+			msg: `GET app.example.com/app/items on port 80: cluster "httproute/default/app/rule/0", expected ` +
+				`"httproute/default/app/rule/1" (answered by route "httproute/default/app/rule/0/match/0/app_example_com")`,
 		},
 		{
 			name:  "traffic status",
@@ -385,7 +396,8 @@ func TestWrongExpectationsFail(t *testing.T) {
 			old:   "route: httproute/default/app/rule/1/match/0/app_example_com}",
 			new:   "route: httproute/default/app/rule/0/match/0/app_example_com}",
 			check: "traffic", where: "expect.traffic[1]", marker: "path: /exact",
-			msg: `route "httproute/default/app/rule/1/match/0/app_example_com", expected "httproute/default/app/rule/0/match/0/app_example_com"`,
+			msg: `route "httproute/default/app/rule/1/match/0/app_example_com", expected ` +
+				`"httproute/default/app/rule/0/match/0/app_example_com"`,
 		},
 		{
 			name:  "traffic on a port with no listener",
@@ -416,7 +428,8 @@ func TestWrongExpectationsFail(t *testing.T) {
 			f := fs[0]
 			line := testutil.LineOf(t, text, tt.marker)
 			if f.Check != tt.check || f.Where != tt.where || f.Line != line {
-				t.Errorf("failure %s/%s at line %d, want %s/%s at line %d (%s)", f.Check, f.Where, f.Line, tt.check, tt.where, line, f.Msg)
+				t.Errorf("failure %s/%s at line %d, want %s/%s at line %d (%s)", f.Check, f.Where, f.Line, tt.check, tt.where, line,
+					f.Msg)
 			}
 			if !strings.Contains(f.Msg, tt.msg) {
 				t.Errorf("message\n  %s\ndoes not contain\n  %s", f.Msg, tt.msg)
@@ -432,12 +445,22 @@ func TestWrongExpectationsFail(t *testing.T) {
 func TestProfileDifference(t *testing.T) {
 	twin := strings.Replace(base,
 		"  ---\n  apiVersion: gateway.networking.k8s.io/v1\n  kind: HTTPRoute\n  metadata: {name: bad, namespace: default}",
-		"  ---\n  apiVersion: gateway.networking.k8s.io/v1\n  kind: HTTPRoute\n  metadata: {name: twin, namespace: default}\n  spec:\n    parentRefs: [{name: eg}]\n    hostnames: [app.example.com]\n    rules:\n    - matches: [{path: {type: PathPrefix, value: /app}}]\n      backendRefs: [{name: app, port: 8080}]\n"+
-			"  ---\n  apiVersion: gateway.networking.k8s.io/v1\n  kind: HTTPRoute\n  metadata: {name: bad, namespace: default}", 1)
-	twin = strings.Replace(twin, "- {type: RouteRulesOverlap, absent: true}", `- {type: RouteRulesOverlap, status: "True", message: "Overlapping match conditions with route(s): HTTPRoute default/twin"}`, 1)
+		"  ---\n  apiVersion: gateway.networking.k8s.io/v1\n  kind: HTTPRoute\n"+
+			"  metadata: {name: twin, namespace: default}\n  spec:\n    parentRefs: [{name: eg}]\n"+
+			"    hostnames: [app.example.com]\n    rules:\n    - matches: [{path: {type: PathPrefix, value: /app}}]\n"+
+			"      backendRefs: [{name: app, port: 8080}]\n"+
+			"  ---\n  apiVersion: gateway.networking.k8s.io/v1\n  kind: HTTPRoute\n  metadata: {name: bad, namespace: default}",
+		1)
+	twin = strings.Replace(twin, "- {type: RouteRulesOverlap, absent: true}",
+		`- {type: RouteRulesOverlap, status: "True", message: "Overlapping match conditions with `+
+			`route(s): HTTPRoute default/twin"}`,
+		1)
 	// The twin route attaches too and adds its route to the virtual host.
 	twin = strings.Replace(twin, "listener: http, attachedRoutes: 1}", "listener: http, attachedRoutes: 2}", 1)
-	twin = strings.Replace(twin, "    - httproute/default/app/rule/0/match/0/app_example_com\n", "    - httproute/default/app/rule/0/match/0/app_example_com\n    - httproute/default/twin/rule/0/match/0/app_example_com\n", 1)
+	twin = strings.Replace(twin, "    - httproute/default/app/rule/0/match/0/app_example_com\n",
+		"    - httproute/default/app/rule/0/match/0/app_example_com\n"+
+			"    - httproute/default/twin/rule/0/match/0/app_example_com\n",
+		1)
 	s := load(t, twin)
 	if fs := check.Run(s, "v1.9", translate(t, s, "v1.9")); len(fs) != 0 {
 		t.Errorf("v1.9: %s", describe(fs))
@@ -446,7 +469,9 @@ func TestProfileDifference(t *testing.T) {
 	if len(fs) != 1 {
 		t.Fatalf("v1.8: got %d failures, want 1:\n%s", len(fs), describe(fs))
 	}
-	if fs[0].Where != "expect.statuses[0].conditions[2]" || fs[0].Line != testutil.LineOf(t, twin, "type: RouteRulesOverlap") || !strings.Contains(fs[0].Msg, "no RouteRulesOverlap condition") {
+	if fs[0].Where != "expect.statuses[0].conditions[2]" ||
+		fs[0].Line != testutil.LineOf(t, twin, "type: RouteRulesOverlap") ||
+		!strings.Contains(fs[0].Msg, "no RouteRulesOverlap condition") {
 		t.Errorf("v1.8 failure %+v", fs[0])
 	}
 }
@@ -454,13 +479,15 @@ func TestProfileDifference(t *testing.T) {
 // A section of expectByProfile replaces the base one for its profile; the failure names its
 // path there, and sections it does not set keep the base path.
 func TestExpectByProfileFailure(t *testing.T) {
-	text := base + "expectByProfile:\n  v1.8:\n    statuses:\n    - {object: Gateway/default/eg, listener: http, attachedRoutes: 5}\n"
+	text := base + "expectByProfile:\n  v1.8:\n    statuses:\n" +
+		"    - {object: Gateway/default/eg, listener: http, attachedRoutes: 5}\n"
 	s := load(t, text)
 	if fs := check.Run(s, "v1.9", translate(t, s, "v1.9")); len(fs) != 0 {
 		t.Errorf("v1.9 uses the base: %s", describe(fs))
 	}
 	fs := check.Run(s, "v1.8", translate(t, s, "v1.8"))
-	if len(fs) != 1 || fs[0].Where != "expectByProfile.v1.8.statuses[0]" || !strings.Contains(fs[0].Msg, "attachedRoutes is 1, expected 5") {
+	if len(fs) != 1 || fs[0].Where != "expectByProfile.v1.8.statuses[0]" ||
+		!strings.Contains(fs[0].Msg, "attachedRoutes is 1, expected 5") {
 		t.Fatalf("v1.8 failures:\n%s", describe(fs))
 	}
 
@@ -478,7 +505,8 @@ func TestExpectByProfileFailure(t *testing.T) {
 }
 
 func TestExpectByProfileFailureLine(t *testing.T) {
-	text := base + "expectByProfile:\n  v1.8:\n    statuses:\n    - {object: Gateway/default/eg, listener: http, attachedRoutes: 5}\n"
+	text := base + "expectByProfile:\n  v1.8:\n    statuses:\n" +
+		"    - {object: Gateway/default/eg, listener: http, attachedRoutes: 5}\n"
 	s := load(t, text)
 	fs := check.Run(s, "v1.8", translate(t, s, "v1.8"))
 	if len(fs) != 1 {

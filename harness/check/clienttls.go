@@ -48,7 +48,8 @@ func (c *collector) filterChainClientTLS(where, what string, fc *listenerv3.Filt
 		return
 	}
 	var ctx tlsv3.DownstreamTlsContext
-	if ts := fc.GetTransportSocket(); ts == nil || ts.GetTypedConfig() == nil || ts.GetTypedConfig().UnmarshalTo(&ctx) != nil {
+	if ts := fc.GetTransportSocket(); ts == nil || ts.GetTypedConfig() == nil ||
+		ts.GetTypedConfig().UnmarshalTo(&ctx) != nil {
 		c.failf("xds", where, "%s: terminates no TLS", what)
 		return
 	}

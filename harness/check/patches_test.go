@@ -82,7 +82,8 @@ func TestPatchExpectations(t *testing.T) {
 				t.Fatalf("want exactly one failure, got:\n%s", describe(fs))
 			}
 			f := fs[0]
-			if f.Check != "patches" || f.Where != tc.where || f.Line != testutil.LineOf(t, text, tc.marker) || !strings.Contains(f.Msg, tc.msg) {
+			if f.Check != "patches" || f.Where != tc.where || f.Line != testutil.LineOf(t, text, tc.marker) ||
+				!strings.Contains(f.Msg, tc.msg) {
 				t.Errorf("got %s (check %s, line %d), want %s at line %d containing %q",
 					f.Where, f.Check, f.Line, tc.where, testutil.LineOf(t, text, tc.marker), tc.msg)
 				t.Logf("message: %s", f.Msg)

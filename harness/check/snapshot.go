@@ -51,7 +51,8 @@ func (c *collector) snapshot(exp []scenario.SnapshotExpect, res *result.Result, 
 		for _, f := range []struct {
 			name string
 			want map[string]any
-		}{{"loadBalancing", x.LoadBalancing}, {"session_persistence", x.SessionPersistence}, {"circuitBreaker", x.CircuitBreaker}} {
+		}{{"loadBalancing", x.LoadBalancing}, {"session_persistence", x.SessionPersistence},
+			{"circuitBreaker", x.CircuitBreaker}} {
 			if f.want == nil {
 				continue
 			}
@@ -129,7 +130,8 @@ func (c *collector) irRoute(where string, x scenario.SnapshotExpect, res *result
 		return
 	case 1:
 	default:
-		c.failf("snapshot", where, "%s: on %d IR listeners (%s); name one with in", what, len(found), strings.Join(listeners, ", "))
+		c.failf("snapshot", where, "%s: on %d IR listeners (%s); name one with in", what, len(found),
+			strings.Join(listeners, ", "))
 		return
 	}
 	if x.Fields != nil {

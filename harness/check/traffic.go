@@ -32,7 +32,9 @@ type Answer struct {
 // Send evaluates one request against a result's xDS. A Gateway port below 1024 that has no
 // Envoy listener is tried as EG maps it (80 → 10080), so scenarios can speak in Gateway ports.
 func Send(t *routecheck.Table, x *result.XDS, req scenario.Request) (Answer, error) {
-	rq := routecheck.Request{Port: req.Port, Host: req.Host, Path: req.Path, Method: req.Method, Headers: req.Headers, SNI: req.SNI, Protocol: req.Protocol, ClientIP: req.ClientIP, After: req.After, Gateway: req.Gateway, OAuth2Login: req.OAuth2Login}
+	rq := routecheck.Request{Port: req.Port, Host: req.Host, Path: req.Path, Method: req.Method, Headers: req.Headers,
+		SNI: req.SNI, Protocol: req.Protocol, ClientIP: req.ClientIP, After: req.After, Gateway: req.Gateway,
+		OAuth2Login: req.OAuth2Login}
 	if req.GRPC {
 		rq.Method = "POST"
 		rq.Headers = map[string]string{"content-type": "application/grpc"}
@@ -105,7 +107,9 @@ func findCLA(x *result.XDS, name string) []*localityInfo {
 	localities := func(ls []*endpointv3.LocalityLbEndpoints) []*localityInfo {
 		var out []*localityInfo
 		for _, l := range ls {
-			out = append(out, &localityInfo{name: l.GetLocality().GetRegion(), weight: l.GetLoadBalancingWeight().GetValue(), endpoints: len(l.GetLbEndpoints())})
+			out = append(out,
+				&localityInfo{name: l.GetLocality().GetRegion(), weight: l.GetLoadBalancingWeight().GetValue(),
+					endpoints: len(l.GetLbEndpoints())})
 		}
 		return out
 	}
@@ -172,7 +176,8 @@ func clusterNotFoundStatus(x *result.XDS, rcName, vhName, routeName string) int 
 				continue
 			}
 			for _, r := range vh.GetRoutes() {
-				if r.GetName() == routeName && r.GetRoute().GetClusterNotFoundResponseCode() == routev3.RouteAction_INTERNAL_SERVER_ERROR {
+				if r.GetName() == routeName &&
+					r.GetRoute().GetClusterNotFoundResponseCode() == routev3.RouteAction_INTERNAL_SERVER_ERROR {
 					return 500
 				}
 			}

@@ -15,7 +15,8 @@ func TestRequestHeaderDiffs(t *testing.T) {
 		`request header x-missing absent, expected "1"`,
 		`request header x-trace "client,gw", expected absent`,
 	}
-	if d := requestHeaderDiffs(map[string]string{"x-env": "dev", "x-trace": "", "x-missing": "1"}, got); !reflect.DeepEqual(d, want) {
+	if d := requestHeaderDiffs(map[string]string{"x-env": "dev", "x-trace": "", "x-missing": "1"},
+		got); !reflect.DeepEqual(d, want) {
 		t.Errorf("got %q, want %q", d, want)
 	}
 	if d := requestHeaderDiffs(map[string]string{"x-env": "prod"}, nil); len(d) != 1 {

@@ -149,7 +149,8 @@ func upstreamTLSDiffs(want *scenario.UpstreamTLSExpect, x *result.XDS, a Answer)
 	cmp("minimum version", want.MinVersion, got.MinVersion)
 	cmp("maximum version", want.MaxVersion, got.MaxVersion)
 	if len(want.SubjectAltNames) > 0 && !slices.Equal(want.SubjectAltNames, got.SubjectAltNames) {
-		diffs = append(diffs, fmt.Sprintf("upstream TLS subject alt names %v, expected %v", got.SubjectAltNames, want.SubjectAltNames))
+		diffs = append(diffs,
+			fmt.Sprintf("upstream TLS subject alt names %v, expected %v", got.SubjectAltNames, want.SubjectAltNames))
 	}
 	if want.InsecureSkipVerify && !got.Insecure {
 		diffs = append(diffs, "upstream TLS verifies the backend's certificate, expected insecureSkipVerify")

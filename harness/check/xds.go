@@ -25,7 +25,8 @@ func (c *collector) xds(exp []scenario.XDSExpect, res *result.Result, section st
 				}
 			}
 			if !slices.Equal(got, x.Names) {
-				c.failf("xds", where, "%s %s*: names in order are\n    %s\n  expected\n    %s", x.Kind, x.Prefix, strings.Join(orNoneList(got), "\n    "), strings.Join(x.Names, "\n    "))
+				c.failf("xds", where, "%s %s*: names in order are\n    %s\n  expected\n    %s", x.Kind, x.Prefix,
+					strings.Join(orNoneList(got), "\n    "), strings.Join(x.Names, "\n    "))
 			}
 			continue
 		}
@@ -79,7 +80,8 @@ func (c *collector) xds(exp []scenario.XDSExpect, res *result.Result, section st
 			if len(x.Routes) > 0 {
 				got := routeNames(vh)
 				if !slices.Equal(got, x.Routes) {
-					c.failf("xds", where, "%s: routes in order are\n    %s\n  expected\n    %s", what, strings.Join(got, "\n    "), strings.Join(x.Routes, "\n    "))
+					c.failf("xds", where, "%s: routes in order are\n    %s\n  expected\n    %s", what, strings.Join(got, "\n    "),
+						strings.Join(x.Routes, "\n    "))
 				}
 			}
 			if len(x.Domains) > 0 && !slices.Equal(vh.GetDomains(), x.Domains) {

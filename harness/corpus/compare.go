@@ -91,7 +91,8 @@ func Compare(want, got []result.ObjectStatus) Comparison {
 				c.MessagesAgree++
 				continue
 			}
-			c.Differences = append(c.Differences, Difference{Key: k, Want: a.value, Got: b.value, OnlyMessage: true, WantMessage: a.message, GotMessage: b.message})
+			c.Differences = append(c.Differences,
+				Difference{Key: k, Want: a.value, Got: b.value, OnlyMessage: true, WantMessage: a.message, GotMessage: b.message})
 		default:
 			d := Difference{Key: k}
 			if inW {

@@ -54,7 +54,8 @@ func Cases(dir string) ([]Case, error) {
 	out := make([]Case, 0, len(ins))
 	for _, in := range ins {
 		name := strings.TrimSuffix(filepath.Base(in), ".in.yaml")
-		out = append(out, Case{Name: name, Prefix: PrefixOf(name), In: in, Out: strings.TrimSuffix(in, ".in.yaml") + ".out.yaml"})
+		out = append(out,
+			Case{Name: name, Prefix: PrefixOf(name), In: in, Out: strings.TrimSuffix(in, ".in.yaml") + ".out.yaml"})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out, nil
@@ -65,15 +66,19 @@ func Cases(dir string) ([]Case, error) {
 func DefaultDir() (string, error) {
 	v := egVersion()
 	if v == "" {
-		return "", fmt.Errorf("cannot tell which %s version this program was built with; give the testdata folder (--testdata DIR)", EGModule)
+		return "", fmt.Errorf(
+			"cannot tell which %s version this program was built with; give the testdata folder (--testdata DIR)", EGModule)
 	}
 	mc := gomod.Cache()
 	if mc == "" {
-		return "", fmt.Errorf("no Go module cache found (GOMODCACHE, GOPATH, ~/go/pkg/mod); give the testdata folder (--testdata DIR)")
+		return "", fmt.Errorf(
+			"no Go module cache found (GOMODCACHE, GOPATH, ~/go/pkg/mod); give the testdata folder (--testdata DIR)")
 	}
 	dir := filepath.Join(mc, filepath.FromSlash(EGModule)+"@"+v, filepath.FromSlash(testdataSubdir))
 	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-		return "", fmt.Errorf("%s@%s's testdata is not in the module cache (%s): run `go mod download %s@%s`, or give the folder (--testdata DIR)", EGModule, v, dir, EGModule, v)
+		return "", fmt.Errorf(
+			"%s@%s's testdata is not in the module cache (%s): run `go mod download %s@%s`, or give the folder (--testdata DIR)",
+			EGModule, v, dir, EGModule, v)
 	}
 	return dir, nil
 }

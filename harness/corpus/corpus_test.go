@@ -57,13 +57,16 @@ func TestDecodeInputErrorsNameTheFile(t *testing.T) {
 	}
 	in, err := DecodeInput("x.in.yaml", []byte("endpointSlices:\n- metadata: {namespace: default}\n  addressType: IPv4\n"))
 	if err != nil || len(in.Refusals) != 1 {
-		t.Fatalf("an EndpointSlice without a name is the API server's refusal, not a malformed case: %v, %v", err, in.Refusals)
+		t.Fatalf("an EndpointSlice without a name is the API server's refusal, not a malformed case: %v, %v", err,
+			in.Refusals)
 	}
 }
 
 func TestCompare(t *testing.T) {
 	st := func(conds ...result.Condition) []result.ObjectStatus {
-		return []result.ObjectStatus{{Object: refOf("HTTPRoute", "r"), Parents: []result.ParentStatus{{Ref: result.ParentRef{Kind: "Gateway", Namespace: "default", Name: "g"}, Conditions: conds}}}}
+		return []result.ObjectStatus{{Object: refOf("HTTPRoute", "r"),
+			Parents: []result.ParentStatus{{Ref: result.ParentRef{Kind: "Gateway", Namespace: "default", Name: "g"},
+				Conditions: conds}}}}
 	}
 	acc := result.Condition{Type: "Accepted", Status: "True", Reason: "Accepted", Message: "Route is accepted"}
 	accOther := acc
@@ -83,17 +86,21 @@ func TestCompare(t *testing.T) {
 		t.Errorf("a reason and an extra condition differ: %+v", c)
 	}
 	// An EnvoyPatchPolicy's Programmed is set after the xDS, which EG's test never records.
-	epp := []result.ObjectStatus{{Object: refOf("EnvoyPatchPolicy", "p"), Parents: []result.ParentStatus{{Ref: result.ParentRef{Kind: "Gateway", Namespace: "default", Name: "g"},
-		Conditions: []result.Condition{{Type: "Accepted", Status: "True", Reason: "Accepted"}, {Type: "Programmed", Status: "False", Reason: "ResourceNotFound"}}}}}}
-	eppEG := []result.ObjectStatus{{Object: refOf("EnvoyPatchPolicy", "p"), Parents: []result.ParentStatus{{Ref: result.ParentRef{Kind: "Gateway", Namespace: "default", Name: "g"},
-		Conditions: []result.Condition{{Type: "Accepted", Status: "True", Reason: "Accepted"}}}}}}
+	epp := []result.ObjectStatus{{Object: refOf("EnvoyPatchPolicy", "p"),
+		Parents: []result.ParentStatus{{Ref: result.ParentRef{Kind: "Gateway", Namespace: "default", Name: "g"},
+			Conditions: []result.Condition{{Type: "Accepted", Status: "True", Reason: "Accepted"},
+				{Type: "Programmed", Status: "False", Reason: "ResourceNotFound"}}}}}}
+	eppEG := []result.ObjectStatus{{Object: refOf("EnvoyPatchPolicy", "p"),
+		Parents: []result.ParentStatus{{Ref: result.ParentRef{Kind: "Gateway", Namespace: "default", Name: "g"},
+			Conditions: []result.Condition{{Type: "Accepted", Status: "True", Reason: "Accepted"}}}}}}
 	if c := Compare(eppEG, epp); c.Differs(true) {
 		t.Errorf("EnvoyPatchPolicy Programmed compared: %+v", c)
 	}
 }
 
 func TestKnownFile(t *testing.T) {
-	if _, err := ParseKnown("k.yaml", []byte("- reason: a\n  cases: [x]\n- reason: b\n  cases: [x]\n")); err == nil || !strings.Contains(err.Error(), "twice") {
+	if _, err := ParseKnown("k.yaml", []byte("- reason: a\n  cases: [x]\n- reason: b\n  cases: [x]\n")); err == nil ||
+		!strings.Contains(err.Error(), "twice") {
 		t.Errorf("a case recorded twice: %v", err)
 	}
 	if _, err := ParseKnown("k.yaml", []byte("- reason: ''\n  cases: [x]\n")); err == nil {
@@ -102,11 +109,13 @@ func TestKnownFile(t *testing.T) {
 	if _, err := ParseKnown("k.yaml", []byte("- reason: a\n  case: [x]\n")); err == nil {
 		t.Error("an unknown field was taken")
 	}
-	k, err := ParseKnown("k.yaml", []byte("- reason: a\n  cases: [x, gone]\n- reason: b\n  impl: egctl@v1.9.1\n  cases: [other]\n"))
+	k, err := ParseKnown("k.yaml",
+		[]byte("- reason: a\n  cases: [x, gone]\n- reason: b\n  impl: egctl@v1.9.1\n  cases: [other]\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if k.Reason("reference", "x") != "a" || k.Reason("reference", "other") != "" || k.Reason("egctl@v1.9.1", "other") != "b" {
+	if k.Reason("reference", "x") != "a" || k.Reason("reference", "other") != "" ||
+		k.Reason("egctl@v1.9.1", "other") != "b" {
 		t.Error("reasons are not scoped by implementation")
 	}
 	if u := k.Unknown("reference", []string{"x"}); len(u) != 1 || u[0] != "gone" {
@@ -168,7 +177,8 @@ type resourceRef = resource.Ref
 // rest still disagree, a reason none of whose patterns matches is stale, and a case whose
 // every difference is the implementation's leaves the xDS figure (a reference gap stays).
 func TestExplainFacts(t *testing.T) {
-	if _, err := ParseKnown("k.yaml", []byte("- reason: a\n  impl: e\n  cause: nobody\n  facts: [x]\n  cases: [c]\n")); err == nil {
+	if _, err := ParseKnown("k.yaml",
+		[]byte("- reason: a\n  impl: e\n  cause: nobody\n  facts: [x]\n  cases: [c]\n")); err == nil {
 		t.Error("an unknown cause was taken")
 	}
 	if _, err := ParseKnown("k.yaml", []byte("- reason: a\n  impl: e\n  cause: reference\n  cases: [c]\n")); err == nil {
@@ -176,8 +186,10 @@ func TestExplainFacts(t *testing.T) {
 	}
 	mk := func() CaseResult {
 		return CaseResult{Verdict: Disagree,
-			Differences: []Difference{{Key: "ListenerSet/ns/ls: Accepted", Want: "True/Accepted"}, {Key: "HTTPRoute/ns/r parent Gateway/ns/g: Accepted", OnlyMessage: true}},
-			Facts:       &FactsResult{Total: 3, Agree: 2, Differences: []string{"cluster ratelimit_cluster\n  reference: x\n  got: (none)"}}}
+			Differences: []Difference{{Key: "ListenerSet/ns/ls: Accepted", Want: "True/Accepted"},
+				{Key: "HTTPRoute/ns/r parent Gateway/ns/g: Accepted", OnlyMessage: true}},
+			Facts: &FactsResult{Total: 3, Agree: 2,
+				Differences: []string{"cluster ratelimit_cluster\n  reference: x\n  got: (none)"}}}
 	}
 	r := mk()
 	explainFacts(&r, []string{"ListenerSet/*", "cluster ratelimit_cluster"}, false, false)
@@ -221,12 +233,16 @@ func TestExplainFacts(t *testing.T) {
 	explainFacts(&gap, []string{"ListenerSet/*", "cluster ratelimit_cluster"}, true, false)
 	agree := CaseResult{Verdict: Agree, Facts: &FactsResult{Total: 4, Agree: 4}}
 	s := Summarize("e", []CaseResult{excluded, gap, agree})
-	if tt := s.Total; tt.FactCases != 2 || tt.FactsExcluded != 1 || tt.FactsGaps != 1 || tt.FactsAgree != 1 || tt.Facts != 7 {
+	if tt := s.Total; tt.FactCases != 2 || tt.FactsExcluded != 1 || tt.FactsGaps != 1 || tt.FactsAgree != 1 ||
+		tt.Facts != 7 {
 		t.Errorf("tally: %+v", tt)
 	}
 	var b strings.Builder
 	WriteText(&b, nil, s, false)
-	if want := "xDS facts against the reference: 1 of 2 cases agree (50.0%), 85.7% of 7 facts; not counted: 1 of the 3 cases both translate, every difference of theirs recorded as the implementation's; recorded gaps of the reference: 1; 0 skipped"; !strings.Contains(b.String(), want) {
+	if want := "xDS facts against the reference: 1 of 2 cases agree (50.0%), 85.7% of 7 facts; not counted: 1 of the 3 " +
+		"cases both translate, every difference of theirs recorded as the implementation's; recorded gaps " +
+		"of the reference: 1; 0 skipped"; !strings.Contains(
+		b.String(), want) {
 		t.Errorf("summary line:\n%s\nwant it to contain %q", b.String(), want)
 	}
 }

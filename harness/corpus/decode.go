@@ -161,7 +161,8 @@ func decodeItem(where string, raw json.RawMessage, apiVersion, kind string) (*re
 	if err := json.Unmarshal(raw, &m); err != nil || m == nil {
 		return nil, nil, fmt.Errorf("%s: not an object", where)
 	}
-	if written, ok := m["apiVersion"].(string); ok && written != apiVersion && served(written, kind) && sameGroup(written, apiVersion) {
+	if written, ok := m["apiVersion"].(string); ok && written != apiVersion && served(written, kind) &&
+		sameGroup(written, apiVersion) {
 		apiVersion = written
 	}
 	m["apiVersion"] = apiVersion

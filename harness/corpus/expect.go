@@ -33,7 +33,8 @@ type outputFile struct {
 // conditions, each listener's conditions and attachedRoutes), ListenerSets (the same),
 // routes (each parent's conditions) and policies (each ancestor's conditions).
 var ComparedKinds = []string{"Gateway", "ListenerSet", "HTTPRoute", "GRPCRoute", "TLSRoute", "TCPRoute", "UDPRoute",
-	"ClientTrafficPolicy", "BackendTrafficPolicy", "SecurityPolicy", "EnvoyExtensionPolicy", "BackendTLSPolicy", "EnvoyPatchPolicy"}
+	"ClientTrafficPolicy", "BackendTrafficPolicy", "SecurityPolicy", "EnvoyExtensionPolicy", "BackendTLSPolicy",
+	"EnvoyPatchPolicy"}
 
 type outObject struct {
 	Metadata struct {
@@ -83,9 +84,12 @@ func DecodeOutput(file string, data []byte) ([]result.ObjectStatus, error) {
 	}
 	lists := map[string][]outObject{
 		"Gateway": out.Gateways, "ListenerSet": out.ListenerSets,
-		"HTTPRoute": out.HTTPRoutes, "GRPCRoute": out.GRPCRoutes, "TLSRoute": out.TLSRoutes, "TCPRoute": out.TCPRoutes, "UDPRoute": out.UDPRoutes,
-		"ClientTrafficPolicy": out.ClientTrafficPolicies, "BackendTrafficPolicy": out.BackendTrafficPolicies, "SecurityPolicy": out.SecurityPolicies,
-		"EnvoyExtensionPolicy": out.EnvoyExtensionPolicies, "BackendTLSPolicy": out.BackendTLSPolicies, "EnvoyPatchPolicy": out.EnvoyPatchPolicies,
+		"HTTPRoute": out.HTTPRoutes, "GRPCRoute": out.GRPCRoutes, "TLSRoute": out.TLSRoutes, "TCPRoute": out.TCPRoutes,
+		"UDPRoute":            out.UDPRoutes,
+		"ClientTrafficPolicy": out.ClientTrafficPolicies, "BackendTrafficPolicy": out.BackendTrafficPolicies,
+		"SecurityPolicy":       out.SecurityPolicies,
+		"EnvoyExtensionPolicy": out.EnvoyExtensionPolicies, "BackendTLSPolicy": out.BackendTLSPolicies,
+		"EnvoyPatchPolicy": out.EnvoyPatchPolicies,
 	}
 	var statuses []result.ObjectStatus
 	for _, kind := range ComparedKinds {
@@ -95,13 +99,16 @@ func DecodeOutput(file string, data []byte) ([]result.ObjectStatus, error) {
 				Conditions: conditions(o.Status.Conditions),
 			}
 			for _, l := range o.Status.Listeners {
-				st.Listeners = append(st.Listeners, result.ListenerStatus{Name: l.Name, AttachedRoutes: l.AttachedRoutes, Conditions: conditions(l.Conditions)})
+				st.Listeners = append(st.Listeners,
+					result.ListenerStatus{Name: l.Name, AttachedRoutes: l.AttachedRoutes, Conditions: conditions(l.Conditions)})
 			}
 			for _, p := range o.Status.Parents {
-				st.Parents = append(st.Parents, result.ParentStatus{Ref: p.ParentRef.ref(o.Metadata.Namespace), Conditions: conditions(p.Conditions)})
+				st.Parents = append(st.Parents,
+					result.ParentStatus{Ref: p.ParentRef.ref(o.Metadata.Namespace), Conditions: conditions(p.Conditions)})
 			}
 			for _, a := range o.Status.Ancestors {
-				st.Parents = append(st.Parents, result.ParentStatus{Ref: a.AncestorRef.ref(o.Metadata.Namespace), Conditions: conditions(a.Conditions)})
+				st.Parents = append(st.Parents,
+					result.ParentStatus{Ref: a.AncestorRef.ref(o.Metadata.Namespace), Conditions: conditions(a.Conditions)})
 			}
 			statuses = append(statuses, st)
 		}

@@ -35,9 +35,10 @@ type port struct {
 }
 
 var (
-	testServicePorts = []port{{"http", 8080, corev1.ProtocolTCP, ""}, {"https", 8443, corev1.ProtocolTCP, ""}, {"tcp", 8163, corev1.ProtocolTCP, ""}, {"udp", 8162, corev1.ProtocolUDP, ""}}
-	otelPorts        = []port{{"grpc", 4317, corev1.ProtocolTCP, "grpc"}, {"zipkin", 9411, corev1.ProtocolTCP, ""}}
-	httpOnly         = []port{{"http", 8080, corev1.ProtocolTCP, ""}}
+	testServicePorts = []port{{"http", 8080, corev1.ProtocolTCP, ""}, {"https", 8443, corev1.ProtocolTCP, ""},
+		{"tcp", 8163, corev1.ProtocolTCP, ""}, {"udp", 8162, corev1.ProtocolUDP, ""}}
+	otelPorts = []port{{"grpc", 4317, corev1.ProtocolTCP, "grpc"}, {"zipkin", 9411, corev1.ProtocolTCP, ""}}
+	httpOnly  = []port{{"http", 8080, corev1.ProtocolTCP, ""}}
 )
 
 // fixtures returns the objects the test adds to a case. zones: the case name asks for
@@ -63,13 +64,16 @@ func fixtures(name string, in Input, merged bool, base []resource.Object) []reso
 			zone = fmt.Sprintf("antarctica-east1%c", rune('a'+i))
 		}
 		out = append(out, fixture(svc, "Service"),
-			fixture(endpointSlice("default", fmt.Sprintf("endpointslice-%d", i), svc.Name, "7.7.7.7", zone, testServicePorts), "EndpointSlice"))
+			fixture(endpointSlice("default", fmt.Sprintf("endpointslice-%d", i), svc.Name, "7.7.7.7", zone, testServicePorts),
+				"EndpointSlice"))
 	}
 	out = append(out,
 		fixture(service("default", "mirror-service", "2.2.2.2", httpOnly), "Service"),
-		fixture(endpointSlice("default", "mirror-service-endpointslice", "mirror-service", "7.6.5.4", "", httpOnly), "EndpointSlice"),
+		fixture(endpointSlice("default", "mirror-service-endpointslice", "mirror-service", "7.6.5.4", "", httpOnly),
+			"EndpointSlice"),
 		fixture(service("monitoring", "otel-collector", "3.3.3.3", otelPorts), "Service"),
-		fixture(endpointSlice("monitoring", "otel-collector-endpointslice", "otel-collector", "8.7.6.5", "", otelPorts), "EndpointSlice"))
+		fixture(endpointSlice("monitoring", "otel-collector-endpointslice", "otel-collector", "8.7.6.5", "", otelPorts),
+			"EndpointSlice"))
 	// The proxies' own Services, named as EG names them.
 	proxy := func(name string, labels map[string]string) {
 		svc := service(controllerNamespace, name, "6.7.8.9", httpOnly)
@@ -95,7 +99,9 @@ func fixtures(name string, in Input, merged bool, base []resource.Object) []reso
 		}
 	}
 	for _, ns := range []string{"envoy-gateway", "default"} {
-		out = append(out, fixture(&corev1.Namespace{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Namespace"}, ObjectMeta: metav1.ObjectMeta{Name: ns}}, "Namespace"))
+		out = append(out,
+			fixture(&corev1.Namespace{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Namespace"},
+				ObjectMeta: metav1.ObjectMeta{Name: ns}}, "Namespace"))
 	}
 	return append(out, base...)
 }
@@ -109,13 +115,15 @@ func withClassProxy(objs []resource.Object, ep *egv1a1.EnvoyProxy) {
 	for _, o := range objs {
 		if gc, ok := o.Obj.(*gwapiv1.GatewayClass); ok && gc.Name == ClassName {
 			ns := gwapiv1.Namespace(ep.Namespace)
-			gc.Spec.ParametersRef = &gwapiv1.ParametersReference{Group: egv1a1.GroupName, Kind: egv1a1.KindEnvoyProxy, Name: ep.Name, Namespace: &ns}
+			gc.Spec.ParametersRef = &gwapiv1.ParametersReference{Group: egv1a1.GroupName, Kind: egv1a1.KindEnvoyProxy,
+				Name: ep.Name, Namespace: &ns}
 		}
 	}
 }
 
 func fixture(obj resource.KObject, kind string) resource.Object {
-	return resource.Object{Obj: obj, APIVersion: obj.GetObjectKind().GroupVersionKind().GroupVersion().String(), Kind: kind, File: "(fixture of EG's TestTranslate)"}
+	return resource.Object{Obj: obj, APIVersion: obj.GetObjectKind().GroupVersionKind().GroupVersion().String(),
+		Kind: kind, File: "(fixture of EG's TestTranslate)"}
 }
 
 func service(ns, name, clusterIP string, ports []port) *corev1.Service {
@@ -138,10 +146,12 @@ func service(ns, name, clusterIP string, ports []port) *corev1.Service {
 func endpointSlice(ns, name, service, address, zone string, ports []port) *discoveryv1.EndpointSlice {
 	ready := true
 	es := &discoveryv1.EndpointSlice{
-		TypeMeta:    metav1.TypeMeta{APIVersion: "discovery.k8s.io/v1", Kind: "EndpointSlice"},
-		ObjectMeta:  metav1.ObjectMeta{Namespace: ns, Name: name, Labels: map[string]string{discoveryv1.LabelServiceName: service}},
+		TypeMeta: metav1.TypeMeta{APIVersion: "discovery.k8s.io/v1", Kind: "EndpointSlice"},
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name,
+			Labels: map[string]string{discoveryv1.LabelServiceName: service}},
 		AddressType: discoveryv1.AddressTypeIPv4,
-		Endpoints:   []discoveryv1.Endpoint{{Addresses: []string{address}, Conditions: discoveryv1.EndpointConditions{Ready: &ready}}},
+		Endpoints: []discoveryv1.Endpoint{{Addresses: []string{address},
+			Conditions: discoveryv1.EndpointConditions{Ready: &ready}}},
 	}
 	if zone != "" {
 		z := zone

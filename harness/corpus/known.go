@@ -76,7 +76,9 @@ func ParseKnown(file string, data []byte) (*Known, error) {
 		switch g.Cause {
 		case "", CauseImplementation, CauseReference:
 		default:
-			errs = append(errs, fmt.Sprintf("group %d (%s): cause must be %q or %q, not %q", i+1, short(g.Reason), CauseImplementation, CauseReference, g.Cause))
+			errs = append(errs,
+				fmt.Sprintf("group %d (%s): cause must be %q or %q, not %q", i+1, short(g.Reason), CauseImplementation,
+					CauseReference, g.Cause))
 		}
 		if g.Cause != "" && len(g.Facts) == 0 {
 			errs = append(errs, fmt.Sprintf("group %d (%s): a cause needs facts", i+1, short(g.Reason)))

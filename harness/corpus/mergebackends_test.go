@@ -50,7 +50,8 @@ func TestMergeBackendsDecisionsAgreeWithEG(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", c.Name, err)
 		}
-		res, err := impl.Reference{}.Translate(context.Background(), impl.Request{Scenario: c.Name, Objects: prep.Objects, Config: prep.Settings.Config, Profile: p})
+		res, err := impl.Reference{}.Translate(context.Background(),
+			impl.Request{Scenario: c.Name, Objects: prep.Objects, Config: prep.Settings.Config, Profile: p})
 		if err != nil {
 			t.Fatalf("%s: %v", c.Name, err)
 		}
@@ -104,7 +105,8 @@ func TestMergeBackendsDecisionsAgreeWithEG(t *testing.T) {
 					}
 					refs, own := r.Destination.shared(), r.Destination.ownClusters()
 					if strings.Join(refs, ",") != strings.Join(got.shared, ",") || own != got.own {
-						t.Errorf("%s: route %s of %s: EG shares %v (clusters of its own: %v), the reference %v (%v)", c.Name, r.Name, l.Name, refs, own, got.shared, got.own)
+						t.Errorf("%s: route %s of %s: EG shares %v (clusters of its own: %v), the reference %v (%v)", c.Name, r.Name,
+							l.Name, refs, own, got.shared, got.own)
 					}
 					checked++
 				}

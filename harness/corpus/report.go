@@ -61,7 +61,8 @@ func (t *Tally) add(r CaseResult) {
 		t.Skipped++
 	}
 	// A stale record's case agrees (or is refused); an error recorded has nothing compared.
-	if r.Verdict == Agree || r.Verdict == Disagree || (r.Verdict == Recorded || r.Verdict == Stale) && r.Error == "" && len(r.Refusals) == 0 {
+	if r.Verdict == Agree || r.Verdict == Disagree || (r.Verdict == Recorded || r.Verdict == Stale) && r.Error == "" &&
+		len(r.Refusals) == 0 {
 		t.Comparable++
 		t.Units += r.Units
 		t.UnitsAgree += r.Agree
@@ -141,7 +142,8 @@ func WriteText(w io.Writer, results []CaseResult, s Summary, verbose bool) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "prefix\tcases\tagree\trecorded\tdisagree\trefused\terror\tstale\tagree %\tconditions %\t")
 	row := func(t Tally, name string) {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t\n", name, t.Cases, t.Agree, t.Recorded, t.Disagree, t.Refused, t.Errors, t.Stale,
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t\n", name, t.Cases, t.Agree, t.Recorded, t.Disagree,
+			t.Refused, t.Errors, t.Stale,
 			pct(t.AgreeingComparable(), t.Comparable), pct(t.UnitsAgree, t.Units))
 	}
 	for _, t := range s.Prefixes {
@@ -150,12 +152,20 @@ func WriteText(w io.Writer, results []CaseResult, s Summary, verbose bool) {
 	row(s.Total, "total")
 	tw.Flush()
 	t := s.Total
-	fmt.Fprintf(w, "\n%s against EG %s's translator testdata: %d cases, %d comparable, %d agree (%s), %s of %d conditions agree on type, status and reason (%s with the message too); %d refused by the CRDs, %d recorded, %d disagree, %d errors, %d stale\n",
-		s.Impl, s.EG, t.Cases, t.Comparable, t.AgreeingComparable(), pct(t.AgreeingComparable(), t.Comparable), pct(t.UnitsAgree, t.Units), t.Units, pct(t.MessagesAgree, t.Units),
+	fmt.Fprintf(w,
+		"\n%s against EG %s's translator testdata: %d cases, %d comparable, %d agree (%s), %s of %d conditions agree on "+
+			"type, status and reason (%s with the message too); %d refused by the CRDs, %d recorded, %d "+
+			"disagree, %d errors, %d stale\n",
+		s.Impl, s.EG, t.Cases, t.Comparable, t.AgreeingComparable(), pct(t.AgreeingComparable(), t.Comparable),
+		pct(t.UnitsAgree, t.Units), t.Units, pct(t.MessagesAgree, t.Units),
 		t.Refused, t.Recorded, t.Disagree, t.Errors, t.Stale)
 	if t.FactCases > 0 || t.FactsExcluded > 0 || t.Skipped > 0 {
-		fmt.Fprintf(w, "xDS facts against the reference: %d of %d cases agree (%s), %s of %d facts; not counted: %d of the %d cases both translate, every difference of theirs recorded as the implementation's; recorded gaps of the reference: %d; %d skipped\n",
-			t.FactsAgree, t.FactCases, pct(t.FactsAgree, t.FactCases), pct(t.FactsSame, t.Facts), t.Facts, t.FactsExcluded, t.FactCases+t.FactsExcluded, t.FactsGaps, t.Skipped)
+		fmt.Fprintf(w,
+			"xDS facts against the reference: %d of %d cases agree (%s), %s of %d facts; not counted: %d of the %d cases both "+
+				"translate, every difference of theirs recorded as the implementation's; recorded gaps of "+
+				"the reference: %d; %d skipped\n",
+			t.FactsAgree, t.FactCases, pct(t.FactsAgree, t.FactCases), pct(t.FactsSame, t.Facts), t.Facts, t.FactsExcluded,
+			t.FactCases+t.FactsExcluded, t.FactsGaps, t.Skipped)
 	}
 }
 
@@ -169,15 +179,20 @@ func writeCase(w io.Writer, r CaseResult, verbose bool) {
 	if r.Verdict == Stale {
 		switch {
 		case len(r.Unmatched) > 0 && (r.Units > 0 || r.Facts != nil):
-			fmt.Fprintf(w, "    the recorded reason no longer matches: no difference matches %s; correct its facts or remove the case\n", strings.Join(quoted(r.Unmatched), ", "))
+			fmt.Fprintf(w,
+				"    the recorded reason no longer matches: no difference matches %s; correct its facts or remove the case\n",
+				strings.Join(quoted(r.Unmatched), ", "))
 		case r.Error == "" && len(r.Refusals) == 0:
 			fmt.Fprintln(w, "    the case agrees now: remove it from the known-reasons file")
 		default:
-			fmt.Fprintln(w, "    the case is refused by the CRDs, which needs no recorded reason: remove it from the known-reasons file")
+			fmt.Fprintln(w,
+				"    the case is refused by the CRDs, which needs no recorded reason: remove it from the known-reasons file")
 		}
 	}
 	if r.Verdict == Disagree && r.Reason != "" {
-		fmt.Fprintf(w, "    partly explained by its recorded reason (%s); the differences its facts do not match, below, disagree\n", short(r.Reason))
+		fmt.Fprintf(w,
+			"    partly explained by its recorded reason (%s); the differences its facts do not match, below, disagree\n",
+			short(r.Reason))
 	}
 	for _, m := range r.Refusals {
 		fmt.Fprintf(w, "    refused by the CRDs: %s\n", m)

@@ -185,7 +185,8 @@ func Prepare(c Case, base []resource.Object) (Prepared, error) {
 	return Prepared{Objects: objs, Settings: s, Own: own, Notes: in.Notes, Refusals: in.Refusals}, nil
 }
 
-func runCase(ctx context.Context, c Case, p profile.Profile, base []resource.Object, baseErr error, o Options) (r CaseResult) {
+func runCase(ctx context.Context, c Case, p profile.Profile, base []resource.Object, baseErr error,
+	o Options) (r CaseResult) {
 	r = CaseResult{Name: c.Name, Prefix: c.Prefix}
 	implName := "reference"
 	if o.Impl != nil {
@@ -374,7 +375,8 @@ func allocateClusterIPs(objs []resource.Object) []resource.Object {
 // compareFacts compares the xDS facts of an implementation's result with the reference's
 // (statuses are compared with EG's own record instead).
 func compareFacts(ref, got *result.Result, caps impl.Capabilities) *FactsResult {
-	fo := facts.Options{NoAdmission: true, NoSecrets: caps.OmitsPart("secrets"), NoPatchStatus: caps.OmitsPart("patch-status")}
+	fo := facts.Options{NoAdmission: true, NoSecrets: caps.OmitsPart("secrets"),
+		NoPatchStatus: caps.OmitsPart("patch-status")}
 	xdsOnly := func(s facts.Set) facts.Set {
 		for k := range s {
 			if strings.HasPrefix(k, "status ") {

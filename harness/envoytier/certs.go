@@ -57,7 +57,8 @@ func newAuthority() (*authority, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &authority{cert: cert, key: key, certPEM: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), leaves: map[string]*tls.Certificate{}}, nil
+	return &authority{cert: cert, key: key, certPEM: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
+		leaves: map[string]*tls.Certificate{}}, nil
 }
 
 // leaf returns a certificate for the given DNS names and URIs (cached by the set).

@@ -18,7 +18,8 @@ import (
 // the status (or gRPC status), the redirect location and body Envoy answers with, the
 // backend the request reached, and the forwarded headers it names. Route, cluster and
 // filter names are not visible on the wire; the route checker comparison covers them.
-func compareScenario(req scenario.Request, want scenario.TrafficResult, exp live.Expectation, obs live.Observation, echoes map[string]string, res *result.Result) []string {
+func compareScenario(req scenario.Request, want scenario.TrafficResult, exp live.Expectation, obs live.Observation,
+	echoes map[string]string, res *result.Result) []string {
 	grpc := req.GRPC
 	if exp.Err != nil || obs.Err != nil {
 		return nil // whether a connection must fail is the route checker comparison's
@@ -111,7 +112,8 @@ func describeObservation(o live.Observation, echoes map[string]string) string {
 	}
 	var b strings.Builder
 	if o.Echo != nil {
-		fmt.Fprintf(&b, "%d from backend %s: %s %s host %q", o.Status, live.OrNone(echoes[live.EchoName(o.Echo.Pod)]), o.Echo.Method, o.Echo.Path, o.Echo.Host)
+		fmt.Fprintf(&b, "%d from backend %s: %s %s host %q", o.Status, live.OrNone(echoes[live.EchoName(o.Echo.Pod)]),
+			o.Echo.Method, o.Echo.Path, o.Echo.Host)
 		return b.String()
 	}
 	fmt.Fprintf(&b, "Envoy answered %d", o.Status)
@@ -152,14 +154,18 @@ func compareRateLimitCalls(exp live.Expectation, calls []ratelimitsvc.Call) []st
 	var diffs []string
 	for _, d := range slices.Sorted(maps.Keys(want)) {
 		if g, ok := got[d]; !ok {
-			diffs = append(diffs, fmt.Sprintf("offline the rate limit service is asked in domain %s about %s, live Envoy did not ask it", d, want[d]))
+			diffs = append(diffs,
+				fmt.Sprintf("offline the rate limit service is asked in domain %s about %s, live Envoy did not ask it", d, want[d]))
 		} else if g != want[d] {
-			diffs = append(diffs, fmt.Sprintf("in domain %s live Envoy sent the rate limit service %s, offline %s", d, g, want[d]))
+			diffs = append(diffs,
+				fmt.Sprintf("in domain %s live Envoy sent the rate limit service %s, offline %s", d, g, want[d]))
 		}
 	}
 	for _, d := range slices.Sorted(maps.Keys(got)) {
 		if _, ok := want[d]; !ok {
-			diffs = append(diffs, fmt.Sprintf("live Envoy asked the rate limit service in domain %s about %s, offline no ratelimit filter acts there", d, got[d]))
+			diffs = append(diffs,
+				fmt.Sprintf("live Envoy asked the rate limit service in domain %s about %s, offline no ratelimit filter acts there",
+					d, got[d]))
 		}
 	}
 	return diffs

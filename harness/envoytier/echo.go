@@ -57,7 +57,8 @@ func (e *echoServer) serveUDP(pc net.PacketConn) {
 		if err != nil {
 			return
 		}
-		b, err := json.Marshal(live.EchoReply{Path: string(buf[:n]), Method: "UDP", Namespace: "envoy-tier", Pod: e.name + "-tier-0"})
+		b, err := json.Marshal(
+			live.EchoReply{Path: string(buf[:n]), Method: "UDP", Namespace: "envoy-tier", Pod: e.name + "-tier-0"})
 		if err == nil {
 			_, _ = pc.WriteTo(b, from)
 		}

@@ -49,7 +49,8 @@ func Find(explicit, dir string) (string, error) {
 			if executable(p) == nil {
 				return p, nil
 			}
-			return "", fmt.Errorf("%w: neither --envoy nor $%s is set and %s is not installed (run `make envoy`)", ErrNoEnvoy, EnvVar, p)
+			return "", fmt.Errorf("%w: neither --envoy nor $%s is set and %s is not installed (run `make envoy`)", ErrNoEnvoy,
+				EnvVar, p)
 		}
 		parent := filepath.Dir(d)
 		if parent == d {
@@ -57,7 +58,8 @@ func Find(explicit, dir string) (string, error) {
 		}
 		d = parent
 	}
-	return "", fmt.Errorf("%w: neither --envoy nor $%s is set, and no repository root (go.mod) above %s holds %s", ErrNoEnvoy, EnvVar, dir, InstalledPath)
+	return "", fmt.Errorf("%w: neither --envoy nor $%s is set, and no repository root (go.mod) above %s holds %s",
+		ErrNoEnvoy, EnvVar, dir, InstalledPath)
 }
 
 func executable(p string) error {

@@ -29,7 +29,8 @@ func standInGeoIP(x *result.XDS, dbs map[geoip.Kind]string) {
 		for _, p := range []struct {
 			path *string
 			kind geoip.Kind
-		}{{&c.CityDbPath, geoip.City}, {&c.CountryDbPath, geoip.Country}, {&c.AsnDbPath, geoip.ASN}, {&c.IspDbPath, geoip.ISP}, {&c.AnonDbPath, geoip.Anonymity}} {
+		}{{&c.CityDbPath, geoip.City}, {&c.CountryDbPath, geoip.Country}, {&c.AsnDbPath, geoip.ASN},
+			{&c.IspDbPath, geoip.ISP}, {&c.AnonDbPath, geoip.Anonymity}} {
 			if *p.path != "" && *p.path != dbs[p.kind] {
 				*p.path = dbs[p.kind]
 				changed = true

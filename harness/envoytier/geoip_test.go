@@ -53,19 +53,22 @@ func TestStandInGeoIP(t *testing.T) {
 			t.Fatalf("%s: no geoip filter", name)
 		}
 		for _, c := range got {
-			for kind, p := range map[geoip.Kind]string{geoip.City: c.GetCityDbPath(), geoip.Country: c.GetCountryDbPath(), geoip.ASN: c.GetAsnDbPath(), geoip.ISP: c.GetIspDbPath(), geoip.Anonymity: c.GetAnonDbPath()} {
+			for kind, p := range map[geoip.Kind]string{geoip.City: c.GetCityDbPath(), geoip.Country: c.GetCountryDbPath(),
+				geoip.ASN: c.GetAsnDbPath(), geoip.ISP: c.GetIspDbPath(), geoip.Anonymity: c.GetAnonDbPath()} {
 				if p != "" && p != dbs[kind] {
 					t.Errorf("%s: %s database %s, want the stand-in %s", name, kind, p, dbs[kind])
 				}
 			}
 		}
-		if after := jsonOf(t, &res.XDS); after != before || !strings.Contains(after, ".mmdb") || strings.Contains(after, dir) {
+		if after := jsonOf(t, &res.XDS); after != before || !strings.Contains(after, ".mmdb") ||
+			strings.Contains(after, dir) {
 			t.Errorf("%s: the translation changed", name)
 		}
 	}
 	// The scenario's own paths, and the kinds they are.
 	orig := maxMindConfigs(&translate(t, "authorization-geoip").XDS)
-	if len(orig) == 0 || orig[0].GetCityDbPath() != "/geo/GeoLite2-City.mmdb" || orig[0].GetAnonDbPath() != "/geo/GeoIP2-Anonymous-IP.mmdb" {
+	if len(orig) == 0 || orig[0].GetCityDbPath() != "/geo/GeoLite2-City.mmdb" ||
+		orig[0].GetAnonDbPath() != "/geo/GeoIP2-Anonymous-IP.mmdb" {
 		t.Errorf("authorization-geoip translates to %v", orig)
 	}
 }

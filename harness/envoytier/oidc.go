@@ -145,7 +145,8 @@ func (p *provider) authorize(w http.ResponseWriter, r *http.Request) {
 	case !ok:
 		problems = append(problems, fmt.Sprintf("unknown client_id %q", q.Get("client_id")))
 	case c.authz.Host != r.Host || c.authz.Path != r.URL.Path:
-		problems = append(problems, fmt.Sprintf("client %s's authorization endpoint is %s, not %s%s", c.id, c.authz, r.Host, r.URL.Path))
+		problems = append(problems,
+			fmt.Sprintf("client %s's authorization endpoint is %s, not %s%s", c.id, c.authz, r.Host, r.URL.Path))
 	}
 	if q.Get("response_type") != "code" {
 		problems = append(problems, fmt.Sprintf("response_type %q, want code", q.Get("response_type")))
@@ -210,7 +211,8 @@ func (p *provider) token(w http.ResponseWriter, r *http.Request) {
 	case !issued || code.client != id:
 		tokenError(w, "invalid_grant", "unknown code")
 	case r.PostForm.Get("redirect_uri") != code.redirectURI:
-		tokenError(w, "invalid_grant", fmt.Sprintf("redirect_uri %q, the code was issued for %q", r.PostForm.Get("redirect_uri"), code.redirectURI))
+		tokenError(w, "invalid_grant",
+			fmt.Sprintf("redirect_uri %q, the code was issued for %q", r.PostForm.Get("redirect_uri"), code.redirectURI))
 	case pkceChallenge(r.PostForm.Get("code_verifier")) != code.challenge:
 		tokenError(w, "invalid_grant", "the code verifier does not match the challenge")
 	default:
@@ -254,13 +256,15 @@ func sameSet(a, b []string) bool {
 // host and path) with the cookies of the first answer; Envoy exchanges the code at the
 // token endpoint and answers with its session cookies. Each step that goes wrong is the
 // error.
-func (p *provider) login(ctx context.Context, client live.Client, req scenario.Request, port uint32, useTLS bool) ([]*http.Cookie, error) {
+func (p *provider) login(ctx context.Context, client live.Client, req scenario.Request, port uint32,
+	useTLS bool) ([]*http.Cookie, error) {
 	first := client.Do(ctx, req, port, useTLS)
 	if first.Err != nil {
 		return nil, fmt.Errorf("OAuth2 login: the request without a session: %w", first.Err)
 	}
 	if first.Status != http.StatusFound || first.Location == "" {
-		return nil, fmt.Errorf("OAuth2 login: the request without a session got %d, not a redirect to the provider", first.Status)
+		return nil, fmt.Errorf("OAuth2 login: the request without a session got %d, not a redirect to the provider",
+			first.Status)
 	}
 	authz, err := url.Parse(first.Location)
 	if err != nil {
@@ -273,7 +277,8 @@ func (p *provider) login(ctx context.Context, client live.Client, req scenario.R
 			DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
 				return (&net.Dialer{}).DialContext(ctx, network, p.addr)
 			},
-			TLSClientConfig: &tls.Config{ServerName: authz.Hostname(), InsecureSkipVerify: true}, //nolint:gosec // the tier's own stand-in
+			TLSClientConfig: &tls.Config{ServerName: authz.Hostname(),
+				InsecureSkipVerify: true}, //nolint:gosec // the tier's own stand-in
 		},
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}
@@ -289,14 +294,17 @@ func (p *provider) login(ctx context.Context, client live.Client, req scenario.R
 	n, _ := resp.Body.Read(msg[:])
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusFound {
-		return nil, fmt.Errorf("OAuth2 login: the provider refused Envoy's redirect %s: %d %s", first.Location, resp.StatusCode, strings.TrimSpace(string(msg[:n])))
+		return nil, fmt.Errorf("OAuth2 login: the provider refused Envoy's redirect %s: %d %s", first.Location,
+			resp.StatusCode, strings.TrimSpace(string(msg[:n])))
 	}
 	back, err := url.Parse(resp.Header.Get("Location"))
 	if err != nil {
 		return nil, err
 	}
 	// The callback, to Envoy, with the cookies of its first answer (nonce, PKCE verifier).
-	cb := scenario.Request{Port: req.Port, Host: back.Host, Path: back.RequestURI(), Headers: map[string]string{"cookie": cookieHeader(first.Cookies)}, SNI: req.SNI, ClientIP: req.ClientIP, Gateway: req.Gateway}
+	cb := scenario.Request{Port: req.Port, Host: back.Host, Path: back.RequestURI(),
+		Headers: map[string]string{"cookie": cookieHeader(first.Cookies)}, SNI: req.SNI, ClientIP: req.ClientIP,
+		Gateway: req.Gateway}
 	p.mu.Lock()
 	before := p.tokenCalls
 	p.mu.Unlock()
@@ -308,10 +316,14 @@ func (p *provider) login(ctx context.Context, client live.Client, req scenario.R
 	exchanged := p.tokenCalls > before
 	p.mu.Unlock()
 	if second.Status != http.StatusFound {
-		return nil, fmt.Errorf("OAuth2 login: Envoy answered the callback %d (code exchanged at the token endpoint: %v; body %q)", second.Status, exchanged, trim(second.Body))
+		return nil, fmt.Errorf(
+			"OAuth2 login: Envoy answered the callback %d (code exchanged at the token endpoint: %v; body %q)", second.Status,
+			exchanged, trim(second.Body))
 	}
 	if !exchanged {
-		return nil, fmt.Errorf("OAuth2 login: Envoy redirected the callback to %s without exchanging the code at the token endpoint", second.Location)
+		return nil, fmt.Errorf(
+			"OAuth2 login: Envoy redirected the callback to %s without exchanging the code at the token endpoint",
+			second.Location)
 	}
 	return mergeCookies(first.Cookies, second.Cookies), nil
 }

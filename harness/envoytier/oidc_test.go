@@ -31,8 +31,10 @@ func TestProviderChecksTheAuthorizationCodeFlow(t *testing.T) {
 		p.authorize(w, r)
 		return w
 	}
-	good := url.Values{"client_id": {"sso.apps.example.com"}, "response_type": {"code"}, "redirect_uri": {"https://sso.example.com/auth/callback"},
-		"scope": {"openid email profile"}, "state": {"s"}, "code_challenge": {pkceChallenge(verifier)}, "code_challenge_method": {"S256"}}
+	good := url.Values{"client_id": {"sso.apps.example.com"}, "response_type": {"code"},
+		"redirect_uri": {"https://sso.example.com/auth/callback"},
+		"scope":        {"openid email profile"}, "state": {"s"}, "code_challenge": {pkceChallenge(verifier)},
+		"code_challenge_method": {"S256"}}
 	for name, change := range map[string]func(url.Values){
 		"unknown client":     func(q url.Values) { q.Set("client_id", "nobody") },
 		"other redirect":     func(q url.Values) { q.Set("redirect_uri", "https://evil.example.com/cb") },
@@ -66,7 +68,8 @@ func TestProviderChecksTheAuthorizationCodeFlow(t *testing.T) {
 		p.token(w, r)
 		return w.Code
 	}
-	exchange := url.Values{"grant_type": {"authorization_code"}, "code": {code}, "redirect_uri": {"https://sso.example.com/auth/callback"}, "code_verifier": {"wrong"}}
+	exchange := url.Values{"grant_type": {"authorization_code"}, "code": {code},
+		"redirect_uri": {"https://sso.example.com/auth/callback"}, "code_verifier": {"wrong"}}
 	if c := token(exchange); c != http.StatusBadRequest {
 		t.Errorf("a wrong verifier: %d", c)
 	}

@@ -193,6 +193,8 @@ func Summarize(version string, outs []*Outcome) Summary {
 
 // String is the summary line `egharness run --envoy` prints before its totals.
 func (s Summary) String() string {
-	return fmt.Sprintf("real Envoy %s: %d scenarios served (%d ACKed, %d NACKed), %d requests replayed (%d agree, %d disagree), %d not replayed",
+	return fmt.Sprintf(
+		"real Envoy %s: %d scenarios served (%d ACKed, %d NACKed), %d requests replayed (%d agree, "+
+			"%d disagree), %d not replayed",
 		s.Version, s.Served, s.Acked, s.Nacked, s.Replayed, s.Agree, s.Disagree, s.NotReplayed)
 }

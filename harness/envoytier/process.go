@@ -33,7 +33,8 @@ type process struct {
 // thread (the machine is small and requests come one at a time), and listeners that a new
 // snapshot removes are closed at once instead of draining for minutes.
 func startEnvoy(ctx context.Context, binary, dir, xdsAddr, nodeID string, logw io.Writer) (*process, error) {
-	b, err := live.Bootstrap(live.BootstrapOptions{XDSAddress: xdsAddr, NodeID: nodeID, NodeCluster: "egharness", AdminPort: 0})
+	b, err := live.Bootstrap(
+		live.BootstrapOptions{XDSAddress: xdsAddr, NodeID: nodeID, NodeCluster: "egharness", AdminPort: 0})
 	if err != nil {
 		return nil, err
 	}

@@ -26,9 +26,10 @@ func TestCompareRateLimitCalls(t *testing.T) {
 		t.Errorf("the same calls disagree: %v", d)
 	}
 	for name, calls := range map[string][]ratelimitsvc.Call{
-		"a domain not asked":    agree[:1],
-		"another descriptor":    {agree[0], {Domain: "default/eg/http", Descriptors: []string{"r=r,rule-0-match-0=bob"}}},
-		"a domain not expected": append(append([]ratelimitsvc.Call{}, agree...), ratelimitsvc.Call{Domain: "x", Descriptors: []string{"k=v"}}),
+		"a domain not asked": agree[:1],
+		"another descriptor": {agree[0], {Domain: "default/eg/http", Descriptors: []string{"r=r,rule-0-match-0=bob"}}},
+		"a domain not expected": append(append([]ratelimitsvc.Call{}, agree...),
+			ratelimitsvc.Call{Domain: "x", Descriptors: []string{"k=v"}}),
 	} {
 		d := compareRateLimitCalls(exp, calls)
 		if len(d) != 1 || !strings.Contains(d[0], "rate limit service") {

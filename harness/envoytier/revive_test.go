@@ -54,7 +54,8 @@ func TestWaitEndsWhenEnvoyExits(t *testing.T) {
 	if err := tier.envoy.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
-	x := &result.XDS{Clusters: []*clusterv3.Cluster{{Name: "c", ClusterDiscoveryType: &clusterv3.Cluster_Type{Type: clusterv3.Cluster_STATIC}}}}
+	x := &result.XDS{Clusters: []*clusterv3.Cluster{{Name: "c",
+		ClusterDiscoveryType: &clusterv3.Cluster_Type{Type: clusterv3.Cluster_STATIC}}}}
 	v, _, err := tier.srv.Update(ctx, &xdsserver.Loaded{Source: "test", Result: &result.Result{XDS: *x}})
 	if err != nil {
 		t.Fatal(err)

@@ -19,12 +19,11 @@ import (
 	"github.com/egharness/egharness/translator/result"
 )
 
-// onLoopback returns a deep copy of x (listeners, clusters, endpoints, secrets) that touches nothing but loopback: every listener binds
-// listenIP on its translated port (EG's 80 → 10080 mapping is the translator's), and every
-// upstream address that is not already a loopback stand-in (an echo server) points at sink,
-// a loopback port that accepts and closes. DNS clusters (FQDN backends, external services
-// such as a JWKS host or the rate limit service) become static clusters on the sink, so
-// Envoy resolves no names and never reaches beyond the machine.
+// onLoopback returns a deep copy of x (listeners, clusters, endpoints, secrets) that touches nothing but loopback:
+// every listener binds listenIP on its translated port (EG's 80 → 10080 mapping is the translator's), and every
+// upstream address that is not already a loopback stand-in (an echo server) points at sink, a loopback port that
+// accepts and closes. DNS clusters (FQDN backends, external services such as a JWKS host or the rate limit service)
+// become static clusters on the sink, so Envoy resolves no names and never reaches beyond the machine.
 func onLoopback(x *result.XDS, listenIP, sinkHost string, sinkPort uint32) *result.XDS {
 	return onLoopbackBy(x, func(string) string { return listenIP }, sinkHost, sinkPort)
 }
@@ -56,7 +55,8 @@ func onLoopbackBy(x *result.XDS, listenIP func(listener string) string, sinkHost
 	for i, cl := range x.Clusters {
 		c := proto.Clone(cl).(*clusterv3.Cluster)
 		// The DNS cluster types, and the DNS cluster extension EG v1.9 emits instead.
-		if t := c.GetType(); t == clusterv3.Cluster_STRICT_DNS || t == clusterv3.Cluster_LOGICAL_DNS || c.GetClusterType().GetName() == "envoy.cluster.dns" {
+		if t := c.GetType(); t == clusterv3.Cluster_STRICT_DNS || t == clusterv3.Cluster_LOGICAL_DNS ||
+			c.GetClusterType().GetName() == "envoy.cluster.dns" {
 			c.ClusterDiscoveryType = &clusterv3.Cluster_Type{Type: clusterv3.Cluster_STATIC}
 		}
 		if c.GetLoadAssignment() != nil {
@@ -126,7 +126,9 @@ func withProxyProtocol(x *result.XDS) error {
 			has = has || f.GetName() == proxyProtocolFilter
 		}
 		if !has {
-			l.ListenerFilters = append([]*listenerv3.ListenerFilter{{Name: proxyProtocolFilter, ConfigType: &listenerv3.ListenerFilter_TypedConfig{TypedConfig: cfg}}}, l.ListenerFilters...)
+			l.ListenerFilters = append(
+				[]*listenerv3.ListenerFilter{{Name: proxyProtocolFilter,
+					ConfigType: &listenerv3.ListenerFilter_TypedConfig{TypedConfig: cfg}}}, l.ListenerFilters...)
 		}
 	}
 	return nil

@@ -83,7 +83,8 @@ func TestOnLoopback(t *testing.T) {
 	dns := 0
 	for i, c := range out.Clusters {
 		orig := res.XDS.Clusters[i]
-		if orig.GetType() == clusterv3.Cluster_STRICT_DNS || orig.GetType() == clusterv3.Cluster_LOGICAL_DNS || orig.GetClusterType().GetName() == "envoy.cluster.dns" {
+		if orig.GetType() == clusterv3.Cluster_STRICT_DNS || orig.GetType() == clusterv3.Cluster_LOGICAL_DNS ||
+			orig.GetClusterType().GetName() == "envoy.cluster.dns" {
 			dns++
 			if c.GetType() != clusterv3.Cluster_STATIC || c.GetClusterType() != nil {
 				t.Errorf("DNS cluster %s stays %s", c.GetName(), c.GetType())
@@ -187,7 +188,8 @@ func TestEchoServer(t *testing.T) {
 		defer resp.Body.Close()
 		var e live.EchoReply
 		b, _ := io.ReadAll(resp.Body)
-		if json.Unmarshal(b, &e) != nil || p.echoes()[live.EchoName(e.Pod)] != "default/app" || e.Path != "/x?y=1" || e.Host != "app.example.com" {
+		if json.Unmarshal(b, &e) != nil || p.echoes()[live.EchoName(e.Pod)] != "default/app" || e.Path != "/x?y=1" ||
+			e.Host != "app.example.com" {
 			t.Errorf("%s: reply %s", how, b)
 		}
 		if got := e.Headers["X-Test"]; len(got) != 1 || got[0] != "1" {
@@ -202,7 +204,8 @@ func TestEchoServer(t *testing.T) {
 	}
 	resp, err := (&http.Transport{}).RoundTrip(req("http"))
 	check("HTTP/1.1", resp, err)
-	h2c := &http2.Transport{AllowHTTP: true, DialTLSContext: func(ctx context.Context, n, a string, _ *tls.Config) (net.Conn, error) {
+	h2c := &http2.Transport{AllowHTTP: true, DialTLSContext: func(ctx context.Context, n, a string, _ *tls.Config) (
+		net.Conn, error) {
 		return (&net.Dialer{}).DialContext(ctx, n, a)
 	}}
 	resp, err = h2c.RoundTrip(req("http"))
@@ -210,7 +213,8 @@ func TestEchoServer(t *testing.T) {
 	pool := x509.NewCertPool()
 	pool.AppendCertsFromPEM(ca.certPEM)
 	var state *tls.ConnectionState
-	tr := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, ServerName: "backend.internal"}, ForceAttemptHTTP2: true}
+	tr := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, ServerName: "backend.internal"},
+		ForceAttemptHTTP2: true}
 	resp, err = tr.RoundTrip(req("https"))
 	if err == nil {
 		state = resp.TLS

@@ -36,7 +36,10 @@ func (t *Tier) Run(ctx context.Context, sc *scenario.Scenario, prof string, res 
 		return o
 	}
 	again := t.runOnce(ctx, sc, prof, res)
-	again.Notes = append(again.Notes, "Envoy exited or hung during a first attempt, was started again and the scenario ran again; the first attempt: "+firstLines(o.Err.Error(), 3))
+	again.Notes = append(again.Notes,
+		"Envoy exited or hung during a first attempt, was started again and the scenario "+
+			"ran again; the first attempt: "+firstLines(
+			o.Err.Error(), 3))
 	again.Duration += o.Duration
 	return again
 }
@@ -125,7 +128,9 @@ func (t *Tier) runOnce(ctx context.Context, sc *scenario.Scenario, prof string, 
 	plain.XDS = *onLoopbackBy(&res.XDS, listenIP, sinkHost, sinkPort)
 	secretStandIns(&plain.XDS, t.ca.certPEM, t.standIn, fileSubstitutes(t.dir))
 	standInGeoIP(&plain.XDS, t.geoDBs)
-	v1, _, err := t.srv.Update(ctx, &xdsserver.Loaded{Source: fmt.Sprintf("scenario %s (%s), as translated", sc.Name, sc.File), Profile: prof, Result: &plain})
+	v1, _, err := t.srv.Update(ctx,
+		&xdsserver.Loaded{Source: fmt.Sprintf("scenario %s (%s), as translated", sc.Name, sc.File), Profile: prof,
+			Result: &plain})
 	if err != nil {
 		o.Err = fmt.Errorf("serving the translation: %w", err)
 		return o
@@ -165,7 +170,8 @@ func (t *Tier) runOnce(ctx context.Context, sc *scenario.Scenario, prof string, 
 		o.Err = err
 		return o
 	}
-	version, _, err := t.srv.Update(ctx, &xdsserver.Loaded{Source: fmt.Sprintf("scenario %s (%s)", sc.Name, sc.File), Profile: prof, Result: &served})
+	version, _, err := t.srv.Update(ctx,
+		&xdsserver.Loaded{Source: fmt.Sprintf("scenario %s (%s)", sc.Name, sc.File), Profile: prof, Result: &served})
 	if err != nil {
 		o.Err = fmt.Errorf("serving the translation: %w", err)
 		return o
@@ -191,7 +197,8 @@ func (t *Tier) runOnce(ctx context.Context, sc *scenario.Scenario, prof string, 
 	// too (check.Run).
 	table.UseSecrets(res.XDS.Secrets)
 	table.UseRateLimitService(limits)
-	client := live.Client{Addr: func(port uint32) string { return fmt.Sprintf("%s:%d", ip, port) }, Timeout: t.opts.RequestTimeout}
+	client := live.Client{Addr: func(port uint32) string { return fmt.Sprintf("%s:%d", ip, port) },
+		Timeout: t.opts.RequestTimeout}
 	clientCert, err := t.ca.leaf(append([]string{"client.egharness.local"}, tr.clientNames...))
 	if err != nil {
 		o.Err = err
@@ -271,7 +278,8 @@ func (t *Tier) wait(ctx context.Context, o *Outcome, x *result.XDS, warm bool) e
 		return aerr
 	}
 	if err != nil {
-		return fmt.Errorf("envoy did not ACK version %s within %s (waiting for %s; ACKed: %s): %w", o.Version, t.opts.AckTimeout, strings.Join(shortTypes(types), ", "), t.acked(), err)
+		return fmt.Errorf("envoy did not ACK version %s within %s (waiting for %s; ACKed: %s): %w", o.Version,
+			t.opts.AckTimeout, strings.Join(shortTypes(types), ", "), t.acked(), err)
 	}
 	if !warm {
 		return nil
@@ -285,7 +293,8 @@ func (t *Tier) wait(ctx context.Context, o *Outcome, x *result.XDS, warm bool) e
 		}
 		select {
 		case <-wctx.Done():
-			return fmt.Errorf("envoy ACKed version %s but listeners or clusters still warm after %s (%v, %v)", o.Version, t.opts.AckTimeout, g, err)
+			return fmt.Errorf("envoy ACKed version %s but listeners or clusters still warm after %s (%v, %v)", o.Version,
+				t.opts.AckTimeout, g, err)
 		case <-time.After(10 * time.Millisecond):
 		}
 	}

@@ -41,7 +41,8 @@ type services struct {
 }
 
 // extServiceCluster matches the clusters EG builds for a policy's external services.
-var extServiceCluster = regexp.MustCompile(`^(securitypolicy|envoyextensionpolicy)/[^/]+/[^/]+/(extauth|extproc)/[0-9]+$`)
+var extServiceCluster = regexp.MustCompile(
+	`^(securitypolicy|envoyextensionpolicy)/[^/]+/[^/]+/(extauth|extproc)/[0-9]+$`)
 
 func newServices(lo *loopback, ca *authority) (*services, error) {
 	s := &services{calls: map[string]int{}, grpc: grpc.NewServer(), rls: ratelimitsvc.NewServer()}

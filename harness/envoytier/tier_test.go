@@ -77,7 +77,8 @@ func TestTierServesRefusesAndCompares(t *testing.T) {
 	bad := *l.Result
 	bad.XDS.Routes = append([]*routev3.RouteConfiguration(nil), bad.XDS.Routes...)
 	rc := proto.Clone(bad.XDS.Routes[0]).(*routev3.RouteConfiguration)
-	rc.GetVirtualHosts()[0].GetRoutes()[0].Match = &routev3.RouteMatch{PathSpecifier: &routev3.RouteMatch_SafeRegex{SafeRegex: &matcherv3.RegexMatcher{Regex: "(unclosed"}}}
+	rc.GetVirtualHosts()[0].GetRoutes()[0].Match = &routev3.RouteMatch{
+		PathSpecifier: &routev3.RouteMatch_SafeRegex{SafeRegex: &matcherv3.RegexMatcher{Regex: "(unclosed"}}}
 	bad.XDS.Routes[0] = rc
 	n := tier.Run(ctx, good, "v1.9", &bad)
 	if n.Nack == "" || n.Acked || n.Passed() || !strings.Contains(n.Nack, "RouteConfiguration") {
@@ -97,7 +98,8 @@ func TestTierServesRefusesAndCompares(t *testing.T) {
 	if !w.Acked || w.Passed() || len(w.Requests[0].VsScenario) == 0 || len(w.Requests[0].VsChecker) != 0 {
 		t.Fatalf("wrong expectation: %s", w.Describe(true))
 	}
-	if d := w.Describe(false); !strings.Contains(d, "the scenario expects 418") || !strings.Contains(d, "live Envoy:") || !strings.Contains(d, "route checker:") {
+	if d := w.Describe(false); !strings.Contains(d, "the scenario expects 418") || !strings.Contains(d, "live Envoy:") ||
+		!strings.Contains(d, "route checker:") {
 		t.Errorf("a disagreement prints both answers: %s", d)
 	}
 
@@ -113,7 +115,8 @@ func TestTierServesRefusesAndCompares(t *testing.T) {
 // geoip filters open the stand-in MaxMind databases (geolocation RBAC on them).
 func TestTierStandIns(t *testing.T) {
 	tier := startTier(t)
-	for _, name := range []string{"backend-tls-policy", "jwt-gateway-shared-provider", "ext-authz", "client-validation", "oidc", "tcp-authorization", "authorization-geoip", "authorization-geoip-prerequisites"} {
+	for _, name := range []string{"backend-tls-policy", "jwt-gateway-shared-provider", "ext-authz", "client-validation",
+		"oidc", "tcp-authorization", "authorization-geoip", "authorization-geoip-prerequisites"} {
 		sc := find(t, name)
 		o := tier.Run(context.Background(), sc, "v1.9", nil)
 		replayed := 0
@@ -122,7 +125,8 @@ func TestTierStandIns(t *testing.T) {
 				replayed++
 			}
 		}
-		if !o.Passed() || replayed == 0 || ((name == "tcp-authorization" || strings.HasPrefix(name, "authorization-geoip")) && replayed != len(o.Requests)) {
+		if !o.Passed() || replayed == 0 ||
+			((name == "tcp-authorization" || strings.HasPrefix(name, "authorization-geoip")) && replayed != len(o.Requests)) {
 			t.Errorf("%s: %s", name, o.Describe(true))
 		}
 	}

@@ -33,13 +33,17 @@ import (
 // listenIP is the address a listener binds: when Gateways share a port each Gateway's
 // listeners have their own (as on their own Envoy), and the request goes to the address of
 // the listener the route checker picked (a request names its Gateway there).
-func (t *Tier) replay(ctx context.Context, client live.Client, listenIP func(listener string) string, table *routecheck.Table, res *result.Result, i int, te scenario.TrafficExpect, echoes map[string]string) Request {
+func (t *Tier) replay(ctx context.Context, client live.Client, listenIP func(listener string) string,
+	table *routecheck.Table, res *result.Result, i int, te scenario.TrafficExpect, echoes map[string]string) Request {
 	r := Request{Index: i, Name: te.Name}
-	exp := live.ExpectWith(table, res, te.Request, live.ExpectOptions{ClientAddress: true, DNSBackends: true, MaxInflight: maxInflight, MaxAfter: maxAfter, OAuth2Login: true})
+	exp := live.ExpectWith(table, res, te.Request,
+		live.ExpectOptions{ClientAddress: true, DNSBackends: true, MaxInflight: maxInflight, MaxAfter: maxAfter,
+			OAuth2Login: true})
 	ip := listenIP(exp.Answer.Listener)
 	client.Addr = func(port uint32) string { return fmt.Sprintf("%s:%d", ip, port) }
 	r.Offline = describeExpectation(exp)
-	hostless := exp.Skip != "" && exp.Answer.Cluster != "" && exp.Answer.Status == 200 && hostlessCluster(&res.XDS, exp.Answer.Cluster)
+	hostless := exp.Skip != "" && exp.Answer.Cluster != "" && exp.Answer.Status == 200 &&
+		hostlessCluster(&res.XDS, exp.Answer.Cluster)
 	if exp.Skip != "" && !hostless {
 		r.NotReplayed = exp.Skip
 		return r
@@ -234,7 +238,8 @@ const maxAfter = 1000
 
 // sendBefore sends n requests like req, one after another, before req itself: rate limits
 // count them. Each must be answered (by a backend or by Envoy itself).
-func (t *Tier) sendBefore(ctx context.Context, client live.Client, req scenario.Request, port uint32, useTLS bool, n int) error {
+func (t *Tier) sendBefore(ctx context.Context, client live.Client, req scenario.Request, port uint32, useTLS bool,
+	n int) error {
 	for i := 0; i < n; i++ {
 		if obs := client.Do(ctx, req, port, useTLS); obs.Err != nil {
 			return fmt.Errorf("request %d of the %d sent before it: %w", i+1, n, obs.Err)
@@ -250,7 +255,8 @@ const maxInflight = 1000
 // Envoy has them all in flight (every one held by a backend, or refused by Envoy itself,
 // e.g. by the circuit breaker); release lets them finish. Requests that end otherwise (a
 // timeout, a reset) leave the count short: the request is then not replayed.
-func (t *Tier) holdInflight(ctx context.Context, client live.Client, req scenario.Request, port uint32, useTLS bool, n int) (func(), error) {
+func (t *Tier) holdInflight(ctx context.Context, client live.Client, req scenario.Request, port uint32, useTLS bool,
+	n int) (func(), error) {
 	hold := req
 	hold.Headers = map[string]string{live.HoldHeaderName: "1"}
 	for k, v := range req.Headers {
@@ -296,7 +302,9 @@ func (t *Tier) holdInflight(ctx context.Context, client live.Client, req scenari
 		if failed.Load() > 0 || time.Now().After(deadline) {
 			held := t.echo.held.Load() - base
 			release()
-			return func() {}, fmt.Errorf("%d requests in flight could not be staged: %d held by the backend, %d refused by Envoy, %d failed", n, held, refused.Load(), failed.Load())
+			return func() {},
+				fmt.Errorf("%d requests in flight could not be staged: %d held by the backend, %d refused by Envoy, %d failed", n,
+					held, refused.Load(), failed.Load())
 		}
 	}
 	return release, nil

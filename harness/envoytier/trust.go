@@ -49,10 +49,10 @@ func fileSubstitutes(dir string) func(string) (string, bool) {
 	}
 }
 
-// rewriteTrust moves secrets of external SDS servers onto the tier's ADS stream, and makes x's upstream TLS trust the tier CA (caPEM): each UpstreamTlsContext's
-// inline validation context, and the SDS secrets such contexts name, get the tier CA as
-// trusted_ca; file data sources the machine lacks are substituted. Downstream validation
-// (client certificates) is left alone. x is changed in place (it is the tier's copy).
+// rewriteTrust moves secrets of external SDS servers onto the tier's ADS stream, and makes x's upstream TLS trust the
+// tier CA (caPEM): each UpstreamTlsContext's inline validation context, and the SDS secrets such contexts name, get the
+// tier CA as trusted_ca; file data sources the machine lacks are substituted. Downstream validation (client
+// certificates) is left alone. x is changed in place (it is the tier's copy).
 func rewriteTrust(x *result.XDS, caPEM []byte, standIn pemPair, files func(string) (string, bool)) trust {
 	return rewriteTrustWith(x, caPEM, standIn, files, true)
 }
@@ -64,7 +64,8 @@ func secretStandIns(x *result.XDS, caPEM []byte, standIn pemPair, files func(str
 	rewriteTrustWith(x, caPEM, standIn, files, false)
 }
 
-func rewriteTrustWith(x *result.XDS, caPEM []byte, standIn pemPair, files func(string) (string, bool), replaceCA bool) trust {
+func rewriteTrustWith(x *result.XDS, caPEM []byte, standIn pemPair, files func(string) (string, bool),
+	replaceCA bool) trust {
 	var t trust
 	trustSecrets := map[string]bool{}
 	// Secrets an external SDS server (a socket on EG's node) would hand out: they come
@@ -79,7 +80,8 @@ func rewriteTrustWith(x *result.XDS, caPEM []byte, standIn pemPair, files func(s
 			return false
 		}
 		external[s.GetName()] = kind
-		s.SdsConfig = &corev3.ConfigSource{ResourceApiVersion: corev3.ApiVersion_V3, ConfigSourceSpecifier: &corev3.ConfigSource_Ads{Ads: &corev3.AggregatedConfigSource{}}}
+		s.SdsConfig = &corev3.ConfigSource{ResourceApiVersion: corev3.ApiVersion_V3,
+			ConfigSourceSpecifier: &corev3.ConfigSource_Ads{Ads: &corev3.AggregatedConfigSource{}}}
 		return true
 	}
 	visit := func(m proto.Message) bool {

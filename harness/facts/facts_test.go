@@ -68,14 +68,16 @@ func TestOf(t *testing.T) {
 	f := facts.Of(res, facts.Options{})
 	vh := "default/eg/http default/eg/http/app_example_com"
 	for key, want := range map[string]string{
-		"routes " + vh: "httproute/default/app/rule/0/match/0/app_example_com, httproute/default/app/rule/1/match/0/app_example_com",
+		"routes " + vh: "httproute/default/app/rule/0/match/0/app_example_com, " +
+			"httproute/default/app/rule/1/match/0/app_example_com",
 		"route-action " + vh + " httproute/default/app/rule/0/match/0/app_example_com":  `redirect {"pathRedirect":"/new"}`,
 		"route-action " + vh + " httproute/default/app/rule/1/match/0/app_example_com":  "cluster httproute/default/app/rule/1",
 		"route-filters " + vh + " httproute/default/app/rule/1/match/0/app_example_com": "request-headers",
 		"domains " + vh:                                          "app.example.com",
 		"cluster httproute/default/app/rule/1":                   "EDS",
 		"status HTTPRoute/default/app parent Gateway/default/eg": "Accepted=True/Accepted ResolvedRefs=True/ResolvedRefs",
-		"status Gateway/default/eg listener http":                "attachedRoutes=1 Accepted=True/Accepted Programmed=True/Programmed ResolvedRefs=True/ResolvedRefs",
+		"status Gateway/default/eg listener http": "attachedRoutes=1 Accepted=True/Accepted " +
+			"Programmed=True/Programmed ResolvedRefs=True/ResolvedRefs",
 	} {
 		if f[key] != want {
 			t.Errorf("%s = %q, want %q", key, f[key], want)

@@ -34,7 +34,8 @@ func TestDatabasesHoldTheTable(t *testing.T) {
 		"is_anon": {"is_anonymous"}, "anon_vpn": {"is_anonymous_vpn"}, "anon_hosting": {"is_hosting_provider"},
 		"anon_tor": {"is_tor_exit_node"}, "anon_proxy": {"is_public_proxy"},
 	}
-	for _, addr := range []string{"192.0.2.1", "192.0.2.200", "198.51.100.7", "198.51.100.130", "203.0.113.9", "203.0.113.130", "203.0.113.250", "127.0.0.1", "127.1.2.3", "::1", "::ffff:192.0.2.1", "8.8.8.8", "2001:db8::1"} {
+	for _, addr := range []string{"192.0.2.1", "192.0.2.200", "198.51.100.7", "198.51.100.130", "203.0.113.9",
+		"203.0.113.130", "203.0.113.250", "127.0.0.1", "127.1.2.3", "::1", "::ffff:192.0.2.1", "8.8.8.8", "2001:db8::1"} {
 		ip := netip.MustParseAddr(addr)
 		loc, found := Lookup(ip)
 		for _, k := range Kinds {
@@ -71,13 +72,15 @@ func TestDatabasesHoldTheTable(t *testing.T) {
 }
 
 func TestLookup(t *testing.T) {
-	for addr, want := range map[string]string{"192.0.2.1": "US", "198.51.100.1": "DE", "203.0.113.1": "CA", "127.0.0.1": "JP", "::1": "JP", "::ffff:203.0.113.1": "CA", "10.0.0.1": "", "203.0.113.200": ""} {
+	for addr, want := range map[string]string{"192.0.2.1": "US", "198.51.100.1": "DE", "203.0.113.1": "CA",
+		"127.0.0.1": "JP", "::1": "JP", "::ffff:203.0.113.1": "CA", "10.0.0.1": "", "203.0.113.200": ""} {
 		l, _ := Lookup(netip.MustParseAddr(addr))
 		if l.Country != want {
 			t.Errorf("%s: %q, want %q", addr, l.Country, want)
 		}
 	}
-	if l, _ := Lookup(netip.MustParseAddr("192.0.2.200")); l.Value("anon_proxy") != "true" || l.Value("is_anon") != "true" || l.Value("anon_vpn") != "" {
+	if l, _ := Lookup(netip.MustParseAddr("192.0.2.200")); l.Value("anon_proxy") != "true" ||
+		l.Value("is_anon") != "true" || l.Value("anon_vpn") != "" {
 		t.Errorf("192.0.2.200: %+v", l.Anonymous)
 	}
 	if l, _ := Lookup(netip.MustParseAddr("192.0.2.1")); l.Value("is_anon") != "" {

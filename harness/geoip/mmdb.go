@@ -34,16 +34,19 @@ func record(k Kind, l Location) mmdbtype.Map {
 	case Country:
 		return mmdbtype.Map{"country": mmdbtype.Map{"iso_code": mmdbtype.String(l.Country)}}
 	case ASN:
-		return mmdbtype.Map{"autonomous_system_number": mmdbtype.Uint32(l.ASN), "autonomous_system_organization": mmdbtype.String(l.ISP)}
+		return mmdbtype.Map{"autonomous_system_number": mmdbtype.Uint32(l.ASN),
+			"autonomous_system_organization": mmdbtype.String(l.ISP)}
 	case ISP:
-		return mmdbtype.Map{"autonomous_system_number": mmdbtype.Uint32(l.ASN), "isp": mmdbtype.String(l.ISP), "organization": mmdbtype.String(l.ISP)}
+		return mmdbtype.Map{"autonomous_system_number": mmdbtype.Uint32(l.ASN), "isp": mmdbtype.String(l.ISP),
+			"organization": mmdbtype.String(l.ISP)}
 	case Anonymity:
 		a := l.Anonymous
 		if a == nil {
 			return nil
 		}
 		m := mmdbtype.Map{"is_anonymous": mmdbtype.Bool(true)}
-		for key, set := range map[mmdbtype.String]bool{"is_anonymous_vpn": a.VPN, "is_hosting_provider": a.Hosting, "is_tor_exit_node": a.Tor, "is_public_proxy": a.Proxy} {
+		for key, set := range map[mmdbtype.String]bool{"is_anonymous_vpn": a.VPN, "is_hosting_provider": a.Hosting,
+			"is_tor_exit_node": a.Tor, "is_public_proxy": a.Proxy} {
 			if set {
 				m[key] = mmdbtype.Bool(true)
 			}

@@ -30,7 +30,8 @@ type Files map[string][]byte
 
 // FileNames are the files every golden folder holds: the summary first (what a reviewer
 // reads), then the byte-exact xDS and the statuses.
-var FileNames = []string{SummaryFile, "listeners.yaml", "routes.yaml", "clusters.yaml", "endpoints.yaml", "secrets.yaml", "status.yaml"}
+var FileNames = []string{SummaryFile, "listeners.yaml", "routes.yaml", "clusters.yaml", "endpoints.yaml",
+	"secrets.yaml", "status.yaml"}
 
 // Render turns a result into its golden files.
 func Render(res *result.Result) (Files, error) {

@@ -70,16 +70,20 @@ func TestRenderFiles(t *testing.T) {
 	}
 	checks := map[string][]string{
 		"listeners.yaml": {"name: default/eg/http", "portValue: 10080"},
-		"routes.yaml":    {"name: default/eg/http/app_example_com", "name: default/eg/http/b_example_com", "httproute/default/app/rule/0/match/1/app_example_com", "pathSeparatedPrefix: /app"},
+		"routes.yaml": {"name: default/eg/http/app_example_com", "name: default/eg/http/b_example_com",
+			"httproute/default/app/rule/0/match/1/app_example_com", "pathSeparatedPrefix: /app"},
 		"clusters.yaml":  {"name: httproute/default/app/rule/0"},
 		"endpoints.yaml": {"clusterName: httproute/default/app/rule/0", "address: 10.96.0.10", "portValue: 8080"},
 		"status.yaml":    {"admission:", "message: Route is accepted", "attachedRoutes: 1", "patches: []", "warnings: []"},
 		// The summary: a listener with its chain and filters, each route as match -> action,
 		// each cluster with its endpoints.
 		golden.SummaryFile: {
-			"\nlisteners (2)\ndefault/eg/http 0.0.0.0:10080\n  default chain default/eg/http\n    envoy.filters.network.http_connection_manager rds default/eg/http\n      http envoy.filters.http.router\n",
-			"\n    httproute/default/app/rule/0/match/1/app_example_com\n      path /x -> cluster httproute/default/app/rule/0\n",
-			"\nhttproute/default/app/rule/0 EDS least_request\n  httproute/default/app/rule/0/backend/0 weight 1: 10.96.0.10:8080\n",
+			"\nlisteners (2)\ndefault/eg/http 0.0.0.0:10080\n  default chain default/eg/http\n" +
+				"    envoy.filters.network.http_connection_manager rds default/eg/http\n      http envoy.filters.http.router\n",
+			"\n    httproute/default/app/rule/0/match/1/app_example_com\n" +
+				"      path /x -> cluster httproute/default/app/rule/0\n",
+			"\nhttproute/default/app/rule/0 EDS least_request\n" +
+				"  httproute/default/app/rule/0/backend/0 weight 1: 10.96.0.10:8080\n",
 			"\nsecrets (0)\n",
 		},
 	}
@@ -94,7 +98,8 @@ func TestRenderFiles(t *testing.T) {
 		t.Errorf("secrets.yaml = %q, want an empty list", f["secrets.yaml"])
 	}
 	// Every Any carries its @type, and keys are sorted (YAML from sorted JSON).
-	if !strings.Contains(string(f["listeners.yaml"]), "'@type': type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager") {
+	if !strings.Contains(string(f["listeners.yaml"]),
+		"'@type': type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager") {
 		t.Errorf("listeners.yaml lacks the HCM @type:\n%s", f["listeners.yaml"])
 	}
 }
@@ -175,7 +180,8 @@ func TestWriteThenCompare(t *testing.T) {
 	if len(diffs) != 1 {
 		t.Fatalf("diffs %+v, want one", diffs)
 	}
-	want := golden.Diff{File: path, Msg: "line " + strconv.Itoa(idx+1) + ": golden " + strconv.Quote(lines[idx]) + ", now " + strconv.Quote(old)}
+	want := golden.Diff{File: path,
+		Msg: "line " + strconv.Itoa(idx+1) + ": golden " + strconv.Quote(lines[idx]) + ", now " + strconv.Quote(old)}
 	if diffs[0] != want {
 		t.Errorf("diff = %+v,\nwant   %+v", diffs[0], want)
 	}
@@ -195,7 +201,8 @@ func TestWriteThenCompare(t *testing.T) {
 		t.Fatal(err)
 	}
 	diffs = golden.Compare(dir, f)
-	if len(diffs) != 2 || diffs[0].File != filepath.Join(dir, "clusters.yaml") || !strings.HasPrefix(diffs[0].Msg, "missing") {
+	if len(diffs) != 2 || diffs[0].File != filepath.Join(dir, "clusters.yaml") ||
+		!strings.HasPrefix(diffs[0].Msg, "missing") {
 		t.Errorf("diffs %+v", diffs)
 	}
 

@@ -86,7 +86,8 @@ func TestGatewayHTTPProfile(t *testing.T) {
 // Without Envoy the route checker carries the suite's plain HTTP requests: a routing test
 // passes through the unmodified suite all the same.
 func TestRouteCheckerPlane(t *testing.T) {
-	for _, name := range []string{"HTTPRouteSimpleSameNamespace", "HTTPRouteRequestHeaderModifier", "HTTPRouteRedirectPath", "HTTPRouteWeight"} {
+	for _, name := range []string{"HTTPRouteSimpleSameNamespace", "HTTPRouteRequestHeaderModifier",
+		"HTTPRouteRedirectPath", "HTTPRouteWeight"} {
 		t.Run(name, func(t *testing.T) {
 			out := gwconformance.Run(t, options(t, "", "", suite.ConfigurableOptions{RunTest: name}))
 			if len(out.Results) != 1 || out.Results[0].Outcome != "passed" {

@@ -190,7 +190,8 @@ func (c *Controller) Reconcile(ctx context.Context) {
 			return
 		}
 	}
-	res, err := c.Impl.Translate(ctx, impl.Request{Scenario: "conformance", Objects: dec.Objects, Config: c.Config, Profile: c.Profile})
+	res, err := c.Impl.Translate(ctx,
+		impl.Request{Scenario: "conformance", Objects: dec.Objects, Config: c.Config, Profile: c.Profile})
 	if err != nil {
 		c.fail(fmt.Errorf("%s: %w", c.Impl.Name(), err))
 		// Nothing to write: the statuses stay as they were, so the suite's waits time out
@@ -295,7 +296,8 @@ func (c *Controller) gatewayAddresses(res *result.Result) map[string]GatewayAddr
 // to), and whether any is a Hostname, which EG cannot assign: as EG's provider, the IPs
 // become the proxy Service's external IPs and the Gateway's status addresses.
 func (c *Controller) specAddresses(ns, name string) (ips []string, hostname bool) {
-	gw, err := c.Store.Get(kubeapi.Key{GroupKind: schema.GroupKind{Group: gatewayGroup, Kind: "Gateway"}, Namespace: ns, Name: name}, "")
+	gw, err := c.Store.Get(
+		kubeapi.Key{GroupKind: schema.GroupKind{Group: gatewayGroup, Kind: "Gateway"}, Namespace: ns, Name: name}, "")
 	if err != nil {
 		return nil, false
 	}
@@ -327,7 +329,9 @@ func (c *Controller) specPorts(ns, name string) map[uint32]uint32 {
 			}
 		}
 	}
-	if gw, err := c.Store.Get(kubeapi.Key{GroupKind: schema.GroupKind{Group: gatewayGroup, Kind: "Gateway"}, Namespace: ns, Name: name}, ""); err == nil {
+	if gw, err := c.Store.Get(
+		kubeapi.Key{GroupKind: schema.GroupKind{Group: gatewayGroup, Kind: "Gateway"}, Namespace: ns, Name: name},
+		""); err == nil {
 		add(gw)
 	}
 	for _, ls := range c.Store.List(schema.GroupKind{Group: gatewayGroup, Kind: "ListenerSet"}, "", nil, "") {

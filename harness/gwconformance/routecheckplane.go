@@ -85,7 +85,8 @@ func (p *RouteCheckPlane) podsByIP() map[string][2]string {
 }
 
 // CaptureRoundTrip implements the suite's roundtripper.RoundTripper.
-func (p *RouteCheckPlane) CaptureRoundTrip(req roundtripper.Request) (*roundtripper.CapturedRequest, *roundtripper.CapturedResponse, error) {
+func (p *RouteCheckPlane) CaptureRoundTrip(req roundtripper.Request) (*roundtripper.CapturedRequest,
+	*roundtripper.CapturedResponse, error) {
 	p.mu.RLock()
 	t, byIP, gateways, clusters := p.table, p.byIP, p.gateways, p.clusters
 	p.mu.RUnlock()
@@ -142,12 +143,15 @@ func (p *RouteCheckPlane) CaptureRoundTrip(req roundtripper.Request) (*roundtrip
 		if err != nil {
 			return nil, nil, err
 		}
-		cRes.RedirectRequest = &roundtripper.RedirectRequest{Scheme: u.Scheme, Host: u.Hostname(), Port: u.Port(), Path: u.Path}
+		cRes.RedirectRequest = &roundtripper.RedirectRequest{Scheme: u.Scheme, Host: u.Hostname(), Port: u.Port(),
+			Path: u.Path}
 	}
 	if d.Cluster == "" && (d.Status == http.StatusOK || d.Status == http.StatusNoContent) {
 		// Answered by Envoy itself (a CORS preflight...): the suite compares the response
 		// headers of such answers, which the route checker does not model.
-		return nil, nil, fmt.Errorf("answered %d by Envoy itself (%s); the route checker models no response headers (run with Envoy)", d.Status, d.AnsweredBy)
+		return nil, nil,
+			fmt.Errorf("answered %d by Envoy itself (%s); the route checker models no response headers (run with Envoy)",
+				d.Status, d.AnsweredBy)
 	}
 	if d.Cluster == "" || d.Status != http.StatusOK {
 		return nil, cRes, nil
@@ -157,7 +161,8 @@ func (p *RouteCheckPlane) CaptureRoundTrip(req roundtripper.Request) (*roundtrip
 		return nil, &roundtripper.CapturedResponse{StatusCode: http.StatusServiceUnavailable, Protocol: "HTTP/1.1"}, nil
 	}
 	ns, pod := p.podAt(epIP)
-	cReq := &roundtripper.CapturedRequest{Method: req.Method, Protocol: "HTTP/1.1", Headers: map[string][]string{}, Namespace: ns, Pod: pod}
+	cReq := &roundtripper.CapturedRequest{Method: req.Method, Protocol: "HTTP/1.1", Headers: map[string][]string{},
+		Namespace: ns, Pod: pod}
 	if cReq.Method == "" {
 		cReq.Method = http.MethodGet
 	}

@@ -151,13 +151,15 @@ func Run(t *testing.T, o Options) *Outcome {
 	}
 	t.Cleanup(func() { _ = block.Close() })
 
-	kl := kubelet.New(srv.Store, kubelet.Options{Backend: o.Backend, PodIP: block.next(1), ServiceIP: block.next(3), Dir: t.TempDir(), Log: log})
+	kl := kubelet.New(srv.Store,
+		kubelet.Options{Backend: o.Backend, PodIP: block.next(1), ServiceIP: block.next(3), Dir: t.TempDir(), Log: log})
 	srv.Facade.Logs = kl.Logs
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() { defer wg.Done(); kl.Run(ctx) }()
 
-	ctrl := &Controller{Store: srv.Store, Impl: o.Impl, Config: o.Config, Profile: o.Profile, GatewayIP: block.next(0), Log: log}
+	ctrl := &Controller{Store: srv.Store, Impl: o.Impl, Config: o.Config, Profile: o.Profile, GatewayIP: block.next(0),
+		Log: log}
 	var checker *RouteCheckPlane
 	if o.Envoy == "" {
 		checker = &RouteCheckPlane{Store: srv.Store}
@@ -204,7 +206,8 @@ func Run(t *testing.T, o Options) *Outcome {
 		so.UsableNetworkAddresses = []gwapiv1.GatewaySpecAddress{{Type: new(gwapiv1.IPAddressType), Value: block.next(2)()}}
 	}
 	if len(so.UnusableNetworkAddresses) == 0 {
-		so.UnusableNetworkAddresses = []gwapiv1.GatewaySpecAddress{{Type: new(gwapiv1.HostnameAddressType), Value: "unusable.egharness.invalid"}}
+		so.UnusableNetworkAddresses = []gwapiv1.GatewaySpecAddress{{Type: new(gwapiv1.HostnameAddressType),
+			Value: "unusable.egharness.invalid"}}
 	}
 	so.Mode = Mode
 	if so.TimeoutConfig == (config.TimeoutConfig{}) {
@@ -334,9 +337,11 @@ func (o *Outcome) Summary() string {
 	fmt.Fprintf(&b, "tests run: %d passed, %d failed, %d skipped\n", counts["passed"], counts["failed"], counts["skipped"])
 	if o.Report != nil {
 		for _, p := range o.Report.ProfileReports {
-			fmt.Fprintf(&b, "%s core: %s (%d passed, %d failed, %d skipped)", p.Name, p.Core.Result, p.Core.Statistics.Passed, p.Core.Statistics.Failed, p.Core.Statistics.Skipped)
+			fmt.Fprintf(&b, "%s core: %s (%d passed, %d failed, %d skipped)", p.Name, p.Core.Result, p.Core.Statistics.Passed,
+				p.Core.Statistics.Failed, p.Core.Statistics.Skipped)
 			if p.Extended != nil {
-				fmt.Fprintf(&b, "; extended: %s (%d passed, %d failed, %d skipped)", p.Extended.Result, p.Extended.Statistics.Passed, p.Extended.Statistics.Failed, p.Extended.Statistics.Skipped)
+				fmt.Fprintf(&b, "; extended: %s (%d passed, %d failed, %d skipped)", p.Extended.Result,
+					p.Extended.Statistics.Passed, p.Extended.Statistics.Failed, p.Extended.Statistics.Skipped)
 			}
 			b.WriteString("\n")
 		}
@@ -404,7 +409,10 @@ func CanBindPrivileged() error {
 		if !errors.Is(err, syscall.EACCES) {
 			continue // taken: try another
 		}
-		return fmt.Errorf("Envoy must bind the suite's Gateway ports (80, 443) on loopback, and this process may not (%v): run as root or with CAP_NET_BIND_SERVICE, or without Envoy (--no-envoy)", err)
+		return fmt.Errorf(
+			"Envoy must bind the suite's Gateway ports (80, 443) on loopback, and this process may not (%v): run as root or "+
+				"with CAP_NET_BIND_SERVICE, or without Envoy (--no-envoy)",
+			err)
 	}
 	return nil
 }

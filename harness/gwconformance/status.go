@@ -34,7 +34,8 @@ var groupsOf = []string{gatewayGroup, "gateway.envoyproxy.io", "gateway.networki
 
 func (w *statusWriter) find(ref resourceRef) *unstructured.Unstructured {
 	for _, g := range groupsOf {
-		u, err := w.store.Get(kubeapi.Key{GroupKind: schema.GroupKind{Group: g, Kind: ref.Kind}, Namespace: ref.Namespace, Name: ref.Name}, "")
+		u, err := w.store.Get(
+			kubeapi.Key{GroupKind: schema.GroupKind{Group: g, Kind: ref.Kind}, Namespace: ref.Namespace, Name: ref.Name}, "")
 		if err == nil {
 			return u
 		}
@@ -114,7 +115,8 @@ func hasCondition(cs []result.Condition, typ string) bool {
 // gateway is a Gateway's status: the translator's listeners and conditions, the address
 // the run gave it, and EG's provider conditions (Accepted from the listeners, Programmed
 // from the address and the proxy, which is always running here).
-func (w *statusWriter) gateway(u *unstructured.Unstructured, st result.ObjectStatus, old map[string]any, gen int64) map[string]any {
+func (w *statusWriter) gateway(u *unstructured.Unstructured, st result.ObjectStatus, old map[string]any,
+	gen int64) map[string]any {
 	conds := append([]result.Condition(nil), st.Conditions...)
 	if !hasCondition(conds, "Accepted") {
 		conds = append(conds, gatewayAccepted(st.Listeners))
@@ -122,11 +124,17 @@ func (w *statusWriter) gateway(u *unstructured.Unstructured, st result.ObjectSta
 	addr := w.addresses[u.GetNamespace()+"/"+u.GetName()]
 	if !hasCondition(conds, "Programmed") {
 		if addr.NotUsable {
-			conds = append(conds, result.Condition{Type: "Programmed", Status: "False", Reason: "AddressNotUsable", Message: "One or more Gateway addresses cannot be used"})
+			conds = append(conds,
+				result.Condition{Type: "Programmed", Status: "False", Reason: "AddressNotUsable",
+					Message: "One or more Gateway addresses cannot be used"})
 		} else if addr.IP == "" {
-			conds = append(conds, result.Condition{Type: "Programmed", Status: "False", Reason: "AddressNotAssigned", Message: "No addresses have been assigned to the Gateway"})
+			conds = append(conds,
+				result.Condition{Type: "Programmed", Status: "False", Reason: "AddressNotAssigned",
+					Message: "No addresses have been assigned to the Gateway"})
 		} else {
-			conds = append(conds, result.Condition{Type: "Programmed", Status: "True", Reason: "Programmed", Message: "Address assigned to the Gateway, 1/1 envoy replicas available"})
+			conds = append(conds,
+				result.Condition{Type: "Programmed", Status: "True", Reason: "Programmed",
+					Message: "Address assigned to the Gateway, 1/1 envoy replicas available"})
 		}
 	}
 	status := map[string]any{"conditions": w.conditions(conds, oldList(old, "conditions"), gen)}
@@ -164,11 +172,14 @@ func gatewayAccepted(ls []result.ListenerStatus) result.Condition {
 	sortStrings(notAccepted)
 	switch {
 	case len(notAccepted) == 0:
-		return result.Condition{Type: "Accepted", Status: "True", Reason: "Accepted", Message: "The Gateway has been scheduled by Envoy Gateway"}
+		return result.Condition{Type: "Accepted", Status: "True", Reason: "Accepted",
+			Message: "The Gateway has been scheduled by Envoy Gateway"}
 	case len(notAccepted) < len(ls):
-		return result.Condition{Type: "Accepted", Status: "True", Reason: "ListenersNotValid", Message: "Listeners not valid: " + joinComma(notAccepted)}
+		return result.Condition{Type: "Accepted", Status: "True", Reason: "ListenersNotValid",
+			Message: "Listeners not valid: " + joinComma(notAccepted)}
 	default:
-		return result.Condition{Type: "Accepted", Status: "False", Reason: "ListenersNotValid", Message: "No listeners are valid: " + joinComma(notAccepted)}
+		return result.Condition{Type: "Accepted", Status: "False", Reason: "ListenersNotValid",
+			Message: "No listeners are valid: " + joinComma(notAccepted)}
 	}
 }
 
@@ -201,7 +212,8 @@ func (w *statusWriter) listeners(ls []result.ListenerStatus, old []any, gen int6
 	return out
 }
 
-func (w *statusWriter) listenerSet(u *unstructured.Unstructured, st result.ObjectStatus, old map[string]any, gen int64) map[string]any {
+func (w *statusWriter) listenerSet(u *unstructured.Unstructured, st result.ObjectStatus, old map[string]any,
+	gen int64) map[string]any {
 	specListeners, _, _ := unstructured.NestedSlice(u.Object, "spec", "listeners")
 	port := func(name string) any {
 		for _, l := range specListeners {
@@ -220,7 +232,8 @@ func (w *statusWriter) listenerSet(u *unstructured.Unstructured, st result.Objec
 // route is a route's status.parents: each parent the result reports, named by the
 // parentRef the route wrote (its defaults filled in by the CRD), as EG copies it; entries of
 // other controllers are kept.
-func (w *statusWriter) route(u *unstructured.Unstructured, st result.ObjectStatus, old map[string]any, gen int64) map[string]any {
+func (w *statusWriter) route(u *unstructured.Unstructured, st result.ObjectStatus, old map[string]any,
+	gen int64) map[string]any {
 	specRefs, _, _ := unstructured.NestedSlice(u.Object, "spec", "parentRefs")
 	var parents []any
 	oldParents := oldList(old, "parents")
@@ -292,7 +305,8 @@ func matchParentRef(specRefs []any, r result.ParentRef, routeNS string) map[stri
 
 // generic is the status of a GatewayClass or a policy: conditions, and a policy's
 // ancestors.
-func (w *statusWriter) generic(u *unstructured.Unstructured, st result.ObjectStatus, old map[string]any, gen int64) map[string]any {
+func (w *statusWriter) generic(u *unstructured.Unstructured, st result.ObjectStatus, old map[string]any,
+	gen int64) map[string]any {
 	status := map[string]any{}
 	for k, v := range old {
 		status[k] = v
@@ -303,7 +317,8 @@ func (w *statusWriter) generic(u *unstructured.Unstructured, st result.ObjectSta
 	if len(st.Parents) > 0 {
 		var ancestors []any
 		for _, p := range st.Parents {
-			ref := map[string]any{"group": groupOfKind(p.Ref.Kind), "kind": p.Ref.Kind, "name": p.Ref.Name, "namespace": p.Ref.Namespace}
+			ref := map[string]any{"group": groupOfKind(p.Ref.Kind), "kind": p.Ref.Kind, "name": p.Ref.Name,
+				"namespace": p.Ref.Namespace}
 			if p.Ref.SectionName != "" {
 				ref["sectionName"] = p.Ref.SectionName
 			}
@@ -320,7 +335,8 @@ func (w *statusWriter) generic(u *unstructured.Unstructured, st result.ObjectSta
 			if ctrl == "" {
 				ctrl = ControllerName
 			}
-			ancestors = append(ancestors, map[string]any{"ancestorRef": ref, "controllerName": ctrl, "conditions": w.conditions(p.Conditions, prev, gen)})
+			ancestors = append(ancestors,
+				map[string]any{"ancestorRef": ref, "controllerName": ctrl, "conditions": w.conditions(p.Conditions, prev, gen)})
 		}
 		status["ancestors"] = ancestors
 	}
@@ -331,7 +347,8 @@ func groupOfKind(kind string) string {
 	switch kind {
 	case "Service", "Secret", "ConfigMap", "Namespace":
 		return ""
-	case "Backend", "EnvoyProxy", "SecurityPolicy", "BackendTrafficPolicy", "ClientTrafficPolicy", "EnvoyExtensionPolicy", "HTTPRouteFilter":
+	case "Backend", "EnvoyProxy", "SecurityPolicy", "BackendTrafficPolicy", "ClientTrafficPolicy", "EnvoyExtensionPolicy",
+		"HTTPRouteFilter":
 		return "gateway.envoyproxy.io"
 	}
 	return gatewayGroup

@@ -79,7 +79,8 @@ type NotInstalledError struct {
 }
 
 func (e *NotInstalledError) Error() string {
-	return fmt.Sprintf("%s is not installed (no %s): run `make peers`, or `%s` (set EGHARNESS_PEERS or --peers-dir to use another folder)",
+	return fmt.Sprintf(
+		"%s is not installed (no %s): run `make peers`, or `%s` (set EGHARNESS_PEERS or --peers-dir to use another folder)",
 		e.Impl, e.Binary, e.Install)
 }
 
@@ -145,7 +146,9 @@ func (e *Egctl) Translate(ctx context.Context, req Request) (*result.Result, err
 	if err := os.WriteFile(file, in, 0o600); err != nil {
 		return nil, err
 	}
-	out, err := runCommand(ctx, e.Name(), []string{e.Binary, "x", "translate", "-f", file, "--to", "gateway-api,xds", "-o", "json"}, nil, nil, e.Timeout, e.Limits)
+	out, err := runCommand(ctx, e.Name(),
+		[]string{e.Binary, "x", "translate", "-f", file, "--to", "gateway-api,xds", "-o", "json"}, nil, nil, e.Timeout,
+		e.Limits)
 	if err != nil {
 		return nil, err
 	}
@@ -244,7 +247,10 @@ func (e *Egctl) cannotExpress(req Request) string {
 	if c.RateLimit == nil {
 		for _, o := range req.Objects {
 			if p, ok := o.Obj.(*egv1a1.BackendTrafficPolicy); ok && p.Spec.RateLimit != nil && p.Spec.RateLimit.Global != nil {
-				return fmt.Sprintf("egctl always enables global rate limiting, and the input holds %s with global rules (rateLimit is not configured)", o.Ref())
+				return fmt.Sprintf(
+					"egctl always enables global rate limiting, and the input holds %s with global rules "+
+						"(rateLimit is not configured)",
+					o.Ref())
 			}
 		}
 	}

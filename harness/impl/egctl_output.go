@@ -106,7 +106,8 @@ func readObjects(key string, raw json.RawMessage, res *result.Result) error {
 	}
 	for _, o := range list {
 		st := o.Status
-		if o.Kind == "" || st == nil || (len(st.Conditions) == 0 && len(st.Listeners) == 0 && len(st.Parents) == 0 && len(st.Ancestors) == 0) {
+		if o.Kind == "" || st == nil ||
+			(len(st.Conditions) == 0 && len(st.Listeners) == 0 && len(st.Parents) == 0 && len(st.Ancestors) == 0) {
 			continue // an object without a status (a Service, a Secret...)
 		}
 		os := result.ObjectStatus{
@@ -128,7 +129,8 @@ func readObjects(key string, raw json.RawMessage, res *result.Result) error {
 			if ref == nil {
 				continue
 			}
-			pr := result.ParentRef{Kind: ref.Kind, Namespace: ref.Namespace, Name: ref.Name, SectionName: ref.SectionName, Port: ref.Port}
+			pr := result.ParentRef{Kind: ref.Kind, Namespace: ref.Namespace, Name: ref.Name, SectionName: ref.SectionName,
+				Port: ref.Port}
 			if pr.Kind == "" {
 				pr.Kind = "Gateway" // the API's default
 			}
@@ -175,14 +177,16 @@ func readConfigDumps(raw json.RawMessage, res *result.Result) error {
 			var err error
 			switch strings.TrimPrefix(typ, "type.googleapis.com/") {
 			case "envoy.admin.v3.ListenersConfigDump":
-				err = eachDumped(cfg, "dynamicListeners", []string{"activeState", "listener"}, where, res, func(m *listenerv3.Listener) {
+				err = eachDumped(cfg, "dynamicListeners", []string{"activeState", "listener"}, where, res, func(
+					m *listenerv3.Listener) {
 					if !seen["l/"+m.GetName()] {
 						seen["l/"+m.GetName()] = true
 						res.XDS.Listeners = append(res.XDS.Listeners, m)
 					}
 				})
 			case "envoy.admin.v3.RoutesConfigDump":
-				err = eachDumped(cfg, "dynamicRouteConfigs", []string{"routeConfig"}, where, res, func(m *routev3.RouteConfiguration) {
+				err = eachDumped(cfg, "dynamicRouteConfigs", []string{"routeConfig"}, where, res, func(
+					m *routev3.RouteConfiguration) {
 					if !seen["r/"+m.GetName()] {
 						seen["r/"+m.GetName()] = true
 						res.XDS.Routes = append(res.XDS.Routes, m)
@@ -196,7 +200,8 @@ func readConfigDumps(raw json.RawMessage, res *result.Result) error {
 					}
 				})
 			case "envoy.admin.v3.EndpointsConfigDump":
-				err = eachDumped(cfg, "dynamicEndpointConfigs", []string{"endpointConfig"}, where, res, func(m *endpointv3.ClusterLoadAssignment) {
+				err = eachDumped(cfg, "dynamicEndpointConfigs", []string{"endpointConfig"}, where, res, func(
+					m *endpointv3.ClusterLoadAssignment) {
 					if !seen["e/"+m.GetClusterName()] {
 						seen["e/"+m.GetClusterName()] = true
 						res.XDS.Endpoints = append(res.XDS.Endpoints, m)
@@ -219,7 +224,8 @@ func readConfigDumps(raw json.RawMessage, res *result.Result) error {
 }
 
 // eachDumped decodes the resources of one dump: cfg[field][i].<path...>, each into a new T.
-func eachDumped[T proto.Message](cfg map[string]json.RawMessage, field string, path []string, where string, res *result.Result, add func(T)) error {
+func eachDumped[T proto.Message](cfg map[string]json.RawMessage, field string, path []string, where string,
+	res *result.Result, add func(T)) error {
 	var entries []map[string]any
 	if raw, ok := cfg[field]; ok {
 		if err := json.Unmarshal(raw, &entries); err != nil {

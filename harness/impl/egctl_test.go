@@ -71,8 +71,10 @@ func TestReadEgctlOutputErrors(t *testing.T) {
 	for in, want := range map[string]string{
 		`not json`:        "its output is not egctl's JSON",
 		`{"gateways": 3}`: "gateways:",
-		`{"xds": {"default/eg": {"configs": [{"@type": "type.googleapis.com/envoy.admin.v3.ClustersConfigDump", "dynamicActiveClusters": [{"nope": 1}]}]}}}`:              "no cluster",
-		`{"xds": {"default/eg": {"configs": [{"@type": "type.googleapis.com/envoy.admin.v3.ClustersConfigDump", "dynamicActiveClusters": [{"cluster": {"name": 5}}]}]}}}`: "dynamicActiveClusters[0]",
+		`{"xds": {"default/eg": {"configs": [{"@type": "type.googleapis.com/envoy.admin.v3.ClustersConfigDump", ` +
+			`"dynamicActiveClusters": [{"nope": 1}]}]}}}`: "no cluster",
+		`{"xds": {"default/eg": {"configs": [{"@type": "type.googleapis.com/envoy.admin.v3.ClustersConfigDump", ` +
+			`"dynamicActiveClusters": [{"cluster": {"name": 5}}]}]}}}`: "dynamicActiveClusters[0]",
 	} {
 		if _, err := ReadEgctlOutput([]byte(in)); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: error %v, want one containing %q", in, err, want)
@@ -112,12 +114,14 @@ func TestOpenEgctl(t *testing.T) {
 	if err == nil || !errors.As(err, &ni) {
 		t.Fatalf("error %v, want NotInstalledError", err)
 	}
-	for _, want := range []string{"egctl@v1.9.1 is not installed", "make peers", "GOBIN=" + dir + "/egctl-v1.9.1 go install github.com/envoyproxy/gateway/cmd/egctl@v1.9.1"} {
+	for _, want := range []string{"egctl@v1.9.1 is not installed", "make peers",
+		"GOBIN=" + dir + "/egctl-v1.9.1 go install github.com/envoyproxy/gateway/cmd/egctl@v1.9.1"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("%q lacks %q", err, want)
 		}
 	}
-	if _, err := OpenEgctl("v1.8.0", Options{PeersDir: dir}); err == nil || !strings.Contains(err.Error(), "go install -tags exclude_graphdriver_btrfs") {
+	if _, err := OpenEgctl("v1.8.0", Options{PeersDir: dir}); err == nil ||
+		!strings.Contains(err.Error(), "go install -tags exclude_graphdriver_btrfs") {
 		t.Errorf("v1.8.0's install command lacks its tags: %v", err)
 	}
 	for _, bad := range []string{"latest", "v1.7.0"} {

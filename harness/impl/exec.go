@@ -81,7 +81,8 @@ func (e Exec) Translate(ctx context.Context, req Request) (*result.Result, error
 // runCommand runs argv with stdin and extra environment, and returns its standard output.
 // A timeout (default one minute), a non-zero exit (with the end of stderr) and an output
 // over the file size limit of l are errors that name the implementation.
-func runCommand(ctx context.Context, name string, argv []string, stdin []byte, env []string, timeout time.Duration, l resource.Limits) ([]byte, error) {
+func runCommand(ctx context.Context, name string, argv []string, stdin []byte, env []string, timeout time.Duration,
+	l resource.Limits) ([]byte, error) {
 	if timeout <= 0 {
 		timeout = time.Minute
 	}
@@ -104,7 +105,8 @@ func runCommand(ctx context.Context, name string, argv []string, stdin []byte, e
 	switch {
 	case stdout.overflow:
 		return nil, fmt.Errorf("%s: %w", name, &resource.LimitError{File: "its standard output", Limit: "file size",
-			Max: resource.FormatSize(l.MaxFileSize), What: "it printed more than", Flag: "--max-file-size", Field: "MaxFileSize"})
+			Max: resource.FormatSize(l.MaxFileSize), What: "it printed more than", Flag: "--max-file-size",
+			Field: "MaxFileSize"})
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):
 		return nil, fmt.Errorf("%s: no answer within %s (raise it with --exec-timeout)", name, timeout)
 	case err != nil:

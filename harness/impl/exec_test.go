@@ -49,7 +49,8 @@ func TestInputRoundTrip(t *testing.T) {
 			t.Errorf("object %d is %s, want %s", i, dec.Objects[i].Ref(), req.Objects[i].Ref())
 		}
 	}
-	if dec.EnvoyGateway == nil || dec.EnvoyGateway.ExtensionAPIs == nil || !dec.EnvoyGateway.ExtensionAPIs.EnableEnvoyPatchPolicy {
+	if dec.EnvoyGateway == nil || dec.EnvoyGateway.ExtensionAPIs == nil ||
+		!dec.EnvoyGateway.ExtensionAPIs.EnableEnvoyPatchPolicy {
 		t.Errorf("the EnvoyGateway settings did not come through: %+v", dec.EnvoyGateway)
 	}
 }
@@ -65,7 +66,9 @@ func TestExecAnswer(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The command echoes a reference translation and checks what it was given.
-	cmd := `test "$EGHARNESS_PROFILE" = v1.9 && test "$EGHARNESS_SCENARIO" = demo && test "$EGHARNESS_MERGE_GATEWAYS" = false && grep -q 'kind: Gateway' && echo '` + string(js) + `'`
+	cmd := `test "$EGHARNESS_PROFILE" = v1.9 && test "$EGHARNESS_SCENARIO" = demo && test "$EGHARNESS_MERGE_GATEWAYS" = ` +
+		`false && grep -q 'kind: Gateway' && echo '` + string(
+		js) + `'`
 	got, err := Exec{Command: cmd}.Translate(context.Background(), req)
 	if err != nil {
 		t.Fatal(err)
@@ -73,11 +76,13 @@ func TestExecAnswer(t *testing.T) {
 	// A scenario that merges Gateways says so in the environment.
 	merged := req
 	merged.Config.MergeGateways = true
-	if _, err := (Exec{Command: `test "$EGHARNESS_MERGE_GATEWAYS" = true && cat >/dev/null && echo '` + string(js) + `'`}).Translate(context.Background(), merged); err != nil {
+	if _, err := (Exec{Command: `test "$EGHARNESS_MERGE_GATEWAYS" = true && cat >/dev/null && echo '` + string(js) + `'`}).Translate(
+		context.Background(), merged); err != nil {
 		t.Errorf("EGHARNESS_MERGE_GATEWAYS not true for a merging scenario: %v", err)
 	}
 	// the Gateway's listener and the proxy's readiness listener
-	if len(got.XDS.Listeners) != 2 || got.XDS.Listeners[0].GetName() != "default/eg/http" || got.XDS.Listeners[1].GetName() != "envoy-gateway-proxy-ready-0.0.0.0-19003" {
+	if len(got.XDS.Listeners) != 2 || got.XDS.Listeners[0].GetName() != "default/eg/http" ||
+		got.XDS.Listeners[1].GetName() != "envoy-gateway-proxy-ready-0.0.0.0-19003" {
 		t.Errorf("listeners read back: %v", got.XDS.Listeners)
 	}
 	if got.Status(res.Statuses[0].Object) == nil {
@@ -91,10 +96,12 @@ func TestExecFailures(t *testing.T) {
 		name, cmd, want string
 		timeout         time.Duration
 	}{
-		{"non-zero exit with stderr", "cat >/dev/null; echo 'cannot translate HTTPRoute x' >&2; exit 4", "exit status 4\ncannot translate HTTPRoute x", 0},
+		{"non-zero exit with stderr", "cat >/dev/null; echo 'cannot translate HTTPRoute x' >&2; exit 4",
+			"exit status 4\ncannot translate HTTPRoute x", 0},
 		{"not JSON", "cat >/dev/null; echo hello", "its output is not the translate -o json shape", 0},
 		{"unknown field", `cat >/dev/null; echo '{"listeners": []}'`, `unknown field "listeners"`, 0},
-		{"bad xDS", `cat >/dev/null; echo '{"xds": {"listeners": [{"@type": "type.googleapis.com/nope.Nothing"}]}}'`, "xds.listeners[0]", 0},
+		{"bad xDS", `cat >/dev/null; echo '{"xds": {"listeners": [{"@type": "type.googleapis.com/nope.Nothing"}]}}'`,
+			"xds.listeners[0]", 0},
 		{"timeout", "sleep 5", "no answer within 200ms", 200 * time.Millisecond},
 	}
 	for _, tt := range tests {
@@ -112,8 +119,10 @@ func TestExecFailures(t *testing.T) {
 func TestExecOutputLimit(t *testing.T) {
 	req := request(t)
 	start := time.Now()
-	_, err := Exec{Command: "cat >/dev/null; yes", Limits: resource.Limits{MaxFileSize: 64 << 10}}.Translate(context.Background(), req)
-	want := "exec:cat >/dev/null; yes: its standard output: it printed more than the file size limit of 64 KiB (raise it with --max-file-size)"
+	_, err := Exec{Command: "cat >/dev/null; yes", Limits: resource.Limits{MaxFileSize: 64 << 10}}.Translate(
+		context.Background(), req)
+	want := "exec:cat >/dev/null; yes: its standard output: it printed more than the file size limit of 64 KiB " +
+		"(raise it with --max-file-size)"
 	if err == nil || err.Error() != want {
 		t.Fatalf("error %v\nwant %s", err, want)
 	}
@@ -126,13 +135,15 @@ func TestExecOutputLimit(t *testing.T) {
 		t.Fatal(err)
 	}
 	js, _ := json.Marshal(res)
-	if _, err := (Exec{Command: "cat >/dev/null; echo '" + string(js) + "'", Limits: resource.Limits{MaxFileSize: int64(len(js) + 1)}}).Translate(context.Background(), req); err != nil {
+	if _, err := (Exec{Command: "cat >/dev/null; echo '" + string(js) + "'",
+		Limits: resource.Limits{MaxFileSize: int64(len(js) + 1)}}).Translate(context.Background(), req); err != nil {
 		t.Errorf("an output within the limit was refused: %v", err)
 	}
 }
 
 func TestGet(t *testing.T) {
-	for name, want := range map[string]string{"": "reference", "reference": "reference", "exec:./adapter --x": "exec:./adapter --x"} {
+	for name, want := range map[string]string{"": "reference", "reference": "reference",
+		"exec:./adapter --x": "exec:./adapter --x"} {
 		im, err := Get(name)
 		if err != nil || im.Name() != want {
 			t.Errorf("Get(%q) = %v, %v; want %s", name, im, err, want)
@@ -148,7 +159,8 @@ func TestGet(t *testing.T) {
 // Exit status 3 says the command cannot express the scenario: a skip with its reason.
 func TestExecCannotExpress(t *testing.T) {
 	req := request(t)
-	_, err := Exec{Command: "cat >/dev/null; echo 'some log' >&2; echo 'no runtime flags here' >&2; exit 3"}.Translate(context.Background(), req)
+	_, err := Exec{Command: "cat >/dev/null; echo 'some log' >&2; echo 'no runtime flags here' >&2; exit 3"}.Translate(
+		context.Background(), req)
 	if why := Skipped(err); why != "no runtime flags here" {
 		t.Errorf("skip reason %q (error %v)", why, err)
 	}

@@ -11,8 +11,10 @@ import (
 // the wrong type reach it (the API server would refuse them, and so may it), a field left
 // out is not sent as an empty value, and the namespace the harness gave it is filled in.
 func TestInputSendsObjectsAsWritten(t *testing.T) {
-	text := "apiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\nmetadata: {name: r}\nspec:\n  hostnames: one.example.com\n  bogus: 1\n" +
-		"---\napiVersion: gateway.networking.k8s.io/v1\nkind: BackendTLSPolicy\nmetadata: {name: b, namespace: apps}\nspec:\n  targetRefs: [{group: \"\", kind: Service, name: s}]\n  validation: {wellKnownCACertificates: System}\n"
+	text := "apiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\nmetadata: {name: r}\nspec:\n" +
+		"  hostnames: one.example.com\n  bogus: 1\n" +
+		"---\napiVersion: gateway.networking.k8s.io/v1\nkind: BackendTLSPolicy\nmetadata: {name: b, namespace: apps}\n" +
+		"spec:\n  targetRefs: [{group: \"\", kind: Service, name: s}]\n  validation: {wellKnownCACertificates: System}\n"
 	dec, err := resource.Decode("in.yaml", []byte(text), resource.Options{})
 	if err != nil {
 		t.Fatal(err)

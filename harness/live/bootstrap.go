@@ -79,7 +79,8 @@ func Bootstrap(o BootstrapOptions) (*bootstrapv3.Bootstrap, error) {
 				ApiType:             corev3.ApiConfigSource_GRPC,
 				TransportApiVersion: corev3.ApiVersion_V3,
 				GrpcServices: []*corev3.GrpcService{{
-					TargetSpecifier: &corev3.GrpcService_EnvoyGrpc_{EnvoyGrpc: &corev3.GrpcService_EnvoyGrpc{ClusterName: XDSClusterName}},
+					TargetSpecifier: &corev3.GrpcService_EnvoyGrpc_{
+						EnvoyGrpc: &corev3.GrpcService_EnvoyGrpc{ClusterName: XDSClusterName}},
 				}},
 				SetNodeOnFirstMessageOnly: true,
 			},

@@ -15,7 +15,9 @@ import (
 )
 
 func TestBootstrap(t *testing.T) {
-	b, err := live.Bootstrap(live.BootstrapOptions{XDSAddress: "172.18.0.1:18000", NodeID: "envoy-e2e", NodeCluster: "egharness", AdminPort: 19000})
+	b, err := live.Bootstrap(
+		live.BootstrapOptions{XDSAddress: "172.18.0.1:18000", NodeID: "envoy-e2e", NodeCluster: "egharness",
+			AdminPort: 19000})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -30,7 +32,8 @@ func TestBootstrap(t *testing.T) {
 		ads.GetGrpcServices()[0].GetEnvoyGrpc().GetClusterName() != live.XDSClusterName {
 		t.Errorf("ads config %v", ads)
 	}
-	for _, cs := range []*corev3.ConfigSource{b.GetDynamicResources().GetCdsConfig(), b.GetDynamicResources().GetLdsConfig()} {
+	for _, cs := range []*corev3.ConfigSource{b.GetDynamicResources().GetCdsConfig(),
+		b.GetDynamicResources().GetLdsConfig()} {
 		if cs.GetAds() == nil || cs.GetResourceApiVersion() != corev3.ApiVersion_V3 {
 			t.Errorf("CDS/LDS not over ADS v3: %v", cs)
 		}
@@ -67,12 +70,14 @@ func TestBootstrap(t *testing.T) {
 		t.Errorf("host name: %v %v", err, b)
 	}
 	for _, bad := range []string{"18000", "host:0", "host:http", ""} {
-		if _, err := live.Bootstrap(live.BootstrapOptions{XDSAddress: bad, NodeID: "n"}); err == nil || !strings.Contains(err.Error(), "xDS address") {
+		if _, err := live.Bootstrap(live.BootstrapOptions{XDSAddress: bad, NodeID: "n"}); err == nil ||
+			!strings.Contains(err.Error(), "xDS address") {
 			t.Errorf("%q: %v", bad, err)
 		}
 	}
 	// Validation is real: a node without an ID is still valid, a port past 65535 is not.
-	if _, err := live.Bootstrap(live.BootstrapOptions{XDSAddress: "10.0.0.1:1", NodeID: "n", AdminPort: 70000}); err == nil {
+	if _, err := live.Bootstrap(
+		live.BootstrapOptions{XDSAddress: "10.0.0.1:1", NodeID: "n", AdminPort: 70000}); err == nil {
 		t.Error("admin port 70000 passed validation")
 	}
 }

@@ -10,7 +10,8 @@ import (
 )
 
 func TestDefaultGateway(t *testing.T) {
-	gw, err := live.DefaultGateway("default via 172.18.0.1 dev eth0 \n172.18.0.0/16 dev eth0 proto kernel scope link src 172.18.0.2\n")
+	gw, err := live.DefaultGateway(
+		"default via 172.18.0.1 dev eth0 \n172.18.0.0/16 dev eth0 proto kernel scope link src 172.18.0.2\n")
 	if err != nil || gw != "172.18.0.1" {
 		t.Errorf("%q %v", gw, err)
 	}
@@ -42,16 +43,20 @@ func TestStatusFrom(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := result.ParentRef{Kind: "Gateway", Namespace: "default", Name: "eg", SectionName: "http"}
-	if len(st.Parents) != 1 || st.Parents[0].Ref != want || st.Parents[0].Conditions[0] != (result.Condition{Type: "Accepted", Status: "True", Reason: "Accepted", Message: "Route is accepted"}) {
+	if len(st.Parents) != 1 || st.Parents[0].Ref != want ||
+		st.Parents[0].Conditions[0] != (result.Condition{Type: "Accepted", Status: "True", Reason: "Accepted",
+			Message: "Route is accepted"}) {
 		t.Errorf("%+v", st)
 	}
 	gw := resource.Ref{Kind: "Gateway", Namespace: "default", Name: "eg"}
 	st, err = live.StatusFrom(gw, []byte(`{"status":{"conditions":[{"type":"Programmed","status":"True","reason":"Programmed","message":"ok"}],
 	  "listeners":[{"name":"http","attachedRoutes":2,"supportedKinds":[],"conditions":[{"type":"Accepted","status":"True","reason":"Accepted","message":""}]}]}}`))
-	if err != nil || len(st.Listeners) != 1 || st.Listeners[0].AttachedRoutes != 2 || st.Conditions[0].Type != "Programmed" {
+	if err != nil || len(st.Listeners) != 1 || st.Listeners[0].AttachedRoutes != 2 ||
+		st.Conditions[0].Type != "Programmed" {
 		t.Errorf("%+v %v", st, err)
 	}
-	if _, err := live.StatusFrom(gw, []byte(`{"status":[]}`)); err == nil || !strings.Contains(err.Error(), "Gateway/default/eg") {
+	if _, err := live.StatusFrom(gw, []byte(`{"status":[]}`)); err == nil ||
+		!strings.Contains(err.Error(), "Gateway/default/eg") {
 		t.Errorf("bad status: %v", err)
 	}
 }

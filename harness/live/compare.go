@@ -78,7 +78,8 @@ func ExpectWith(table *routecheck.Table, res *result.Result, req scenario.Reques
 	if req.After > opts.MaxAfter {
 		// Checked first: counting the requests before it needs the rate limit service's
 		// limits, which a caller that cannot stage them need not give the table.
-		return Expectation{Skip: fmt.Sprintf("a request after %d like it cannot be staged (at most %d are sent first)", req.After, opts.MaxAfter)}
+		return Expectation{Skip: fmt.Sprintf("a request after %d like it cannot be staged (at most %d are sent first)",
+			req.After, opts.MaxAfter)}
 	}
 	if req.OAuth2Login && !opts.OAuth2Login {
 		return Expectation{Skip: "an OAuth2 login needs the real Envoy tier's provider stand-in"}
@@ -92,7 +93,8 @@ func ExpectWith(table *routecheck.Table, res *result.Result, req scenario.Reques
 		// One live request cannot hold others open to fill the circuit breaker.
 		e.Skip = fmt.Sprintf("%d requests in flight to %s cannot be staged by one live request", req.Inflight, a.Cluster)
 		if opts.MaxInflight > 0 {
-			e.Skip = fmt.Sprintf("%d requests in flight to %s: more than the %d held open to stage them", req.Inflight, a.Cluster, opts.MaxInflight)
+			e.Skip = fmt.Sprintf("%d requests in flight to %s: more than the %d held open to stage them", req.Inflight,
+				a.Cluster, opts.MaxInflight)
 		}
 		return e
 	}
@@ -214,7 +216,8 @@ func EchoName(pod string) string {
 // Compare lists how the live observation differs from the expectation. echoes maps an
 // echo Deployment name to the backend key it stands in for; want is the scenario's own
 // expectation (its requestHeaders are compared on the forwarded request).
-func Compare(e Expectation, req scenario.Request, want scenario.TrafficResult, obs Observation, echoes map[string]string) []string {
+func Compare(e Expectation, req scenario.Request, want scenario.TrafficResult, obs Observation,
+	echoes map[string]string) []string {
 	var diffs []string
 	add := func(format string, args ...any) { diffs = append(diffs, fmt.Sprintf(format, args...)) }
 	if e.Err != nil {
@@ -243,7 +246,8 @@ func Compare(e Expectation, req scenario.Request, want scenario.TrafficResult, o
 				fiveXX = obs.GRPCStatus == check.GRPCStatus(500) || obs.GRPCStatus == check.GRPCStatus(503)
 			}
 			if !e.Invalid5xx || !fiveXX {
-				add("Envoy answered %d itself; offline the split reaches %s%s", obs.Status, strings.Join(e.Backends, " or "), map[bool]string{true: " or answers 500", false: ""}[e.Invalid5xx])
+				add("Envoy answered %d itself; offline the split reaches %s%s", obs.Status, strings.Join(e.Backends, " or "),
+					map[bool]string{true: " or answers 500", false: ""}[e.Invalid5xx])
 			}
 			return diffs
 		}
@@ -258,7 +262,8 @@ func Compare(e Expectation, req scenario.Request, want scenario.TrafficResult, o
 	}
 	if routed {
 		if obs.Echo == nil {
-			add("offline the request reaches %s, live Envoy answered %d itself (body %q)", strings.Join(e.Backends, " or "), obs.Status, Shorten(obs.Body, 200))
+			add("offline the request reaches %s, live Envoy answered %d itself (body %q)", strings.Join(e.Backends, " or "),
+				obs.Status, Shorten(obs.Body, 200))
 			return diffs
 		}
 		got := echoes[EchoName(obs.Echo.Pod)]
@@ -276,7 +281,8 @@ func Compare(e Expectation, req scenario.Request, want scenario.TrafficResult, o
 		return diffs
 	}
 	if req.GRPC {
-		if w := check.GRPCStatus(e.Answer.Status); obs.GRPCStatus != w && !(obs.GRPCStatus == "" && obs.Status == e.Answer.Status) {
+		if w := check.GRPCStatus(e.Answer.Status); obs.GRPCStatus != w &&
+			!(obs.GRPCStatus == "" && obs.Status == e.Answer.Status) {
 			add("gRPC status %s (HTTP %d), offline %s (HTTP %d)", OrNone(obs.GRPCStatus), obs.Status, w, e.Answer.Status)
 		}
 		return diffs
@@ -306,7 +312,8 @@ func headerDiffs(e Expectation, want scenario.TrafficResult, obs Observation) []
 		wv, wok := e.Answer.RequestHeaders[strings.ToLower(k)]
 		gv, gok := obs.Echo.Header(k)
 		if wok != gok || (wok && wv != gv) {
-			diffs = append(diffs, fmt.Sprintf("forwarded header %s: live %s, offline %s", k, QuoteOrAbsent(gv, gok), QuoteOrAbsent(wv, wok)))
+			diffs = append(diffs,
+				fmt.Sprintf("forwarded header %s: live %s, offline %s", k, QuoteOrAbsent(gv, gok), QuoteOrAbsent(wv, wok)))
 		}
 	}
 	return diffs
@@ -387,10 +394,12 @@ func partialFault(x *result.XDS, route string) bool {
 					if p == nil {
 						return false
 					}
-					den := map[typev3.FractionalPercent_DenominatorType]uint32{typev3.FractionalPercent_HUNDRED: 100, typev3.FractionalPercent_TEN_THOUSAND: 10000, typev3.FractionalPercent_MILLION: 1000000}[p.GetDenominator()]
+					den := map[typev3.FractionalPercent_DenominatorType]uint32{typev3.FractionalPercent_HUNDRED: 100,
+						typev3.FractionalPercent_TEN_THOUSAND: 10000, typev3.FractionalPercent_MILLION: 1000000}[p.GetDenominator()]
 					return p.GetNumerator() > 0 && p.GetNumerator() < den
 				}
-				return (f.GetDelay() != nil && partial(f.GetDelay().GetPercentage())) || (f.GetAbort() != nil && partial(f.GetAbort().GetPercentage()))
+				return (f.GetDelay() != nil && partial(f.GetDelay().GetPercentage())) ||
+					(f.GetAbort() != nil && partial(f.GetAbort().GetPercentage()))
 			}
 		}
 	}

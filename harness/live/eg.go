@@ -91,7 +91,8 @@ func (e *EG) Apply(ctx context.Context, objs []resource.Object) ([]*unstructured
 		if err != nil {
 			return applied, err
 		}
-		if err := e.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(FieldManager), client.ForceOwnership); err != nil {
+		if err := e.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(FieldManager),
+			client.ForceOwnership); err != nil {
 			return applied, fmt.Errorf("%s (%s): %w", o.Ref(), o.Where(), err)
 		}
 		applied = append(applied, u)
@@ -107,7 +108,8 @@ func (e *EG) Delete(ctx context.Context, applied []*unstructured.Unstructured) e
 			continue
 		}
 		if err := e.Client.Delete(ctx, applied[i]); err != nil && !apierrors.IsNotFound(err) {
-			return fmt.Errorf("deleting %s %s/%s: %w", applied[i].GetKind(), applied[i].GetNamespace(), applied[i].GetName(), err)
+			return fmt.Errorf("deleting %s %s/%s: %w", applied[i].GetKind(), applied[i].GetNamespace(), applied[i].GetName(),
+				err)
 		}
 	}
 	return nil

@@ -33,7 +33,8 @@ func Runtime() (cluster.ProviderOption, string, error) {
 	}
 	out, err := exec.Command(name, "info", "--format", "{{.ServerVersion}}").CombinedOutput()
 	if err != nil || strings.TrimSpace(string(out)) == "" || strings.Contains(string(out), "Cannot connect") {
-		return nil, name, fmt.Errorf("no container runtime: the %s client is installed but no engine answers (%s)", name, lastLine(out, err))
+		return nil, name,
+			fmt.Errorf("no container runtime: the %s client is installed but no engine answers (%s)", name, lastLine(out, err))
 	}
 	return opt, name, nil
 }
@@ -71,7 +72,8 @@ func CreateKind(name, runtime string, opt cluster.ProviderOption, nodeImage stri
 			return k, nil
 		}
 	}
-	opts := []cluster.CreateOption{cluster.CreateWithWaitForReady(wait), cluster.CreateWithDisplayUsage(false), cluster.CreateWithDisplaySalutation(false)}
+	opts := []cluster.CreateOption{cluster.CreateWithWaitForReady(wait), cluster.CreateWithDisplayUsage(false),
+		cluster.CreateWithDisplaySalutation(false)}
 	if nodeImage != "" {
 		opts = append(opts, cluster.CreateWithNodeImage(nodeImage))
 	}
@@ -138,7 +140,8 @@ func (k *Kind) Kubectl(stdin []byte, args ...string) ([]byte, error) {
 		return nil, err
 	}
 	var out, errOut bytes.Buffer
-	cmd := n.Command("kubectl", append([]string{"--kubeconfig=/etc/kubernetes/admin.conf"}, args...)...).SetStdout(&out).SetStderr(&errOut)
+	cmd := n.Command("kubectl", append([]string{"--kubeconfig=/etc/kubernetes/admin.conf"}, args...)...).SetStdout(
+		&out).SetStderr(&errOut)
 	if stdin != nil {
 		cmd.SetStdin(bytes.NewReader(stdin))
 	}

@@ -92,11 +92,13 @@ func Manifests(o ManifestOptions) []runtime.Object {
 							ImagePullPolicy: corev1.PullIfNotPresent,
 							// The image's entrypoint is Envoy. Listeners the next scenario drops
 							// drain for a second, not ten minutes, so their ports are free.
-							Args:         []string{"-c", "/etc/envoy/bootstrap.yaml", "--log-level", "info", "--drain-time-s", "1", "--drain-strategy", "immediate"},
+							Args: []string{"-c", "/etc/envoy/bootstrap.yaml", "--log-level", "info", "--drain-time-s", "1",
+								"--drain-strategy", "immediate"},
 							VolumeMounts: []corev1.VolumeMount{{Name: "bootstrap", MountPath: "/etc/envoy", ReadOnly: true}},
 						}},
 						Volumes: []corev1.Volume{{Name: "bootstrap", VolumeSource: corev1.VolumeSource{
-							ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: "envoy-bootstrap"}},
+							ConfigMap: &corev1.ConfigMapVolumeSource{
+								LocalObjectReference: corev1.LocalObjectReference{Name: "envoy-bootstrap"}},
 						}}},
 					},
 				},
@@ -120,8 +122,10 @@ func Manifests(o ManifestOptions) []runtime.Object {
 							ImagePullPolicy: corev1.PullIfNotPresent,
 							Ports:           []corev1.ContainerPort{{ContainerPort: EchoPort}},
 							Env: []corev1.EnvVar{
-								{Name: "POD_NAME", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.name"}}},
-								{Name: "NAMESPACE", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.namespace"}}},
+								{Name: "POD_NAME",
+									ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.name"}}},
+								{Name: "NAMESPACE",
+									ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.namespace"}}},
 							},
 							ReadinessProbe: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{
 								TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromInt32(EchoPort)},

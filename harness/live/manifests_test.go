@@ -23,7 +23,8 @@ func TestManifests(t *testing.T) {
 		t.Fatal(err)
 	}
 	echo := live.EchoBackends([]string{"default/web", "default/api", "default/web", "shop/cart"})
-	if len(echo) != 3 || echo[0] != (live.EchoBackend{Name: "echo-0", Backend: "default/api"}) || echo[2].Backend != "shop/cart" {
+	if len(echo) != 3 || echo[0] != (live.EchoBackend{Name: "echo-0", Backend: "default/api"}) ||
+		echo[2].Backend != "shop/cart" {
 		t.Fatalf("echo backends %+v", echo)
 	}
 	data, err := live.EncodeManifests(live.Manifests(live.ManifestOptions{
@@ -50,22 +51,26 @@ func TestManifests(t *testing.T) {
 				t.Fatal(err)
 			}
 			back := &bootstrapv3.Bootstrap{}
-			if err := protojson.Unmarshal(js, back); err != nil || back.ValidateAll() != nil || back.GetNode().GetId() != "envoy-e2e" {
+			if err := protojson.Unmarshal(js, back); err != nil || back.ValidateAll() != nil ||
+				back.GetNode().GetId() != "envoy-e2e" {
 				t.Errorf("the ConfigMap's bootstrap: %v", err)
 			}
 		case *appsv1.Deployment:
 			deployments++
 			if o.Namespace != live.Namespace || o.Spec.Selector.MatchLabels["app"] != o.Spec.Template.Labels["app"] {
-				t.Errorf("deployment %s: namespace %s, selector %v, labels %v", o.Name, o.Namespace, o.Spec.Selector.MatchLabels, o.Spec.Template.Labels)
+				t.Errorf("deployment %s: namespace %s, selector %v, labels %v", o.Name, o.Namespace, o.Spec.Selector.MatchLabels,
+					o.Spec.Template.Labels)
 			}
 			c := o.Spec.Template.Spec.Containers[0]
 			if o.Name == "envoy" {
 				sawEnvoy = true
-				if !o.Spec.Template.Spec.HostNetwork || c.Image != live.DefaultEnvoyImage || c.VolumeMounts[0].MountPath != "/etc/envoy" ||
+				if !o.Spec.Template.Spec.HostNetwork || c.Image != live.DefaultEnvoyImage ||
+					c.VolumeMounts[0].MountPath != "/etc/envoy" ||
 					o.Spec.Strategy.Type != appsv1.RecreateDeploymentStrategyType {
 					t.Errorf("envoy deployment %+v", o.Spec)
 				}
-			} else if c.Image != live.DefaultEchoImage || c.Ports[0].ContainerPort != live.EchoPort || o.Annotations[live.BackendAnnotation] == "" {
+			} else if c.Image != live.DefaultEchoImage || c.Ports[0].ContainerPort != live.EchoPort ||
+				o.Annotations[live.BackendAnnotation] == "" {
 				t.Errorf("echo deployment %s: %+v", o.Name, c)
 			}
 		case *corev1.Service:

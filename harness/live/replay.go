@@ -123,7 +123,8 @@ func (c Client) Do(ctx context.Context, req scenario.Request, port uint32, useTL
 func (c Client) tlsConfig(sni string, alpn ...string) *tls.Config {
 	// Scenario certificates are self-signed test certificates: the server name picks the
 	// filter chain, nothing is verified.
-	return &tls.Config{ServerName: sni, InsecureSkipVerify: true, NextProtos: alpn, Certificates: c.Certificates} //nolint:gosec // test traffic
+	return &tls.Config{ServerName: sni, InsecureSkipVerify: true, NextProtos: alpn,
+		Certificates: c.Certificates} //nolint:gosec // test traffic
 }
 
 func (c Client) http(ctx context.Context, req scenario.Request, addr string, useTLS bool) Observation {
@@ -155,7 +156,8 @@ func (c Client) http(ctx context.Context, req scenario.Request, addr string, use
 	var rt http.RoundTripper
 	switch {
 	case req.GRPC && useTLS:
-		rt = &http2.Transport{DialTLSContext: func(ctx context.Context, network, a string, cfg *tls.Config) (net.Conn, error) {
+		rt = &http2.Transport{DialTLSContext: func(ctx context.Context, network, a string, cfg *tls.Config) (net.Conn,
+			error) {
 			conn, err := c.dial(ctx, network, a)
 			if err != nil {
 				return nil, err
@@ -169,7 +171,8 @@ func (c Client) http(ctx context.Context, req scenario.Request, addr string, use
 		}, TLSClientConfig: c.tlsConfig(req.SNI, "h2")}
 	case req.GRPC:
 		hr.Header.Set("Content-Type", "application/grpc")
-		rt = &http2.Transport{AllowHTTP: true, DialTLSContext: func(ctx context.Context, network, a string, _ *tls.Config) (net.Conn, error) {
+		rt = &http2.Transport{AllowHTTP: true, DialTLSContext: func(ctx context.Context, network, a string, _ *tls.Config) (
+			net.Conn, error) {
 			return c.dial(ctx, network, a)
 		}}
 	default:
@@ -198,7 +201,8 @@ func observe(resp *http.Response) Observation {
 			b, err = io.ReadAll(io.LimitReader(zr, 1<<20))
 		}
 	}
-	o := Observation{Status: resp.StatusCode, Location: resp.Header.Get("Location"), Body: string(b), ContentEncoding: enc, Cookies: resp.Cookies()}
+	o := Observation{Status: resp.StatusCode, Location: resp.Header.Get("Location"), Body: string(b), ContentEncoding: enc,
+		Cookies: resp.Cookies()}
 	if err != nil {
 		o.Err = err
 	}

@@ -50,7 +50,8 @@ type fakeEnvoy struct {
 }
 
 func (f *fakeEnvoy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	req := scenario.Request{Port: f.port, Gateway: f.gateway, Host: r.Host, Path: r.URL.RequestURI(), Method: r.Method, Headers: map[string]string{}}
+	req := scenario.Request{Port: f.port, Gateway: f.gateway, Host: r.Host, Path: r.URL.RequestURI(), Method: r.Method,
+		Headers: map[string]string{}}
 	for k, v := range r.Header {
 		req.Headers[strings.ToLower(k)] = strings.Join(v, ",")
 	}
@@ -205,34 +206,42 @@ func TestReplayWrongBackend(t *testing.T) {
 }
 
 func TestCompare(t *testing.T) {
-	routed := live.Expectation{Answer: check.Answer{Answer: routecheck.Answer{Cluster: "c", Status: 200}, RequestHeaders: map[string]string{"x-env": "prod", ":path": "/v2"}}, Backends: []string{"default/a"}}
+	routed := live.Expectation{Answer: check.Answer{Answer: routecheck.Answer{Cluster: "c", Status: 200},
+		RequestHeaders: map[string]string{"x-env": "prod", ":path": "/v2"}}, Backends: []string{"default/a"}}
 	echoes := map[string]string{"echo-0": "default/a", "echo-1": "default/b"}
 	want := scenario.TrafficResult{RequestHeaders: map[string]string{"X-Env": "prod", ":path": "/v2", "x-gone": ""}}
-	ok := live.Observation{Status: 200, Echo: &live.EchoReply{Pod: "echo-0-abc-def", Path: "/v2", Headers: map[string][]string{"X-Env": {"prod"}}}}
+	ok := live.Observation{Status: 200,
+		Echo: &live.EchoReply{Pod: "echo-0-abc-def", Path: "/v2", Headers: map[string][]string{"X-Env": {"prod"}}}}
 	if d := live.Compare(routed, scenario.Request{}, want, ok, echoes); len(d) != 0 {
 		t.Errorf("clean: %v", d)
 	}
-	bad := live.Observation{Status: 200, Echo: &live.EchoReply{Pod: "echo-1-abc-def", Path: "/v1", Headers: map[string][]string{"X-Gone": {"1"}}}}
+	bad := live.Observation{Status: 200,
+		Echo: &live.EchoReply{Pod: "echo-1-abc-def", Path: "/v1", Headers: map[string][]string{"X-Gone": {"1"}}}}
 	d := live.Compare(routed, scenario.Request{}, want, bad, echoes)
 	if len(d) != 4 { // backend, x-env absent, :path, x-gone present
 		t.Errorf("differences %v", d)
 	}
 	local := live.Expectation{Answer: check.Answer{Answer: routecheck.Answer{Status: 302, Location: "https://a/"}}}
-	if d := live.Compare(local, scenario.Request{}, scenario.TrafficResult{}, live.Observation{Status: 301, Location: "http://a/"}, echoes); len(d) != 2 {
+	if d := live.Compare(local, scenario.Request{}, scenario.TrafficResult{},
+		live.Observation{Status: 301, Location: "http://a/"}, echoes); len(d) != 2 {
 		t.Errorf("redirect differences %v", d)
 	}
 	if d := live.Compare(local, scenario.Request{}, scenario.TrafficResult{}, ok, echoes); len(d) != 1 {
 		t.Errorf("a backend answering a local reply: %v", d)
 	}
 	refused := live.Expectation{Err: net.ErrClosed}
-	if d := live.Compare(refused, scenario.Request{}, scenario.TrafficResult{}, live.Observation{Status: 404}, echoes); len(d) != 1 {
+	if d := live.Compare(refused, scenario.Request{}, scenario.TrafficResult{}, live.Observation{Status: 404},
+		echoes); len(d) != 1 {
 		t.Errorf("an answer where none is due: %v", d)
 	}
 	grpcLocal := live.Expectation{Answer: check.Answer{Answer: routecheck.Answer{Status: 404}}}
-	if d := live.Compare(grpcLocal, scenario.Request{GRPC: true}, scenario.TrafficResult{}, live.Observation{Status: 200, GRPCStatus: "UNIMPLEMENTED"}, echoes); len(d) != 0 {
+	if d := live.Compare(grpcLocal, scenario.Request{GRPC: true}, scenario.TrafficResult{},
+		live.Observation{Status: 200, GRPCStatus: "UNIMPLEMENTED"}, echoes); len(d) != 0 {
 		t.Errorf("gRPC 404: %v", d)
 	}
-	if live.EchoName("echo-12-5d8f9c7b6-x2x9k") != "echo-12" || live.CodeName(codes.PermissionDenied) != "PERMISSION_DENIED" || live.CodeName(codes.OK) != "OK" || live.CodeName(codes.DeadlineExceeded) != "DEADLINE_EXCEEDED" {
+	if live.EchoName("echo-12-5d8f9c7b6-x2x9k") != "echo-12" ||
+		live.CodeName(codes.PermissionDenied) != "PERMISSION_DENIED" || live.CodeName(codes.OK) != "OK" ||
+		live.CodeName(codes.DeadlineExceeded) != "DEADLINE_EXCEEDED" {
 		t.Error("names")
 	}
 }

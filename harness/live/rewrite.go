@@ -75,7 +75,8 @@ func RewriteEndpoints(x *result.XDS, irx *ir.XDS, addrs map[string]string) (*res
 				return nil, fmt.Errorf("stand-in address for %s: bad port %q", BackendKey(b), portStr)
 			}
 			first := l.GetLbEndpoints()[0]
-			first.HostIdentifier = &endpointv3.LbEndpoint_Endpoint{Endpoint: &endpointv3.Endpoint{Address: socketAddress(host, uint32(port))}}
+			first.HostIdentifier = &endpointv3.LbEndpoint_Endpoint{Endpoint: &endpointv3.Endpoint{Address: socketAddress(host,
+				uint32(port))}}
 			l.LbEndpoints = []*endpointv3.LbEndpoint{first}
 		}
 		out.Endpoints[i] = c

@@ -44,7 +44,8 @@ func TestRewriteEndpoints(t *testing.T) {
 		for i, cla := range out.Endpoints {
 			for j, loc := range cla.GetEndpoints() {
 				orig := res.XDS.Endpoints[i].GetEndpoints()[j]
-				if loc.GetLoadBalancingWeight().GetValue() != orig.GetLoadBalancingWeight().GetValue() || loc.GetLocality().GetRegion() != orig.GetLocality().GetRegion() {
+				if loc.GetLoadBalancingWeight().GetValue() != orig.GetLoadBalancingWeight().GetValue() ||
+					loc.GetLocality().GetRegion() != orig.GetLocality().GetRegion() {
 					t.Errorf("%s: locality %s lost its name or weight", sc.Name, orig.GetLocality().GetRegion())
 				}
 				b := locs[loc.GetLocality().GetRegion()]
@@ -53,7 +54,8 @@ func TestRewriteEndpoints(t *testing.T) {
 				}
 				rewritten++
 				sa := loc.GetLbEndpoints()[0].GetEndpoint().GetAddress().GetSocketAddress()
-				if len(loc.GetLbEndpoints()) != 1 || fmt.Sprintf("%s:%d", sa.GetAddress(), sa.GetPortValue()) != addrs[live.BackendKey(b)] {
+				if len(loc.GetLbEndpoints()) != 1 ||
+					fmt.Sprintf("%s:%d", sa.GetAddress(), sa.GetPortValue()) != addrs[live.BackendKey(b)] {
 					t.Errorf("%s: locality %s points at %v, want %s", sc.Name, b.Name, loc.GetLbEndpoints(), addrs[live.BackendKey(b)])
 				}
 			}

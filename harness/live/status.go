@@ -61,7 +61,8 @@ func StatusFrom(ref resource.Ref, object []byte) (result.ObjectStatus, error) {
 	}
 	out.Conditions = conditions(st.Conditions)
 	for _, l := range st.Listeners {
-		out.Listeners = append(out.Listeners, result.ListenerStatus{Name: l.Name, AttachedRoutes: l.AttachedRoutes, Conditions: conditions(l.Conditions)})
+		out.Listeners = append(out.Listeners,
+			result.ListenerStatus{Name: l.Name, AttachedRoutes: l.AttachedRoutes, Conditions: conditions(l.Conditions)})
 	}
 	parent := func(r liveRef, cs []liveCondition) {
 		if r.Kind == "" {
@@ -71,7 +72,8 @@ func StatusFrom(ref resource.Ref, object []byte) (result.ObjectStatus, error) {
 			r.Namespace = ref.Namespace
 		}
 		out.Parents = append(out.Parents, result.ParentStatus{
-			Ref:        result.ParentRef{Kind: r.Kind, Namespace: r.Namespace, Name: r.Name, SectionName: r.SectionName, Port: r.Port},
+			Ref: result.ParentRef{Kind: r.Kind, Namespace: r.Namespace, Name: r.Name, SectionName: r.SectionName,
+				Port: r.Port},
 			Conditions: conditions(cs),
 		})
 	}

@@ -158,7 +158,8 @@ func (s *Server) ShouldRateLimit(_ context.Context, req *rlsv3.RateLimitRequest)
 		}
 		key := req.GetDomain() + "|" + desc
 		s.hits[key] += hits
-		st.CurrentLimit = &rlsv3.RateLimitResponse_RateLimit{RequestsPerUnit: lim.Requests, Unit: rlsv3.RateLimitResponse_RateLimit_Unit(rlsv3.RateLimitResponse_RateLimit_Unit_value[lim.Unit])}
+		st.CurrentLimit = &rlsv3.RateLimitResponse_RateLimit{RequestsPerUnit: lim.Requests,
+			Unit: rlsv3.RateLimitResponse_RateLimit_Unit(rlsv3.RateLimitResponse_RateLimit_Unit_value[lim.Unit])}
 		if s.hits[key] > uint64(lim.Requests) {
 			if !lim.Shadow {
 				st.Code = rlsv3.RateLimitResponse_OVER_LIMIT

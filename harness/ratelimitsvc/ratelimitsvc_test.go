@@ -25,7 +25,8 @@ func limits(t *testing.T) *Limits {
 			Key: "route", Value: "r",
 			Descriptors: []*rlsconfv3.RateLimitDescriptor{
 				{Key: "user", RateLimit: &rlsconfv3.RateLimitPolicy{Unit: rlsconfv3.RateLimitUnit_MINUTE, RequestsPerUnit: 2}},
-				{Key: "tier", Value: "free", ShadowMode: true, RateLimit: &rlsconfv3.RateLimitPolicy{Unit: rlsconfv3.RateLimitUnit_SECOND, RequestsPerUnit: 1}},
+				{Key: "tier", Value: "free", ShadowMode: true,
+					RateLimit: &rlsconfv3.RateLimitPolicy{Unit: rlsconfv3.RateLimitUnit_SECOND, RequestsPerUnit: 1}},
 			},
 		}},
 	}})
@@ -58,13 +59,15 @@ func TestShouldRateLimitCountsPerValue(t *testing.T) {
 	s := NewServer()
 	s.SetLimits(limits(t))
 	ask := func(kv ...string) rlsv3.RateLimitResponse_Code {
-		r, err := s.ShouldRateLimit(context.Background(), &rlsv3.RateLimitRequest{Domain: "d", Descriptors: []*commonrlv3.RateLimitDescriptor{{Entries: entries(kv...)}}})
+		r, err := s.ShouldRateLimit(context.Background(),
+			&rlsv3.RateLimitRequest{Domain: "d", Descriptors: []*commonrlv3.RateLimitDescriptor{{Entries: entries(kv...)}}})
 		if err != nil {
 			t.Fatal(err)
 		}
 		return r.GetOverallCode()
 	}
-	for i, want := range []rlsv3.RateLimitResponse_Code{rlsv3.RateLimitResponse_OK, rlsv3.RateLimitResponse_OK, rlsv3.RateLimitResponse_OVER_LIMIT} {
+	for i, want := range []rlsv3.RateLimitResponse_Code{rlsv3.RateLimitResponse_OK, rlsv3.RateLimitResponse_OK,
+		rlsv3.RateLimitResponse_OVER_LIMIT} {
 		if got := ask("route", "r", "user", "alice"); got != want {
 			t.Errorf("alice's request %d: %v, want %v", i+1, got, want)
 		}

@@ -59,7 +59,8 @@ type Implementation = confv1.Implementation
 // nothing either way). A run that passes only through recorded divergences is counted as
 // skipped, its reasons in SkippedTests, and keeps its features out of SupportedFeatures
 // (the summary names them).
-func Conformance(outcomes []*runner.Outcome, im Implementation, date time.Time, gatewayAPIVersion string) *confv1.ConformanceReport {
+func Conformance(outcomes []*runner.Outcome, im Implementation, date time.Time,
+	gatewayAPIVersion string) *confv1.ConformanceReport {
 	rep := &confv1.ConformanceReport{
 		Implementation:    im,
 		Date:              date.UTC().Format(time.RFC3339),
@@ -133,7 +134,8 @@ func Conformance(outcomes []*runner.Outcome, im Implementation, date time.Time, 
 		a := areas[n]
 		a.core.Result = result(a.core)
 		pr := confv1.ProfileReport{Name: n, Core: a.core,
-			Summary: fmt.Sprintf("%d scenario runs of area %s: core %s, %d passed, %d failed, %d skipped", a.scenarios, n, a.core.Result, a.core.Passed, a.core.Failed, a.core.Skipped)}
+			Summary: fmt.Sprintf("%d scenario runs of area %s: core %s, %d passed, %d failed, %d skipped", a.scenarios, n,
+				a.core.Result, a.core.Passed, a.core.Failed, a.core.Skipped)}
 		if a.hasExt {
 			a.ext.Result = result(a.ext)
 			ext := &confv1.ExtendedStatus{Status: a.ext}
@@ -155,7 +157,8 @@ func Conformance(outcomes []*runner.Outcome, im Implementation, date time.Time, 
 			sort.Strings(ext.UnsupportedFeatures)
 			sort.Strings(diverged)
 			pr.Extended = ext
-			pr.Summary += fmt.Sprintf("; extended %s, %d passed, %d failed, %d skipped", a.ext.Result, a.ext.Passed, a.ext.Failed, a.ext.Skipped)
+			pr.Summary += fmt.Sprintf("; extended %s, %d passed, %d failed, %d skipped", a.ext.Result, a.ext.Passed,
+				a.ext.Failed, a.ext.Skipped)
 			if len(diverged) > 0 {
 				pr.Summary += "; not reported supported, known divergences: " + strings.Join(diverged, ", ")
 			}
@@ -202,7 +205,8 @@ func JUnit(w io.Writer, outcomes []*runner.Outcome, impl string) error {
 			tc.Status, tc.Skipped = "skipped", &reporters.JUnitSkipped{Message: o.Skipped}
 			s.Skipped++
 		case o.Err != nil:
-			tc.Status, tc.Error = "error", &reporters.JUnitError{Message: firstLine(o.Err.Error()), Type: "error", Description: o.Err.Error()}
+			tc.Status, tc.Error = "error",
+				&reporters.JUnitError{Message: firstLine(o.Err.Error()), Type: "error", Description: o.Err.Error()}
 			s.Errors++
 		case len(o.Failures) > 0:
 			var b strings.Builder
@@ -210,11 +214,13 @@ func JUnit(w io.Writer, outcomes []*runner.Outcome, impl string) error {
 				fmt.Fprintf(&b, "%s: %s\n", f.Check, f.String())
 			}
 			tc.Status = "failed"
-			tc.Failure = &reporters.JUnitFailure{Message: fmt.Sprintf("%d check(s) failed (%s)", len(o.Failures), o.Scenario.File), Type: "failed", Description: b.String()}
+			tc.Failure = &reporters.JUnitFailure{Message: fmt.Sprintf("%d check(s) failed (%s)", len(o.Failures),
+				o.Scenario.File), Type: "failed", Description: b.String()}
 			s.Failures++
 		}
 		for _, e := range o.Explained {
-			tc.SystemOut += fmt.Sprintf("known divergence: %s\nexplains: %s\n", strings.TrimSpace(e.Divergence.Reason), strings.Join(e.Items, "; "))
+			tc.SystemOut += fmt.Sprintf("known divergence: %s\nexplains: %s\n", strings.TrimSpace(e.Divergence.Reason),
+				strings.Join(e.Items, "; "))
 		}
 		if o.Envoy != "" {
 			tc.SystemOut += "real Envoy: " + o.Envoy + "\n"
@@ -268,7 +274,9 @@ func Agreement(w io.Writer, cat *catalog.Catalog, outcomes []*runner.Outcome, im
 		}
 		total.add(o)
 	}
-	fmt.Fprintf(w, "Agreement of `%s` with the reference translator (`egharness report --format agreement --impl %s`): %d scenario runs, %d agree, %d diverge for a recorded reason, %d skipped, %d fail.\n\n",
+	fmt.Fprintf(w,
+		"Agreement of `%s` with the reference translator (`egharness report --format agreement --impl %s`): %d scenario "+
+			"runs, %d agree, %d diverge for a recorded reason, %d skipped, %d fail.\n\n",
 		impl, impl, total.runs, total.agree, total.diverge, total.skip, total.fail)
 	fmt.Fprintln(w, "| behavior | area | runs | agree | known divergence | skipped | fail |")
 	fmt.Fprintln(w, "|---|---|---:|---:|---:|---:|---:|")
@@ -277,12 +285,14 @@ func Agreement(w io.Writer, cat *catalog.Catalog, outcomes []*runner.Outcome, im
 		if r == nil {
 			continue
 		}
-		fmt.Fprintf(w, "| %s | %s | %d | %d | %d | %d | %d |\n", id, cat.Get(id).Area, r.runs, r.agree, r.diverge, r.skip, r.fail)
+		fmt.Fprintf(w, "| %s | %s | %d | %d | %d | %d | %d |\n", id, cat.Get(id).Area, r.runs, r.agree, r.diverge, r.skip,
+			r.fail)
 	}
 	var notes []string
 	for _, o := range outcomes {
 		for _, e := range o.Explained {
-			notes = append(notes, fmt.Sprintf("- **%s** [%s], known divergence: %s", o.Scenario.Name, o.Profile, oneLine(e.Divergence.Reason)))
+			notes = append(notes,
+				fmt.Sprintf("- **%s** [%s], known divergence: %s", o.Scenario.Name, o.Profile, oneLine(e.Divergence.Reason)))
 		}
 		if o.Skipped != "" {
 			notes = append(notes, fmt.Sprintf("- **%s** [%s], skipped: %s", o.Scenario.Name, o.Profile, oneLine(o.Skipped)))

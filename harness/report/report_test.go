@@ -33,19 +33,22 @@ func outcomes() []*runner.Outcome {
 	skip.Skipped = "cannot say it"
 	ext := outcome("d-ext", "routing", "HTTPRouteFilter", []string{"RT-12"})
 	div := outcome("e-div", "tls", "HTTPRoute", []string{"TLS-01"})
-	div.Explained = []runner.Explained{{Divergence: scenario.Divergence{Reason: "drops timestamps"}, Items: []string{"routes y"}}}
+	div.Explained = []runner.Explained{{Divergence: scenario.Divergence{Reason: "drops timestamps"},
+		Items: []string{"routes y"}}}
 	errd := outcome("f-err", "tls", "HTTPRoute", []string{"TLS-02"})
 	errd.Err = errors.New("exit status 2\npanic")
 	return []*runner.Outcome{pass, fail, skip, ext, div, errd}
 }
 
 func TestConformance(t *testing.T) {
-	rep := report.Conformance(outcomes(), report.Implementation{Project: "p"}, time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), "v1.6.1")
+	rep := report.Conformance(outcomes(), report.Implementation{Project: "p"}, time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC),
+		"v1.6.1")
 	if rep.Kind != "ConformanceReport" || rep.Date != "2026-01-02T03:04:05Z" || len(rep.ProfileReports) != 2 {
 		t.Fatalf("report: %+v", rep)
 	}
 	routing, tls := rep.ProfileReports[0], rep.ProfileReports[1]
-	if routing.Name != "routing" || routing.Core.Result != confv1.Failure || routing.Core.Passed != 1 || routing.Core.Failed != 1 ||
+	if routing.Name != "routing" || routing.Core.Result != confv1.Failure || routing.Core.Passed != 1 ||
+		routing.Core.Failed != 1 ||
 		strings.Join(routing.Core.FailedTests, ",") != "b-fail" {
 		t.Errorf("routing core: %+v", routing.Core)
 	}
@@ -55,7 +58,8 @@ func TestConformance(t *testing.T) {
 		t.Errorf("routing extended: %+v", ext)
 	}
 	// A known divergence is no pass: skipped with its reason; an error fails.
-	if tls.Core.Passed != 0 || tls.Core.Skipped != 1 || tls.Core.Failed != 1 || tls.Core.Result != confv1.Failure || tls.Extended != nil ||
+	if tls.Core.Passed != 0 || tls.Core.Skipped != 1 || tls.Core.Failed != 1 || tls.Core.Result != confv1.Failure ||
+		tls.Extended != nil ||
 		strings.Join(tls.Core.SkippedTests, ",") != "e-div (known divergence: drops timestamps)" {
 		t.Errorf("tls: %+v", tls)
 	}
@@ -64,9 +68,11 @@ func TestConformance(t *testing.T) {
 func TestConformanceDivergedFeatureNotSupported(t *testing.T) {
 	pass := outcome("a-pass", "policy", "SecurityPolicy", []string{"SP-01"})
 	div := outcome("b-div", "policy", "SecurityPolicy", []string{"SP-03"})
-	div.Explained = []runner.Explained{{Divergence: scenario.Divergence{Reason: "prints no\nsecrets"}, Items: []string{"secrets z"}}}
+	div.Explained = []runner.Explained{{Divergence: scenario.Divergence{Reason: "prints no\nsecrets"},
+		Items: []string{"secrets z"}}}
 	other := outcome("c-pass", "policy", "HTTPRouteFilter", []string{"RT-12"})
-	rep := report.Conformance([]*runner.Outcome{pass, div, other}, report.Implementation{Project: "p"}, time.Unix(0, 0), "v1.6.1")
+	rep := report.Conformance([]*runner.Outcome{pass, div, other}, report.Implementation{Project: "p"}, time.Unix(0, 0),
+		"v1.6.1")
 	ext := rep.ProfileReports[0].Extended
 	if ext == nil || ext.Result != confv1.Partial || ext.Passed != 2 || ext.Skipped != 1 ||
 		strings.Join(ext.SupportedFeatures, ",") != "HTTPRouteFilter" || len(ext.UnsupportedFeatures) != 0 ||

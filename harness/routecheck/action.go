@@ -106,7 +106,8 @@ func compileRouteAction(ra *routev3.RouteAction) (action, error) {
 			if err != nil {
 				return act, err
 			}
-			act.weighted = append(act.weighted, weightedEntry{name: c.GetName(), header: asciiLower(c.GetClusterHeader()), weight: w, fwd: fwd})
+			act.weighted = append(act.weighted,
+				weightedEntry{name: c.GetName(), header: asciiLower(c.GetClusterHeader()), weight: w, fwd: fwd})
 			act.total += w
 		}
 		// Current Envoy ignores the deprecated total_weight and uses the sum.
@@ -207,23 +208,23 @@ func re2Substitution(s string) string {
 	return b.String()
 }
 
-func (a *action) apply(rs *requestState, r *route, ans Answer) (Answer, error) {
+func (a *action) apply(state *requestState, r *route, ans Answer) (Answer, error) {
 	switch a.kind {
 	case actCluster:
 		ans.Cluster, ans.Status = a.cluster, 200
-		rs.recordForwarded(a.forward, r, nil)
+		state.recordForwarded(a.forward, r, nil)
 	case actClusterHeader:
-		ans.Cluster = rs.headers[a.clusterHeader]
+		ans.Cluster = state.headers[a.clusterHeader]
 		ans.Status = 200
 		if ans.Cluster == "" {
 			ans.Status = a.notFoundStatus
 		} else {
-			rs.recordForwarded(a.forward, r, nil)
+			state.recordForwarded(a.forward, r, nil)
 		}
 	case actWeighted:
-		v := rs.req.Random
+		v := state.req.Random
 		if a.randomHeader != "" {
-			if hv, ok := rs.headers[a.randomHeader]; ok {
+			if hv, ok := state.headers[a.randomHeader]; ok {
 				if n, err := strconv.ParseUint(hv, 10, 64); err == nil {
 					v = n
 				}
@@ -239,7 +240,7 @@ func (a *action) apply(rs *requestState, r *route, ans Answer) (Answer, error) {
 				if w.name != "" {
 					ans.Cluster = w.name
 				} else {
-					ans.Cluster = rs.headers[w.header]
+					ans.Cluster = state.headers[w.header]
 				}
 				chosen = w
 				break
@@ -249,17 +250,17 @@ func (a *action) apply(rs *requestState, r *route, ans Answer) (Answer, error) {
 		if ans.Cluster == "" {
 			ans.Status = a.notFoundStatus
 		} else {
-			rs.recordForwarded(a.forward, r, chosen.fwd)
+			state.recordForwarded(a.forward, r, chosen.fwd)
 		}
 	case actDirect:
 		ans.Status, ans.Body = a.status, a.body
 		// Router::Filter adds Location for 201 and 3xx direct responses.
 		if a.status == 201 || (a.status >= 300 && a.status < 400) {
-			ans.Location = newURI(nil, rs, rs.path)
+			ans.Location = newURI(nil, state, state.path)
 		}
 	case actRedirect:
 		ans.Status = a.status
-		ans.Location = newURI(a.redir, rs, a.redir.rewritePath(rs.path, r))
+		ans.Location = newURI(a.redir, state, a.redir.rewritePath(state.path, r))
 	}
 	return ans, nil
 }
@@ -293,8 +294,8 @@ func (c *redirectConfig) rewritePath(path string, r *route) string {
 }
 
 // newURI mirrors Http::Utility::newUri.
-func newURI(c *redirectConfig, rs *requestState, curPath string) string {
-	scheme := rs.scheme
+func newURI(c *redirectConfig, state *requestState, curPath string) string {
+	scheme := state.scheme
 	var port string
 	if c != nil {
 		if c.scheme != "" {
@@ -308,7 +309,7 @@ func newURI(c *redirectConfig, rs *requestState, curPath string) string {
 	if c != nil && c.host != "" {
 		host = c.host
 	} else {
-		host = processRequestHost(rs, scheme, port)
+		host = processRequestHost(state, scheme, port)
 	}
 	path := curPath
 	if c != nil && c.path != "" {
@@ -333,8 +334,8 @@ func newURI(c *redirectConfig, rs *requestState, curPath string) string {
 
 // processRequestHost drops the request's port when a new port is configured
 // or when the scheme changes away from the port's default scheme.
-func processRequestHost(rs *requestState, newScheme, newPort string) string {
-	h := rs.host
+func processRequestHost(state *requestState, newScheme, newPort string) string {
+	h := state.host
 	if h == "" {
 		return h
 	}
@@ -352,9 +353,9 @@ func processRequestHost(rs *requestState, newScheme, newPort string) string {
 	}
 	reqPort := h[end:]
 	remove := newPort != ""
-	if newScheme != rs.xfp {
-		remove = remove || (strings.EqualFold(rs.xfp, "https") && reqPort == ":443") ||
-			(strings.EqualFold(rs.xfp, "http") && reqPort == ":80")
+	if newScheme != state.xfp {
+		remove = remove || (strings.EqualFold(state.xfp, "https") && reqPort == ":443") ||
+			(strings.EqualFold(state.xfp, "http") && reqPort == ":80")
 	}
 	if remove {
 		return h[:end]

@@ -17,7 +17,8 @@ func BenchmarkCheck(b *testing.B) {
 		routes[i] = prefixRoute(fmt.Sprintf("r%d", i), fmt.Sprintf("/svc-%04d/", i), fmt.Sprintf("c%d", i))
 	}
 	rc := routeConfig("rc", vhost("vh", []string{"bench.example.com"}, routes...))
-	tbl, err := New([]*listenerv3.Listener{listener("l", 10080, httpChain(b, "fc", "rc"))}, []*routev3.RouteConfiguration{rc})
+	tbl, err := New([]*listenerv3.Listener{listener("l", 10080, httpChain(b, "fc", "rc"))},
+		[]*routev3.RouteConfiguration{rc})
 	if err != nil {
 		b.Fatal(err)
 	}

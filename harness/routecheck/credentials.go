@@ -15,7 +15,7 @@ import (
 
 // evalBasicAuth checks Authorization: Basic against the route's htpasswd ({SHA} entries:
 // base64 of the password's SHA-1); anything else is a 401.
-func evalBasicAuth(f httpFilterEntry, per *anypb.Any, rs *requestState, eff *FilterEffect) (int, error) {
+func evalBasicAuth(f httpFilterEntry, per *anypb.Any, state *requestState, eff *FilterEffect) (int, error) {
 	var users []byte
 	if per != nil {
 		p := &basicauthv3.BasicAuthPerRoute{}
@@ -30,7 +30,7 @@ func evalBasicAuth(f httpFilterEntry, per *anypb.Any, rs *requestState, eff *Fil
 		}
 		users = p.GetUsers().GetInlineBytes()
 	}
-	auth := rs.headers["authorization"]
+	auth := state.headers["authorization"]
 	enc, ok := strings.CutPrefix(auth, "Basic ")
 	if !ok {
 		eff.Outcome = "missing"
@@ -57,7 +57,7 @@ func evalBasicAuth(f httpFilterEntry, per *anypb.Any, rs *requestState, eff *Fil
 
 // evalAPIKeyAuth looks for a key where the route's key sources say and checks it against
 // the credentials: no key or an unknown key is a 401.
-func evalAPIKeyAuth(f httpFilterEntry, per *anypb.Any, rs *requestState, eff *FilterEffect) (int, error) {
+func evalAPIKeyAuth(f httpFilterEntry, per *anypb.Any, state *requestState, eff *FilterEffect) (int, error) {
 	var creds []*apikeyauthv3.Credential
 	var sources []*apikeyauthv3.KeySource
 	if per != nil {
@@ -77,16 +77,16 @@ func evalAPIKeyAuth(f httpFilterEntry, per *anypb.Any, rs *requestState, eff *Fi
 	for _, s := range sources {
 		switch {
 		case s.GetHeader() != "":
-			key = rs.headers[strings.ToLower(s.GetHeader())]
+			key = state.headers[strings.ToLower(s.GetHeader())]
 		case s.GetQuery() != "":
-			_, q := splitPath(rs.path)
+			_, q := splitPath(state.path)
 			for _, kv := range strings.Split(q, "&") {
 				if k, v, _ := strings.Cut(kv, "="); k == s.GetQuery() {
 					key = v
 				}
 			}
 		case s.GetCookie() != "":
-			for _, c := range strings.Split(rs.headers["cookie"], ";") {
+			for _, c := range strings.Split(state.headers["cookie"], ";") {
 				if k, v, _ := strings.Cut(strings.TrimSpace(c), "="); k == s.GetCookie() {
 					key = v
 				}
@@ -113,7 +113,7 @@ func evalAPIKeyAuth(f httpFilterEntry, per *anypb.Any, rs *requestState, eff *Fi
 // evalCredentialInjector is a credential_injector filter with a generic credential: the
 // credential (an SDS secret) goes into its header, Authorization unless the config names
 // another, when the client sent no such header or the filter overwrites it.
-func evalCredentialInjector(f httpFilterEntry, rs *requestState, eff *FilterEffect) (map[string]string, error) {
+func evalCredentialInjector(f httpFilterEntry, state *requestState, eff *FilterEffect) (map[string]string, error) {
 	cfg := &injectorv3.CredentialInjector{}
 	if err := f.cfg.UnmarshalTo(cfg); err != nil {
 		return nil, err
@@ -122,7 +122,7 @@ func evalCredentialInjector(f httpFilterEntry, rs *requestState, eff *FilterEffe
 	if err := cfg.GetCredential().GetTypedConfig().UnmarshalTo(generic); err != nil {
 		return nil, fmt.Errorf("credential: %v", err)
 	}
-	value, ok := rs.secrets[generic.GetCredential().GetName()]
+	value, ok := state.secrets[generic.GetCredential().GetName()]
 	if !ok {
 		eff.Outcome = "unknown credential"
 		return nil, nil
@@ -131,7 +131,7 @@ func evalCredentialInjector(f httpFilterEntry, rs *requestState, eff *FilterEffe
 	if header == "" {
 		header = "authorization"
 	}
-	if _, sent := rs.headers[header]; sent && !cfg.GetOverwrite() {
+	if _, sent := state.headers[header]; sent && !cfg.GetOverwrite() {
 		eff.Outcome = "kept"
 		return nil, nil
 	}

@@ -20,15 +20,15 @@ import (
 // with its status and location. What a backend answers is taken as 200 with no headers (the
 // checker has no backend), so a response-header predicate never holds for it; a Local or
 // Backend source predicate is decided by whether Envoy answered itself.
-func applyCustomResponse(h *hcmConfig, rs *requestState, ans Answer) (Answer, error) {
-	if rs.matched == nil {
+func applyCustomResponse(h *hcmConfig, state *requestState, ans Answer) (Answer, error) {
+	if state.matched == nil {
 		return ans, nil
 	}
 	for _, f := range h.filters {
 		if f.kind != "custom_response" {
 			continue
 		}
-		per := rs.matched.perFilter[f.name]
+		per := state.matched.perFilter[f.name]
 		if !filterEnabled(f, per) || f.cfg == nil {
 			continue
 		}
@@ -40,7 +40,7 @@ func applyCustomResponse(h *hcmConfig, rs *requestState, ans Answer) (Answer, er
 		for _, m := range cr.GetCustomResponseMatcher().GetMatcherList().GetMatchers() {
 			ok, err := crPredicate(m.GetPredicate(), ans.Status, local)
 			if err != nil {
-				return ans, fmt.Errorf("%w: filter %s on route %s: %v", ErrInvalidConfig, f.name, rs.matched.name, err)
+				return ans, fmt.Errorf("%w: filter %s on route %s: %v", ErrInvalidConfig, f.name, state.matched.name, err)
 			}
 			if !ok {
 				continue
@@ -75,17 +75,18 @@ func applyCustomResponse(h *hcmConfig, rs *requestState, ans Answer) (Answer, er
 				if rp.GetStatusCode() != nil {
 					ans.Status = int(rp.GetStatusCode().GetValue())
 				}
-				ans.Location = newURI(c.redir, rs, rs.path)
+				ans.Location = newURI(c.redir, state, state.path)
 				ans.Body = ""
 			default:
-				return ans, fmt.Errorf("%w: filter %s: action %s is not evaluated", ErrInvalidConfig, f.name, act.GetTypedConfig().GetTypeUrl())
+				return ans, fmt.Errorf("%w: filter %s: action %s is not evaluated", ErrInvalidConfig, f.name,
+					act.GetTypedConfig().GetTypeUrl())
 			}
 			ans.AnsweredBy, ans.Cluster = f.kind, ""
-			if rs.req.forwarded != nil && !local {
+			if state.req.forwarded != nil && !local {
 				// the backend was reached; its answer is replaced
 				eff.Mode = "backend answer replaced"
 			}
-			rs.recordFilter(eff)
+			state.recordFilter(eff)
 			break
 		}
 	}
@@ -171,7 +172,7 @@ func codeRange(e *expr.Expr) (int64, int64, bool) {
 // evalHealthCheck follows Envoy's health_check filter without pass-through (the readiness
 // listener EG adds to every proxy): a request whose headers match is answered 200 by the
 // filter itself (Envoy is taken as not draining); others go on to the route.
-func evalHealthCheck(f httpFilterEntry, rs *requestState, eff *FilterEffect) (int, error) {
+func evalHealthCheck(f httpFilterEntry, state *requestState, eff *FilterEffect) (int, error) {
 	hc := &healthcheckv3.HealthCheck{}
 	if err := f.cfg.UnmarshalTo(hc); err != nil {
 		return 0, err
@@ -184,7 +185,7 @@ func evalHealthCheck(f httpFilterEntry, rs *requestState, eff *FilterEffect) (in
 		if err != nil {
 			return 0, err
 		}
-		if !m.matches(rs.headers) {
+		if !m.matches(state.headers) {
 			eff.Outcome = "not a health check"
 			return 0, nil
 		}

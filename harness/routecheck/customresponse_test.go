@@ -16,32 +16,44 @@ func TestCustomResponsePredicates(t *testing.T) {
 		return &cncfcorev3.TypedExtensionConfig{Name: "in", TypedConfig: mustAny(t, m)}
 	}
 	exact := func(in proto.Message, v string) *cncfmatcherv3.Matcher_MatcherList_Predicate {
-		return &cncfmatcherv3.Matcher_MatcherList_Predicate{MatchType: &cncfmatcherv3.Matcher_MatcherList_Predicate_SinglePredicate_{
-			SinglePredicate: &cncfmatcherv3.Matcher_MatcherList_Predicate_SinglePredicate{Input: input(in),
-				Matcher: &cncfmatcherv3.Matcher_MatcherList_Predicate_SinglePredicate_ValueMatch{ValueMatch: &cncfmatcherv3.StringMatcher{MatchPattern: &cncfmatcherv3.StringMatcher_Exact{Exact: v}}}}}}
+		return &cncfmatcherv3.Matcher_MatcherList_Predicate{
+			MatchType: &cncfmatcherv3.Matcher_MatcherList_Predicate_SinglePredicate_{
+				SinglePredicate: &cncfmatcherv3.Matcher_MatcherList_Predicate_SinglePredicate{Input: input(in),
+					Matcher: &cncfmatcherv3.Matcher_MatcherList_Predicate_SinglePredicate_ValueMatch{
+						ValueMatch: &cncfmatcherv3.StringMatcher{MatchPattern: &cncfmatcherv3.StringMatcher_Exact{Exact: v}}}}}}
 	}
 	sel := func(id int64) *expr.Expr {
 		return &expr.Expr{Id: id + 1, ExprKind: &expr.Expr_SelectExpr{SelectExpr: &expr.Expr_Select{
-			Operand: &expr.Expr{Id: id, ExprKind: &expr.Expr_IdentExpr{IdentExpr: &expr.Expr_Ident{Name: "response"}}}, Field: "code"}}}
+			Operand: &expr.Expr{Id: id, ExprKind: &expr.Expr_IdentExpr{IdentExpr: &expr.Expr_Ident{Name: "response"}}},
+			Field:   "code"}}}
 	}
 	num := func(v int64) *expr.Expr {
-		return &expr.Expr{ExprKind: &expr.Expr_ConstExpr{ConstExpr: &expr.Constant{ConstantKind: &expr.Constant_Int64Value{Int64Value: v}}}}
+		return &expr.Expr{
+			ExprKind: &expr.Expr_ConstExpr{ConstExpr: &expr.Constant{ConstantKind: &expr.Constant_Int64Value{Int64Value: v}}}}
 	}
 	call := func(fn string, a ...*expr.Expr) *expr.Expr {
 		return &expr.Expr{ExprKind: &expr.Expr_CallExpr{CallExpr: &expr.Expr_Call{Function: fn, Args: a}}}
 	}
-	rng := &cncfmatcherv3.Matcher_MatcherList_Predicate{MatchType: &cncfmatcherv3.Matcher_MatcherList_Predicate_SinglePredicate_{
-		SinglePredicate: &cncfmatcherv3.Matcher_MatcherList_Predicate_SinglePredicate{Input: input(&cncfmatcherv3.HttpAttributesCelMatchInput{}),
-			Matcher: &cncfmatcherv3.Matcher_MatcherList_Predicate_SinglePredicate_CustomMatch{CustomMatch: input(&cncfmatcherv3.CelMatcher{
-				ExprMatch: &cncftypev3.CelExpression{CelExprParsed: &expr.ParsedExpr{Expr: call("_&&_", call("_>=_", sel(1), num(500)), call("_<=_", sel(5), num(599)))}}})}}}}
+	rng := &cncfmatcherv3.Matcher_MatcherList_Predicate{
+		MatchType: &cncfmatcherv3.Matcher_MatcherList_Predicate_SinglePredicate_{
+			SinglePredicate: &cncfmatcherv3.Matcher_MatcherList_Predicate_SinglePredicate{Input: input(
+				&cncfmatcherv3.HttpAttributesCelMatchInput{}),
+				Matcher: &cncfmatcherv3.Matcher_MatcherList_Predicate_SinglePredicate_CustomMatch{
+					CustomMatch: input(&cncfmatcherv3.CelMatcher{
+						ExprMatch: &cncftypev3.CelExpression{CelExprParsed: &expr.ParsedExpr{Expr: call("_&&_",
+							call("_>=_", sel(1), num(500)), call("_<=_", sel(5), num(599)))}}})}}}}
 	status503 := exact(&envoymatcherv3.HttpResponseStatusCodeMatchInput{}, "503")
 	local := exact(&envoymatcherv3.HttpResponseLocalReplyMatchInput{}, "true")
 	header := exact(&envoymatcherv3.HttpResponseHeaderMatchInput{HeaderName: "x-moved"}, "yes")
 	and := func(ps ...*cncfmatcherv3.Matcher_MatcherList_Predicate) *cncfmatcherv3.Matcher_MatcherList_Predicate {
-		return &cncfmatcherv3.Matcher_MatcherList_Predicate{MatchType: &cncfmatcherv3.Matcher_MatcherList_Predicate_AndMatcher{AndMatcher: &cncfmatcherv3.Matcher_MatcherList_Predicate_PredicateList{Predicate: ps}}}
+		return &cncfmatcherv3.Matcher_MatcherList_Predicate{
+			MatchType: &cncfmatcherv3.Matcher_MatcherList_Predicate_AndMatcher{
+				AndMatcher: &cncfmatcherv3.Matcher_MatcherList_Predicate_PredicateList{Predicate: ps}}}
 	}
 	or := func(ps ...*cncfmatcherv3.Matcher_MatcherList_Predicate) *cncfmatcherv3.Matcher_MatcherList_Predicate {
-		return &cncfmatcherv3.Matcher_MatcherList_Predicate{MatchType: &cncfmatcherv3.Matcher_MatcherList_Predicate_OrMatcher{OrMatcher: &cncfmatcherv3.Matcher_MatcherList_Predicate_PredicateList{Predicate: ps}}}
+		return &cncfmatcherv3.Matcher_MatcherList_Predicate{
+			MatchType: &cncfmatcherv3.Matcher_MatcherList_Predicate_OrMatcher{
+				OrMatcher: &cncfmatcherv3.Matcher_MatcherList_Predicate_PredicateList{Predicate: ps}}}
 	}
 	cases := []struct {
 		name   string
@@ -64,10 +76,13 @@ func TestCustomResponsePredicates(t *testing.T) {
 		}
 	}
 	// a CEL expression of another shape is named, not guessed
-	other := &cncfmatcherv3.Matcher_MatcherList_Predicate{MatchType: &cncfmatcherv3.Matcher_MatcherList_Predicate_SinglePredicate_{
-		SinglePredicate: &cncfmatcherv3.Matcher_MatcherList_Predicate_SinglePredicate{Input: input(&cncfmatcherv3.HttpAttributesCelMatchInput{}),
-			Matcher: &cncfmatcherv3.Matcher_MatcherList_Predicate_SinglePredicate_CustomMatch{CustomMatch: input(&cncfmatcherv3.CelMatcher{
-				ExprMatch: &cncftypev3.CelExpression{CelExprParsed: &expr.ParsedExpr{Expr: call("_==_", sel(1), num(500))}}})}}}}
+	other := &cncfmatcherv3.Matcher_MatcherList_Predicate{
+		MatchType: &cncfmatcherv3.Matcher_MatcherList_Predicate_SinglePredicate_{
+			SinglePredicate: &cncfmatcherv3.Matcher_MatcherList_Predicate_SinglePredicate{Input: input(
+				&cncfmatcherv3.HttpAttributesCelMatchInput{}),
+				Matcher: &cncfmatcherv3.Matcher_MatcherList_Predicate_SinglePredicate_CustomMatch{
+					CustomMatch: input(&cncfmatcherv3.CelMatcher{
+						ExprMatch: &cncftypev3.CelExpression{CelExprParsed: &expr.ParsedExpr{Expr: call("_==_", sel(1), num(500))}}})}}}}
 	if _, err := crPredicate(other, 500, false); err == nil {
 		t.Errorf("an unknown CEL shape was evaluated")
 	}

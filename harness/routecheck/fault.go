@@ -15,14 +15,14 @@ import (
 // request is hit when random mod 1,000,000 is below the share in millionths (random 0 is
 // hit by any share above zero). A gRPC abort is named and not evaluated (Envoy answers
 // 200 with a grpc-status the checker does not model).
-func evalFault(per *anypb.Any, rs *requestState, eff *FilterEffect) (int, error) {
+func evalFault(per *anypb.Any, state *requestState, eff *FilterEffect) (int, error) {
 	f := &faultv3.HTTPFault{}
 	if err := per.UnmarshalTo(f); err != nil {
 		return 0, err
 	}
 	hit := func(p *typev3.FractionalPercent) bool {
 		share := uint64(fractionOf(p) * 1000000)
-		return share > 0 && rs.req.Random%1000000 < share
+		return share > 0 && state.req.Random%1000000 < share
 	}
 	var outcomes []string
 	if d := f.GetDelay(); d != nil && hit(d.GetPercentage()) {

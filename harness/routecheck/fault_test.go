@@ -9,7 +9,6 @@ import (
 	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
 	faultcommonv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/common/fault/v3"
 	faultv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/fault/v3"
-	routerv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/router/v3"
 	hcmv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/http_connection_manager/v3"
 	typev3 "github.com/envoyproxy/go-control-plane/envoy/type/v3"
 	"google.golang.org/protobuf/proto"
@@ -24,14 +23,19 @@ func TestFaultFilter(t *testing.T) {
 	h := rdsHCM("rc")
 	h.HttpFilters = []*hcmv3.HttpFilter{
 		{Name: name, ConfigType: &hcmv3.HttpFilter_TypedConfig{TypedConfig: mustAny(t, &faultv3.HTTPFault{})}},
-		{Name: "envoy.filters.http.router", ConfigType: &hcmv3.HttpFilter_TypedConfig{TypedConfig: mustAny(t, &routerv3.Router{})}},
+		routerFilter(t),
 	}
-	abort := &faultv3.HTTPFault{Abort: &faultv3.FaultAbort{Percentage: pct(1000000), ErrorType: &faultv3.FaultAbort_HttpStatus{HttpStatus: 503}}}
-	half := &faultv3.HTTPFault{Abort: &faultv3.FaultAbort{Percentage: pct(500000), ErrorType: &faultv3.FaultAbort_HttpStatus{HttpStatus: 418}}}
+	abort := &faultv3.HTTPFault{Abort: &faultv3.FaultAbort{Percentage: pct(1000000),
+		ErrorType: &faultv3.FaultAbort_HttpStatus{HttpStatus: 503}}}
+	half := &faultv3.HTTPFault{Abort: &faultv3.FaultAbort{Percentage: pct(500000),
+		ErrorType: &faultv3.FaultAbort_HttpStatus{HttpStatus: 418}}}
 	delay := &faultv3.HTTPFault{Delay: &faultcommonv3.FaultDelay{Percentage: pct(1000000),
 		FaultDelaySecifier: &faultcommonv3.FaultDelay_FixedDelay{FixedDelay: durationpb.New(2 * time.Second)}}}
-	grpc := &faultv3.HTTPFault{Abort: &faultv3.FaultAbort{Percentage: pct(1000000), ErrorType: &faultv3.FaultAbort_GrpcStatus{GrpcStatus: 14}}}
-	tbl, err := New([]*listenerv3.Listener{listener("http", 10080, &listenerv3.FilterChain{Filters: []*listenerv3.Filter{hcmFilter(t, h)}})},
+	grpc := &faultv3.HTTPFault{Abort: &faultv3.FaultAbort{Percentage: pct(1000000),
+		ErrorType: &faultv3.FaultAbort_GrpcStatus{GrpcStatus: 14}}}
+	tbl, err := New(
+		[]*listenerv3.Listener{listener("http", 10080,
+			&listenerv3.FilterChain{Filters: []*listenerv3.Filter{hcmFilter(t, h)}})},
 		[]*routev3.RouteConfiguration{routeConfig("rc", vhost("vh", []string{"*"},
 			withFilters(t, prefixRoute("abort", "/abort", "c"), map[string]proto.Message{name: abort}),
 			withFilters(t, prefixRoute("half", "/half", "c"), map[string]proto.Message{name: half}),
@@ -63,7 +67,8 @@ func TestFaultFilter(t *testing.T) {
 			t.Fatalf("%s: %v", c.path, err)
 		}
 		if d.Status != c.status || d.AnsweredBy != c.answeredBy || !reflect.DeepEqual(kinds(d), c.filters) {
-			t.Errorf("%s (random %d): status %d, answered by %q, filters %q; want %d, %q, %q", c.path, c.random, d.Status, d.AnsweredBy, kinds(d), c.status, c.answeredBy, c.filters)
+			t.Errorf("%s (random %d): status %d, answered by %q, filters %q; want %d, %q, %q", c.path, c.random, d.Status,
+				d.AnsweredBy, kinds(d), c.status, c.answeredBy, c.filters)
 		}
 	}
 }

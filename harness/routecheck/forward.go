@@ -22,9 +22,9 @@ func (t *Table) CheckForwarded(req Request) (Answer, map[string]string, error) {
 }
 
 // recordForwarded computes the forwarded headers when the caller asked for them.
-func (rs *requestState) recordForwarded(f *forwardConfig, r *route, wf *weightedForward) {
-	if rs.req.forwarded != nil {
-		*rs.req.forwarded = f.upstreamHeaders(rs, r, wf)
+func (state *requestState) recordForwarded(f *forwardConfig, r *route, wf *weightedForward) {
+	if state.req.forwarded != nil {
+		*state.req.forwarded = f.upstreamHeaders(state, r, wf)
 	}
 }
 
@@ -67,7 +67,8 @@ func compileMutation(remove []string, add []*corev3.HeaderValueOption) (headerMu
 		if value == "" && len(h.GetHeader().GetRawValue()) > 0 {
 			value = string(h.GetHeader().GetRawValue())
 		}
-		m.add = append(m.add, headerAdd{name: asciiLower(h.GetHeader().GetKey()), value: value, action: action, keepEmpty: h.GetKeepEmptyValue()})
+		m.add = append(m.add,
+			headerAdd{name: asciiLower(h.GetHeader().GetKey()), value: value, action: action, keepEmpty: h.GetKeepEmptyValue()})
 	}
 	return m, nil
 }
@@ -157,9 +158,9 @@ func compileWeightedForward(c *routev3.WeightedCluster_ClusterWeight) (*weighted
 
 // upstreamHeaders returns the request headers as forwarded, pseudo-headers included, with
 // repeated values joined by ",".
-func (f *forwardConfig) upstreamHeaders(rs *requestState, r *route, wf *weightedForward) map[string]string {
-	h := make(map[string][]string, len(rs.headers))
-	for k, v := range rs.headers {
+func (f *forwardConfig) upstreamHeaders(state *requestState, r *route, wf *weightedForward) map[string]string {
+	h := make(map[string][]string, len(state.headers))
+	for k, v := range state.headers {
 		h[k] = []string{v}
 	}
 	if wf != nil {

@@ -58,16 +58,20 @@ func TestForwardedHeaderChanges(t *testing.T) {
 }
 
 func TestForwardedRewrites(t *testing.T) {
-	prefix := routeWithMatch("prefix", &routev3.RouteMatch{PathSpecifier: &routev3.RouteMatch_PathSeparatedPrefix{PathSeparatedPrefix: "/api"}}, "c")
+	prefix := routeWithMatch("prefix",
+		&routev3.RouteMatch{PathSpecifier: &routev3.RouteMatch_PathSeparatedPrefix{PathSeparatedPrefix: "/api"}}, "c")
 	prefix.GetRoute().PrefixRewrite = "/backend"
 	prefix.GetRoute().HostRewriteSpecifier = &routev3.RouteAction_HostRewriteLiteral{HostRewriteLiteral: "internal"}
 	prefix.GetRoute().AppendXForwardedHost = true
-	re := routeWithMatch("regex", &routev3.RouteMatch{PathSpecifier: &routev3.RouteMatch_PathSeparatedPrefix{PathSeparatedPrefix: "/static"}}, "c")
-	re.GetRoute().RegexRewrite = &matcherv3.RegexMatchAndSubstitute{Pattern: &matcherv3.RegexMatcher{Regex: `^/static\/*`}, Substitution: "/"}
+	re := routeWithMatch("regex",
+		&routev3.RouteMatch{PathSpecifier: &routev3.RouteMatch_PathSeparatedPrefix{PathSeparatedPrefix: "/static"}}, "c")
+	re.GetRoute().RegexRewrite = &matcherv3.RegexMatchAndSubstitute{Pattern: &matcherv3.RegexMatcher{Regex: `^/static\/*`},
+		Substitution: "/"}
 	tbl := singleTable(t, routeConfig("rc", vhost("vh", []string{"*"}, prefix, re)))
 
 	_, fwd := forwarded(t, tbl, Request{Host: "shop.example.com", Path: "/api/items?page=2"})
-	if fwd[":path"] != "/backend/items?page=2" || fwd[":authority"] != "internal" || fwd["x-forwarded-host"] != "shop.example.com" {
+	if fwd[":path"] != "/backend/items?page=2" || fwd[":authority"] != "internal" ||
+		fwd["x-forwarded-host"] != "shop.example.com" {
 		t.Errorf("prefix route: %v", fwd)
 	}
 	_, fwd = forwarded(t, tbl, Request{Host: "shop.example.com", Path: "/static/css/a.css?v=1"})
@@ -81,7 +85,8 @@ func TestForwardedHostFromHeader(t *testing.T) {
 	r.GetRoute().HostRewriteSpecifier = &routev3.RouteAction_HostRewriteHeader{HostRewriteHeader: "X-Target-Host"}
 	r.GetRoute().AppendXForwardedHost = true
 	tbl := singleTable(t, routeConfig("rc", vhost("vh", []string{"*"}, r)))
-	_, fwd := forwarded(t, tbl, Request{Host: "shop.example.com", Path: "/", Headers: map[string]string{"x-target-host": "backend.internal"}})
+	_, fwd := forwarded(t, tbl,
+		Request{Host: "shop.example.com", Path: "/", Headers: map[string]string{"x-target-host": "backend.internal"}})
 	if fwd[":authority"] != "backend.internal" || fwd["x-forwarded-host"] != "shop.example.com" {
 		t.Errorf("with the header: %v", fwd)
 	}
@@ -94,18 +99,22 @@ func TestForwardedHostFromHeader(t *testing.T) {
 
 func TestForwardedWeightedClusterBeforeRoute(t *testing.T) {
 	c0 := cw("c0", 1)
-	c0.HostRewriteSpecifier = &routev3.WeightedCluster_ClusterWeight_HostRewriteLiteral{HostRewriteLiteral: "backend.internal"}
-	c0.RequestHeadersToAdd = []*corev3.HeaderValueOption{hv("x-who", "c0", corev3.HeaderValueOption_OVERWRITE_IF_EXISTS_OR_ADD)}
+	c0.HostRewriteSpecifier = &routev3.WeightedCluster_ClusterWeight_HostRewriteLiteral{
+		HostRewriteLiteral: "backend.internal"}
+	c0.RequestHeadersToAdd = []*corev3.HeaderValueOption{hv("x-who", "c0",
+		corev3.HeaderValueOption_OVERWRITE_IF_EXISTS_OR_ADD)}
 	c1 := cw("c1", 1)
 	r := weightedRoute("w", "", c0, c1)
 	r.GetRoute().HostRewriteSpecifier = &routev3.RouteAction_HostRewriteLiteral{HostRewriteLiteral: "route.internal"}
 	r.GetRoute().AppendXForwardedHost = true
-	r.RequestHeadersToAdd = []*corev3.HeaderValueOption{hv("x-who", "route", corev3.HeaderValueOption_APPEND_IF_EXISTS_OR_ADD)}
+	r.RequestHeadersToAdd = []*corev3.HeaderValueOption{hv("x-who", "route",
+		corev3.HeaderValueOption_APPEND_IF_EXISTS_OR_ADD)}
 	tbl := singleTable(t, routeConfig("rc", vhost("vh", []string{"*"}, r)))
 
 	ans, fwd := forwarded(t, tbl, Request{Host: "h.example.com", Random: 0})
 	// the entry's changes come first; the route's host rewrite wins and records the entry's host
-	if ans.Cluster != "c0" || fwd["x-who"] != "c0,route" || fwd[":authority"] != "route.internal" || fwd["x-forwarded-host"] != "backend.internal" {
+	if ans.Cluster != "c0" || fwd["x-who"] != "c0,route" || fwd[":authority"] != "route.internal" ||
+		fwd["x-forwarded-host"] != "backend.internal" {
 		t.Errorf("entry c0: %s %v", ans.Cluster, fwd)
 	}
 	ans, fwd = forwarded(t, tbl, Request{Host: "h.example.com", Random: 1})
@@ -116,9 +125,12 @@ func TestForwardedWeightedClusterBeforeRoute(t *testing.T) {
 
 func TestForwardedOnlyWhenForwarding(t *testing.T) {
 	direct := &routev3.Route{Name: "d", Match: &routev3.RouteMatch{PathSpecifier: &routev3.RouteMatch_Prefix{Prefix: "/"}},
-		Action: &routev3.Route_DirectResponse{DirectResponse: &routev3.DirectResponseAction{Status: 503, BodyFormat: &corev3.SubstitutionFormatString{
-			Format: &corev3.SubstitutionFormatString_TextFormatSource{TextFormatSource: &corev3.DataSource{Specifier: &corev3.DataSource_InlineBytes{InlineBytes: []byte("100%% down")}}},
-		}}}}
+		Action: &routev3.Route_DirectResponse{
+			DirectResponse: &routev3.DirectResponseAction{Status: 503, BodyFormat: &corev3.SubstitutionFormatString{
+				Format: &corev3.SubstitutionFormatString_TextFormatSource{
+					TextFormatSource: &corev3.DataSource{Specifier: &corev3.DataSource_InlineBytes{InlineBytes: []byte(
+						"100%% down")}}},
+			}}}}
 	tbl := singleTable(t, routeConfig("rc", vhost("vh", []string{"*"}, direct)))
 	ans, fwd := forwarded(t, tbl, Request{Path: "/"})
 	if fwd != nil || ans.Status != 503 || ans.Body != "100% down" {

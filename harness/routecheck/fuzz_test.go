@@ -101,11 +101,13 @@ func FuzzRouteCheck(f *testing.F) {
 				if r.Random != nil {
 					random = *r.Random
 				}
-				f.Add(snap, r.Port+10000, r.Host, r.Path, method, r.SNI, r.Protocol, strings.Join(hdrs, "\n"), random, "h2,http/1.1")
+				f.Add(snap, r.Port+10000, r.Host, r.Path, method, r.SNI, r.Protocol, strings.Join(hdrs, "\n"), random,
+					"h2,http/1.1")
 			}
 		}
 	}
-	f.Fuzz(func(t *testing.T, snap []byte, port uint32, host, path, method, sni, protocol, headers string, random uint64, alpn string) {
+	f.Fuzz(func(t *testing.T, snap []byte, port uint32, host, path, method, sni, protocol, headers string, random uint64,
+		alpn string) {
 		ls, rs, ok := unpack(snap)
 		if !ok {
 			return
@@ -117,7 +119,8 @@ func FuzzRouteCheck(f *testing.F) {
 			}
 			return
 		}
-		req := routecheck.Request{Port: port, Host: host, Path: path, Method: method, SNI: sni, Protocol: protocol, Random: random, Headers: map[string]string{}}
+		req := routecheck.Request{Port: port, Host: host, Path: path, Method: method, SNI: sni, Protocol: protocol,
+			Random: random, Headers: map[string]string{}}
 		for _, h := range strings.Split(headers, "\n") {
 			if k, v, ok := strings.Cut(h, ":"); ok {
 				req.Headers[k] = v

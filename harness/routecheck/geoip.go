@@ -26,13 +26,13 @@ var tierClient = netip.MustParseAddr("127.0.0.1")
 
 // connAddr is the connection's source: the request's clientIP (the tier sends it in a
 // PROXY protocol header), else the tier's loopback client.
-func (rs *requestState) connAddr() (netip.Addr, error) {
-	if rs.req.ClientIP == "" {
+func (state *requestState) connAddr() (netip.Addr, error) {
+	if state.req.ClientIP == "" {
 		return tierClient, nil
 	}
-	ip, err := netip.ParseAddr(rs.req.ClientIP)
+	ip, err := netip.ParseAddr(state.req.ClientIP)
 	if err != nil {
-		return netip.Addr{}, fmt.Errorf("clientIP %q: %v", rs.req.ClientIP, err)
+		return netip.Addr{}, fmt.Errorf("clientIP %q: %v", state.req.ClientIP, err)
 	}
 	return ip.Unmap(), nil
 }
@@ -59,12 +59,12 @@ func lastXFF(xff string, skip uint32) (netip.Addr, bool) {
 // with use_remote_address the connection's source, or the X-Forwarded-For hop
 // xff_num_trusted_hops trusts; else what the first detection extension finds (a custom
 // header, the X-Forwarded-For hop), and the connection's source when it finds nothing.
-func remoteAddress(h *hcmConfig, rs *requestState) (netip.Addr, error) {
-	conn, err := rs.connAddr()
+func remoteAddress(h *hcmConfig, state *requestState) (netip.Addr, error) {
+	conn, err := state.connAddr()
 	if err != nil {
 		return conn, err
 	}
-	xff := rs.headers["x-forwarded-for"]
+	xff := state.headers["x-forwarded-for"]
 	if h.useRemoteAddress {
 		if h.xffHops > 0 {
 			if a, ok := lastXFF(xff, h.xffHops-1); ok {
@@ -85,7 +85,7 @@ func remoteAddress(h *hcmConfig, rs *requestState) (netip.Addr, error) {
 			return a, nil
 		}
 	default:
-		if a, err := netip.ParseAddr(strings.TrimSpace(rs.headers[d.header])); err == nil {
+		if a, err := netip.ParseAddr(strings.TrimSpace(state.headers[d.header])); err == nil {
 			return a.Unmap(), nil
 		}
 	}
@@ -98,8 +98,8 @@ func remoteAddress(h *hcmConfig, rs *requestState) (netip.Addr, error) {
 // detection extension without skip_xff_append, whether it found an address or not. For a
 // loopback source Envoy appends its own local address, which the stand-in geolocation
 // places where it places every loopback address.
-func xffSeen(h *hcmConfig, rs *requestState) (string, error) {
-	xff := rs.headers["x-forwarded-for"]
+func xffSeen(h *hcmConfig, state *requestState) (string, error) {
+	xff := state.headers["x-forwarded-for"]
 	appendConn := h.useRemoteAddress && !h.skipXffAppend
 	if d := h.detect; !h.useRemoteAddress && d != nil && d.xff && !d.skipAppend {
 		appendConn = true
@@ -107,7 +107,7 @@ func xffSeen(h *hcmConfig, rs *requestState) (string, error) {
 	if !appendConn {
 		return xff, nil
 	}
-	conn, err := rs.connAddr()
+	conn, err := state.connAddr()
 	if err != nil {
 		return "", err
 	}
@@ -167,7 +167,7 @@ func geoDatabases(c *maxmindv3.MaxMindConfig, field string) bool {
 // geolocation (harness/geoip), whose databases the real Envoy tier gives every MaxMind
 // provider, and each field the provider writes replaces its request header. A field the
 // databases hold nothing for leaves the header as the client sent it, as Envoy does.
-func evalGeoIP(f httpFilterEntry, h *hcmConfig, rs *requestState, eff *FilterEffect) (map[string]string, error) {
+func evalGeoIP(f httpFilterEntry, h *hcmConfig, state *requestState, eff *FilterEffect) (map[string]string, error) {
 	g := &geoipv3.Geoip{}
 	if err := f.cfg.UnmarshalTo(g); err != nil {
 		return nil, err
@@ -185,17 +185,18 @@ func evalGeoIP(f httpFilterEntry, h *hcmConfig, rs *requestState, eff *FilterEff
 	)
 	switch {
 	case g.GetCustomHeaderConfig() != nil:
-		a, err := netip.ParseAddr(strings.TrimSpace(rs.headers[strings.ToLower(g.GetCustomHeaderConfig().GetHeaderName())]))
+		a, err := netip.ParseAddr(
+			strings.TrimSpace(state.headers[strings.ToLower(g.GetCustomHeaderConfig().GetHeaderName())]))
 		addr, ok = a.Unmap(), err == nil
 	case g.GetXffConfig().GetXffNumTrustedHops() > 0:
-		xff, err := xffSeen(h, rs)
+		xff, err := xffSeen(h, state)
 		if err != nil {
 			return nil, err
 		}
 		addr, ok = lastXFF(xff, g.GetXffConfig().GetXffNumTrustedHops())
 	}
 	if !ok {
-		a, err := remoteAddress(h, rs)
+		a, err := remoteAddress(h, state)
 		if err != nil {
 			return nil, err
 		}

@@ -5,9 +5,13 @@ import (
 	"strings"
 	"testing"
 
+	cncfv3 "github.com/cncf/xds/go/xds/core/v3"
+	cncfmatcherv3 "github.com/cncf/xds/go/xds/type/matcher/v3"
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	listenerv3 "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
+	rbacconfigv3 "github.com/envoyproxy/go-control-plane/envoy/config/rbac/v3"
 	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
+	routerv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/router/v3"
 	hcmv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/http_connection_manager/v3"
 	matcherv3 "github.com/envoyproxy/go-control-plane/envoy/type/matcher/v3"
 	"google.golang.org/protobuf/proto"
@@ -174,4 +178,36 @@ func checkFilterCases(t *testing.T, tbl *Table, cases []filterCase) []Detailed {
 		out[i] = d
 	}
 	return out
+}
+
+// httpFilter is the HTTP filter name of a connection manager, configured with cfg.
+func httpFilter(t testing.TB, name string, cfg proto.Message) *hcmv3.HttpFilter {
+	return &hcmv3.HttpFilter{Name: name, ConfigType: &hcmv3.HttpFilter_TypedConfig{TypedConfig: mustAny(t, cfg)}}
+}
+
+// routerFilter is the router, the last HTTP filter of a connection manager.
+func routerFilter(t testing.TB) *hcmv3.HttpFilter {
+	return httpFilter(t, "envoy.filters.http.router", &routerv3.Router{})
+}
+
+// headerPredicate is a matcher predicate on request header name being v (either case when
+// ignoreCase), as EG writes it for RBAC and geoip rules.
+func headerPredicate(t testing.TB, name, v string, ignoreCase bool) *cncfmatcherv3.Matcher_MatcherList_Predicate {
+	return &cncfmatcherv3.Matcher_MatcherList_Predicate{
+		MatchType: &cncfmatcherv3.Matcher_MatcherList_Predicate_SinglePredicate_{
+			SinglePredicate: &cncfmatcherv3.Matcher_MatcherList_Predicate_SinglePredicate{
+				Input: &cncfv3.TypedExtensionConfig{Name: "http_header",
+					TypedConfig: mustAny(t, &matcherv3.HttpRequestHeaderMatchInput{HeaderName: name})},
+				Matcher: &cncfmatcherv3.Matcher_MatcherList_Predicate_SinglePredicate_ValueMatch{
+					ValueMatch: &cncfmatcherv3.StringMatcher{MatchPattern: &cncfmatcherv3.StringMatcher_Exact{Exact: v},
+						IgnoreCase: ignoreCase}},
+			}}}
+}
+
+// rbacAction is an RBAC matcher's action named name: allow or deny.
+func rbacAction(t testing.TB, name string, a rbacconfigv3.RBAC_Action) *cncfmatcherv3.Matcher_OnMatch {
+	return &cncfmatcherv3.Matcher_OnMatch{
+		OnMatch: &cncfmatcherv3.Matcher_OnMatch_Action{Action: &cncfv3.TypedExtensionConfig{
+			Name: name, TypedConfig: mustAny(t, &rbacconfigv3.Action{Name: name, Action: a}),
+		}}}
 }

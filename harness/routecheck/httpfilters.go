@@ -91,17 +91,18 @@ func filterKind(name string) string {
 
 // perRouteOnly are the kinds that do nothing without a route's config in EG's output: the
 // listener filter holds no policy of its own.
-var perRouteOnly = map[string]bool{"jwt_authn": true, "cors": true, "csrf": true, "rbac": true, "oauth2": true, "credential_injector": true, "fault": true}
+var perRouteOnly = map[string]bool{"jwt_authn": true, "cors": true, "csrf": true, "rbac": true, "oauth2": true,
+	"credential_injector": true, "fault": true}
 
 // runHTTPFilters passes the routed request through the connection manager's HTTP filters
 // in order. A filter that answers ends the request there; jwt_authn may add claim headers
 // and have the request routed again.
-func runHTTPFilters(h *hcmConfig, rt *routeTable, rs *requestState, ans Answer) (Answer, error) {
+func runHTTPFilters(h *hcmConfig, table *routeTable, state *requestState, ans Answer) (Answer, error) {
 	for _, f := range h.filters {
 		if f.kind == "router" {
 			break
 		}
-		per := rs.matched.perFilter[f.name]
+		per := state.matched.perFilter[f.name]
 		if !filterEnabled(f, per) {
 			continue
 		}
@@ -119,59 +120,59 @@ func runHTTPFilters(h *hcmConfig, rt *routeTable, rs *requestState, ans Answer) 
 		}
 		switch f.kind {
 		case "jwt_authn":
-			reply, addHdrs, reroute, err = evalJWT(f, per, rs, &eff)
+			reply, addHdrs, reroute, err = evalJWT(f, per, state, &eff)
 		case "csrf":
-			reply, err = evalCSRF(per, rs, &eff)
+			reply, err = evalCSRF(per, state, &eff)
 		case "fault":
-			reply, err = evalFault(per, rs, &eff)
+			reply, err = evalFault(per, state, &eff)
 		case "health_check":
-			reply, err = evalHealthCheck(f, rs, &eff)
+			reply, err = evalHealthCheck(f, state, &eff)
 		case "custom_response":
 			continue // an encoder filter: it acts on the answer (applyCustomResponse)
 		case "cors":
-			reply, err = evalCORS(per, rs, &eff)
+			reply, err = evalCORS(per, state, &eff)
 		case "basic_auth":
-			reply, err = evalBasicAuth(f, per, rs, &eff)
+			reply, err = evalBasicAuth(f, per, state, &eff)
 		case "credential_injector":
-			addHdrs, err = evalCredentialInjector(f, rs, &eff)
+			addHdrs, err = evalCredentialInjector(f, state, &eff)
 		case "api_key_auth":
-			reply, err = evalAPIKeyAuth(f, per, rs, &eff)
+			reply, err = evalAPIKeyAuth(f, per, state, &eff)
 		case "geoip":
-			addHdrs, err = evalGeoIP(f, h, rs, &eff)
+			addHdrs, err = evalGeoIP(f, h, state, &eff)
 		case "oauth2":
-			reply, replyAt, err = evalOAuth2(per, rs, &eff)
+			reply, replyAt, err = evalOAuth2(per, state, &eff)
 		case "rbac":
 			if per == nil {
 				continue // EG's listener RBAC filter holds no policy
 			}
-			reply, err = evalRBAC(per, rs, &eff)
+			reply, err = evalRBAC(per, state, &eff)
 		case "ratelimit", "local_ratelimit":
 			// Rate limits count the request: the filter acts when the route's rate
 			// limits select it, and answers 429 when the requests sent before it
 			// (Request.After) used up a limit.
 			var selected bool
 			if f.kind == "ratelimit" {
-				selected, reply, err = evalRateLimit(f, per, rs, &eff)
+				selected, reply, err = evalRateLimit(f, per, state, &eff)
 			} else {
-				selected, reply, err = evalLocalRateLimit(per, rs, &eff)
+				selected, reply, err = evalLocalRateLimit(per, state, &eff)
 			}
 			if err == nil && !selected {
 				continue
 			}
 		}
 		if errors.Is(err, ErrUnsupported) {
-			return ans, fmt.Errorf("filter %s on route %s: %w", f.name, rs.matched.name, err)
+			return ans, fmt.Errorf("filter %s on route %s: %w", f.name, state.matched.name, err)
 		}
 		if err != nil {
-			return ans, fmt.Errorf("%w: filter %s on route %s: %v", ErrInvalidConfig, f.name, rs.matched.name, err)
+			return ans, fmt.Errorf("%w: filter %s on route %s: %v", ErrInvalidConfig, f.name, state.matched.name, err)
 		}
-		rs.recordFilter(eff)
+		state.recordFilter(eff)
 		if reply != 0 {
 			// The filter answers: nothing is forwarded.
-			ans = rs.matchedAns
+			ans = state.matchedAns
 			ans.Status, ans.AnsweredBy, ans.Location = reply, f.kind, replyAt
-			if rs.req.forwarded != nil {
-				*rs.req.forwarded = nil
+			if state.req.forwarded != nil {
+				*state.req.forwarded = nil
 			}
 			return ans, nil
 		}
@@ -179,23 +180,23 @@ func runHTTPFilters(h *hcmConfig, rt *routeTable, rs *requestState, ans Answer) 
 			continue
 		}
 		for k, v := range addHdrs {
-			rs.headers[k] = v
+			state.headers[k] = v
 		}
 		if reroute {
 			// clear_route_cache: the request is matched again with the new headers; the
 			// filters after this one see the new route.
-			prev := rs.matched
-			rs.matched = nil
-			again, err := rt.route(rs, rs.matchedAns.withoutRoute())
-			if err != nil || rs.matched == nil {
+			prev := state.matched
+			state.matched = nil
+			again, err := table.route(state, state.matchedAns.withoutRoute())
+			if err != nil || state.matched == nil {
 				return again, err
 			}
 			ans = again
-			if rs.matched != prev {
-				return runFiltersAfter(h, rt, rs, ans, f.name)
+			if state.matched != prev {
+				return runFiltersAfter(h, table, state, ans, f.name)
 			}
 		} else {
-			ans, err = rs.matched.act.apply(rs, rs.matched, rs.matchedAns)
+			ans, err = state.matched.act.apply(state, state.matched, state.matchedAns)
 			if err != nil {
 				return ans, err
 			}
@@ -222,19 +223,19 @@ func (t *Table) CheckDetailed(req Request) (Detailed, error) {
 	return d, err
 }
 
-func (rs *requestState) recordFilter(e FilterEffect) {
-	if rs.req.filters != nil {
-		*rs.req.filters = append(*rs.req.filters, e)
+func (state *requestState) recordFilter(e FilterEffect) {
+	if state.req.filters != nil {
+		*state.req.filters = append(*state.req.filters, e)
 	}
 }
 
 // runFiltersAfter continues the filter chain after the named filter (after a reroute).
-func runFiltersAfter(h *hcmConfig, rt *routeTable, rs *requestState, ans Answer, after string) (Answer, error) {
+func runFiltersAfter(h *hcmConfig, table *routeTable, state *requestState, ans Answer, after string) (Answer, error) {
 	for i, f := range h.filters {
 		if f.name == after {
 			rest := *h
 			rest.filters = h.filters[i+1:]
-			return runHTTPFilters(&rest, rt, rs, ans)
+			return runHTTPFilters(&rest, table, state, ans)
 		}
 	}
 	return ans, nil
@@ -283,7 +284,7 @@ var modifyMethods = map[string]bool{"POST": true, "PUT": true, "DELETE": true, "
 
 // evalCSRF follows Envoy's CSRF filter: on a mutating method the Origin (else the
 // Referer) must name the request's host and port, or match an additional origin.
-func evalCSRF(per *anypb.Any, rs *requestState, eff *FilterEffect) (int, error) {
+func evalCSRF(per *anypb.Any, state *requestState, eff *FilterEffect) (int, error) {
 	p := &csrfv3.CsrfPolicy{}
 	if err := per.UnmarshalTo(p); err != nil {
 		return 0, err
@@ -300,15 +301,15 @@ func evalCSRF(per *anypb.Any, rs *requestState, eff *FilterEffect) (int, error) 
 	default:
 		eff.Mode = "partial"
 	}
-	if !modifyMethods[rs.method] {
+	if !modifyMethods[state.method] {
 		eff.Outcome = "safe method"
 		return 0, nil
 	}
-	source := hostAndPort(rs.headers["origin"])
+	source := hostAndPort(state.headers["origin"])
 	if source == "" {
-		source = hostAndPort(rs.headers["referer"])
+		source = hostAndPort(state.headers["referer"])
 	}
-	valid := source != "" && source == hostAndPort(rs.host)
+	valid := source != "" && source == hostAndPort(state.host)
 	for _, m := range p.GetAdditionalOrigins() {
 		if !valid && source != "" {
 			ok, err := stringMatches(m, source)
@@ -344,12 +345,12 @@ func hostAndPort(v string) string {
 // Origin and Access-Control-Request-Method) is answered by the filter with 200, whether
 // the origin is allowed or not unless non-matching preflights are forwarded; other
 // requests pass.
-func evalCORS(per *anypb.Any, rs *requestState, eff *FilterEffect) (int, error) {
+func evalCORS(per *anypb.Any, state *requestState, eff *FilterEffect) (int, error) {
 	p := &corsv3.CorsPolicy{}
 	if err := per.UnmarshalTo(p); err != nil {
 		return 0, err
 	}
-	origin, ok := rs.headers["origin"]
+	origin, ok := state.headers["origin"]
 	if !ok || origin == "" {
 		eff.Outcome = "no origin"
 		return 0, nil
@@ -365,7 +366,7 @@ func evalCORS(per *anypb.Any, rs *requestState, eff *FilterEffect) (int, error) 
 			break
 		}
 	}
-	preflight := rs.method == "OPTIONS" && rs.headers["access-control-request-method"] != ""
+	preflight := state.method == "OPTIONS" && state.headers["access-control-request-method"] != ""
 	switch {
 	case preflight && (allowed || !p.GetForwardNotMatchingPreflights().GetValue()):
 		eff.Outcome = "preflight"

@@ -24,7 +24,6 @@ import (
 	csrfv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/csrf/v3"
 	jwtauthnv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/jwt_authn/v3"
 	luav3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/lua/v3"
-	routerv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/router/v3"
 	hcmv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/http_connection_manager/v3"
 	genericv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/http/injected_credentials/generic/v3"
 	tlsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
@@ -43,25 +42,32 @@ func filterTable(t *testing.T, routes ...*routev3.Route) *Table {
 	t.Helper()
 	jwt := &jwtauthnv3.JwtAuthentication{
 		Providers: map[string]*jwtauthnv3.JwtProvider{
-			"example_1": {Issuer: "https://issuer.example.com", ClaimToHeaders: []*jwtauthnv3.JwtClaimToHeader{{HeaderName: "x-org", ClaimName: "org.name"}}, ClearRouteCache: true},
+			"example_1": {Issuer: "https://issuer.example.com",
+				ClaimToHeaders:  []*jwtauthnv3.JwtClaimToHeader{{HeaderName: "x-org", ClaimName: "org.name"}},
+				ClearRouteCache: true},
 		},
 		RequirementMap: map[string]*jwtauthnv3.JwtRequirement{
 			"example_req": {RequiresType: &jwtauthnv3.JwtRequirement_ProviderName{ProviderName: "example_1"}},
-			"example-or-missing_req": {RequiresType: &jwtauthnv3.JwtRequirement_RequiresAny{RequiresAny: &jwtauthnv3.JwtRequirementOrList{Requirements: []*jwtauthnv3.JwtRequirement{
-				{RequiresType: &jwtauthnv3.JwtRequirement_ProviderName{ProviderName: "example_1"}},
-				{RequiresType: &jwtauthnv3.JwtRequirement_AllowMissing{AllowMissing: &emptypb.Empty{}}},
-			}}}},
+			"example-or-missing_req": {RequiresType: &jwtauthnv3.JwtRequirement_RequiresAny{
+				RequiresAny: &jwtauthnv3.JwtRequirementOrList{Requirements: []*jwtauthnv3.JwtRequirement{
+					{RequiresType: &jwtauthnv3.JwtRequirement_ProviderName{ProviderName: "example_1"}},
+					{RequiresType: &jwtauthnv3.JwtRequirement_AllowMissing{AllowMissing: &emptypb.Empty{}}},
+				}}}},
 		},
 	}
 	h := rdsHCM("rc")
 	h.HttpFilters = []*hcmv3.HttpFilter{
 		{Name: "envoy.filters.http.cors", ConfigType: &hcmv3.HttpFilter_TypedConfig{TypedConfig: mustAny(t, &corsv3.Cors{})}},
-		{Name: "envoy.filters.http.csrf", ConfigType: &hcmv3.HttpFilter_TypedConfig{TypedConfig: mustAny(t, &csrfv3.CsrfPolicy{FilterEnabled: &corev3.RuntimeFractionalPercent{DefaultValue: &typev3.FractionalPercent{}}})}},
+		{Name: "envoy.filters.http.csrf",
+			ConfigType: &hcmv3.HttpFilter_TypedConfig{TypedConfig: mustAny(t,
+				&csrfv3.CsrfPolicy{FilterEnabled: &corev3.RuntimeFractionalPercent{DefaultValue: &typev3.FractionalPercent{}}})}},
 		{Name: "envoy.filters.http.jwt_authn", ConfigType: &hcmv3.HttpFilter_TypedConfig{TypedConfig: mustAny(t, jwt)}},
 		{Name: luaName, Disabled: true, ConfigType: &hcmv3.HttpFilter_TypedConfig{TypedConfig: mustAny(t, &luav3.Lua{})}},
-		{Name: "envoy.filters.http.router", ConfigType: &hcmv3.HttpFilter_TypedConfig{TypedConfig: mustAny(t, &routerv3.Router{})}},
+		routerFilter(t),
 	}
-	tbl, err := New([]*listenerv3.Listener{listener("http", 10080, &listenerv3.FilterChain{Filters: []*listenerv3.Filter{hcmFilter(t, h)}})},
+	tbl, err := New(
+		[]*listenerv3.Listener{listener("http", 10080,
+			&listenerv3.FilterChain{Filters: []*listenerv3.Filter{hcmFilter(t, h)}})},
 		[]*routev3.RouteConfiguration{routeConfig("rc", vhost("vh", []string{"*"}, routes...))})
 	if err != nil {
 		t.Fatal(err)
@@ -95,10 +101,21 @@ func TestJWTFilter(t *testing.T) {
 		// The claim-matching rule comes first; the fallback needs the same requirement.
 		withFilters(t, routeWithMatch("acme", &routev3.RouteMatch{
 			PathSpecifier: &routev3.RouteMatch_Prefix{Prefix: "/"},
-			Headers:       []*routev3.HeaderMatcher{{Name: "x-org", HeaderMatchSpecifier: &routev3.HeaderMatcher_StringMatch{StringMatch: exactStr("acme")}}},
-		}, "acme"), map[string]proto.Message{"envoy.filters.http.jwt_authn": &jwtauthnv3.PerRouteConfig{RequirementSpecifier: &jwtauthnv3.PerRouteConfig_RequirementName{RequirementName: "example_req"}}}),
-		withFilters(t, prefixRoute("optional", "/opt", "opt"), map[string]proto.Message{"envoy.filters.http.jwt_authn": &jwtauthnv3.PerRouteConfig{RequirementSpecifier: &jwtauthnv3.PerRouteConfig_RequirementName{RequirementName: "example-or-missing_req"}}}),
-		withFilters(t, prefixRoute("fallback", "/", "fallback"), map[string]proto.Message{"envoy.filters.http.jwt_authn": &jwtauthnv3.PerRouteConfig{RequirementSpecifier: &jwtauthnv3.PerRouteConfig_RequirementName{RequirementName: "example_req"}}}),
+			Headers: []*routev3.HeaderMatcher{{Name: "x-org",
+				HeaderMatchSpecifier: &routev3.HeaderMatcher_StringMatch{StringMatch: exactStr("acme")}}},
+		},
+			"acme"),
+			map[string]proto.Message{
+				"envoy.filters.http.jwt_authn": &jwtauthnv3.PerRouteConfig{
+					RequirementSpecifier: &jwtauthnv3.PerRouteConfig_RequirementName{RequirementName: "example_req"}}}),
+		withFilters(t, prefixRoute("optional", "/opt", "opt"),
+			map[string]proto.Message{
+				"envoy.filters.http.jwt_authn": &jwtauthnv3.PerRouteConfig{
+					RequirementSpecifier: &jwtauthnv3.PerRouteConfig_RequirementName{RequirementName: "example-or-missing_req"}}}),
+		withFilters(t, prefixRoute("fallback", "/", "fallback"),
+			map[string]proto.Message{
+				"envoy.filters.http.jwt_authn": &jwtauthnv3.PerRouteConfig{
+					RequirementSpecifier: &jwtauthnv3.PerRouteConfig_RequirementName{RequirementName: "example_req"}}}),
 	)
 	cases := []struct {
 		name, path, auth string
@@ -108,10 +125,14 @@ func TestJWTFilter(t *testing.T) {
 		effect           string
 	}{
 		{"no token: 401", "/", "", 401, "", "jwt_authn", "jwt_authn:required:missing"},
-		{"wrong issuer: 401", "/", "Bearer " + token(`{"iss":"https://evil"}`), 401, "", "jwt_authn", "jwt_authn:required:invalid"},
+		{"wrong issuer: 401", "/", "Bearer " + token(`{"iss":"https://evil"}`), 401, "", "jwt_authn",
+			"jwt_authn:required:invalid"},
 		{"not a JWT: 401", "/", "Bearer abc", 401, "", "jwt_authn", "jwt_authn:required:invalid"},
-		{"valid, other org: fallback", "/", "Bearer " + token(`{"iss":"https://issuer.example.com","org":{"name":"other"}}`), 200, "fallback", "", "jwt_authn:required:valid"},
-		{"valid, claim reroutes (SP-07)", "/", "Bearer " + token(`{"iss":"https://issuer.example.com","org":{"name":"acme"}}`), 200, "acme", "", "jwt_authn:required:valid"},
+		{"valid, other org: fallback", "/", "Bearer " + token(`{"iss":"https://issuer.example.com","org":{"name":"other"}}`),
+			200, "fallback", "", "jwt_authn:required:valid"},
+		{"valid, claim reroutes (SP-07)", "/",
+			"Bearer " + token(`{"iss":"https://issuer.example.com","org":{"name":"acme"}}`), 200, "acme", "",
+			"jwt_authn:required:valid"},
 		{"optional: missing passes", "/opt", "", 200, "opt", "", "jwt_authn:optional:missing"},
 		{"optional: invalid fails", "/opt", "Bearer abc", 401, "", "jwt_authn", "jwt_authn:optional:invalid"},
 	}
@@ -145,14 +166,19 @@ func TestJWTFilter(t *testing.T) {
 }
 
 func TestCSRFAndCORSAndLua(t *testing.T) {
-	enforced := &csrfv3.CsrfPolicy{FilterEnabled: &corev3.RuntimeFractionalPercent{DefaultValue: &typev3.FractionalPercent{Numerator: 100}},
+	enforced := &csrfv3.CsrfPolicy{
+		FilterEnabled:     &corev3.RuntimeFractionalPercent{DefaultValue: &typev3.FractionalPercent{Numerator: 100}},
 		AdditionalOrigins: []*matcherv3.StringMatcher{exactStr("trusted.example.com")}}
-	shadowed := &csrfv3.CsrfPolicy{FilterEnabled: &corev3.RuntimeFractionalPercent{DefaultValue: &typev3.FractionalPercent{}},
+	shadowed := &csrfv3.CsrfPolicy{
+		FilterEnabled: &corev3.RuntimeFractionalPercent{DefaultValue: &typev3.FractionalPercent{}},
 		ShadowEnabled: &corev3.RuntimeFractionalPercent{DefaultValue: &typev3.FractionalPercent{Numerator: 100}}}
-	cors := &corsv3.CorsPolicy{AllowOriginStringMatch: []*matcherv3.StringMatcher{exactStr("https://app.example.com")}, ForwardNotMatchingPreflights: boolv(false)}
+	cors := &corsv3.CorsPolicy{AllowOriginStringMatch: []*matcherv3.StringMatcher{exactStr("https://app.example.com")},
+		ForwardNotMatchingPreflights: boolv(false)}
 	tbl := filterTable(t,
-		withFilters(t, prefixRoute("enforced", "/enforced", "c"), map[string]proto.Message{"envoy.filters.http.csrf": enforced, luaName: &routev3.FilterConfig{Config: &anypb.Any{}}}),
-		withFilters(t, prefixRoute("shadowed", "/shadowed", "c"), map[string]proto.Message{"envoy.filters.http.csrf": shadowed}),
+		withFilters(t, prefixRoute("enforced", "/enforced", "c"),
+			map[string]proto.Message{"envoy.filters.http.csrf": enforced, luaName: &routev3.FilterConfig{Config: &anypb.Any{}}}),
+		withFilters(t, prefixRoute("shadowed", "/shadowed", "c"),
+			map[string]proto.Message{"envoy.filters.http.csrf": shadowed}),
 		withFilters(t, prefixRoute("cors", "/cors", "c"), map[string]proto.Message{"envoy.filters.http.cors": cors}),
 		prefixRoute("plain", "/", "c"),
 	)
@@ -165,16 +191,25 @@ func TestCSRFAndCORSAndLua(t *testing.T) {
 	}{
 		{"GET is a safe method", "GET", "/enforced", nil, 200, "", []string{"csrf:enforced:safe method", "lua::"}},
 		{"POST without origin: 403", "POST", "/enforced", nil, 403, "csrf", []string{"csrf:enforced:invalid origin"}},
-		{"POST from own host", "POST", "/enforced", map[string]string{"origin": "https://a.example.com"}, 200, "", []string{"csrf:enforced:valid origin", "lua::"}},
-		{"POST from an additional origin", "POST", "/enforced", map[string]string{"origin": "http://trusted.example.com"}, 200, "", []string{"csrf:enforced:valid origin", "lua::"}},
-		{"shadow: invalid passes", "POST", "/shadowed", map[string]string{"origin": "https://evil.com"}, 200, "", []string{"csrf:shadowed:invalid origin"}},
-		{"preflight allowed", "OPTIONS", "/cors", map[string]string{"origin": "https://app.example.com", "access-control-request-method": "PUT"}, 200, "cors", []string{"cors::preflight"}},
-		{"preflight not allowed, not forwarded", "OPTIONS", "/cors", map[string]string{"origin": "https://evil.com", "access-control-request-method": "PUT"}, 200, "cors", []string{"cors::preflight, origin not allowed"}},
-		{"simple CORS request", "GET", "/cors", map[string]string{"origin": "https://app.example.com"}, 200, "", []string{"cors::origin allowed"}},
+		{"POST from own host", "POST", "/enforced", map[string]string{"origin": "https://a.example.com"}, 200, "",
+			[]string{"csrf:enforced:valid origin", "lua::"}},
+		{"POST from an additional origin", "POST", "/enforced", map[string]string{"origin": "http://trusted.example.com"},
+			200, "", []string{"csrf:enforced:valid origin", "lua::"}},
+		{"shadow: invalid passes", "POST", "/shadowed", map[string]string{"origin": "https://evil.com"}, 200, "",
+			[]string{"csrf:shadowed:invalid origin"}},
+		{"preflight allowed", "OPTIONS", "/cors",
+			map[string]string{"origin": "https://app.example.com", "access-control-request-method": "PUT"}, 200, "cors",
+			[]string{"cors::preflight"}},
+		{"preflight not allowed, not forwarded", "OPTIONS", "/cors",
+			map[string]string{"origin": "https://evil.com", "access-control-request-method": "PUT"}, 200, "cors",
+			[]string{"cors::preflight, origin not allowed"}},
+		{"simple CORS request", "GET", "/cors", map[string]string{"origin": "https://app.example.com"}, 200, "",
+			[]string{"cors::origin allowed"}},
 		{"no policy: no filter acts, Lua stays disabled", "POST", "/", nil, 200, "", nil},
 	}
 	for _, c := range cases {
-		d, err := tbl.CheckDetailed(Request{Port: 10080, Host: "a.example.com", Method: c.method, Path: c.path, Headers: c.headers})
+		d, err := tbl.CheckDetailed(
+			Request{Port: 10080, Host: "a.example.com", Method: c.method, Path: c.path, Headers: c.headers})
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}
@@ -195,13 +230,6 @@ func TestCSRFAndCORSAndLua(t *testing.T) {
 }
 
 func TestRBACFilter(t *testing.T) {
-	header := func(name, v string) *cncfmatcherv3.Matcher_MatcherList_Predicate {
-		return &cncfmatcherv3.Matcher_MatcherList_Predicate{MatchType: &cncfmatcherv3.Matcher_MatcherList_Predicate_SinglePredicate_{
-			SinglePredicate: &cncfmatcherv3.Matcher_MatcherList_Predicate_SinglePredicate{
-				Input:   &cncfv3.TypedExtensionConfig{Name: "http_header", TypedConfig: mustAny(t, &matcherv3.HttpRequestHeaderMatchInput{HeaderName: name})},
-				Matcher: &cncfmatcherv3.Matcher_MatcherList_Predicate_SinglePredicate_ValueMatch{ValueMatch: &cncfmatcherv3.StringMatcher{MatchPattern: &cncfmatcherv3.StringMatcher_Exact{Exact: v}}},
-			}}}
-	}
 	celPred := func(src string) *cncfmatcherv3.Matcher_MatcherList_Predicate {
 		ast, iss := cel.NewEnv()
 		_ = iss
@@ -218,37 +246,42 @@ func TestRBACFilter(t *testing.T) {
 		if err := proto.Unmarshal(b, parsed); err != nil {
 			t.Fatal(err)
 		}
-		return &cncfmatcherv3.Matcher_MatcherList_Predicate{MatchType: &cncfmatcherv3.Matcher_MatcherList_Predicate_SinglePredicate_{
-			SinglePredicate: &cncfmatcherv3.Matcher_MatcherList_Predicate_SinglePredicate{
-				Input: &cncfv3.TypedExtensionConfig{Name: "cel", TypedConfig: mustAny(t, &cncfmatcherv3.HttpAttributesCelMatchInput{})},
-				Matcher: &cncfmatcherv3.Matcher_MatcherList_Predicate_SinglePredicate_CustomMatch{CustomMatch: &cncfv3.TypedExtensionConfig{
-					Name: "cel_matcher", TypedConfig: mustAny(t, &cncfmatcherv3.CelMatcher{ExprMatch: &cncftypev3.CelExpression{CelExprParsed: parsed}}),
-				}},
-			}}}
-	}
-	action := func(name string, a rbacconfigv3.RBAC_Action) *cncfmatcherv3.Matcher_OnMatch {
-		return &cncfmatcherv3.Matcher_OnMatch{OnMatch: &cncfmatcherv3.Matcher_OnMatch_Action{Action: &cncfv3.TypedExtensionConfig{
-			Name: name, TypedConfig: mustAny(t, &rbacconfigv3.Action{Name: name, Action: a}),
-		}}}
+		return &cncfmatcherv3.Matcher_MatcherList_Predicate{
+			MatchType: &cncfmatcherv3.Matcher_MatcherList_Predicate_SinglePredicate_{
+				SinglePredicate: &cncfmatcherv3.Matcher_MatcherList_Predicate_SinglePredicate{
+					Input: &cncfv3.TypedExtensionConfig{Name: "cel",
+						TypedConfig: mustAny(t, &cncfmatcherv3.HttpAttributesCelMatchInput{})},
+					Matcher: &cncfmatcherv3.Matcher_MatcherList_Predicate_SinglePredicate_CustomMatch{
+						CustomMatch: &cncfv3.TypedExtensionConfig{
+							Name:        "cel_matcher",
+							TypedConfig: mustAny(t, &cncfmatcherv3.CelMatcher{ExprMatch: &cncftypev3.CelExpression{CelExprParsed: parsed}}),
+						}},
+				}}}
 	}
 	per := &rbacv3.RBACPerRoute{Rbac: &rbacv3.RBAC{Matcher: &cncfmatcherv3.Matcher{
-		MatcherType: &cncfmatcherv3.Matcher_MatcherList_{MatcherList: &cncfmatcherv3.Matcher_MatcherList{Matchers: []*cncfmatcherv3.Matcher_MatcherList_FieldMatcher{
-			{Predicate: celPred("request.path.startsWith('/admin')"), OnMatch: action("allow-admin", rbacconfigv3.RBAC_ALLOW)},
-			{Predicate: &cncfmatcherv3.Matcher_MatcherList_Predicate{MatchType: &cncfmatcherv3.Matcher_MatcherList_Predicate_AndMatcher{
-				AndMatcher: &cncfmatcherv3.Matcher_MatcherList_Predicate_PredicateList{Predicate: []*cncfmatcherv3.Matcher_MatcherList_Predicate{
-					celPred("request.method == 'POST'"), header("x-team", "team-a"),
-				}},
-			}}, OnMatch: action("allow-team-post", rbacconfigv3.RBAC_ALLOW)},
-			{Predicate: celPred("response.code == 200"), OnMatch: action("never", rbacconfigv3.RBAC_ALLOW)},
-		}}},
-		OnNoMatch: action("default", rbacconfigv3.RBAC_DENY),
+		MatcherType: &cncfmatcherv3.Matcher_MatcherList_{
+			MatcherList: &cncfmatcherv3.Matcher_MatcherList{Matchers: []*cncfmatcherv3.Matcher_MatcherList_FieldMatcher{
+				{Predicate: celPred("request.path.startsWith('/admin')"),
+					OnMatch: rbacAction(t, "allow-admin", rbacconfigv3.RBAC_ALLOW)},
+				{Predicate: &cncfmatcherv3.Matcher_MatcherList_Predicate{
+					MatchType: &cncfmatcherv3.Matcher_MatcherList_Predicate_AndMatcher{
+						AndMatcher: &cncfmatcherv3.Matcher_MatcherList_Predicate_PredicateList{
+							Predicate: []*cncfmatcherv3.Matcher_MatcherList_Predicate{
+								celPred("request.method == 'POST'"), headerPredicate(t, "x-team", "team-a", false),
+							}},
+					}}, OnMatch: rbacAction(t, "allow-team-post", rbacconfigv3.RBAC_ALLOW)},
+				{Predicate: celPred("response.code == 200"), OnMatch: rbacAction(t, "never", rbacconfigv3.RBAC_ALLOW)},
+			}}},
+		OnNoMatch: rbacAction(t, "default", rbacconfigv3.RBAC_DENY),
 	}}}
 	h := rdsHCM("rc")
 	h.HttpFilters = []*hcmv3.HttpFilter{
 		{Name: "envoy.filters.http.rbac", ConfigType: &hcmv3.HttpFilter_TypedConfig{TypedConfig: mustAny(t, &rbacv3.RBAC{})}},
-		{Name: "envoy.filters.http.router", ConfigType: &hcmv3.HttpFilter_TypedConfig{TypedConfig: mustAny(t, &routerv3.Router{})}},
+		routerFilter(t),
 	}
-	tbl, err := New([]*listenerv3.Listener{listener("http", 10080, &listenerv3.FilterChain{Filters: []*listenerv3.Filter{hcmFilter(t, h)}})},
+	tbl, err := New(
+		[]*listenerv3.Listener{listener("http", 10080,
+			&listenerv3.FilterChain{Filters: []*listenerv3.Filter{hcmFilter(t, h)}})},
 		[]*routev3.RouteConfiguration{routeConfig("rc", vhost("vh", []string{"*"},
 			withFilters(t, prefixRoute("r", "/", "c"), map[string]proto.Message{"envoy.filters.http.rbac": per})))})
 	if err != nil {
@@ -282,16 +315,23 @@ func TestBasicAndAPIKeyAuth(t *testing.T) {
 	basicName := "envoy.filters.http.basic_auth/securitypolicy/default/sp"
 	h := rdsHCM("rc")
 	h.HttpFilters = []*hcmv3.HttpFilter{
-		{Name: "envoy.filters.http.api_key_auth", Disabled: true, ConfigType: &hcmv3.HttpFilter_TypedConfig{TypedConfig: mustAny(t, &apikeyauthv3.ApiKeyAuth{})}},
-		{Name: basicName, Disabled: true, ConfigType: &hcmv3.HttpFilter_TypedConfig{TypedConfig: mustAny(t, &basicauthv3.BasicAuth{})}},
-		{Name: "envoy.filters.http.router", ConfigType: &hcmv3.HttpFilter_TypedConfig{TypedConfig: mustAny(t, &routerv3.Router{})}},
+		{Name: "envoy.filters.http.api_key_auth", Disabled: true,
+			ConfigType: &hcmv3.HttpFilter_TypedConfig{TypedConfig: mustAny(t, &apikeyauthv3.ApiKeyAuth{})}},
+		{Name: basicName, Disabled: true,
+			ConfigType: &hcmv3.HttpFilter_TypedConfig{TypedConfig: mustAny(t, &basicauthv3.BasicAuth{})}},
+		routerFilter(t),
 	}
-	tbl, err := New([]*listenerv3.Listener{listener("http", 10080, &listenerv3.FilterChain{Filters: []*listenerv3.Filter{hcmFilter(t, h)}})},
+	tbl, err := New(
+		[]*listenerv3.Listener{listener("http", 10080,
+			&listenerv3.FilterChain{Filters: []*listenerv3.Filter{hcmFilter(t, h)}})},
 		[]*routev3.RouteConfiguration{routeConfig("rc", vhost("vh", []string{"*"},
-			withFilters(t, prefixRoute("basic", "/basic", "c"), map[string]proto.Message{basicName: &basicauthv3.BasicAuthPerRoute{
-				Users: &corev3.DataSource{Specifier: &corev3.DataSource_InlineBytes{InlineBytes: []byte(users)}}}}),
-			withFilters(t, prefixRoute("key", "/key", "c"), map[string]proto.Message{"envoy.filters.http.api_key_auth": &apikeyauthv3.ApiKeyAuthPerRoute{
-				Credentials: []*apikeyauthv3.Credential{{Client: "c1", Key: "k1"}}, KeySources: []*apikeyauthv3.KeySource{{Header: "x-api-key"}}}}),
+			withFilters(t, prefixRoute("basic", "/basic", "c"),
+				map[string]proto.Message{basicName: &basicauthv3.BasicAuthPerRoute{
+					Users: &corev3.DataSource{Specifier: &corev3.DataSource_InlineBytes{InlineBytes: []byte(users)}}}}),
+			withFilters(t, prefixRoute("key", "/key", "c"),
+				map[string]proto.Message{"envoy.filters.http.api_key_auth": &apikeyauthv3.ApiKeyAuthPerRoute{
+					Credentials: []*apikeyauthv3.Credential{{Client: "c1", Key: "k1"}},
+					KeySources:  []*apikeyauthv3.KeySource{{Header: "x-api-key"}}}}),
 			prefixRoute("open", "/", "c")))})
 	if err != nil {
 		t.Fatal(err)
@@ -322,11 +362,14 @@ func TestCredentialInjector(t *testing.T) {
 		h := rdsHCM("rc")
 		h.HttpFilters = []*hcmv3.HttpFilter{
 			{Name: name, Disabled: true, ConfigType: &hcmv3.HttpFilter_TypedConfig{TypedConfig: injector(header, overwrite)}},
-			{Name: "envoy.filters.http.router", ConfigType: &hcmv3.HttpFilter_TypedConfig{TypedConfig: mustAny(t, &routerv3.Router{})}},
+			routerFilter(t),
 		}
-		tbl, err := New([]*listenerv3.Listener{listener("http", 10080, &listenerv3.FilterChain{Filters: []*listenerv3.Filter{hcmFilter(t, h)}})},
+		tbl, err := New(
+			[]*listenerv3.Listener{listener("http", 10080,
+				&listenerv3.FilterChain{Filters: []*listenerv3.Filter{hcmFilter(t, h)}})},
 			[]*routev3.RouteConfiguration{routeConfig("rc", vhost("vh", []string{"*"},
-				withFilters(t, prefixRoute("api", "/api", "c"), map[string]proto.Message{name: &routev3.FilterConfig{Config: &anypb.Any{}}}),
+				withFilters(t, prefixRoute("api", "/api", "c"),
+					map[string]proto.Message{name: &routev3.FilterConfig{Config: &anypb.Any{}}}),
 				prefixRoute("open", "/", "c")))})
 		if err != nil {
 			t.Fatal(err)
@@ -346,7 +389,8 @@ func TestCredentialInjector(t *testing.T) {
 	}{
 		{"injected into Authorization", "", false, true, "/api", nil, "Bearer t0ken", "injected"},
 		{"the client's header is kept", "", false, true, "/api", map[string]string{"authorization": "mine"}, "mine", "kept"},
-		{"overwrite replaces it", "X-Key", true, true, "/api", map[string]string{"x-key": "mine"}, "Bearer t0ken", "injected"},
+		{"overwrite replaces it", "X-Key", true, true, "/api", map[string]string{"x-key": "mine"}, "Bearer t0ken",
+			"injected"},
 		{"without the secrets the credential is unknown", "", false, false, "/api", nil, "", "unknown credential"},
 		{"routes without the filter are not touched", "", false, true, "/", nil, "", ""},
 	}

@@ -18,7 +18,8 @@ import (
 // evalJWT checks the route's requirement. It returns a 401 when the requirement fails,
 // the claim headers of the provider that verified the token, and whether the route is
 // to be matched again.
-func evalJWT(f httpFilterEntry, per *anypb.Any, rs *requestState, eff *FilterEffect) (int, map[string]string, bool, error) {
+func evalJWT(f httpFilterEntry, per *anypb.Any, state *requestState, eff *FilterEffect) (int, map[string]string, bool,
+	error) {
 	pr := &jwtauthnv3.PerRouteConfig{}
 	if err := per.UnmarshalTo(pr); err != nil {
 		return 0, nil, false, err
@@ -34,7 +35,7 @@ func evalJWT(f httpFilterEntry, per *anypb.Any, rs *requestState, eff *FilterEff
 	if !ok {
 		return 0, nil, false, fmt.Errorf("requirement %q is not in the filter's requirement_map", pr.GetRequirementName())
 	}
-	j := &jwtEval{cfg: cfg, rs: rs}
+	j := &jwtEval{cfg: cfg, state: state}
 	pass, err := j.eval(req)
 	if err != nil {
 		return 0, nil, false, err
@@ -49,7 +50,7 @@ func evalJWT(f httpFilterEntry, per *anypb.Any, rs *requestState, eff *FilterEff
 
 type jwtEval struct {
 	cfg     *jwtauthnv3.JwtAuthentication
-	rs      *requestState
+	state   *requestState
 	outcome string
 	headers map[string]string
 	reroute bool
@@ -120,8 +121,8 @@ func (j *jwtEval) provider(p *jwtauthnv3.JwtProvider) bool {
 	}
 	j.outcome = "valid"
 	if name := p.GetPayloadInMetadata(); name != "" {
-		if j.rs.jwtPayload == nil {
-			j.rs.jwtPayload = map[string]any{}
+		if j.state.jwtPayload == nil {
+			j.state.jwtPayload = map[string]any{}
 		}
 		payload := make(map[string]any, len(claims))
 		for k, v := range claims {
@@ -137,7 +138,7 @@ func (j *jwtEval) provider(p *jwtauthnv3.JwtProvider) bool {
 				payload[k] = l
 			}
 		}
-		j.rs.jwtPayload[name] = payload
+		j.state.jwtPayload[name] = payload
 	}
 	for _, c := range p.GetClaimToHeaders() {
 		if v, ok := claimString(claims, c.GetClaimName()); ok {
@@ -162,12 +163,12 @@ func (j *jwtEval) token(p *jwtauthnv3.JwtProvider) string {
 		params = []string{"access_token"}
 	}
 	for _, h := range hs {
-		v, ok := j.rs.headers[strings.ToLower(h.GetName())]
+		v, ok := j.state.headers[strings.ToLower(h.GetName())]
 		if ok && strings.HasPrefix(v, h.GetValuePrefix()) {
 			return strings.TrimSpace(strings.TrimPrefix(v, h.GetValuePrefix()))
 		}
 	}
-	_, query := splitPath(j.rs.path)
+	_, query := splitPath(j.state.path)
 	for _, kv := range strings.Split(query, "&") {
 		k, v, _ := strings.Cut(kv, "=")
 		for _, p := range params {
@@ -176,7 +177,7 @@ func (j *jwtEval) token(p *jwtauthnv3.JwtProvider) string {
 			}
 		}
 	}
-	for _, c := range strings.Split(j.rs.headers["cookie"], ";") {
+	for _, c := range strings.Split(j.state.headers["cookie"], ";") {
 		k, v, _ := strings.Cut(strings.TrimSpace(c), "=")
 		for _, name := range cookies {
 			if k == name && v != "" {

@@ -30,20 +30,23 @@ type tcpProxyEntry struct {
 }
 
 func compileTCPProxy(listener, chain string, f *listenerv3.Filter) (*tcpProxyEntry, error) {
-	tc := f.GetTypedConfig()
-	if f.GetConfigDiscovery() != nil || tc == nil {
-		return nil, fmt.Errorf("%w: listener %s filter chain %s gets its tcp_proxy via config_discovery (ECDS)", ErrUnsupported, listener, chain)
+	typedConfig := f.GetTypedConfig()
+	if f.GetConfigDiscovery() != nil || typedConfig == nil {
+		return nil, fmt.Errorf("%w: listener %s filter chain %s gets its tcp_proxy via config_discovery (ECDS)",
+			ErrUnsupported, listener, chain)
 	}
-	if tc.GetTypeUrl() != tcpProxyTypeURL {
+	if typedConfig.GetTypeUrl() != tcpProxyTypeURL {
 		return nil, fmt.Errorf("%w: listener %s filter %q has typed_config of type %q, want %s",
-			ErrInvalidConfig, listener, f.GetName(), tc.GetTypeUrl(), tcpProxyTypeURL)
+			ErrInvalidConfig, listener, f.GetName(), typedConfig.GetTypeUrl(), tcpProxyTypeURL)
 	}
 	m := &tcpv3.TcpProxy{}
-	if err := tc.UnmarshalTo(m); err != nil {
-		return nil, fmt.Errorf("%w: listener %s: cannot unmarshal %s: %v", ErrInvalidConfig, listener, tc.GetTypeUrl(), err)
+	if err := typedConfig.UnmarshalTo(m); err != nil {
+		return nil, fmt.Errorf("%w: listener %s: cannot unmarshal %s: %v", ErrInvalidConfig, listener,
+			typedConfig.GetTypeUrl(), err)
 	}
 	bad := func(format string, args ...any) error {
-		return fmt.Errorf("%w: listener %s filter chain %s: tcp_proxy %s", ErrInvalidConfig, listener, chain, fmt.Sprintf(format, args...))
+		return fmt.Errorf("%w: listener %s filter chain %s: tcp_proxy %s", ErrInvalidConfig, listener, chain,
+			fmt.Sprintf(format, args...))
 	}
 	t := &tcpProxyEntry{}
 	switch cs := m.GetClusterSpecifier().(type) {
@@ -98,29 +101,32 @@ type udpProxyEntry struct {
 }
 
 func compileUDPProxy(listener string, lf *listenerv3.ListenerFilter) *udpProxyEntry {
-	tc := lf.GetTypedConfig()
-	if lf.GetConfigDiscovery() != nil || tc == nil {
-		return &udpProxyEntry{err: fmt.Errorf("%w: listener %s gets its udp_proxy via config_discovery (ECDS)", ErrUnsupported, listener)}
+	typedConfig := lf.GetTypedConfig()
+	if lf.GetConfigDiscovery() != nil || typedConfig == nil {
+		return &udpProxyEntry{err: fmt.Errorf("%w: listener %s gets its udp_proxy via config_discovery (ECDS)",
+			ErrUnsupported, listener)}
 	}
-	if tc.GetTypeUrl() != udpProxyTypeURL {
+	if typedConfig.GetTypeUrl() != udpProxyTypeURL {
 		return &udpProxyEntry{err: fmt.Errorf("%w: listener %s listener filter %q has typed_config of type %q, want %s",
-			ErrInvalidConfig, listener, lf.GetName(), tc.GetTypeUrl(), udpProxyTypeURL)}
+			ErrInvalidConfig, listener, lf.GetName(), typedConfig.GetTypeUrl(), udpProxyTypeURL)}
 	}
 	m := &udpv3.UdpProxyConfig{}
-	if err := tc.UnmarshalTo(m); err != nil {
-		return &udpProxyEntry{err: fmt.Errorf("%w: listener %s: cannot unmarshal %s: %v", ErrInvalidConfig, listener, tc.GetTypeUrl(), err)}
+	if err := typedConfig.UnmarshalTo(m); err != nil {
+		return &udpProxyEntry{err: fmt.Errorf("%w: listener %s: cannot unmarshal %s: %v", ErrInvalidConfig, listener,
+			typedConfig.GetTypeUrl(), err)}
 	}
-	switch rs := m.GetRouteSpecifier().(type) {
+	switch specifier := m.GetRouteSpecifier().(type) {
 	case *udpv3.UdpProxyConfig_Cluster:
-		if rs.Cluster == "" {
+		if specifier.Cluster == "" {
 			return &udpProxyEntry{err: fmt.Errorf("%w: listener %s: udp_proxy has an empty cluster", ErrInvalidConfig, listener)}
 		}
-		return &udpProxyEntry{cluster: rs.Cluster}
+		return &udpProxyEntry{cluster: specifier.Cluster}
 	case *udpv3.UdpProxyConfig_Matcher:
-		c, err := udpRouteCluster(listener, rs.Matcher)
+		c, err := udpRouteCluster(listener, specifier.Matcher)
 		return &udpProxyEntry{cluster: c, err: err}
 	}
-	return &udpProxyEntry{err: fmt.Errorf("%w: listener %s: udp_proxy has no route specifier (cluster or matcher)", ErrInvalidConfig, listener)}
+	return &udpProxyEntry{err: fmt.Errorf("%w: listener %s: udp_proxy has no route specifier (cluster or matcher)",
+		ErrInvalidConfig, listener)}
 }
 
 // udpRouteCluster resolves a udp_proxy matcher that does not look at the
@@ -130,7 +136,9 @@ func compileUDPProxy(listener string, lf *listenerv3.ListenerFilter) *udpProxyEn
 func udpRouteCluster(listener string, m *matcherv3.Matcher) (string, error) {
 	for {
 		if m.GetMatcherType() != nil {
-			return "", fmt.Errorf("%w: listener %s: udp_proxy matcher uses matcher_list/matcher_tree (address inputs), which routecheck does not evaluate",
+			return "", fmt.Errorf(
+				"%w: listener %s: udp_proxy matcher uses matcher_list/matcher_tree (address inputs), which "+
+					"routecheck does not evaluate",
 				ErrUnsupported, listener)
 		}
 		onNoMatch := m.GetOnNoMatch()
@@ -140,17 +148,19 @@ func udpRouteCluster(listener string, m *matcherv3.Matcher) (string, error) {
 		}
 		action := onNoMatch.GetAction()
 		if action == nil {
-			return "", fmt.Errorf("%w: listener %s: udp_proxy matcher has no on_no_match action; Envoy drops every datagram (no route)",
+			return "", fmt.Errorf(
+				"%w: listener %s: udp_proxy matcher has no on_no_match action; Envoy drops every datagram (no route)",
 				ErrNoRoute, listener)
 		}
-		tc := action.GetTypedConfig()
-		if tc.GetTypeUrl() != udpRouteTypeURL {
+		typedConfig := action.GetTypedConfig()
+		if typedConfig.GetTypeUrl() != udpRouteTypeURL {
 			return "", fmt.Errorf("%w: listener %s: udp_proxy action %q has typed_config of type %q, want %s",
-				ErrInvalidConfig, listener, action.GetName(), tc.GetTypeUrl(), udpRouteTypeURL)
+				ErrInvalidConfig, listener, action.GetName(), typedConfig.GetTypeUrl(), udpRouteTypeURL)
 		}
 		r := &udpv3.Route{}
-		if err := tc.UnmarshalTo(r); err != nil {
-			return "", fmt.Errorf("%w: listener %s: cannot unmarshal %s: %v", ErrInvalidConfig, listener, tc.GetTypeUrl(), err)
+		if err := typedConfig.UnmarshalTo(r); err != nil {
+			return "", fmt.Errorf("%w: listener %s: cannot unmarshal %s: %v", ErrInvalidConfig, listener,
+				typedConfig.GetTypeUrl(), err)
 		}
 		if r.GetCluster() == "" {
 			return "", fmt.Errorf("%w: listener %s: udp_proxy route action has an empty cluster", ErrInvalidConfig, listener)

@@ -74,10 +74,11 @@ func udpProxyListenerFilter(t testing.TB, cfg *udpv3.UdpProxyConfig) *listenerv3
 }
 
 func udpRouteAction(t testing.TB, cluster string) *xdsmatcherv3.Matcher_OnMatch {
-	return &xdsmatcherv3.Matcher_OnMatch{OnMatch: &xdsmatcherv3.Matcher_OnMatch_Action{Action: &xdscorev3.TypedExtensionConfig{
-		Name:        "route",
-		TypedConfig: mustAny(t, &udpv3.Route{Cluster: cluster}),
-	}}}
+	return &xdsmatcherv3.Matcher_OnMatch{
+		OnMatch: &xdsmatcherv3.Matcher_OnMatch_Action{Action: &xdscorev3.TypedExtensionConfig{
+			Name:        "route",
+			TypedConfig: mustAny(t, &udpv3.Route{Cluster: cluster}),
+		}}}
 }
 
 // udpMatcherProxy is what Envoy Gateway generates for a UDPRoute.
@@ -102,27 +103,34 @@ func TestL4(t *testing.T) {
 	otherPort := tcpChain(t, "other-port", "c-other-port")
 	otherPort.FilterChainMatch = &listenerv3.FilterChainMatch{DestinationPort: wrapperspb.UInt32(9999)}
 
-	quic := &listenerv3.Listener{Name: "quic-8443", Address: addr(8443, true), FilterChains: []*listenerv3.FilterChain{httpChain(t, "h3", "rc-h3")}}
+	quic := &listenerv3.Listener{Name: "quic-8443", Address: addr(8443, true),
+		FilterChains: []*listenerv3.FilterChain{httpChain(t, "h3", "rc-h3")}}
 
-	nested := &xdsmatcherv3.Matcher{OnNoMatch: &xdsmatcherv3.Matcher_OnMatch{OnMatch: &xdsmatcherv3.Matcher_OnMatch_Matcher{
-		Matcher: &xdsmatcherv3.Matcher{OnNoMatch: udpRouteAction(t, "c-nested")},
-	}}}
+	nested := &xdsmatcherv3.Matcher{
+		OnNoMatch: &xdsmatcherv3.Matcher_OnMatch{OnMatch: &xdsmatcherv3.Matcher_OnMatch_Matcher{
+			Matcher: &xdsmatcherv3.Matcher{OnNoMatch: udpRouteAction(t, "c-nested")},
+		}}}
 	listMatcher := &xdsmatcherv3.Matcher{
 		MatcherType: &xdsmatcherv3.Matcher_MatcherList_{MatcherList: &xdsmatcherv3.Matcher_MatcherList{}},
 		OnNoMatch:   udpRouteAction(t, "c-list-default"),
 	}
-	badAction := &xdsmatcherv3.Matcher{OnNoMatch: &xdsmatcherv3.Matcher_OnMatch{OnMatch: &xdsmatcherv3.Matcher_OnMatch_Action{Action: &xdscorev3.TypedExtensionConfig{
-		Name: "route", TypedConfig: mustAny(t, &tcpv3.TcpProxy{ClusterSpecifier: &tcpv3.TcpProxy_Cluster{Cluster: "x"}}),
-	}}}}
+	badAction := &xdsmatcherv3.Matcher{
+		OnNoMatch: &xdsmatcherv3.Matcher_OnMatch{
+			OnMatch: &xdsmatcherv3.Matcher_OnMatch_Action{Action: &xdscorev3.TypedExtensionConfig{
+				Name: "route", TypedConfig: mustAny(t, &tcpv3.TcpProxy{ClusterSpecifier: &tcpv3.TcpProxy_Cluster{Cluster: "x"}}),
+			}}}}
 
-	noCluster := &listenerv3.FilterChain{Name: "no-cluster", Filters: []*listenerv3.Filter{tcpProxyNetFilter(t, &tcpv3.TcpProxy{StatPrefix: "tcp"})}}
-	zeroWeights := &listenerv3.FilterChain{Name: "zero", Filters: []*listenerv3.Filter{tcpProxyNetFilter(t, &tcpv3.TcpProxy{
-		StatPrefix: "tcp",
-		ClusterSpecifier: &tcpv3.TcpProxy_WeightedClusters{WeightedClusters: &tcpv3.TcpProxy_WeightedCluster{
-			Clusters: []*tcpv3.TcpProxy_WeightedCluster_ClusterWeight{{Name: "z1"}, {Name: "z2"}},
-		}},
-	})}}
-	redisOnly := &listenerv3.FilterChain{Name: "redis", Filters: []*listenerv3.Filter{{Name: "envoy.filters.network.redis_proxy"}}}
+	noCluster := &listenerv3.FilterChain{Name: "no-cluster",
+		Filters: []*listenerv3.Filter{tcpProxyNetFilter(t, &tcpv3.TcpProxy{StatPrefix: "tcp"})}}
+	zeroWeights := &listenerv3.FilterChain{Name: "zero",
+		Filters: []*listenerv3.Filter{tcpProxyNetFilter(t, &tcpv3.TcpProxy{
+			StatPrefix: "tcp",
+			ClusterSpecifier: &tcpv3.TcpProxy_WeightedClusters{WeightedClusters: &tcpv3.TcpProxy_WeightedCluster{
+				Clusters: []*tcpv3.TcpProxy_WeightedCluster_ClusterWeight{{Name: "z1"}, {Name: "z2"}},
+			}},
+		})}}
+	redisOnly := &listenerv3.FilterChain{Name: "redis",
+		Filters: []*listenerv3.Filter{{Name: "envoy.filters.network.redis_proxy"}}}
 
 	listeners := []*listenerv3.Listener{
 		listener("tcp-plain", 9000, tcpChain(t, "tcp-route", "c-tcp")),
@@ -174,20 +182,28 @@ func TestL4(t *testing.T) {
 	}{
 		// Plain TCP: one chain, no SNI involved; HTTP fields are irrelevant.
 		{"plain tcp", Request{Port: 9000}, l4("tcp-plain", "tcp-route", "c-tcp"), nil, nil},
-		{"plain tcp ignores host and path", Request{Port: 9000, Host: "h", Path: "/x"}, l4("tcp-plain", "tcp-route", "c-tcp"), nil, nil},
+		{"plain tcp ignores host and path", Request{Port: 9000, Host: "h", Path: "/x"}, l4("tcp-plain", "tcp-route", "c-tcp"),
+			nil, nil},
 		{"plain tcp with SNI", Request{Port: 9000, SNI: "x.example.com"}, l4("tcp-plain", "tcp-route", "c-tcp"), nil, nil},
 		{"plain tcp, explicit TCP", Request{Port: 9000, Protocol: "TCP"}, l4("tcp-plain", "tcp-route", "c-tcp"), nil, nil},
 		// Without a TLS inspector the connection is raw_buffer whatever the client sends.
-		{"no inspector: SNI unseen, raw_buffer chain", Request{Port: 9300, SNI: "x.example.com"}, l4("tcp-raw", "raw", "c-raw"), nil, nil},
-		{"no inspector: no chain names the unseen SNI", Request{Port: 9301, SNI: "s.example.com"}, Answer{Listener: "tcp-dport"},
+		{"no inspector: SNI unseen, raw_buffer chain", Request{Port: 9300, SNI: "x.example.com"},
+			l4("tcp-raw", "raw", "c-raw"), nil, nil},
+		{"no inspector: no chain names the unseen SNI", Request{Port: 9301, SNI: "s.example.com"},
+			Answer{Listener: "tcp-dport"},
 			ErrNoFilterChain, []string{"tcp-dport", `SNI ""`, "raw_buffer", `SNI "s.example.com" is not seen`}},
 
 		// TLS passthrough: exact server names, then the longest wildcard.
-		{"passthrough exact", Request{Port: 9443, SNI: "api.example.com"}, l4("tls-passthrough", "exact", "c-exact"), nil, nil},
-		{"passthrough exact second name, case-insensitive", Request{Port: 9443, SNI: "WWW.Example.COM"}, l4("tls-passthrough", "exact", "c-exact"), nil, nil},
-		{"passthrough wildcard", Request{Port: 9443, SNI: "x.example.com"}, l4("tls-passthrough", "wild", "c-wild"), nil, nil},
-		{"passthrough wildcard, deeper name", Request{Port: 9443, SNI: "x.y.example.com"}, l4("tls-passthrough", "wild", "c-wild"), nil, nil},
-		{"passthrough longest wildcard", Request{Port: 9443, SNI: "a.b.example.com"}, l4("tls-passthrough", "wild-long", "c-wild-long"), nil, nil},
+		{"passthrough exact", Request{Port: 9443, SNI: "api.example.com"}, l4("tls-passthrough", "exact", "c-exact"), nil,
+			nil},
+		{"passthrough exact second name, case-insensitive", Request{Port: 9443, SNI: "WWW.Example.COM"},
+			l4("tls-passthrough", "exact", "c-exact"), nil, nil},
+		{"passthrough wildcard", Request{Port: 9443, SNI: "x.example.com"}, l4("tls-passthrough", "wild", "c-wild"), nil,
+			nil},
+		{"passthrough wildcard, deeper name", Request{Port: 9443, SNI: "x.y.example.com"},
+			l4("tls-passthrough", "wild", "c-wild"), nil, nil},
+		{"passthrough longest wildcard", Request{Port: 9443, SNI: "a.b.example.com"},
+			l4("tls-passthrough", "wild-long", "c-wild-long"), nil, nil},
 		{"passthrough wildcard needs a label", Request{Port: 9443, SNI: "example.com"}, Answer{Listener: "tls-passthrough"},
 			ErrNoFilterChain, []string{"tls-passthrough", `"example.com"`}},
 		{"passthrough no SNI", Request{Port: 9443}, Answer{Listener: "tls-passthrough"},
@@ -196,19 +212,25 @@ func TestL4(t *testing.T) {
 			ErrNoFilterChain, []string{`"other.org"`}},
 
 		// TLS terminated by the chain's transport socket.
-		{"terminate by SNI", Request{Port: 9444, SNI: "api.example.com"}, l4("tls-terminate", "t-api", "c-term-api"), nil, nil},
-		{"terminate catch-all chain", Request{Port: 9444, SNI: "other.example.com"}, l4("tls-terminate", "t-any", "c-term-any"), nil, nil},
+		{"terminate by SNI", Request{Port: 9444, SNI: "api.example.com"}, l4("tls-terminate", "t-api", "c-term-api"), nil,
+			nil},
+		{"terminate catch-all chain", Request{Port: 9444, SNI: "other.example.com"},
+			l4("tls-terminate", "t-any", "c-term-any"), nil, nil},
 		{"terminate catch-all without SNI", Request{Port: 9444}, l4("tls-terminate", "t-any", "c-term-any"), nil, nil},
-		{"terminate single chain", Request{Port: 9445, SNI: "any.example.com"}, l4("tls-terminate-single", "t-only", "c-term-only"), nil, nil},
+		{"terminate single chain", Request{Port: 9445, SNI: "any.example.com"},
+			l4("tls-terminate-single", "t-only", "c-term-only"), nil, nil},
 		{"default_filter_chain by SNI", Request{Port: 9446, SNI: "a.example.com"}, l4("tls-default", "a", "c-a"), nil, nil},
-		{"default_filter_chain fallback", Request{Port: 9446, SNI: "b.example.com"}, l4("tls-default", "fallback", "c-fallback"), nil, nil},
+		{"default_filter_chain fallback", Request{Port: 9446, SNI: "b.example.com"},
+			l4("tls-default", "fallback", "c-fallback"), nil, nil},
 
 		// UDP.
 		{"udp matcher", Request{Port: 5353, Protocol: "UDP"}, l4("udp-dns", "", "c-dns"), nil, nil},
 		{"udp protocol is case-insensitive", Request{Port: 5353, Protocol: "udp"}, l4("udp-dns", "", "c-dns"), nil, nil},
 		{"udp-only port without protocol", Request{Port: 5353}, l4("udp-dns", "", "c-dns"), nil, nil},
-		{"udp-only port, TCP", Request{Port: 5353, Protocol: "TCP"}, Answer{}, ErrNoListener, []string{"no TCP listener on port 5353", "5353 (udp-dns, UDP)"}},
-		{"tcp-only port, UDP", Request{Port: 9000, Protocol: "UDP"}, Answer{}, ErrNoListener, []string{"no UDP listener on port 9000"}},
+		{"udp-only port, TCP", Request{Port: 5353, Protocol: "TCP"}, Answer{}, ErrNoListener,
+			[]string{"no TCP listener on port 5353", "5353 (udp-dns, UDP)"}},
+		{"tcp-only port, UDP", Request{Port: 9000, Protocol: "UDP"}, Answer{}, ErrNoListener,
+			[]string{"no UDP listener on port 9000"}},
 		{"udp legacy cluster", Request{Port: 5354, Protocol: "UDP"}, l4("udp-legacy", "", "c-legacy"), nil, nil},
 		{"udp nested matcher", Request{Port: 5355, Protocol: "UDP"}, l4("udp-nested", "", "c-nested"), nil, nil},
 
@@ -218,19 +240,28 @@ func TestL4(t *testing.T) {
 		{"shared port, UDP", Request{Port: 7000, Protocol: "UDP"}, l4("udp-7000", "", "c-udp-7000"), nil, nil},
 		// HTTPS and HTTP/3 on one port: UDP reaches the QUIC listener's HCM.
 		{"https over TCP", Request{Port: 8443, SNI: "example.com", Host: "example.com"},
-			Answer{Listener: "https-8443", FilterChain: "h2", RouteConfig: "rc", VirtualHost: "vh", Route: "r", Cluster: "c-https", Status: 200, Matched: true}, nil, nil},
+			Answer{Listener: "https-8443", FilterChain: "h2", RouteConfig: "rc", VirtualHost: "vh", Route: "r",
+				Cluster: "c-https", Status: 200, Matched: true}, nil, nil},
 		{"http/3 over UDP", Request{Port: 8443, Protocol: "UDP", SNI: "example.com", Host: "example.com"},
-			Answer{Listener: "quic-8443", FilterChain: "h3", RouteConfig: "rc-h3", VirtualHost: "vh", Route: "r", Cluster: "c-h3", Status: 200, Matched: true}, nil, nil},
+			Answer{Listener: "quic-8443", FilterChain: "h3", RouteConfig: "rc-h3", VirtualHost: "vh", Route: "r",
+				Cluster: "c-h3", Status: 200, Matched: true}, nil, nil},
 
 		// Errors.
 		{"unknown protocol", Request{Port: 9000, Protocol: "SCTP"}, Answer{}, ErrUnsupported, []string{`"SCTP"`}},
-		{"udp without route", Request{Port: 5400, Protocol: "UDP"}, Answer{Listener: "udp-noroute"}, ErrNoRoute, []string{"udp-noroute", "on_no_match"}},
-		{"udp matcher_list", Request{Port: 5401, Protocol: "UDP"}, Answer{Listener: "udp-list"}, ErrUnsupported, []string{"udp-list", "matcher_list"}},
-		{"udp action of the wrong type", Request{Port: 5402, Protocol: "UDP"}, Answer{Listener: "udp-badaction"}, ErrInvalidConfig, []string{"udp-badaction", udpRouteTypeURL, tcpProxyTypeURL}},
-		{"udp without udp_proxy", Request{Port: 5403, Protocol: "UDP"}, Answer{Listener: "udp-other"}, ErrUnsupported, []string{"udp-other", "envoy.filters.udp.dns_filter"}},
-		{"tcp_proxy without cluster", Request{Port: 9200}, Answer{Listener: "tcp-nocluster", FilterChain: "no-cluster"}, ErrInvalidConfig, []string{"tcp-nocluster", "no cluster specifier"}},
-		{"tcp_proxy with zero weights", Request{Port: 9201}, Answer{Listener: "tcp-zero", FilterChain: "zero"}, ErrInvalidConfig, []string{"sum of weights"}},
-		{"chain without hcm or tcp_proxy", Request{Port: 9202}, Answer{Listener: "tcp-redis", FilterChain: "redis"}, ErrNoHTTPConnectionManager,
+		{"udp without route", Request{Port: 5400, Protocol: "UDP"}, Answer{Listener: "udp-noroute"}, ErrNoRoute,
+			[]string{"udp-noroute", "on_no_match"}},
+		{"udp matcher_list", Request{Port: 5401, Protocol: "UDP"}, Answer{Listener: "udp-list"}, ErrUnsupported,
+			[]string{"udp-list", "matcher_list"}},
+		{"udp action of the wrong type", Request{Port: 5402, Protocol: "UDP"}, Answer{Listener: "udp-badaction"},
+			ErrInvalidConfig, []string{"udp-badaction", udpRouteTypeURL, tcpProxyTypeURL}},
+		{"udp without udp_proxy", Request{Port: 5403, Protocol: "UDP"}, Answer{Listener: "udp-other"}, ErrUnsupported,
+			[]string{"udp-other", "envoy.filters.udp.dns_filter"}},
+		{"tcp_proxy without cluster", Request{Port: 9200}, Answer{Listener: "tcp-nocluster", FilterChain: "no-cluster"},
+			ErrInvalidConfig, []string{"tcp-nocluster", "no cluster specifier"}},
+		{"tcp_proxy with zero weights", Request{Port: 9201}, Answer{Listener: "tcp-zero", FilterChain: "zero"},
+			ErrInvalidConfig, []string{"sum of weights"}},
+		{"chain without hcm or tcp_proxy", Request{Port: 9202}, Answer{Listener: "tcp-redis", FilterChain: "redis"},
+			ErrNoHTTPConnectionManager,
 			[]string{"tcp-redis", `filter chain "redis"`, "envoy.filters.network.redis_proxy"}},
 	}
 	for _, c := range cases {
@@ -252,7 +283,8 @@ func TestTCPProxyWeightedClusters(t *testing.T) {
 	weighted := func(name string, weights ...uint32) *listenerv3.FilterChain {
 		wc := &tcpv3.TcpProxy_WeightedCluster{}
 		for i, w := range weights {
-			wc.Clusters = append(wc.Clusters, &tcpv3.TcpProxy_WeightedCluster_ClusterWeight{Name: string(rune('a' + i)), Weight: w})
+			wc.Clusters = append(wc.Clusters,
+				&tcpv3.TcpProxy_WeightedCluster_ClusterWeight{Name: string(rune('a' + i)), Weight: w})
 		}
 		return &listenerv3.FilterChain{Name: name, Filters: []*listenerv3.Filter{tcpProxyNetFilter(t, &tcpv3.TcpProxy{
 			StatPrefix:       "tcp",

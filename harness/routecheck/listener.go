@@ -96,22 +96,22 @@ type hcmConfig struct {
 const defaultMaxRequestHeadersKB = 60
 
 func compileListener(l *listenerv3.Listener) *listenerEntry {
-	le := &listenerEntry{name: l.GetName()}
+	entry := &listenerEntry{name: l.GetName()}
 	addPort := func(a *corev3.Address) {
 		sa := a.GetSocketAddress()
 		if sa == nil {
 			return
 		}
 		if sa.GetProtocol() == corev3.SocketAddress_UDP {
-			le.udp = true
+			entry.udp = true
 		}
 		p := sa.GetPortValue()
-		for _, q := range le.ports {
+		for _, q := range entry.ports {
 			if q == p {
 				return
 			}
 		}
-		le.ports = append(le.ports, p)
+		entry.ports = append(entry.ports, p)
 	}
 	addPort(l.GetAddress())
 	for _, aa := range l.GetAdditionalAddresses() {
@@ -124,28 +124,32 @@ func compileListener(l *listenerv3.Listener) *listenerEntry {
 		switch {
 		case isListenerFilter(lf, tlsInspectorName, tlsInspectorTypeURL):
 			hasInspector = true
-		case le.udp && le.udpProxy == nil && (lf.GetName() == udpProxyFilterName || lf.GetTypedConfig().GetTypeUrl() == udpProxyTypeURL):
+		case entry.udp && entry.udpProxy == nil &&
+			(lf.GetName() == udpProxyFilterName || lf.GetTypedConfig().GetTypeUrl() == udpProxyTypeURL):
 			// A datagram goes to the first udp_proxy; later ones never see it.
-			le.udpProxy = compileUDPProxy(le.name, lf)
+			entry.udpProxy = compileUDPProxy(entry.name, lf)
 		}
 	}
-	le.seesTLS = hasInspector || matchesOnTLS(l)
-	if le.udp && le.udpProxy == nil && len(l.GetFilterChains()) == 0 && l.GetDefaultFilterChain() == nil {
-		le.err = fmt.Errorf("%w: UDP listener %s has neither a %s listener filter nor (QUIC) filter chains; listener filters: [%s]",
-			ErrUnsupported, le.name, udpProxyFilterName, strings.Join(listenerFilters, ", "))
-		return le
+	entry.seesTLS = hasInspector || matchesOnTLS(l)
+	if entry.udp && entry.udpProxy == nil && len(l.GetFilterChains()) == 0 && l.GetDefaultFilterChain() == nil {
+		entry.err = fmt.Errorf(
+			"%w: UDP listener %s has neither a %s listener filter nor (QUIC) filter chains; listener filters: [%s]",
+			ErrUnsupported, entry.name, udpProxyFilterName, strings.Join(listenerFilters, ", "))
+		return entry
 	}
 	if l.GetFilterChainMatcher() != nil {
-		le.err = fmt.Errorf("%w: listener %s uses filter_chain_matcher (unified matcher API), which routecheck does not evaluate", ErrUnsupported, le.name)
-		return le
+		entry.err = fmt.Errorf(
+			"%w: listener %s uses filter_chain_matcher (unified matcher API), which routecheck does not evaluate",
+			ErrUnsupported, entry.name)
+		return entry
 	}
 	for i, fc := range l.GetFilterChains() {
-		le.chains = append(le.chains, compileChain(le.name, fc, i))
+		entry.chains = append(entry.chains, compileChain(entry.name, fc, i))
 	}
 	if dfc := l.GetDefaultFilterChain(); dfc != nil {
-		le.def = compileChain(le.name, dfc, -1)
+		entry.def = compileChain(entry.name, dfc, -1)
 	}
-	return le
+	return entry
 }
 
 func compileChain(listener string, fc *listenerv3.FilterChain, index int) *chainEntry {
@@ -168,23 +172,26 @@ func compileChain(listener string, fc *listenerv3.FilterChain, index int) *chain
 			return ce
 		}
 	}
-	ce.err = fmt.Errorf("%w: listener %s filter chain %s has neither an HTTP connection manager nor a tcp_proxy filter (filters: [%s])",
+	ce.err = fmt.Errorf(
+		"%w: listener %s filter chain %s has neither an HTTP connection manager nor a tcp_proxy filter (filters: [%s])",
 		ErrNoHTTPConnectionManager, listener, ce.label(), strings.Join(names, ", "))
 	return ce
 }
 
 func compileHCM(listener string, f *listenerv3.Filter) (*hcmConfig, error) {
-	tc := f.GetTypedConfig()
-	if f.GetConfigDiscovery() != nil || tc == nil {
-		return nil, fmt.Errorf("%w: listener %s gets its HTTP connection manager via config_discovery (ECDS)", ErrUnsupported, listener)
+	typedConfig := f.GetTypedConfig()
+	if f.GetConfigDiscovery() != nil || typedConfig == nil {
+		return nil, fmt.Errorf("%w: listener %s gets its HTTP connection manager via config_discovery (ECDS)", ErrUnsupported,
+			listener)
 	}
-	if tc.GetTypeUrl() != hcmTypeURL {
+	if typedConfig.GetTypeUrl() != hcmTypeURL {
 		return nil, fmt.Errorf("%w: listener %s filter %q has typed_config of type %q, want %s",
-			ErrInvalidConfig, listener, f.GetName(), tc.GetTypeUrl(), hcmTypeURL)
+			ErrInvalidConfig, listener, f.GetName(), typedConfig.GetTypeUrl(), hcmTypeURL)
 	}
 	m := &hcmv3.HttpConnectionManager{}
-	if err := tc.UnmarshalTo(m); err != nil {
-		return nil, fmt.Errorf("%w: listener %s: cannot unmarshal %s: %v", ErrInvalidConfig, listener, tc.GetTypeUrl(), err)
+	if err := typedConfig.UnmarshalTo(m); err != nil {
+		return nil, fmt.Errorf("%w: listener %s: cannot unmarshal %s: %v", ErrInvalidConfig, listener,
+			typedConfig.GetTypeUrl(), err)
 	}
 	return newHCMConfig(listener, m)
 }
@@ -206,24 +213,27 @@ func newHCMConfig(listener string, m *hcmv3.HttpConnectionManager) (*hcmConfig, 
 	}
 	h.xffHops, h.skipXffAppend = m.GetXffNumTrustedHops(), m.GetSkipXffAppend()
 	for _, ext := range m.GetOriginalIpDetectionExtensions() {
-		tc := ext.GetTypedConfig()
-		if tc.GetTypeUrl() == xffTypeURL {
+		typedConfig := ext.GetTypedConfig()
+		if typedConfig.GetTypeUrl() == xffTypeURL {
 			x := &xffv3.XffConfig{}
-			if err := tc.UnmarshalTo(x); err != nil {
-				return nil, fmt.Errorf("%w: listener %s: cannot unmarshal %s: %v", ErrInvalidConfig, listener, tc.GetTypeUrl(), err)
+			if err := typedConfig.UnmarshalTo(x); err != nil {
+				return nil, fmt.Errorf("%w: listener %s: cannot unmarshal %s: %v", ErrInvalidConfig, listener,
+					typedConfig.GetTypeUrl(), err)
 			}
-			h.detect = &ipDetection{xff: true, hops: x.GetXffNumTrustedHops(), trustedCIDRs: len(x.GetXffTrustedCidrs().GetCidrs()) > 0, skipAppend: x.GetSkipXffAppend().GetValue()}
+			h.detect = &ipDetection{xff: true, hops: x.GetXffNumTrustedHops(),
+				trustedCIDRs: len(x.GetXffTrustedCidrs().GetCidrs()) > 0, skipAppend: x.GetSkipXffAppend().GetValue()}
 			break
 		}
-		if tc.GetTypeUrl() != customHeaderTypeURL {
+		if typedConfig.GetTypeUrl() != customHeaderTypeURL {
 			continue
 		}
 		ch := &customheaderv3.CustomHeaderConfig{}
-		if err := tc.UnmarshalTo(ch); err != nil {
-			return nil, fmt.Errorf("%w: listener %s: cannot unmarshal %s: %v", ErrInvalidConfig, listener, tc.GetTypeUrl(), err)
+		if err := typedConfig.UnmarshalTo(ch); err != nil {
+			return nil, fmt.Errorf("%w: listener %s: cannot unmarshal %s: %v", ErrInvalidConfig, listener,
+				typedConfig.GetTypeUrl(), err)
 		}
-		if rs := ch.GetRejectWithStatus(); rs != nil {
-			h.ipHeader, h.ipReject = strings.ToLower(ch.GetHeaderName()), int(rs.GetCode())
+		if reject := ch.GetRejectWithStatus(); reject != nil {
+			h.ipHeader, h.ipReject = strings.ToLower(ch.GetHeaderName()), int(reject.GetCode())
 		}
 		h.detect = &ipDetection{header: strings.ToLower(ch.GetHeaderName())}
 		break // the first extension decides (later ones are tried only on failure without reject)
@@ -246,9 +256,9 @@ func newHCMConfig(listener string, m *hcmv3.HttpConnectionManager) (*hcmConfig, 
 // protocol (exact, then unset), application protocols (offered, then unset).
 // Once a server name level matches, Envoy does not fall back to a less
 // specific server name even if the lower levels fail.
-func (le *listenerEntry) selectChain(req conn) (*chainEntry, error) {
+func (entry *listenerEntry) selectChain(req conn) (*chainEntry, error) {
 	var exactPort, anyPort []*chainEntry
-	for _, c := range le.chains {
+	for _, c := range entry.chains {
 		dp := c.match.GetDestinationPort()
 		switch {
 		case dp == nil || dp.GetValue() == 0:
@@ -261,32 +271,34 @@ func (le *listenerEntry) selectChain(req conn) (*chainEntry, error) {
 		if len(group) == 0 {
 			continue
 		}
-		c, err := le.byServerName(group, req)
+		c, err := entry.byServerName(group, req)
 		if err != nil || c != nil {
 			return c, err
 		}
 	}
-	if le.def != nil {
-		return le.def, nil
+	if entry.def != nil {
+		return entry.def, nil
 	}
 	var note string
 	if req.ignoredSNI != "" {
-		note = fmt.Sprintf(" (the listener has no %s listener filter, so the client's SNI %q is not seen)", tlsInspectorName, req.ignoredSNI)
+		note = fmt.Sprintf(" (the listener has no %s listener filter, so the client's SNI %q is not seen)", tlsInspectorName,
+			req.ignoredSNI)
 	}
-	return nil, fmt.Errorf("%w: listener %s has no filter chain for SNI %q (transport %s)%s and no default_filter_chain; chains: %s",
-		ErrNoFilterChain, le.name, req.sni, req.transport, note, le.chainSummary())
+	return nil, fmt.Errorf(
+		"%w: listener %s has no filter chain for SNI %q (transport %s)%s and no default_filter_chain; chains: %s",
+		ErrNoFilterChain, entry.name, req.sni, req.transport, note, entry.chainSummary())
 }
 
 // connFor is what the listener filters detect for a request. A TCP listener
 // learns SNI and ALPN only from a TLS inspector (seesTLS, see matchesOnTLS);
 // without one the connection is "raw_buffer" with no server name whatever the
 // client sends. QUIC always carries both in its handshake.
-func (le *listenerEntry) connFor(req Request) conn {
+func (entry *listenerEntry) connFor(req Request) conn {
 	c := conn{port: req.Port, transport: "raw_buffer"}
 	switch {
-	case le.udp:
+	case entry.udp:
 		c.sni, c.alpn, c.transport = req.SNI, req.ALPN, "quic"
-	case le.seesTLS:
+	case entry.seesTLS:
 		c.sni, c.alpn = req.SNI, req.ALPN
 		if req.SNI != "" {
 			c.transport = "tls"
@@ -314,11 +326,11 @@ func matchesOnTLS(l *listenerv3.Listener) bool {
 }
 
 func isListenerFilter(lf *listenerv3.ListenerFilter, name, typeURL string) bool {
-	tc := lf.GetTypedConfig()
-	return tc.GetTypeUrl() == typeURL || (tc == nil && lf.GetName() == name)
+	typedConfig := lf.GetTypedConfig()
+	return typedConfig.GetTypeUrl() == typeURL || (typedConfig == nil && lf.GetName() == name)
 }
 
-func (le *listenerEntry) byServerName(chains []*chainEntry, req conn) (*chainEntry, error) {
+func (entry *listenerEntry) byServerName(chains []*chainEntry, req conn) (*chainEntry, error) {
 	groups := map[string][]*chainEntry{}
 	for _, c := range chains {
 		names := c.match.GetServerNames()
@@ -336,17 +348,17 @@ func (le *listenerEntry) byServerName(chains []*chainEntry, req conn) (*chainEnt
 	}
 	sni := asciiLower(req.sni)
 	if g, ok := groups[sni]; ok && sni != "" {
-		return le.byTransport(g, req)
+		return entry.byTransport(g, req)
 	}
 	// Every dot-suffix, longest first; pos starts at 1 so ".com"-style keys
 	// never match the whole name.
 	for pos := indexFrom(sni, '.', 1); pos >= 0 && pos < len(sni)-1; pos = indexFrom(sni, '.', pos+1) {
 		if g, ok := groups[sni[pos:]]; ok {
-			return le.byTransport(g, req)
+			return entry.byTransport(g, req)
 		}
 	}
 	if g, ok := groups[""]; ok {
-		return le.byTransport(g, req)
+		return entry.byTransport(g, req)
 	}
 	return nil, nil
 }
@@ -362,7 +374,7 @@ func indexFrom(s string, c byte, from int) int {
 	return from + i
 }
 
-func (le *listenerEntry) byTransport(chains []*chainEntry, req conn) (*chainEntry, error) {
+func (entry *listenerEntry) byTransport(chains []*chainEntry, req conn) (*chainEntry, error) {
 	tp := req.transport
 	var exact, any []*chainEntry
 	for _, c := range chains {
@@ -374,15 +386,15 @@ func (le *listenerEntry) byTransport(chains []*chainEntry, req conn) (*chainEntr
 		}
 	}
 	if len(exact) > 0 {
-		return le.byALPN(exact, req)
+		return entry.byALPN(exact, req)
 	}
 	if len(any) > 0 {
-		return le.byALPN(any, req)
+		return entry.byALPN(any, req)
 	}
 	return nil, nil
 }
 
-func (le *listenerEntry) byALPN(chains []*chainEntry, req conn) (*chainEntry, error) {
+func (entry *listenerEntry) byALPN(chains []*chainEntry, req conn) (*chainEntry, error) {
 	for _, p := range req.alpn {
 		var g []*chainEntry
 		for _, c := range chains {
@@ -394,7 +406,7 @@ func (le *listenerEntry) byALPN(chains []*chainEntry, req conn) (*chainEntry, er
 			}
 		}
 		if len(g) > 0 {
-			return le.pickOne(g)
+			return entry.pickOne(g)
 		}
 	}
 	var g []*chainEntry
@@ -404,7 +416,7 @@ func (le *listenerEntry) byALPN(chains []*chainEntry, req conn) (*chainEntry, er
 		}
 	}
 	if len(g) > 0 {
-		return le.pickOne(g)
+		return entry.pickOne(g)
 	}
 	return nil, nil
 }
@@ -412,7 +424,7 @@ func (le *listenerEntry) byALPN(chains []*chainEntry, req conn) (*chainEntry, er
 // pickOne resolves what is left after the modelled criteria. Chains can only
 // still differ by IP/source criteria, which a Request cannot express; a chain
 // without such criteria is taken as the one a typical client would hit.
-func (le *listenerEntry) pickOne(chains []*chainEntry) (*chainEntry, error) {
+func (entry *listenerEntry) pickOne(chains []*chainEntry) (*chainEntry, error) {
 	if len(chains) == 1 {
 		return chains[0], nil
 	}
@@ -432,8 +444,9 @@ func (le *listenerEntry) pickOne(chains []*chainEntry) (*chainEntry, error) {
 	for i, c := range chains {
 		names[i] = c.label()
 	}
-	return nil, fmt.Errorf("%w: listener %s: filter chains %s differ only by IP/source criteria, which routecheck does not model",
-		ErrUnsupported, le.name, strings.Join(names, ", "))
+	return nil, fmt.Errorf(
+		"%w: listener %s: filter chains %s differ only by IP/source criteria, which routecheck does not model",
+		ErrUnsupported, entry.name, strings.Join(names, ", "))
 }
 
 func (c *chainEntry) label() string {
@@ -446,12 +459,12 @@ func (c *chainEntry) label() string {
 	return fmt.Sprintf("#%d", c.index)
 }
 
-func (le *listenerEntry) chainSummary() string {
-	if len(le.chains) == 0 {
+func (entry *listenerEntry) chainSummary() string {
+	if len(entry.chains) == 0 {
 		return "(none)"
 	}
-	parts := make([]string, len(le.chains))
-	for i, c := range le.chains {
+	parts := make([]string, len(entry.chains))
+	for i, c := range entry.chains {
 		var crit []string
 		if sn := c.match.GetServerNames(); len(sn) > 0 {
 			s := append([]string(nil), sn...)

@@ -29,34 +29,34 @@ type stringMatcher struct {
 }
 
 func compileStringMatcher(m *matcherv3.StringMatcher) (stringMatcher, error) {
-	sm := stringMatcher{ignoreCase: m.GetIgnoreCase()}
+	stringMatch := stringMatcher{ignoreCase: m.GetIgnoreCase()}
 	switch p := m.GetMatchPattern().(type) {
 	case *matcherv3.StringMatcher_Exact:
-		sm.kind, sm.val = strExact, p.Exact
+		stringMatch.kind, stringMatch.val = strExact, p.Exact
 	case *matcherv3.StringMatcher_Prefix:
-		sm.kind, sm.val = strPrefix, p.Prefix
+		stringMatch.kind, stringMatch.val = strPrefix, p.Prefix
 	case *matcherv3.StringMatcher_Suffix:
-		sm.kind, sm.val = strSuffix, p.Suffix
+		stringMatch.kind, stringMatch.val = strSuffix, p.Suffix
 	case *matcherv3.StringMatcher_Contains:
-		sm.kind, sm.val = strContains, p.Contains
+		stringMatch.kind, stringMatch.val = strContains, p.Contains
 	case *matcherv3.StringMatcher_SafeRegex:
 		re, err := compileFullRegex(p.SafeRegex.GetRegex())
 		if err != nil {
-			return sm, err
+			return stringMatch, err
 		}
-		sm.kind, sm.re = strRegex, re
+		stringMatch.kind, stringMatch.re = strRegex, re
 	case *matcherv3.StringMatcher_Custom:
-		return sm, fmt.Errorf("%w: custom string matcher %q", ErrUnsupported, p.Custom.GetName())
+		return stringMatch, fmt.Errorf("%w: custom string matcher %q", ErrUnsupported, p.Custom.GetName())
 	case nil:
 		if m == nil {
-			return sm, fmt.Errorf("string matcher missing")
+			return stringMatch, fmt.Errorf("string matcher missing")
 		}
-		return sm, fmt.Errorf("string matcher has no pattern")
+		return stringMatch, fmt.Errorf("string matcher has no pattern")
 	}
-	if sm.ignoreCase {
-		sm.val = asciiLower(sm.val)
+	if stringMatch.ignoreCase {
+		stringMatch.val = asciiLower(stringMatch.val)
 	}
-	return sm, nil
+	return stringMatch, nil
 }
 
 func (m *stringMatcher) match(s string) bool {
@@ -99,48 +99,49 @@ type headerMatcher struct {
 	val                  string
 	re                   *regexp.Regexp
 	rangeStart, rangeEnd int64
-	sm                   stringMatcher
+	stringMatch          stringMatcher
 	present              bool
 	invert               bool
 	treatMissingAsEmpty  bool
 }
 
 func compileHeaderMatcher(h *routev3.HeaderMatcher) (headerMatcher, error) {
-	hm := headerMatcher{
+	headerMatch := headerMatcher{
 		name:                asciiLower(h.GetName()),
 		invert:              h.GetInvertMatch(),
 		treatMissingAsEmpty: h.GetTreatMissingHeaderAsEmpty(),
 	}
 	switch s := h.GetHeaderMatchSpecifier().(type) {
 	case *routev3.HeaderMatcher_ExactMatch:
-		hm.kind, hm.val = hdrExactLegacy, s.ExactMatch
+		headerMatch.kind, headerMatch.val = hdrExactLegacy, s.ExactMatch
 	case *routev3.HeaderMatcher_PrefixMatch:
-		hm.kind, hm.val = hdrPrefixLegacy, s.PrefixMatch
+		headerMatch.kind, headerMatch.val = hdrPrefixLegacy, s.PrefixMatch
 	case *routev3.HeaderMatcher_SuffixMatch:
-		hm.kind, hm.val = hdrSuffixLegacy, s.SuffixMatch
+		headerMatch.kind, headerMatch.val = hdrSuffixLegacy, s.SuffixMatch
 	case *routev3.HeaderMatcher_ContainsMatch:
-		hm.kind, hm.val = hdrContainsLegacy, s.ContainsMatch
+		headerMatch.kind, headerMatch.val = hdrContainsLegacy, s.ContainsMatch
 	case *routev3.HeaderMatcher_SafeRegexMatch:
 		re, err := compileFullRegex(s.SafeRegexMatch.GetRegex())
 		if err != nil {
-			return hm, err
+			return headerMatch, err
 		}
-		hm.kind, hm.re = hdrRegexLegacy, re
+		headerMatch.kind, headerMatch.re = hdrRegexLegacy, re
 	case *routev3.HeaderMatcher_RangeMatch:
-		hm.kind, hm.rangeStart, hm.rangeEnd = hdrRange, s.RangeMatch.GetStart(), s.RangeMatch.GetEnd()
+		headerMatch.kind, headerMatch.rangeStart, headerMatch.rangeEnd = hdrRange, s.RangeMatch.GetStart(),
+			s.RangeMatch.GetEnd()
 	case *routev3.HeaderMatcher_PresentMatch:
-		hm.kind, hm.present = hdrPresent, s.PresentMatch
+		headerMatch.kind, headerMatch.present = hdrPresent, s.PresentMatch
 	case *routev3.HeaderMatcher_StringMatch:
-		sm, err := compileStringMatcher(s.StringMatch)
+		stringMatch, err := compileStringMatcher(s.StringMatch)
 		if err != nil {
-			return hm, err
+			return headerMatch, err
 		}
-		hm.kind, hm.sm = hdrString, sm
+		headerMatch.kind, headerMatch.stringMatch = hdrString, stringMatch
 	default:
 		// No specifier means "header is present".
-		hm.kind, hm.present = hdrPresent, true
+		headerMatch.kind, headerMatch.present = hdrPresent, true
 	}
-	return hm, nil
+	return headerMatch, nil
 }
 
 func (h *headerMatcher) matches(headers map[string]string) bool {
@@ -169,7 +170,7 @@ func (h *headerMatcher) matches(headers map[string]string) bool {
 		n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
 		m = err == nil && n >= h.rangeStart && n < h.rangeEnd
 	case hdrString:
-		m = h.sm.match(v)
+		m = h.stringMatch.match(v)
 	}
 	return m != h.invert
 }
@@ -178,20 +179,20 @@ func (h *headerMatcher) matches(headers map[string]string) bool {
 // must be present; present_match (true or false) or no specifier only checks
 // presence.
 type queryMatcher struct {
-	name string
-	sm   *stringMatcher
+	name        string
+	stringMatch *stringMatcher
 }
 
 func compileQueryMatcher(q *routev3.QueryParameterMatcher) (queryMatcher, error) {
-	qm := queryMatcher{name: q.GetName()}
+	queryMatch := queryMatcher{name: q.GetName()}
 	if s := q.GetStringMatch(); s != nil {
-		sm, err := compileStringMatcher(s)
+		stringMatch, err := compileStringMatcher(s)
 		if err != nil {
-			return qm, err
+			return queryMatch, err
 		}
-		qm.sm = &sm
+		queryMatch.stringMatch = &stringMatch
 	}
-	return qm, nil
+	return queryMatch, nil
 }
 
 func (q *queryMatcher) matches(params map[string]string) bool {
@@ -199,7 +200,7 @@ func (q *queryMatcher) matches(params map[string]string) bool {
 	if !ok {
 		return false
 	}
-	return q.sm == nil || q.sm.match(v)
+	return q.stringMatch == nil || q.stringMatch.match(v)
 }
 
 // cookieMatcher: an absent cookie does not match, so invert_match matches it.

@@ -24,7 +24,7 @@ import (
 //   - anything else is redirected (302) to the authorization endpoint: "redirect". The
 //     location's query holds a random state and code challenge, so location is only the
 //     endpoint with "?", a prefix of what Envoy sends.
-func evalOAuth2(per *anypb.Any, rs *requestState, eff *FilterEffect) (int, string, error) {
+func evalOAuth2(per *anypb.Any, state *requestState, eff *FilterEffect) (int, string, error) {
 	p := &oauth2v3.OAuth2PerRoute{}
 	if err := per.UnmarshalTo(p); err != nil {
 		return 0, "", err
@@ -34,16 +34,16 @@ func evalOAuth2(per *anypb.Any, rs *requestState, eff *FilterEffect) (int, strin
 		return 0, "", nil
 	}
 	for _, m := range cfg.GetPassThroughMatcher() {
-		hm, err := compileHeaderMatcher(m)
+		headerMatch, err := compileHeaderMatcher(m)
 		if err != nil {
 			return 0, "", err
 		}
-		if hm.matches(rs.headers) {
+		if headerMatch.matches(state.headers) {
 			eff.Outcome = "pass through"
 			return 0, "", nil
 		}
 	}
-	path, _, _ := strings.Cut(rs.path, "?")
+	path, _, _ := strings.Cut(state.path, "?")
 	if sp := cfg.GetSignoutPath(); sp != nil {
 		if ok, err := stringMatches(sp.GetPath(), path); err != nil {
 			return 0, "", err
@@ -56,11 +56,15 @@ func evalOAuth2(per *anypb.Any, rs *requestState, eff *FilterEffect) (int, strin
 		if ok, err := stringMatches(rp.GetPath(), path); err != nil {
 			return 0, "", err
 		} else if ok {
-			q := parseQuery(rs.path)
+			q := parseQuery(state.path)
 			if q["code"] != "" && q["state"] != "" {
 				// Envoy checks the state against its nonce cookie and exchanges the code
 				// at the token endpoint: nothing the checker can know.
-				return 0, "", fmt.Errorf("%w: an OAuth2 callback with a code is answered after Envoy exchanges it at the token endpoint (%s), which the route checker does not model; oauth2Login replays the whole login through real Envoy", ErrUnsupported, cfg.GetTokenEndpoint().GetUri())
+				return 0, "",
+					fmt.Errorf(
+						"%w: an OAuth2 callback with a code is answered after Envoy exchanges it at the token endpoint (%s), which the "+
+							"route checker does not model; oauth2Login replays the whole login through real Envoy",
+						ErrUnsupported, cfg.GetTokenEndpoint().GetUri())
 			}
 			eff.Outcome = "callback"
 			return 401, "", nil
@@ -74,21 +78,21 @@ func evalOAuth2(per *anypb.Any, rs *requestState, eff *FilterEffect) (int, strin
 	if names.GetOauthHmac() != "" {
 		hmac = names.GetOauthHmac()
 	}
-	if c := rs.headers["cookie"]; strings.Contains(c, bearer+"=") && strings.Contains(c, hmac+"=") {
+	if c := state.headers["cookie"]; strings.Contains(c, bearer+"=") && strings.Contains(c, hmac+"=") {
 		eff.Outcome = "session"
 		return 0, "", nil
 	}
 	for _, m := range cfg.GetDenyRedirectMatcher() {
-		hm, err := compileHeaderMatcher(m)
+		headerMatch, err := compileHeaderMatcher(m)
 		if err != nil {
 			return 0, "", err
 		}
-		if hm.matches(rs.headers) {
+		if headerMatch.matches(state.headers) {
 			eff.Outcome = "denied"
 			return 401, "", nil
 		}
 	}
-	if rs.req.OAuth2Login {
+	if state.req.OAuth2Login {
 		// The login the request went through ends with Envoy's session cookies, which the
 		// checker takes as good (as above) without modelling how they were made.
 		eff.Outcome = "session after a login (the callback's code exchange is not modelled)"

@@ -32,7 +32,7 @@ import (
 // the service's limits (Table.UseRateLimitService), a descriptor whose limit those requests
 // and this one exceed makes the filter answer 429 (shadow-mode limits never do); without
 // them that is ErrUnsupported. A single request is under any limit.
-func evalRateLimit(f httpFilterEntry, per *anypb.Any, rs *requestState, eff *FilterEffect) (bool, int, error) {
+func evalRateLimit(f httpFilterEntry, per *anypb.Any, state *requestState, eff *FilterEffect) (bool, int, error) {
 	domain := ""
 	if f.cfg != nil {
 		cfg := &ratelimitv3.RateLimit{}
@@ -41,7 +41,7 @@ func evalRateLimit(f httpFilterEntry, per *anypb.Any, rs *requestState, eff *Fil
 		}
 		domain = cfg.GetDomain()
 	}
-	limits := rs.matched.rateLimits
+	limits := state.matched.rateLimits
 	if per != nil {
 		pr := &ratelimitv3.RateLimitPerRoute{}
 		if err := per.UnmarshalTo(pr); err != nil {
@@ -54,23 +54,25 @@ func evalRateLimit(f httpFilterEntry, per *anypb.Any, rs *requestState, eff *Fil
 			limits = pr.GetRateLimits()
 		}
 	}
-	descs, err := descriptorEntries(limits, rs)
+	descs, err := descriptorEntries(limits, state)
 	if err != nil || len(descs) == 0 {
 		return false, 0, err
 	}
 	eff.Mode, eff.Outcome = domain, joinDescriptors(descs)
-	if rs.req.After == 0 {
+	if state.req.After == 0 {
 		return true, 0, nil
 	}
-	if rs.rls == nil {
-		return true, 0, fmt.Errorf("%w: a request after %d others on a global rate limit needs the rate limit service's limits", ErrUnsupported, rs.req.After)
+	if state.rls == nil {
+		return true, 0,
+			fmt.Errorf("%w: a request after %d others on a global rate limit needs the rate limit service's limits",
+				ErrUnsupported, state.req.After)
 	}
 	for _, d := range descs {
-		lim, ok := rs.rls.Lookup(domain, d.entries)
+		lim, ok := state.rls.Lookup(domain, d.entries)
 		if !ok || lim.Shadow || d.onDone {
 			continue
 		}
-		if uint64(rs.req.After+1)*d.hits > uint64(lim.Requests) {
+		if uint64(state.req.After+1)*d.hits > uint64(lim.Requests) {
 			eff.Outcome += " (over the limit)"
 			return true, 429, nil
 		}
@@ -83,7 +85,7 @@ func evalRateLimit(f httpFilterEntry, per *anypb.Any, rs *requestState, eff *Fil
 // (the bucket refills every fill interval; scenarios keep the requests well inside one):
 // local_ratelimit answers 429. Counting a descriptor's bucket over requests is
 // ErrUnsupported.
-func evalLocalRateLimit(per *anypb.Any, rs *requestState, eff *FilterEffect) (bool, int, error) {
+func evalLocalRateLimit(per *anypb.Any, state *requestState, eff *FilterEffect) (bool, int, error) {
 	if per == nil {
 		return false, 0, nil
 	}
@@ -96,7 +98,7 @@ func evalLocalRateLimit(per *anypb.Any, rs *requestState, eff *FilterEffect) (bo
 	if b != nil {
 		buckets = append(buckets, fmt.Sprintf("route %d/%s", b.GetMaxTokens(), b.GetFillInterval().AsDuration()))
 	}
-	descs, err := descriptorEntries(cfg.GetRateLimits(), rs)
+	descs, err := descriptorEntries(cfg.GetRateLimits(), state)
 	if err != nil {
 		return false, 0, err
 	}
@@ -108,13 +110,14 @@ func evalLocalRateLimit(per *anypb.Any, rs *requestState, eff *FilterEffect) (bo
 	}
 	sort.Strings(buckets[min(1, len(buckets)):])
 	eff.Mode, eff.Outcome = "local", strings.Join(buckets, "; ")
-	if rs.req.After == 0 {
+	if state.req.After == 0 {
 		return true, 0, nil
 	}
 	if len(descs) > 0 {
-		return true, 0, fmt.Errorf("%w: local rate limit descriptors counted over %d requests", ErrUnsupported, rs.req.After)
+		return true, 0,
+			fmt.Errorf("%w: local rate limit descriptors counted over %d requests", ErrUnsupported, state.req.After)
 	}
-	if b != nil && rs.req.After+1 > b.GetMaxTokens() {
+	if b != nil && state.req.After+1 > b.GetMaxTokens() {
 		eff.Outcome += " (empty)"
 		return true, 429, nil
 	}
@@ -143,7 +146,7 @@ func joinDescriptors(ds []descriptor) string {
 
 // descriptorEntries evaluates rate limits' actions on the request: a rate limit whose
 // actions all produce an entry yields one descriptor.
-func descriptorEntries(limits []*routev3.RateLimit, rs *requestState) ([]descriptor, error) {
+func descriptorEntries(limits []*routev3.RateLimit, state *requestState) ([]descriptor, error) {
 	var out []descriptor
 	for _, rl := range limits {
 		if rl.GetStage().GetValue() != 0 {
@@ -152,7 +155,7 @@ func descriptorEntries(limits []*routev3.RateLimit, rs *requestState) ([]descrip
 		var entries []*commonrlv3.RateLimitDescriptor_Entry
 		complete := true
 		for _, a := range rl.GetActions() {
-			e, ok, err := actionEntry(a, rs)
+			e, ok, err := actionEntry(a, state)
 			if err != nil {
 				return nil, err
 			}
@@ -175,7 +178,7 @@ func descriptorEntries(limits []*routev3.RateLimit, rs *requestState) ([]descrip
 }
 
 // actionEntry is the descriptor entry one action produces, if it produces one.
-func actionEntry(a *routev3.RateLimit_Action, rs *requestState) (string, bool, error) {
+func actionEntry(a *routev3.RateLimit_Action, state *requestState) (string, bool, error) {
 	switch v := a.GetActionSpecifier().(type) {
 	case *routev3.RateLimit_Action_GenericKey_:
 		key := v.GenericKey.GetDescriptorKey()
@@ -184,7 +187,7 @@ func actionEntry(a *routev3.RateLimit_Action, rs *requestState) (string, bool, e
 		}
 		return key + "=" + v.GenericKey.GetDescriptorValue(), true, nil
 	case *routev3.RateLimit_Action_RequestHeaders_:
-		val, ok := rs.headers[asciiLower(v.RequestHeaders.GetHeaderName())]
+		val, ok := state.headers[asciiLower(v.RequestHeaders.GetHeaderName())]
 		if !ok {
 			return "", false, nil
 		}
@@ -193,11 +196,11 @@ func actionEntry(a *routev3.RateLimit_Action, rs *requestState) (string, bool, e
 		hv := v.HeaderValueMatch
 		all := true
 		for _, h := range hv.GetHeaders() {
-			hm, err := compileHeaderMatcher(h)
+			headerMatch, err := compileHeaderMatcher(h)
 			if err != nil {
 				return "", false, err
 			}
-			if !hm.matches(rs.headers) {
+			if !headerMatch.matches(state.headers) {
 				all = false
 				break
 			}
@@ -213,12 +216,12 @@ func actionEntry(a *routev3.RateLimit_Action, rs *requestState) (string, bool, e
 		return key + "=" + hv.GetDescriptorValue(), true, nil
 	case *routev3.RateLimit_Action_RemoteAddressMatch_:
 		ram := v.RemoteAddressMatch
-		if rs.req.ClientIP == "" {
+		if state.req.ClientIP == "" {
 			return "", false, nil // the request names no client address
 		}
-		ip, err := netip.ParseAddr(rs.req.ClientIP)
+		ip, err := netip.ParseAddr(state.req.ClientIP)
 		if err != nil {
-			return "", false, fmt.Errorf("clientIP %q: %v", rs.req.ClientIP, err)
+			return "", false, fmt.Errorf("clientIP %q: %v", state.req.ClientIP, err)
 		}
 		in := false
 		for _, r := range ram.GetAddressMatcher().GetRanges() {
@@ -237,21 +240,21 @@ func actionEntry(a *routev3.RateLimit_Action, rs *requestState) (string, bool, e
 		}
 		return ram.GetDescriptorKey() + "=" + val, true, nil
 	case *routev3.RateLimit_Action_QueryParameters_:
-		val, ok := parseQuery(rs.path)[v.QueryParameters.GetQueryParameterName()]
+		val, ok := parseQuery(state.path)[v.QueryParameters.GetQueryParameterName()]
 		if !ok {
 			return "", false, nil
 		}
 		return v.QueryParameters.GetDescriptorKey() + "=" + val, true, nil
 	case *routev3.RateLimit_Action_QueryParameterValueMatch_:
 		qv := v.QueryParameterValueMatch
-		params := parseQuery(rs.path)
+		params := parseQuery(state.path)
 		all := true
 		for _, q := range qv.GetQueryParameters() {
-			qm, err := compileQueryMatcher(q)
+			queryMatch, err := compileQueryMatcher(q)
 			if err != nil {
 				return "", false, err
 			}
-			if !qm.matches(params) {
+			if !queryMatch.matches(params) {
 				all = false
 				break
 			}

@@ -9,7 +9,6 @@ import (
 	commonrlv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/common/ratelimit/v3"
 	localrlv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/local_ratelimit/v3"
 	ratelimitv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/ratelimit/v3"
-	routerv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/router/v3"
 	hcmv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/http_connection_manager/v3"
 	matcherv3 "github.com/envoyproxy/go-control-plane/envoy/type/matcher/v3"
 	typev3 "github.com/envoyproxy/go-control-plane/envoy/type/v3"
@@ -19,7 +18,10 @@ import (
 )
 
 func genericKey(k string) *routev3.RateLimit_Action {
-	return &routev3.RateLimit_Action{ActionSpecifier: &routev3.RateLimit_Action_GenericKey_{GenericKey: &routev3.RateLimit_Action_GenericKey{DescriptorKey: k, DescriptorValue: k}}}
+	return &routev3.RateLimit_Action{
+		ActionSpecifier: &routev3.RateLimit_Action_GenericKey_{
+			GenericKey: &routev3.RateLimit_Action_GenericKey{DescriptorKey: k,
+				DescriptorValue: k}}}
 }
 
 // rateLimitTable: a connection manager with local_ratelimit, the listener's ratelimit
@@ -33,24 +35,38 @@ func rateLimitTable(t *testing.T) *Table {
 		if domain != "lis" {
 			name += "/" + domain
 		}
-		return &hcmv3.HttpFilter{Name: name, ConfigType: &hcmv3.HttpFilter_TypedConfig{TypedConfig: mustAny(t, &ratelimitv3.RateLimit{Domain: domain})}}
+		return &hcmv3.HttpFilter{Name: name,
+			ConfigType: &hcmv3.HttpFilter_TypedConfig{TypedConfig: mustAny(t, &ratelimitv3.RateLimit{Domain: domain})}}
 	}
 	h := rdsHCM("rc")
 	h.HttpFilters = []*hcmv3.HttpFilter{
-		{Name: "envoy.filters.http.local_ratelimit", ConfigType: &hcmv3.HttpFilter_TypedConfig{TypedConfig: mustAny(t, &localrlv3.LocalRateLimit{StatPrefix: "l"})}},
+		{Name: "envoy.filters.http.local_ratelimit",
+			ConfigType: &hcmv3.HttpFilter_TypedConfig{TypedConfig: mustAny(t, &localrlv3.LocalRateLimit{StatPrefix: "l"})}},
 		rl("lis"), rl("pol"),
-		{Name: "envoy.filters.http.router", ConfigType: &hcmv3.HttpFilter_TypedConfig{TypedConfig: mustAny(t, &routerv3.Router{})}},
+		routerFilter(t),
 	}
-	method := &routev3.RateLimit_Action{ActionSpecifier: &routev3.RateLimit_Action_HeaderValueMatch_{HeaderValueMatch: &routev3.RateLimit_Action_HeaderValueMatch{
-		DescriptorKey: "m", DescriptorValue: "m", ExpectMatch: wrapperspb.Bool(true),
-		Headers: []*routev3.HeaderMatcher{{Name: ":method", HeaderMatchSpecifier: &routev3.HeaderMatcher_StringMatch{StringMatch: exactStr("POST")}}},
-	}}}
-	notInternal := &routev3.RateLimit_Action{ActionSpecifier: &routev3.RateLimit_Action_RemoteAddressMatch_{RemoteAddressMatch: &routev3.RateLimit_Action_RemoteAddressMatch{
-		DescriptorKey: "masked_remote_address", DescriptorValue: "invert:10.0.0.0/8",
-		AddressMatcher: &matcherv3.AddressMatcher{Ranges: []*xdscorev3.CidrRange{{AddressPrefix: "10.0.0.0", PrefixLen: wrapperspb.UInt32(8)}}, InvertMatch: true},
-	}}}
-	user := &routev3.RateLimit_Action{ActionSpecifier: &routev3.RateLimit_Action_RequestHeaders_{RequestHeaders: &routev3.RateLimit_Action_RequestHeaders{HeaderName: "x-user", DescriptorKey: "u"}}}
-	page := &routev3.RateLimit_Action{ActionSpecifier: &routev3.RateLimit_Action_QueryParameters_{QueryParameters: &routev3.RateLimit_Action_QueryParameters{QueryParameterName: "page", DescriptorKey: "p"}}}
+	method := &routev3.RateLimit_Action{
+		ActionSpecifier: &routev3.RateLimit_Action_HeaderValueMatch_{
+			HeaderValueMatch: &routev3.RateLimit_Action_HeaderValueMatch{
+				DescriptorKey: "m", DescriptorValue: "m", ExpectMatch: wrapperspb.Bool(true),
+				Headers: []*routev3.HeaderMatcher{{Name: ":method",
+					HeaderMatchSpecifier: &routev3.HeaderMatcher_StringMatch{StringMatch: exactStr("POST")}}},
+			}}}
+	notInternal := &routev3.RateLimit_Action{
+		ActionSpecifier: &routev3.RateLimit_Action_RemoteAddressMatch_{
+			RemoteAddressMatch: &routev3.RateLimit_Action_RemoteAddressMatch{
+				DescriptorKey: "masked_remote_address", DescriptorValue: "invert:10.0.0.0/8",
+				AddressMatcher: &matcherv3.AddressMatcher{Ranges: []*xdscorev3.CidrRange{{AddressPrefix: "10.0.0.0",
+					PrefixLen: wrapperspb.UInt32(8)}}, InvertMatch: true},
+			}}}
+	user := &routev3.RateLimit_Action{
+		ActionSpecifier: &routev3.RateLimit_Action_RequestHeaders_{
+			RequestHeaders: &routev3.RateLimit_Action_RequestHeaders{HeaderName: "x-user",
+				DescriptorKey: "u"}}}
+	page := &routev3.RateLimit_Action{
+		ActionSpecifier: &routev3.RateLimit_Action_QueryParameters_{
+			QueryParameters: &routev3.RateLimit_Action_QueryParameters{QueryParameterName: "page",
+				DescriptorKey: "p"}}}
 	per := withFilters(t, prefixRoute("per", "/per", "c"), map[string]proto.Message{
 		"envoy.filters.http.ratelimit": &ratelimitv3.RateLimitPerRoute{Domain: "lis", RateLimits: []*routev3.RateLimit{
 			{Actions: []*routev3.RateLimit_Action{genericKey("per"), method}},
@@ -67,9 +83,13 @@ func rateLimitTable(t *testing.T) *Table {
 		},
 	})
 	action := prefixRoute("action", "/action", "c")
-	action.GetRoute().RateLimits = []*routev3.RateLimit{{Actions: []*routev3.RateLimit_Action{genericKey("pol/rule/0"), user}}}
-	tbl, err := New([]*listenerv3.Listener{listener("http", 10080, &listenerv3.FilterChain{Filters: []*listenerv3.Filter{hcmFilter(t, h)}})},
-		[]*routev3.RouteConfiguration{routeConfig("rc", vhost("vh", []string{"*"}, per, action, prefixRoute("none", "/", "c")))})
+	action.GetRoute().RateLimits = []*routev3.RateLimit{{Actions: []*routev3.RateLimit_Action{genericKey("pol/rule/0"),
+		user}}}
+	tbl, err := New(
+		[]*listenerv3.Listener{listener("http", 10080,
+			&listenerv3.FilterChain{Filters: []*listenerv3.Filter{hcmFilter(t, h)}})},
+		[]*routev3.RouteConfiguration{routeConfig("rc",
+			vhost("vh", []string{"*"}, per, action, prefixRoute("none", "/", "c")))})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,11 +131,14 @@ func TestRateLimitFiltersReportSelectedRequests(t *testing.T) {
 			}},
 		{"without a client address the address rule is not evaluated",
 			Request{Path: "/per", Method: "POST"},
-			map[string]string{"envoy.filters.http.local_ratelimit": "route 50/1s", "envoy.filters.http.ratelimit": "per=per,m=m"}},
+			map[string]string{"envoy.filters.http.local_ratelimit": "route 50/1s",
+				"envoy.filters.http.ratelimit": "per=per,m=m"}},
 		{"route action rate limits are read by every ratelimit filter, each in its domain",
 			Request{Path: "/action", Headers: map[string]string{"x-user": "ann"}},
-			map[string]string{"envoy.filters.http.ratelimit": "pol/rule/0=pol/rule/0,u=ann", "envoy.filters.http.ratelimit/pol": "pol/rule/0=pol/rule/0,u=ann"}},
-		{"a route without rate limits", Request{Path: "/x", Headers: map[string]string{"x-user": "ann"}}, map[string]string{}},
+			map[string]string{"envoy.filters.http.ratelimit": "pol/rule/0=pol/rule/0,u=ann",
+				"envoy.filters.http.ratelimit/pol": "pol/rule/0=pol/rule/0,u=ann"}},
+		{"a route without rate limits", Request{Path: "/x", Headers: map[string]string{"x-user": "ann"}},
+			map[string]string{}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := effects(tc.req)

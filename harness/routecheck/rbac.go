@@ -25,7 +25,7 @@ import (
 // whose predicate holds decides, else on_no_match; DENY answers 403. Predicates on
 // headers, the client IP (Request.ClientIP), CEL over request attributes and the
 // jwt_authn payload are evaluated; anything else is an error.
-func evalRBAC(per *anypb.Any, rs *requestState, eff *FilterEffect) (int, error) {
+func evalRBAC(per *anypb.Any, state *requestState, eff *FilterEffect) (int, error) {
 	p := &rbacv3.RBACPerRoute{}
 	if err := per.UnmarshalTo(p); err != nil {
 		return 0, err
@@ -38,7 +38,7 @@ func evalRBAC(per *anypb.Any, rs *requestState, eff *FilterEffect) (int, error) 
 		eff.Outcome = "no policy"
 		return 0, nil
 	}
-	ev := &rbacEval{rs: rs}
+	ev := &rbacEval{state: state}
 	action := m.GetOnNoMatch().GetAction()
 	for _, fm := range m.GetMatcherList().GetMatchers() {
 		ok, err := ev.predicate(fm.GetPredicate())
@@ -73,7 +73,7 @@ func evalRBAC(per *anypb.Any, rs *requestState, eff *FilterEffect) (int, error) 
 }
 
 type rbacEval struct {
-	rs *requestState
+	state *requestState
 }
 
 func (e *rbacEval) predicate(p *cncfmatcherv3.Matcher_MatcherList_Predicate) (bool, error) {
@@ -131,12 +131,12 @@ func (e *rbacEval) single(sp *cncfmatcherv3.Matcher_MatcherList_Predicate_Single
 		if !ok {
 			break
 		}
-		if e.rs.req.ClientIP == "" {
+		if e.state.req.ClientIP == "" {
 			return false, fmt.Errorf("the route checks the client IP: the request needs clientIP")
 		}
-		ip, err := netip.ParseAddr(e.rs.req.ClientIP)
+		ip, err := netip.ParseAddr(e.state.req.ClientIP)
 		if err != nil {
-			return false, fmt.Errorf("clientIP %q: %v", e.rs.req.ClientIP, err)
+			return false, fmt.Errorf("clientIP %q: %v", e.state.req.ClientIP, err)
 		}
 		for _, r := range ipm.GetCidrRanges() {
 			pfx, err := netip.ParsePrefix(fmt.Sprintf("%s/%d", r.GetAddressPrefix(), r.GetPrefixLen().GetValue()))
@@ -165,15 +165,15 @@ func (e *rbacEval) single(sp *cncfmatcherv3.Matcher_MatcherList_Predicate_Single
 func (e *rbacEval) header(name string) (string, bool) {
 	switch strings.ToLower(name) {
 	case ":method":
-		return e.rs.method, true
+		return e.state.method, true
 	case ":path":
-		return e.rs.path, true
+		return e.state.path, true
 	case ":authority", "host":
-		return e.rs.host, true
+		return e.state.host, true
 	case ":scheme":
-		return e.rs.scheme, true
+		return e.state.scheme, true
 	}
-	v, ok := e.rs.headers[strings.ToLower(name)]
+	v, ok := e.state.headers[strings.ToLower(name)]
 	return v, ok
 }
 
@@ -197,7 +197,8 @@ func (e *rbacEval) cel(parsed *expr.ParsedExpr) (bool, error) {
 	if readsIdent(v1.GetExpr(), "response") {
 		return false, fmt.Errorf("%w: a CEL expression on response attributes at request time", errUndecided)
 	}
-	env, err := cel.NewEnv(cel.Variable("request", cel.DynType), cel.Variable("connection", cel.DynType), cel.Variable("source", cel.DynType))
+	env, err := cel.NewEnv(cel.Variable("request", cel.DynType), cel.Variable("connection", cel.DynType),
+		cel.Variable("source", cel.DynType))
 	if err != nil {
 		return false, err
 	}
@@ -205,19 +206,19 @@ func (e *rbacEval) cel(parsed *expr.ParsedExpr) (bool, error) {
 	if err != nil {
 		return false, fmt.Errorf("CEL: %v", err)
 	}
-	pathOnly, query := splitPath(e.rs.path)
+	pathOnly, query := splitPath(e.state.path)
 	headers := map[string]any{}
-	for k, v := range e.rs.headers {
+	for k, v := range e.state.headers {
 		headers[k] = v
 	}
 	req := map[string]any{
-		"path": e.rs.path, "url_path": pathOnly, "query": query, "host": e.rs.host,
-		"scheme": e.rs.scheme, "method": e.rs.method, "headers": headers,
-		"referer": e.rs.headers["referer"], "useragent": e.rs.headers["user-agent"], "protocol": "HTTP/1.1",
+		"path": e.state.path, "url_path": pathOnly, "query": query, "host": e.state.host,
+		"scheme": e.state.scheme, "method": e.state.method, "headers": headers,
+		"referer": e.state.headers["referer"], "useragent": e.state.headers["user-agent"], "protocol": "HTTP/1.1",
 	}
 	src := map[string]any{}
-	if e.rs.req.ClientIP != "" {
-		src["address"] = e.rs.req.ClientIP
+	if e.state.req.ClientIP != "" {
+		src["address"] = e.state.req.ClientIP
 	}
 	out, _, err := prg.Eval(map[string]any{"request": req, "source": src, "connection": map[string]any{}})
 	if err != nil {
@@ -233,8 +234,8 @@ func (e *rbacEval) metadata(in *networkinputv3.DynamicMetadataInput, m *metadata
 		return false, fmt.Errorf("dynamic metadata of %s is not known offline", in.GetFilter())
 	}
 	var cur any = map[string]any(nil)
-	if e.rs.jwtPayload != nil {
-		cur = e.rs.jwtPayload
+	if e.state.jwtPayload != nil {
+		cur = e.state.jwtPayload
 	}
 	for _, seg := range in.GetPath() {
 		mm, ok := cur.(map[string]any)
@@ -290,7 +291,8 @@ func cncfStringMatches(m *cncfmatcherv3.StringMatcher, v string) (bool, error) {
 	case *cncfmatcherv3.StringMatcher_Contains:
 		em.MatchPattern = &envoymatcherv3.StringMatcher_Contains{Contains: p.Contains}
 	case *cncfmatcherv3.StringMatcher_SafeRegex:
-		em.MatchPattern = &envoymatcherv3.StringMatcher_SafeRegex{SafeRegex: &envoymatcherv3.RegexMatcher{Regex: p.SafeRegex.GetRegex()}}
+		em.MatchPattern = &envoymatcherv3.StringMatcher_SafeRegex{
+			SafeRegex: &envoymatcherv3.RegexMatcher{Regex: p.SafeRegex.GetRegex()}}
 	default:
 		return false, fmt.Errorf("string matcher %T is not evaluated", m.GetMatchPattern())
 	}
@@ -310,8 +312,8 @@ func networkRBACDenies(cfg *anypb.Any, req Request) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	rs := &requestState{req: req, headers: map[string]string{}}
-	status, err := evalRBAC(per, rs, &FilterEffect{})
+	state := &requestState{req: req, headers: map[string]string{}}
+	status, err := evalRBAC(per, state, &FilterEffect{})
 	return status == 403, err
 }
 
@@ -348,7 +350,8 @@ func readsIdent(x *exprpb.Expr, name string) bool {
 		}
 	case *exprpb.Expr_ComprehensionExpr:
 		c := k.ComprehensionExpr
-		for _, sub := range []*exprpb.Expr{c.GetIterRange(), c.GetAccuInit(), c.GetLoopCondition(), c.GetLoopStep(), c.GetResult()} {
+		for _, sub := range []*exprpb.Expr{c.GetIterRange(), c.GetAccuInit(), c.GetLoopCondition(), c.GetLoopStep(),
+			c.GetResult()} {
 			if readsIdent(sub, name) {
 				return true
 			}

@@ -35,29 +35,29 @@ type requestState struct {
 }
 
 func newRequestState(req Request, h *hcmConfig) *requestState {
-	rs := &requestState{req: req, method: req.Method, host: req.Host, path: req.Path}
-	rs.headers = make(map[string]string, len(req.Headers)+5)
+	state := &requestState{req: req, method: req.Method, host: req.Host, path: req.Path}
+	state.headers = make(map[string]string, len(req.Headers)+5)
 	for k, v := range req.Headers {
-		rs.headers[strings.ToLower(k)] = v
+		state.headers[strings.ToLower(k)] = v
 	}
-	if rs.method == "" {
-		rs.method = "GET"
+	if state.method == "" {
+		state.method = "GET"
 	}
-	if rs.host == "" {
-		if v, ok := rs.headers[":authority"]; ok {
-			rs.host = v
-		} else if v, ok := rs.headers["host"]; ok {
-			rs.host = v
+	if state.host == "" {
+		if v, ok := state.headers[":authority"]; ok {
+			state.host = v
+		} else if v, ok := state.headers["host"]; ok {
+			state.host = v
 		}
 	}
-	if rs.path == "" {
-		rs.path = "/"
+	if state.path == "" {
+		state.path = "/"
 	}
 	// The codec refuses a header block over max_request_headers_kb before anything else
 	// sees the request: Envoy counts each header's name and value (Host among them).
-	if size := headerBytes(rs); size > h.maxHeaderBytes {
-		rs.localReply = 431
-		return rs
+	if size := headerBytes(state); size > h.maxHeaderBytes {
+		state.localReply = 431
+		return state
 	}
 	connScheme := "http"
 	if req.SNI != "" {
@@ -65,24 +65,24 @@ func newRequestState(req Request, h *hcmConfig) *requestState {
 	}
 	// Envoy keeps a client x-forwarded-proto only when it does not use the
 	// remote address as the trust boundary.
-	rs.xfp = connScheme
-	if v, ok := rs.headers["x-forwarded-proto"]; ok && !h.useRemoteAddress {
-		rs.xfp = v
+	state.xfp = connScheme
+	if v, ok := state.headers["x-forwarded-proto"]; ok && !h.useRemoteAddress {
+		state.xfp = v
 	}
-	rs.scheme = connScheme
-	if v, ok := rs.headers[":scheme"]; ok {
-		rs.scheme = v
+	state.scheme = connScheme
+	if v, ok := state.headers[":scheme"]; ok {
+		state.scheme = v
 	}
 
 	// ConnectionManagerUtility::maybeNormalizeHost.
 	if h.stripTrailingDot {
-		rs.host = stripTrailingHostDot(rs.host)
+		state.host = stripTrailingHostDot(state.host)
 	}
 	if h.stripAnyPort || h.stripMatching {
-		if i := portStart(rs.host); i >= 0 {
-			if p, err := strconv.ParseUint(rs.host[i+1:], 10, 32); err == nil &&
+		if i := portStart(state.host); i >= 0 {
+			if p, err := strconv.ParseUint(state.host[i+1:], 10, 32); err == nil &&
 				(h.stripAnyPort || uint32(p) == req.Port) {
-				rs.host = rs.host[:i]
+				state.host = state.host[:i]
 			}
 		}
 	}
@@ -92,55 +92,55 @@ func newRequestState(req Request, h *hcmConfig) *requestState {
 	if h.escapedSlashes == hcmv3.HttpConnectionManager_REJECT_REQUEST ||
 		h.escapedSlashes == hcmv3.HttpConnectionManager_UNESCAPE_AND_REDIRECT ||
 		h.escapedSlashes == hcmv3.HttpConnectionManager_UNESCAPE_AND_FORWARD {
-		if p, changed := unescapeSlashes(rs.path); changed {
+		if p, changed := unescapeSlashes(state.path); changed {
 			switch h.escapedSlashes {
 			case hcmv3.HttpConnectionManager_REJECT_REQUEST:
-				rs.localReply = 400
-				return rs
+				state.localReply = 400
+				return state
 			case hcmv3.HttpConnectionManager_UNESCAPE_AND_REDIRECT:
 				redirect = true
 			}
-			rs.path = p
+			state.path = p
 		}
 	}
 	if h.normalizePath {
-		rs.path = canonicalPath(rs.path)
+		state.path = canonicalPath(state.path)
 	}
 	if h.mergeSlashes {
-		rs.path = mergeSlashes(rs.path)
+		state.path = mergeSlashes(state.path)
 	}
 	if redirect {
-		rs.localReply = 307
-		rs.localReplyLocation = rs.path
-		return rs
+		state.localReply = 307
+		state.localReplyLocation = state.path
+		return state
 	}
 
 	// ConnectionManagerUtility::mutateRequestHeaders: original IP detection. A
 	// custom_header extension with reject_with_status refuses a request whose header is
 	// missing or holds no IP address.
 	if h.ipHeader != "" && h.ipReject != 0 {
-		if _, err := netip.ParseAddr(strings.TrimSpace(rs.headers[h.ipHeader])); err != nil {
-			rs.localReply = h.ipReject
-			return rs
+		if _, err := netip.ParseAddr(strings.TrimSpace(state.headers[h.ipHeader])); err != nil {
+			state.localReply = h.ipReject
+			return state
 		}
 	}
 
-	rs.headers[":method"] = rs.method
-	rs.headers[":authority"] = rs.host
-	rs.headers[":path"] = rs.path
-	rs.headers[":scheme"] = rs.scheme
-	rs.headers["x-forwarded-proto"] = rs.xfp
-	return rs
+	state.headers[":method"] = state.method
+	state.headers[":authority"] = state.host
+	state.headers[":path"] = state.path
+	state.headers[":scheme"] = state.scheme
+	state.headers["x-forwarded-proto"] = state.xfp
+	return state
 }
 
 // headerBytes is the size of the request's header block as Envoy's codec counts it: the
 // names and values of its headers, the Host header included.
-func headerBytes(rs *requestState) int {
+func headerBytes(state *requestState) int {
 	n := 0
-	if _, given := rs.headers["host"]; !given {
-		n += len("host") + len(rs.host)
+	if _, given := state.headers["host"]; !given {
+		n += len("host") + len(state.host)
 	}
-	for k, v := range rs.headers {
+	for k, v := range state.headers {
 		n += len(k) + len(v)
 	}
 	return n
@@ -229,7 +229,8 @@ func canonicalPath(p string) string {
 			}
 			i += 2
 		case c <= 0x20 || c >= 0x7f || strings.IndexByte("\"<>`{}", c) >= 0:
-			b.WriteString("%" + strings.ToUpper(strconv.FormatUint(uint64(c)>>4, 16)) + strings.ToUpper(strconv.FormatUint(uint64(c)&15, 16)))
+			b.WriteString(
+				"%" + strings.ToUpper(strconv.FormatUint(uint64(c)>>4, 16)) + strings.ToUpper(strconv.FormatUint(uint64(c)&15, 16)))
 		default:
 			b.WriteByte(c)
 		}

@@ -54,7 +54,9 @@ type Request struct {
 	Method  string            // default "GET"
 	Headers map[string]string // extra request headers, names case-insensitive
 	SNI     string            // TLS server name, "" for plaintext; see Table.Check for which listeners see it
-	Random  uint64            // random value for weighted clusters (HTTP and tcp_proxy), as router_check_tool's random_value
+	// Random is the random value for weighted clusters (HTTP and tcp_proxy), as
+	// router_check_tool's random_value.
+	Random uint64
 	// ClientIP is the downstream address, for authorization on client CIDRs.
 	ClientIP string
 	// ALPN lists the protocols offered in the TLS ClientHello, used only for
@@ -91,11 +93,13 @@ type Answer struct {
 	VirtualHost string
 	Route       string // route entry name
 	Cluster     string // chosen cluster (after weighted selection); "" for direct response / redirect / 404
-	Status      int    // 200 when routed to a cluster (nominal; for L4 "connected"), else the direct response / redirect / 404 status
-	Body        string // direct response body (inline_string / inline_bytes)
-	Location    string // redirect target URL, fully built
-	Matched     bool   // a route entry matched; for L4 the proxy had a cluster
-	L4          bool   // answered by tcp_proxy or udp_proxy (no route configuration, virtual host or route)
+	// Status is 200 when routed to a cluster (nominal; for L4 "connected"), else the
+	// direct response / redirect / 404 status.
+	Status   int
+	Body     string // direct response body (inline_string / inline_bytes)
+	Location string // redirect target URL, fully built
+	Matched  bool   // a route entry matched; for L4 the proxy had a cluster
+	L4       bool   // answered by tcp_proxy or udp_proxy (no route configuration, virtual host or route)
 	// AnsweredBy is the short name of the HTTP filter that answered the request itself (a
 	// 401 from jwt_authn, a CORS preflight...), "" when none did. CheckDetailed lists all
 	// the filters that acted.
@@ -159,10 +163,10 @@ func New(listeners []*listenerv3.Listener, routes []*routev3.RouteConfiguration)
 			return nil, fmt.Errorf("%w: duplicate listener name %q", ErrInvalidConfig, l.GetName())
 		}
 		seen[l.GetName()] = true
-		le := compileListener(l)
-		t.all = append(t.all, le)
-		for _, p := range le.ports {
-			t.byPort[p] = append(t.byPort[p], le)
+		entry := compileListener(l)
+		t.all = append(t.all, entry)
+		for _, p := range entry.ports {
+			t.byPort[p] = append(t.byPort[p], entry)
 		}
 	}
 	return t, nil
@@ -186,22 +190,22 @@ func (t *Table) Check(req Request) (Answer, error) {
 	if err != nil {
 		return ans, err
 	}
-	le, err := t.findListener(req.Port, proto, req.Gateway)
+	entry, err := t.findListener(req.Port, proto, req.Gateway)
 	if err != nil {
 		return ans, err
 	}
-	ans.Listener = le.name
-	if u := le.udpProxy; u != nil {
+	ans.Listener = entry.name
+	if u := entry.udpProxy; u != nil {
 		if u.err != nil {
 			return ans, u.err
 		}
 		ans.Cluster, ans.Status, ans.Matched, ans.L4 = u.cluster, 200, true, true
 		return ans, nil
 	}
-	if le.err != nil {
-		return ans, le.err
+	if entry.err != nil {
+		return ans, entry.err
 	}
-	fc, err := le.selectChain(le.connFor(req))
+	fc, err := entry.selectChain(entry.connFor(req))
 	if err != nil {
 		return ans, err
 	}
@@ -213,7 +217,7 @@ func (t *Table) Check(req Request) (Answer, error) {
 		if fc.rbac != nil {
 			denied, err := networkRBACDenies(fc.rbac, req)
 			if err != nil {
-				return ans, fmt.Errorf("%w: listener %s: network RBAC: %v", ErrInvalidConfig, le.name, err)
+				return ans, fmt.Errorf("%w: listener %s: network RBAC: %v", ErrInvalidConfig, entry.name, err)
 			}
 			if denied {
 				// The connection is closed before tcp_proxy sees it.
@@ -225,36 +229,37 @@ func (t *Table) Check(req Request) (Answer, error) {
 		return ans, nil
 	}
 	h := fc.hcm
-	rt := h.inline
-	if rt == nil {
-		rt = t.routes[h.rdsName]
-		if rt == nil {
-			return ans, fmt.Errorf("%w: listener %s filter chain %q references RDS route configuration %q, which is not in the snapshot (have: %s)",
-				ErrRouteConfigNotFound, le.name, fc.name, h.rdsName, t.routeNames())
+	table := h.inline
+	if table == nil {
+		table = t.routes[h.rdsName]
+		if table == nil {
+			return ans, fmt.Errorf(
+				"%w: listener %s filter chain %q references RDS route configuration %q, which is not in the snapshot (have: %s)",
+				ErrRouteConfigNotFound, entry.name, fc.name, h.rdsName, t.routeNames())
 		}
 	}
-	ans.RouteConfig = rt.name
-	if rt.err != nil {
-		return ans, rt.err
+	ans.RouteConfig = table.name
+	if table.err != nil {
+		return ans, table.err
 	}
-	rs := newRequestState(req, h)
-	rs.secrets = t.generic
-	rs.rls = t.rls
-	if rs.localReply != 0 {
+	state := newRequestState(req, h)
+	state.secrets = t.generic
+	state.rls = t.rls
+	if state.localReply != 0 {
 		// The HTTP connection manager answered before routing (path normalization).
-		ans.Status = rs.localReply
-		ans.Location = rs.localReplyLocation
+		ans.Status = state.localReply
+		ans.Location = state.localReplyLocation
 		return ans, nil
 	}
-	ans, err = rt.route(rs, ans)
-	if err != nil || rs.matched == nil {
+	ans, err = table.route(state, ans)
+	if err != nil || state.matched == nil {
 		return ans, err
 	}
-	ans, err = runHTTPFilters(h, rt, rs, ans)
+	ans, err = runHTTPFilters(h, table, state, ans)
 	if err != nil {
 		return ans, err
 	}
-	return applyCustomResponse(h, rs, ans)
+	return applyCustomResponse(h, state, ans)
 }
 
 func normalizeProtocol(p string) (string, error) {
@@ -269,22 +274,23 @@ func (t *Table) findListener(port uint32, proto, gateway string) (*listenerEntry
 	all := t.byPort[port]
 	if gateway != "" {
 		var mine []*listenerEntry
-		for _, le := range all {
-			if strings.HasPrefix(le.name, gateway+"/") {
-				mine = append(mine, le)
+		for _, entry := range all {
+			if strings.HasPrefix(entry.name, gateway+"/") {
+				mine = append(mine, entry)
 			}
 		}
 		if len(mine) == 0 {
-			return nil, fmt.Errorf("%w of Gateway %s on port %d; listeners: %s", ErrNoListener, gateway, port, t.listenerSummary())
+			return nil, fmt.Errorf("%w of Gateway %s on port %d; listeners: %s", ErrNoListener, gateway, port,
+				t.listenerSummary())
 		}
 		all = mine
 	}
 	var tcp, udp []*listenerEntry
-	for _, le := range all {
-		if le.udp {
-			udp = append(udp, le)
+	for _, entry := range all {
+		if entry.udp {
+			udp = append(udp, entry)
 		} else {
-			tcp = append(tcp, le)
+			tcp = append(tcp, entry)
 		}
 	}
 	cands := all
@@ -303,13 +309,14 @@ func (t *Table) findListener(port uint32, proto, gateway string) (*listenerEntry
 		return cands[0], nil
 	case 0:
 		if proto != "" {
-			return nil, fmt.Errorf("%w: no %s listener on port %d; listeners: %s", ErrNoListener, proto, port, t.listenerSummary())
+			return nil, fmt.Errorf("%w: no %s listener on port %d; listeners: %s", ErrNoListener, proto, port,
+				t.listenerSummary())
 		}
 		return nil, fmt.Errorf("%w on port %d; listeners: %s", ErrNoListener, port, t.listenerSummary())
 	default:
 		names := make([]string, len(cands))
-		for i, le := range cands {
-			names[i] = le.name
+		for i, entry := range cands {
+			names[i] = entry.name
 		}
 		return nil, fmt.Errorf("%w: several listeners on port %d: %s", ErrAmbiguousListener, port, strings.Join(names, ", "))
 	}
@@ -324,15 +331,15 @@ func (t *Table) listenerSummary() string {
 		name string
 	}
 	var all []lp
-	for _, le := range t.all {
-		name := le.name
-		if le.udp {
+	for _, entry := range t.all {
+		name := entry.name
+		if entry.udp {
 			name += ", UDP"
 		}
-		for _, p := range le.ports {
+		for _, p := range entry.ports {
 			all = append(all, lp{p, name})
 		}
-		if len(le.ports) == 0 {
+		if len(entry.ports) == 0 {
 			all = append(all, lp{0, name})
 		}
 	}

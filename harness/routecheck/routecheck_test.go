@@ -1,20 +1,20 @@
 package routecheck
 
 import (
-	"strings"
 	"testing"
 
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	listenerv3 "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
 	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
 	hcmv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/http_connection_manager/v3"
-	tcpv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/tcp_proxy/v3"
-	customheaderv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/http/original_ip_detection/custom_header/v3"
 	matcherv3 "github.com/envoyproxy/go-control-plane/envoy/type/matcher/v3"
 	typev3 "github.com/envoyproxy/go-control-plane/envoy/type/v3"
-	"google.golang.org/protobuf/types/known/anypb"
 	"google.golang.org/protobuf/types/known/wrapperspb"
 )
+
+// Within a route table: virtual host selection, route matching and route actions
+// (weighted clusters, redirects, direct responses, require_tls). Listener selection, filter
+// chains and the connection manager are in listener_test.go.
 
 func TestVirtualHostDomainPrecedence(t *testing.T) {
 	rc := routeConfig("rc",
@@ -105,15 +105,20 @@ func TestNoRouteIs404(t *testing.T) {
 
 func TestPathMatching(t *testing.T) {
 	psp := func(name, p string) *routev3.Route {
-		return routeWithMatch(name, &routev3.RouteMatch{PathSpecifier: &routev3.RouteMatch_PathSeparatedPrefix{PathSeparatedPrefix: p}}, name)
+		return routeWithMatch(name,
+			&routev3.RouteMatch{PathSpecifier: &routev3.RouteMatch_PathSeparatedPrefix{PathSeparatedPrefix: p}}, name)
 	}
 	exact := func(name, p string, caseSensitive bool) *routev3.Route {
-		return routeWithMatch(name, &routev3.RouteMatch{PathSpecifier: &routev3.RouteMatch_Path{Path: p}, CaseSensitive: boolv(caseSensitive)}, name)
+		return routeWithMatch(name,
+			&routev3.RouteMatch{PathSpecifier: &routev3.RouteMatch_Path{Path: p}, CaseSensitive: boolv(caseSensitive)}, name)
 	}
 	re := func(name, r string) *routev3.Route {
-		return routeWithMatch(name, &routev3.RouteMatch{PathSpecifier: &routev3.RouteMatch_SafeRegex{SafeRegex: regex(r)}}, name)
+		return routeWithMatch(name, &routev3.RouteMatch{PathSpecifier: &routev3.RouteMatch_SafeRegex{SafeRegex: regex(r)}},
+			name)
 	}
-	ciPrefix := routeWithMatch("ci-prefix", &routev3.RouteMatch{PathSpecifier: &routev3.RouteMatch_Prefix{Prefix: "/Upper"}, CaseSensitive: boolv(false)}, "ci-prefix")
+	ciPrefix := routeWithMatch("ci-prefix",
+		&routev3.RouteMatch{PathSpecifier: &routev3.RouteMatch_Prefix{Prefix: "/Upper"}, CaseSensitive: boolv(false)},
+		"ci-prefix")
 	tbl := singleTable(t, routeConfig("rc", vhost("vh", []string{"*"},
 		psp("psp", "/foo"),
 		exact("exact", "/exact", true),
@@ -162,49 +167,132 @@ func TestHeaderMatchers(t *testing.T) {
 		headers map[string]string
 		want    bool
 	}{
-		{"string exact", &routev3.HeaderMatcher{Name: "x-env", HeaderMatchSpecifier: sm(exactStr("prod"))}, "", "", "", map[string]string{"x-env": "prod"}, true},
-		{"string exact is case-sensitive", &routev3.HeaderMatcher{Name: "x-env", HeaderMatchSpecifier: sm(exactStr("prod"))}, "", "", "", map[string]string{"x-env": "Prod"}, false},
-		{"string exact missing", &routev3.HeaderMatcher{Name: "x-env", HeaderMatchSpecifier: sm(exactStr("prod"))}, "", "", "", nil, false},
-		{"header name case-insensitive", &routev3.HeaderMatcher{Name: "X-Env", HeaderMatchSpecifier: sm(exactStr("prod"))}, "", "", "", map[string]string{"x-ENV": "prod"}, true},
-		{"string exact ignore_case", &routev3.HeaderMatcher{Name: "x-env", HeaderMatchSpecifier: sm(&matcherv3.StringMatcher{MatchPattern: &matcherv3.StringMatcher_Exact{Exact: "prod"}, IgnoreCase: true})}, "", "", "", map[string]string{"x-env": "PROD"}, true},
-		{"string prefix", &routev3.HeaderMatcher{Name: "x-v", HeaderMatchSpecifier: sm(&matcherv3.StringMatcher{MatchPattern: &matcherv3.StringMatcher_Prefix{Prefix: "ab"}})}, "", "", "", map[string]string{"x-v": "abc"}, true},
-		{"string prefix ignore_case", &routev3.HeaderMatcher{Name: "x-v", HeaderMatchSpecifier: sm(&matcherv3.StringMatcher{MatchPattern: &matcherv3.StringMatcher_Prefix{Prefix: "ab"}, IgnoreCase: true})}, "", "", "", map[string]string{"x-v": "ABc"}, true},
-		{"string suffix", &routev3.HeaderMatcher{Name: "x-v", HeaderMatchSpecifier: sm(&matcherv3.StringMatcher{MatchPattern: &matcherv3.StringMatcher_Suffix{Suffix: "bc"}})}, "", "", "", map[string]string{"x-v": "abd"}, false},
-		{"string contains", &routev3.HeaderMatcher{Name: "x-v", HeaderMatchSpecifier: sm(&matcherv3.StringMatcher{MatchPattern: &matcherv3.StringMatcher_Contains{Contains: "mid"}})}, "", "", "", map[string]string{"x-v": "amidb"}, true},
-		{"string regex full match", &routev3.HeaderMatcher{Name: "x-v", HeaderMatchSpecifier: sm(&matcherv3.StringMatcher{MatchPattern: &matcherv3.StringMatcher_SafeRegex{SafeRegex: regex("v[0-9]+")}})}, "", "", "", map[string]string{"x-v": "v12"}, true},
-		{"string regex partial is no match", &routev3.HeaderMatcher{Name: "x-v", HeaderMatchSpecifier: sm(&matcherv3.StringMatcher{MatchPattern: &matcherv3.StringMatcher_SafeRegex{SafeRegex: regex("v[0-9]+")}})}, "", "", "", map[string]string{"x-v": "v12a"}, false},
-		{"legacy exact", &routev3.HeaderMatcher{Name: "x-v", HeaderMatchSpecifier: &routev3.HeaderMatcher_ExactMatch{ExactMatch: "a"}}, "", "", "", map[string]string{"x-v": "a"}, true},
-		{"legacy exact empty matches any value", &routev3.HeaderMatcher{Name: "x-v", HeaderMatchSpecifier: &routev3.HeaderMatcher_ExactMatch{ExactMatch: ""}}, "", "", "", map[string]string{"x-v": "anything"}, true},
-		{"legacy prefix", &routev3.HeaderMatcher{Name: "x-v", HeaderMatchSpecifier: &routev3.HeaderMatcher_PrefixMatch{PrefixMatch: "a"}}, "", "", "", map[string]string{"x-v": "ba"}, false},
-		{"legacy suffix", &routev3.HeaderMatcher{Name: "x-v", HeaderMatchSpecifier: &routev3.HeaderMatcher_SuffixMatch{SuffixMatch: "a"}}, "", "", "", map[string]string{"x-v": "ba"}, true},
-		{"legacy contains", &routev3.HeaderMatcher{Name: "x-v", HeaderMatchSpecifier: &routev3.HeaderMatcher_ContainsMatch{ContainsMatch: "zz"}}, "", "", "", map[string]string{"x-v": "ba"}, false},
-		{"legacy regex", &routev3.HeaderMatcher{Name: "x-v", HeaderMatchSpecifier: &routev3.HeaderMatcher_SafeRegexMatch{SafeRegexMatch: regex("[a-c]+")}}, "", "", "", map[string]string{"x-v": "abcab"}, true},
-		{"range inside", &routev3.HeaderMatcher{Name: "x-n", HeaderMatchSpecifier: &routev3.HeaderMatcher_RangeMatch{RangeMatch: &typev3.Int64Range{Start: 1, End: 10}}}, "", "", "", map[string]string{"x-n": "9"}, true},
-		{"range end exclusive", &routev3.HeaderMatcher{Name: "x-n", HeaderMatchSpecifier: &routev3.HeaderMatcher_RangeMatch{RangeMatch: &typev3.Int64Range{Start: 1, End: 10}}}, "", "", "", map[string]string{"x-n": "10"}, false},
-		{"present true, present", &routev3.HeaderMatcher{Name: "x-p", HeaderMatchSpecifier: &routev3.HeaderMatcher_PresentMatch{PresentMatch: true}}, "", "", "", map[string]string{"x-p": ""}, true},
-		{"present true, missing", &routev3.HeaderMatcher{Name: "x-p", HeaderMatchSpecifier: &routev3.HeaderMatcher_PresentMatch{PresentMatch: true}}, "", "", "", nil, false},
-		{"present false, missing", &routev3.HeaderMatcher{Name: "x-p", HeaderMatchSpecifier: &routev3.HeaderMatcher_PresentMatch{PresentMatch: false}}, "", "", "", nil, true},
-		{"present false, present", &routev3.HeaderMatcher{Name: "x-p", HeaderMatchSpecifier: &routev3.HeaderMatcher_PresentMatch{PresentMatch: false}}, "", "", "", map[string]string{"x-p": "1"}, false},
+		{"string exact", &routev3.HeaderMatcher{Name: "x-env", HeaderMatchSpecifier: sm(exactStr("prod"))}, "", "", "",
+			map[string]string{"x-env": "prod"}, true},
+		{"string exact is case-sensitive", &routev3.HeaderMatcher{Name: "x-env", HeaderMatchSpecifier: sm(exactStr("prod"))},
+			"", "", "", map[string]string{"x-env": "Prod"}, false},
+		{"string exact missing", &routev3.HeaderMatcher{Name: "x-env", HeaderMatchSpecifier: sm(exactStr("prod"))}, "", "",
+			"", nil, false},
+		{"header name case-insensitive", &routev3.HeaderMatcher{Name: "X-Env", HeaderMatchSpecifier: sm(exactStr("prod"))},
+			"", "", "", map[string]string{"x-ENV": "prod"}, true},
+		{"string exact ignore_case",
+			&routev3.HeaderMatcher{Name: "x-env",
+				HeaderMatchSpecifier: sm(
+					&matcherv3.StringMatcher{MatchPattern: &matcherv3.StringMatcher_Exact{Exact: "prod"}, IgnoreCase: true})}, "", "",
+			"", map[string]string{"x-env": "PROD"}, true},
+		{"string prefix",
+			&routev3.HeaderMatcher{Name: "x-v",
+				HeaderMatchSpecifier: sm(&matcherv3.StringMatcher{MatchPattern: &matcherv3.StringMatcher_Prefix{Prefix: "ab"}})},
+			"",
+			"", "", map[string]string{"x-v": "abc"}, true},
+		{"string prefix ignore_case",
+			&routev3.HeaderMatcher{Name: "x-v",
+				HeaderMatchSpecifier: sm(
+					&matcherv3.StringMatcher{MatchPattern: &matcherv3.StringMatcher_Prefix{Prefix: "ab"}, IgnoreCase: true})}, "", "",
+			"", map[string]string{"x-v": "ABc"}, true},
+		{"string suffix",
+			&routev3.HeaderMatcher{Name: "x-v",
+				HeaderMatchSpecifier: sm(&matcherv3.StringMatcher{MatchPattern: &matcherv3.StringMatcher_Suffix{Suffix: "bc"}})},
+			"",
+			"", "", map[string]string{"x-v": "abd"}, false},
+		{"string contains",
+			&routev3.HeaderMatcher{Name: "x-v",
+				HeaderMatchSpecifier: sm(
+					&matcherv3.StringMatcher{MatchPattern: &matcherv3.StringMatcher_Contains{Contains: "mid"}})}, "", "", "",
+			map[string]string{"x-v": "amidb"}, true},
+		{"string regex full match",
+			&routev3.HeaderMatcher{Name: "x-v",
+				HeaderMatchSpecifier: sm(
+					&matcherv3.StringMatcher{MatchPattern: &matcherv3.StringMatcher_SafeRegex{SafeRegex: regex("v[0-9]+")}})}, "", "",
+			"", map[string]string{"x-v": "v12"}, true},
+		{"string regex partial is no match",
+			&routev3.HeaderMatcher{Name: "x-v",
+				HeaderMatchSpecifier: sm(
+					&matcherv3.StringMatcher{MatchPattern: &matcherv3.StringMatcher_SafeRegex{SafeRegex: regex("v[0-9]+")}})}, "", "",
+			"", map[string]string{"x-v": "v12a"}, false},
+		{"legacy exact",
+			&routev3.HeaderMatcher{Name: "x-v", HeaderMatchSpecifier: &routev3.HeaderMatcher_ExactMatch{ExactMatch: "a"}}, "",
+			"", "", map[string]string{"x-v": "a"}, true},
+		{"legacy exact empty matches any value",
+			&routev3.HeaderMatcher{Name: "x-v", HeaderMatchSpecifier: &routev3.HeaderMatcher_ExactMatch{ExactMatch: ""}}, "", "",
+			"", map[string]string{"x-v": "anything"}, true},
+		{"legacy prefix",
+			&routev3.HeaderMatcher{Name: "x-v", HeaderMatchSpecifier: &routev3.HeaderMatcher_PrefixMatch{PrefixMatch: "a"}}, "",
+			"", "", map[string]string{"x-v": "ba"}, false},
+		{"legacy suffix",
+			&routev3.HeaderMatcher{Name: "x-v", HeaderMatchSpecifier: &routev3.HeaderMatcher_SuffixMatch{SuffixMatch: "a"}}, "",
+			"", "", map[string]string{"x-v": "ba"}, true},
+		{"legacy contains",
+			&routev3.HeaderMatcher{Name: "x-v", HeaderMatchSpecifier: &routev3.HeaderMatcher_ContainsMatch{ContainsMatch: "zz"}},
+			"", "", "", map[string]string{"x-v": "ba"}, false},
+		{"legacy regex",
+			&routev3.HeaderMatcher{Name: "x-v",
+				HeaderMatchSpecifier: &routev3.HeaderMatcher_SafeRegexMatch{SafeRegexMatch: regex("[a-c]+")}}, "", "", "",
+			map[string]string{"x-v": "abcab"}, true},
+		{"range inside",
+			&routev3.HeaderMatcher{Name: "x-n",
+				HeaderMatchSpecifier: &routev3.HeaderMatcher_RangeMatch{RangeMatch: &typev3.Int64Range{Start: 1, End: 10}}}, "", "",
+			"", map[string]string{"x-n": "9"}, true},
+		{"range end exclusive",
+			&routev3.HeaderMatcher{Name: "x-n",
+				HeaderMatchSpecifier: &routev3.HeaderMatcher_RangeMatch{RangeMatch: &typev3.Int64Range{Start: 1, End: 10}}}, "", "",
+			"", map[string]string{"x-n": "10"}, false},
+		{"present true, present",
+			&routev3.HeaderMatcher{Name: "x-p", HeaderMatchSpecifier: &routev3.HeaderMatcher_PresentMatch{PresentMatch: true}},
+			"", "", "", map[string]string{"x-p": ""}, true},
+		{"present true, missing",
+			&routev3.HeaderMatcher{Name: "x-p", HeaderMatchSpecifier: &routev3.HeaderMatcher_PresentMatch{PresentMatch: true}},
+			"", "", "", nil, false},
+		{"present false, missing",
+			&routev3.HeaderMatcher{Name: "x-p", HeaderMatchSpecifier: &routev3.HeaderMatcher_PresentMatch{PresentMatch: false}},
+			"", "", "", nil, true},
+		{"present false, present",
+			&routev3.HeaderMatcher{Name: "x-p", HeaderMatchSpecifier: &routev3.HeaderMatcher_PresentMatch{PresentMatch: false}},
+			"", "", "", map[string]string{"x-p": "1"}, false},
 		{"no specifier means present", &routev3.HeaderMatcher{Name: "x-p"}, "", "", "", map[string]string{"x-p": "1"}, true},
-		{"invert present, missing", &routev3.HeaderMatcher{Name: "x-p", HeaderMatchSpecifier: &routev3.HeaderMatcher_PresentMatch{PresentMatch: true}, InvertMatch: true}, "", "", "", nil, true},
-		{"invert present, present", &routev3.HeaderMatcher{Name: "x-p", HeaderMatchSpecifier: &routev3.HeaderMatcher_PresentMatch{PresentMatch: true}, InvertMatch: true}, "", "", "", map[string]string{"x-p": "1"}, false},
-		{"invert exact, other value", &routev3.HeaderMatcher{Name: "x-env", HeaderMatchSpecifier: sm(exactStr("prod")), InvertMatch: true}, "", "", "", map[string]string{"x-env": "dev"}, true},
-		{"invert exact, same value", &routev3.HeaderMatcher{Name: "x-env", HeaderMatchSpecifier: sm(exactStr("prod")), InvertMatch: true}, "", "", "", map[string]string{"x-env": "prod"}, false},
+		{"invert present, missing",
+			&routev3.HeaderMatcher{Name: "x-p", HeaderMatchSpecifier: &routev3.HeaderMatcher_PresentMatch{PresentMatch: true},
+				InvertMatch: true}, "", "", "", nil, true},
+		{"invert present, present",
+			&routev3.HeaderMatcher{Name: "x-p", HeaderMatchSpecifier: &routev3.HeaderMatcher_PresentMatch{PresentMatch: true},
+				InvertMatch: true}, "", "", "", map[string]string{"x-p": "1"}, false},
+		{"invert exact, other value",
+			&routev3.HeaderMatcher{Name: "x-env", HeaderMatchSpecifier: sm(exactStr("prod")), InvertMatch: true}, "", "", "",
+			map[string]string{"x-env": "dev"}, true},
+		{"invert exact, same value",
+			&routev3.HeaderMatcher{Name: "x-env", HeaderMatchSpecifier: sm(exactStr("prod")), InvertMatch: true}, "", "", "",
+			map[string]string{"x-env": "prod"}, false},
 		// Envoy: a missing header never matches a value matcher, inverted or not.
-		{"invert exact, missing", &routev3.HeaderMatcher{Name: "x-env", HeaderMatchSpecifier: sm(exactStr("prod")), InvertMatch: true}, "", "", "", nil, false},
-		{"invert exact, missing treated as empty", &routev3.HeaderMatcher{Name: "x-env", HeaderMatchSpecifier: sm(exactStr("prod")), InvertMatch: true, TreatMissingHeaderAsEmpty: true}, "", "", "", nil, true},
-		{"exact empty, missing treated as empty", &routev3.HeaderMatcher{Name: "x-env", HeaderMatchSpecifier: sm(exactStr("")), TreatMissingHeaderAsEmpty: true}, "", "", "", nil, true},
-		{":method POST", &routev3.HeaderMatcher{Name: ":method", HeaderMatchSpecifier: sm(exactStr("POST"))}, "POST", "", "", nil, true},
-		{":method defaults to GET", &routev3.HeaderMatcher{Name: ":method", HeaderMatchSpecifier: sm(exactStr("GET"))}, "", "", "", nil, true},
-		{":method mismatch", &routev3.HeaderMatcher{Name: ":method", HeaderMatchSpecifier: sm(exactStr("POST"))}, "GET", "", "", nil, false},
-		{":method inverted", &routev3.HeaderMatcher{Name: ":method", HeaderMatchSpecifier: sm(exactStr("POST")), InvertMatch: true}, "GET", "", "", nil, true},
-		{":authority", &routev3.HeaderMatcher{Name: ":authority", HeaderMatchSpecifier: sm(exactStr("api.example.com"))}, "", "api.example.com", "", nil, true},
-		{":path includes query", &routev3.HeaderMatcher{Name: ":path", HeaderMatchSpecifier: sm(exactStr("/a?b=1"))}, "", "", "/a?b=1", nil, true},
+		{"invert exact, missing",
+			&routev3.HeaderMatcher{Name: "x-env", HeaderMatchSpecifier: sm(exactStr("prod")), InvertMatch: true}, "", "", "",
+			nil, false},
+		{"invert exact, missing treated as empty",
+			&routev3.HeaderMatcher{Name: "x-env", HeaderMatchSpecifier: sm(exactStr("prod")), InvertMatch: true,
+				TreatMissingHeaderAsEmpty: true}, "", "", "", nil, true},
+		{"exact empty, missing treated as empty",
+			&routev3.HeaderMatcher{Name: "x-env", HeaderMatchSpecifier: sm(exactStr("")), TreatMissingHeaderAsEmpty: true}, "",
+			"", "", nil, true},
+		{":method POST", &routev3.HeaderMatcher{Name: ":method", HeaderMatchSpecifier: sm(exactStr("POST"))}, "POST", "", "",
+			nil, true},
+		{":method defaults to GET", &routev3.HeaderMatcher{Name: ":method", HeaderMatchSpecifier: sm(exactStr("GET"))}, "",
+			"", "", nil, true},
+		{":method mismatch", &routev3.HeaderMatcher{Name: ":method", HeaderMatchSpecifier: sm(exactStr("POST"))}, "GET", "",
+			"", nil, false},
+		{":method inverted",
+			&routev3.HeaderMatcher{Name: ":method", HeaderMatchSpecifier: sm(exactStr("POST")), InvertMatch: true}, "GET", "",
+			"", nil, true},
+		{":authority", &routev3.HeaderMatcher{Name: ":authority", HeaderMatchSpecifier: sm(exactStr("api.example.com"))}, "",
+			"api.example.com", "", nil, true},
+		{":path includes query", &routev3.HeaderMatcher{Name: ":path", HeaderMatchSpecifier: sm(exactStr("/a?b=1"))}, "", "",
+			"/a?b=1", nil, true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			m := &routev3.RouteMatch{PathSpecifier: &routev3.RouteMatch_Prefix{Prefix: "/"}, Headers: []*routev3.HeaderMatcher{c.hm}}
-			tbl := singleTable(t, routeConfig("rc", vhost("vh", []string{"*"}, routeWithMatch("hdr", m, "hdr"), prefixRoute("fallback", "/", "fallback"))))
+			m := &routev3.RouteMatch{PathSpecifier: &routev3.RouteMatch_Prefix{Prefix: "/"},
+				Headers: []*routev3.HeaderMatcher{c.hm}}
+			tbl := singleTable(t,
+				routeConfig("rc",
+					vhost("vh", []string{"*"}, routeWithMatch("hdr", m, "hdr"), prefixRoute("fallback", "/", "fallback"))))
 			ans := check(t, tbl, Request{Method: c.method, Host: c.host, Path: c.path, Headers: c.headers})
 			if got := ans.Route == "hdr"; got != c.want {
 				t.Errorf("matched=%v (route %q), want %v", got, ans.Route, c.want)
@@ -221,9 +309,11 @@ func TestQueryParameterMatchers(t *testing.T) {
 		}, "q")
 	}
 	exact := func(name, v string) *routev3.QueryParameterMatcher {
-		return &routev3.QueryParameterMatcher{Name: name, QueryParameterMatchSpecifier: &routev3.QueryParameterMatcher_StringMatch{StringMatch: exactStr(v)}}
+		return &routev3.QueryParameterMatcher{Name: name,
+			QueryParameterMatchSpecifier: &routev3.QueryParameterMatcher_StringMatch{StringMatch: exactStr(v)}}
 	}
-	present := &routev3.QueryParameterMatcher{Name: "debug", QueryParameterMatchSpecifier: &routev3.QueryParameterMatcher_PresentMatch{PresentMatch: true}}
+	present := &routev3.QueryParameterMatcher{Name: "debug",
+		QueryParameterMatchSpecifier: &routev3.QueryParameterMatcher_PresentMatch{PresentMatch: true}}
 	cases := []struct {
 		name string
 		q    *routev3.QueryParameterMatcher
@@ -241,11 +331,16 @@ func TestQueryParameterMatchers(t *testing.T) {
 		{"present", present, "/p?debug", true},
 		{"present with value", present, "/p?x=1&debug=0", true},
 		{"present missing", present, "/p?x=1", false},
-		{"prefix matcher", &routev3.QueryParameterMatcher{Name: "id", QueryParameterMatchSpecifier: &routev3.QueryParameterMatcher_StringMatch{StringMatch: &matcherv3.StringMatcher{MatchPattern: &matcherv3.StringMatcher_Prefix{Prefix: "usr-"}}}}, "/p?id=usr-42", true},
+		{"prefix matcher",
+			&routev3.QueryParameterMatcher{Name: "id",
+				QueryParameterMatchSpecifier: &routev3.QueryParameterMatcher_StringMatch{
+					StringMatch: &matcherv3.StringMatcher{MatchPattern: &matcherv3.StringMatcher_Prefix{Prefix: "usr-"}}}},
+			"/p?id=usr-42", true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			tbl := singleTable(t, routeConfig("rc", vhost("vh", []string{"*"}, qp(c.q), prefixRoute("fallback", "/", "fallback"))))
+			tbl := singleTable(t,
+				routeConfig("rc", vhost("vh", []string{"*"}, qp(c.q), prefixRoute("fallback", "/", "fallback"))))
 			ans := check(t, tbl, Request{Path: c.path})
 			if got := ans.Route == "q"; got != c.want {
 				t.Errorf("matched=%v (route %q), want %v", got, ans.Route, c.want)
@@ -255,7 +350,9 @@ func TestQueryParameterMatchers(t *testing.T) {
 }
 
 func TestGRPCMatch(t *testing.T) {
-	g := routeWithMatch("grpc", &routev3.RouteMatch{PathSpecifier: &routev3.RouteMatch_Prefix{Prefix: "/"}, Grpc: &routev3.RouteMatch_GrpcRouteMatchOptions{}}, "grpc")
+	g := routeWithMatch("grpc",
+		&routev3.RouteMatch{PathSpecifier: &routev3.RouteMatch_Prefix{Prefix: "/"},
+			Grpc: &routev3.RouteMatch_GrpcRouteMatchOptions{}}, "grpc")
 	tbl := singleTable(t, routeConfig("rc", vhost("vh", []string{"*"}, g, prefixRoute("fallback", "/", "fallback"))))
 	for ct, want := range map[string]string{
 		"application/grpc":       "grpc",
@@ -277,7 +374,8 @@ func TestGRPCMatch(t *testing.T) {
 func TestFirstMatchWins(t *testing.T) {
 	onlyPost := routeWithMatch("post-only", &routev3.RouteMatch{
 		PathSpecifier: &routev3.RouteMatch_Prefix{Prefix: "/api"},
-		Headers:       []*routev3.HeaderMatcher{{Name: ":method", HeaderMatchSpecifier: &routev3.HeaderMatcher_StringMatch{StringMatch: exactStr("POST")}}},
+		Headers: []*routev3.HeaderMatcher{{Name: ":method",
+			HeaderMatchSpecifier: &routev3.HeaderMatcher_StringMatch{StringMatch: exactStr("POST")}}},
 	}, "c-post")
 	tbl := singleTable(t, routeConfig("rc", vhost("vh", []string{"*"},
 		onlyPost,
@@ -319,7 +417,8 @@ func cw(name string, w uint32) *routev3.WeightedCluster_ClusterWeight {
 }
 
 func TestWeightedClusters(t *testing.T) {
-	tbl := singleTable(t, routeConfig("rc", vhost("vh", []string{"*"}, weightedRoute("w", "", cw("ninety", 90), cw("ten", 10)))))
+	tbl := singleTable(t,
+		routeConfig("rc", vhost("vh", []string{"*"}, weightedRoute("w", "", cw("ninety", 90), cw("ten", 10)))))
 	for _, c := range []struct {
 		random uint64
 		want   string
@@ -344,7 +443,8 @@ func TestWeightedClusters(t *testing.T) {
 	}
 
 	// header_name supplies the random value when present and numeric.
-	tblH := singleTable(t, routeConfig("rc", vhost("vh", []string{"*"}, weightedRoute("wh", "x-rand", cw("ninety", 90), cw("ten", 10)))))
+	tblH := singleTable(t,
+		routeConfig("rc", vhost("vh", []string{"*"}, weightedRoute("wh", "x-rand", cw("ninety", 90), cw("ten", 10)))))
 	if ans := check(t, tblH, Request{Random: 0, Headers: map[string]string{"X-Rand": "95"}}); ans.Cluster != "ten" {
 		t.Errorf("header random: got %q, want ten", ans.Cluster)
 	}
@@ -382,10 +482,12 @@ func TestRedirect(t *testing.T) {
 			&routev3.RedirectAction{SchemeRewriteSpecifier: &routev3.RedirectAction_HttpsRedirect{HttpsRedirect: true}},
 			Request{Host: "example.com:8080", Path: "/a"}, 301, "https://example.com:8080/a"},
 		{"scheme_redirect and port_redirect", nil,
-			&routev3.RedirectAction{SchemeRewriteSpecifier: &routev3.RedirectAction_SchemeRedirect{SchemeRedirect: "https"}, PortRedirect: 8443},
+			&routev3.RedirectAction{SchemeRewriteSpecifier: &routev3.RedirectAction_SchemeRedirect{SchemeRedirect: "https"},
+				PortRedirect: 8443},
 			Request{Host: "example.com:8080", Path: "/a"}, 301, "https://example.com:8443/a"},
 		{"port_redirect is appended even when it is the scheme default (Envoy)", nil,
-			&routev3.RedirectAction{SchemeRewriteSpecifier: &routev3.RedirectAction_HttpsRedirect{HttpsRedirect: true}, HostRedirect: "new.example.com", PortRedirect: 443},
+			&routev3.RedirectAction{SchemeRewriteSpecifier: &routev3.RedirectAction_HttpsRedirect{HttpsRedirect: true},
+				HostRedirect: "new.example.com", PortRedirect: 443},
 			Request{Host: "example.com", Path: "/"}, 301, "https://new.example.com:443/"},
 		{"host_redirect keeps scheme http", nil,
 			&routev3.RedirectAction{HostRedirect: "new.example.com", ResponseCode: routev3.RedirectAction_FOUND},
@@ -394,39 +496,48 @@ func TestRedirect(t *testing.T) {
 			&routev3.RedirectAction{HostRedirect: "new.example.com"},
 			Request{Host: "example.com", Path: "/a", SNI: "example.com", Port: 10443}, 301, "https://new.example.com/a"},
 		{"path_redirect keeps query", nil,
-			&routev3.RedirectAction{PathRewriteSpecifier: &routev3.RedirectAction_PathRedirect{PathRedirect: "/new"}, ResponseCode: routev3.RedirectAction_SEE_OTHER},
+			&routev3.RedirectAction{PathRewriteSpecifier: &routev3.RedirectAction_PathRedirect{PathRedirect: "/new"},
+				ResponseCode: routev3.RedirectAction_SEE_OTHER},
 			Request{Host: "h", Path: "/old?x=1"}, 303, "http://h/new?x=1"},
 		{"path_redirect with strip_query", nil,
-			&routev3.RedirectAction{PathRewriteSpecifier: &routev3.RedirectAction_PathRedirect{PathRedirect: "/new"}, StripQuery: true},
+			&routev3.RedirectAction{PathRewriteSpecifier: &routev3.RedirectAction_PathRedirect{PathRedirect: "/new"},
+				StripQuery: true},
 			Request{Host: "h", Path: "/old?x=1"}, 301, "http://h/new"},
 		{"path_redirect query wins over strip_query", nil,
-			&routev3.RedirectAction{PathRewriteSpecifier: &routev3.RedirectAction_PathRedirect{PathRedirect: "/new?y=2"}, StripQuery: true},
+			&routev3.RedirectAction{PathRewriteSpecifier: &routev3.RedirectAction_PathRedirect{PathRedirect: "/new?y=2"},
+				StripQuery: true},
 			Request{Host: "h", Path: "/old?x=1"}, 301, "http://h/new?y=2"},
 		{"prefix_rewrite replaces the matched prefix", prefix("/old"),
-			&routev3.RedirectAction{PathRewriteSpecifier: &routev3.RedirectAction_PrefixRewrite{PrefixRewrite: "/new"}, ResponseCode: routev3.RedirectAction_TEMPORARY_REDIRECT},
+			&routev3.RedirectAction{PathRewriteSpecifier: &routev3.RedirectAction_PrefixRewrite{PrefixRewrite: "/new"},
+				ResponseCode: routev3.RedirectAction_TEMPORARY_REDIRECT},
 			Request{Host: "h", Path: "/old/x?q=1"}, 307, "http://h/new/x?q=1"},
 		{"prefix_rewrite with strip_query", prefix("/old"),
-			&routev3.RedirectAction{PathRewriteSpecifier: &routev3.RedirectAction_PrefixRewrite{PrefixRewrite: "/"}, StripQuery: true, ResponseCode: routev3.RedirectAction_PERMANENT_REDIRECT},
+			&routev3.RedirectAction{PathRewriteSpecifier: &routev3.RedirectAction_PrefixRewrite{PrefixRewrite: "/"},
+				StripQuery: true, ResponseCode: routev3.RedirectAction_PERMANENT_REDIRECT},
 			Request{Host: "h", Path: "/old/x?q=1"}, 308, "http://h//x"},
-		{"prefix_rewrite on path_separated_prefix", &routev3.RouteMatch{PathSpecifier: &routev3.RouteMatch_PathSeparatedPrefix{PathSeparatedPrefix: "/v1"}},
+		{"prefix_rewrite on path_separated_prefix",
+			&routev3.RouteMatch{PathSpecifier: &routev3.RouteMatch_PathSeparatedPrefix{PathSeparatedPrefix: "/v1"}},
 			&routev3.RedirectAction{PathRewriteSpecifier: &routev3.RedirectAction_PrefixRewrite{PrefixRewrite: "/v2"}},
 			Request{Host: "h", Path: "/v1/users"}, 301, "http://h/v2/users"},
 		{"regex_rewrite", prefix("/service"),
-			&routev3.RedirectAction{PathRewriteSpecifier: &routev3.RedirectAction_RegexRewrite{RegexRewrite: &matcherv3.RegexMatchAndSubstitute{
-				Pattern: regex(`^/service/([^/]+)(/.*)$`), Substitution: `\2/instance/\1`}}},
+			&routev3.RedirectAction{
+				PathRewriteSpecifier: &routev3.RedirectAction_RegexRewrite{RegexRewrite: &matcherv3.RegexMatchAndSubstitute{
+					Pattern: regex(`^/service/([^/]+)(/.*)$`), Substitution: `\2/instance/\1`}}},
 			Request{Host: "h", Path: "/service/foo/v1/api?z=1"}, 301, "http://h/v1/api/instance/foo?z=1"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			rc := routeConfig("rc", vhost("vh", []string{"*"}, redirectRoute("redir", c.m, c.rd)))
 			l := listener("l", 10080, httpChain(t, "", "rc"))
-			tl := &listenerv3.Listener{Name: "tls", Address: addr(10443, false), FilterChains: []*listenerv3.FilterChain{httpChain(t, "", "rc")}}
+			tl := &listenerv3.Listener{Name: "tls", Address: addr(10443, false),
+				FilterChains: []*listenerv3.FilterChain{httpChain(t, "", "rc")}}
 			tbl, err := New([]*listenerv3.Listener{l, tl}, []*routev3.RouteConfiguration{rc})
 			if err != nil {
 				t.Fatal(err)
 			}
 			ans := check(t, tbl, c.req)
-			if ans.Status != c.status || ans.Location != c.location || ans.Cluster != "" || !ans.Matched || ans.Route != "redir" {
+			if ans.Status != c.status || ans.Location != c.location || ans.Cluster != "" || !ans.Matched ||
+				ans.Route != "redir" {
 				t.Errorf("got status %d location %q cluster %q matched %v, want %d %q",
 					ans.Status, ans.Location, ans.Cluster, ans.Matched, c.status, c.location)
 			}
@@ -486,299 +597,4 @@ func TestRequireTLS(t *testing.T) {
 	if ans.Status != 200 || ans.Cluster != "c" {
 		t.Errorf("TLS: got %+v", ans)
 	}
-}
-
-func TestPathNormalization(t *testing.T) {
-	rc := routeConfig("rc", vhost("vh", []string{"*"},
-		routeWithMatch("bc", &routev3.RouteMatch{PathSpecifier: &routev3.RouteMatch_Path{Path: "/b/c"}}, "bc"),
-		prefixRoute("fallback", "/", "fallback")))
-	mk := func(h *hcmv3.HttpConnectionManager) *Table { return hcmTable(t, h, rc) }
-	plain := mk(rdsHCM("rc"))
-	if ans := check(t, plain, Request{Path: "/a/../b//c"}); ans.Route != "fallback" {
-		t.Errorf("no normalization: got route %q, want fallback", ans.Route)
-	}
-	h := rdsHCM("rc")
-	h.NormalizePath = boolv(true)
-	h.MergeSlashes = true
-	norm := mk(h)
-	for _, p := range []string{"/a/../b//c", "/b/./c", "/b/%2e/c?x=1", "//b/c"} {
-		if ans := check(t, norm, Request{Path: p}); ans.Route != "bc" {
-			t.Errorf("normalized %q: got route %q, want bc", p, ans.Route)
-		}
-	}
-	h2 := rdsHCM("rc")
-	h2.PathWithEscapedSlashesAction = hcmv3.HttpConnectionManager_REJECT_REQUEST
-	if ans := check(t, mk(h2), Request{Path: "/b%2Fc"}); ans.Status != 400 || ans.Matched {
-		t.Errorf("REJECT_REQUEST: got %+v", ans)
-	}
-	h3 := rdsHCM("rc")
-	h3.PathWithEscapedSlashesAction = hcmv3.HttpConnectionManager_UNESCAPE_AND_REDIRECT
-	if ans := check(t, mk(h3), Request{Path: "/b%2fc"}); ans.Status != 307 || ans.Location != "/b/c" {
-		t.Errorf("UNESCAPE_AND_REDIRECT: got %+v", ans)
-	}
-	h4 := rdsHCM("rc")
-	h4.PathWithEscapedSlashesAction = hcmv3.HttpConnectionManager_UNESCAPE_AND_FORWARD
-	if ans := check(t, mk(h4), Request{Path: "/b%2Fc"}); ans.Route != "bc" {
-		t.Errorf("UNESCAPE_AND_FORWARD: got %+v", ans)
-	}
-}
-
-func TestFilterChainSNI(t *testing.T) {
-	rcs := []*routev3.RouteConfiguration{}
-	for _, n := range []string{"rc-exact", "rc-wild", "rc-wild-long", "rc-any", "rc-default", "rc-tls", "rc-plain"} {
-		rcs = append(rcs, routeConfig(n, vhost("vh", []string{"*"}, prefixRoute("r", "/", "c-"+n))))
-	}
-	withTransport := func(fc *listenerv3.FilterChain, tp string) *listenerv3.FilterChain {
-		if fc.FilterChainMatch == nil {
-			fc.FilterChainMatch = &listenerv3.FilterChainMatch{}
-		}
-		fc.FilterChainMatch.TransportProtocol = tp
-		return fc
-	}
-	sniListener := listener("sni", 10443,
-		httpChain(t, "any", "rc-any"),
-		httpChain(t, "wild", "rc-wild", "*.example.com"),
-		httpChain(t, "exact", "rc-exact", "api.example.com", "www.example.com"),
-		httpChain(t, "wild-long", "rc-wild-long", "*.b.example.com"),
-	)
-	defListener := listener("def", 20443, withTransport(httpChain(t, "only-api", "rc-exact", "api.example.com"), "tls"))
-	defListener.DefaultFilterChain = httpChain(t, "fallback", "rc-default")
-	mixed := listener("mixed", 30443,
-		withTransport(httpChain(t, "plain", "rc-plain"), "raw_buffer"),
-		withTransport(httpChain(t, "tls", "rc-tls"), "tls"),
-	)
-	// Envoy commits to the server-name level that matched; a transport
-	// mismatch below it does not fall back to the catch-all chain.
-	noFallback := listener("nofallback", 40443,
-		withTransport(httpChain(t, "api-plain", "rc-exact", "api.example.com"), "raw_buffer"),
-		httpChain(t, "catchall", "rc-any"),
-	)
-	h2 := httpChain(t, "h2", "rc-tls")
-	h2.FilterChainMatch = &listenerv3.FilterChainMatch{ApplicationProtocols: []string{"h2"}}
-	alpn := listener("alpn", 50443, httpChain(t, "no-alpn", "rc-plain"), h2)
-	tbl, err := New([]*listenerv3.Listener{sniListener, defListener, mixed, noFallback, alpn}, rcs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cases := []struct {
-		port       uint32
-		sni        string
-		alpn       []string
-		chain, rc  string
-		wantErrSub string
-	}{
-		{10443, "api.example.com", nil, "exact", "rc-exact", ""},
-		{10443, "WWW.Example.com", nil, "exact", "rc-exact", ""},
-		{10443, "x.example.com", nil, "wild", "rc-wild", ""},
-		{10443, "x.y.example.com", nil, "wild", "rc-wild", ""},
-		{10443, "a.b.example.com", nil, "wild-long", "rc-wild-long", ""},
-		{10443, "example.com", nil, "any", "rc-any", ""},
-		{10443, "", nil, "any", "rc-any", ""},
-		{20443, "api.example.com", nil, "only-api", "rc-exact", ""},
-		{20443, "other.org", nil, "fallback", "rc-default", ""},
-		{20443, "", nil, "fallback", "rc-default", ""},
-		{30443, "x.example.com", nil, "tls", "rc-tls", ""},
-		{30443, "", nil, "plain", "rc-plain", ""},
-		{40443, "other.example.com", nil, "catchall", "rc-any", ""},
-		{40443, "api.example.com", nil, "", "", "no filter chain"},
-		{50443, "x.example.com", []string{"h2", "http/1.1"}, "h2", "rc-tls", ""},
-		{50443, "x.example.com", []string{"http/1.1"}, "no-alpn", "rc-plain", ""},
-		{50443, "x.example.com", nil, "no-alpn", "rc-plain", ""},
-	}
-	for _, c := range cases {
-		ans, err := tbl.Check(Request{Port: c.port, SNI: c.sni, ALPN: c.alpn, Host: "h", Path: "/"})
-		if c.wantErrSub != "" {
-			wantErr(t, err, ErrNoFilterChain, c.wantErrSub, "nofallback")
-			continue
-		}
-		if err != nil {
-			t.Errorf("port %d sni %q: %v", c.port, c.sni, err)
-			continue
-		}
-		if ans.FilterChain != c.chain || ans.RouteConfig != c.rc || ans.Cluster != "c-"+c.rc {
-			t.Errorf("port %d sni %q: got chain %q rc %q cluster %q, want chain %q rc %q",
-				c.port, c.sni, ans.FilterChain, ans.RouteConfig, ans.Cluster, c.chain, c.rc)
-		}
-	}
-}
-
-func TestInlineRouteConfig(t *testing.T) {
-	h := &hcmv3.HttpConnectionManager{
-		StatPrefix: "inline",
-		RouteSpecifier: &hcmv3.HttpConnectionManager_RouteConfig{
-			RouteConfig: routeConfig("inline-rc", vhost("vh", []string{"*"}, prefixRoute("r", "/", "inline-cluster"))),
-		},
-	}
-	l := listener("l", 10080, &listenerv3.FilterChain{Name: "fc", Filters: []*listenerv3.Filter{hcmFilter(t, h)}})
-	tbl, err := New([]*listenerv3.Listener{l}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ans := check(t, tbl, Request{Path: "/x"})
-	want := Answer{Listener: "l", FilterChain: "fc", RouteConfig: "inline-rc", VirtualHost: "vh", Route: "r", Cluster: "inline-cluster", Status: 200, Matched: true}
-	if ans != want {
-		t.Errorf("got %+v, want %+v", ans, want)
-	}
-}
-
-func TestListenerSelection(t *testing.T) {
-	rc := routeConfig("rc", vhost("vh", []string{"*"}, prefixRoute("r", "/", "c")))
-	udp := &listenerv3.Listener{Name: "quic", Address: addr(10443, true), FilterChains: []*listenerv3.FilterChain{httpChain(t, "", "rc")}}
-	tcp := listener("tcp", 10443, httpChain(t, "", "rc"))
-	// The address IP is ignored and additional_addresses count as ports.
-	extra := listener("extra", 10080, httpChain(t, "", "rc"))
-	extra.AdditionalAddresses = []*listenerv3.AdditionalAddress{{Address: addr(10081, false)}}
-	tbl, err := New([]*listenerv3.Listener{udp, tcp, extra}, []*routev3.RouteConfiguration{rc})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if ans := check(t, tbl, Request{Port: 10443}); ans.Listener != "tcp" {
-		t.Errorf("TCP+UDP on one port: got listener %q, want tcp", ans.Listener)
-	}
-	if ans := check(t, tbl, Request{Port: 10081}); ans.Listener != "extra" {
-		t.Errorf("additional address: got listener %q, want extra", ans.Listener)
-	}
-}
-
-func TestErrors(t *testing.T) {
-	rc := routeConfig("rc", vhost("vh", []string{"*"}, prefixRoute("r", "/", "c")))
-	tcpAny, err := anypb.New(&tcpv3.TcpProxy{StatPrefix: "tcp", ClusterSpecifier: &tcpv3.TcpProxy_Cluster{Cluster: "backend"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	tcpListener := listener("tcp-l", 9000, &listenerv3.FilterChain{Filters: []*listenerv3.Filter{{
-		Name: "envoy.filters.network.tcp_proxy", ConfigType: &listenerv3.Filter_TypedConfig{TypedConfig: tcpAny},
-	}}})
-	badAny := listener("bad-l", 9001, &listenerv3.FilterChain{Filters: []*listenerv3.Filter{{
-		Name:       hcmFilterName,
-		ConfigType: &listenerv3.Filter_TypedConfig{TypedConfig: &anypb.Any{TypeUrl: hcmTypeURL, Value: []byte{0x0a, 0xff}}},
-	}}})
-	missingRDS := listener("missing-rds-l", 9002, httpChain(t, "fc", "nope"))
-	dupA := listener("dup-a", 9003, httpChain(t, "", "rc"))
-	dupB := listener("dup-b", 9003, httpChain(t, "", "rc"))
-	sniOnly := listener("sni-only-l", 9004, httpChain(t, "", "rc", "a.example.com"))
-	unsupported := routeConfig("rc-unsupported", vhost("vh", []string{"*"},
-		routeWithMatch("uri-template", &routev3.RouteMatch{PathSpecifier: &routev3.RouteMatch_PathMatchPolicy{PathMatchPolicy: &corev3.TypedExtensionConfig{Name: "uri"}}}, "c"),
-		prefixRoute("r", "/", "c")))
-	unsupportedL := listener("unsupported-l", 9005, httpChain(t, "", "rc-unsupported"))
-	badRegex := routeConfig("rc-bad-regex", vhost("vh", []string{"*"},
-		routeWithMatch("bad", &routev3.RouteMatch{PathSpecifier: &routev3.RouteMatch_SafeRegex{SafeRegex: regex("(")}}, "c")))
-	badRegexL := listener("bad-regex-l", 9006, httpChain(t, "", "rc-bad-regex"))
-	dupDomain := routeConfig("rc-dup-domain", vhost("a", []string{"x.com"}), vhost("b", []string{"X.com"}))
-	dupDomainL := listener("dup-domain-l", 9007, httpChain(t, "", "rc-dup-domain"))
-
-	tbl, err := New([]*listenerv3.Listener{listener("http", 10080, httpChain(t, "", "rc")), tcpListener, badAny, missingRDS, dupA, dupB, sniOnly, unsupportedL, badRegexL, dupDomainL},
-		[]*routev3.RouteConfiguration{rc, unsupported, badRegex, dupDomain})
-	if err != nil {
-		t.Fatal(err)
-	}
-
-	_, err = tbl.Check(Request{Port: 8080, Host: "h", Path: "/"})
-	wantErr(t, err, ErrNoListener, "no listener on port 8080; listeners: ", "9000 (tcp-l)", "10080 (http)")
-
-	// A tcp_proxy chain answers at layer 4 (see l4_test.go).
-	if ans, err := tbl.Check(Request{Port: 9000, Host: "h", Path: "/"}); err != nil || ans != (Answer{Listener: "tcp-l", Cluster: "backend", Status: 200, Matched: true, L4: true}) {
-		t.Errorf("tcp_proxy listener: got %+v, %v", ans, err)
-	}
-
-	ans, err := tbl.Check(Request{Port: 9001, Host: "h", Path: "/"})
-	wantErr(t, err, ErrInvalidConfig, "bad-l")
-	if ans.Listener != "bad-l" {
-		t.Errorf("partial answer listener = %q, want bad-l", ans.Listener)
-	}
-
-	ans, err = tbl.Check(Request{Port: 9002, Host: "h", Path: "/"})
-	wantErr(t, err, ErrRouteConfigNotFound, `"nope"`, "missing-rds-l")
-	if ans.FilterChain != "fc" {
-		t.Errorf("partial answer filter chain = %q, want fc", ans.FilterChain)
-	}
-
-	_, err = tbl.Check(Request{Port: 9003, Host: "h", Path: "/"})
-	wantErr(t, err, ErrAmbiguousListener, "dup-a", "dup-b")
-
-	_, err = tbl.Check(Request{Port: 9004, SNI: "b.example.com", Host: "h", Path: "/"})
-	wantErr(t, err, ErrNoFilterChain, "sni-only-l", `"b.example.com"`)
-
-	_, err = tbl.Check(Request{Port: 9005, Host: "h", Path: "/"})
-	wantErr(t, err, ErrUnsupported, "uri-template")
-
-	_, err = tbl.Check(Request{Port: 9006, Host: "h", Path: "/"})
-	wantErr(t, err, ErrInvalidConfig, "safe_regex")
-
-	_, err = tbl.Check(Request{Port: 9007, Host: "x.com", Path: "/"})
-	wantErr(t, err, ErrInvalidConfig, "x.com")
-
-	_, err = New([]*listenerv3.Listener{nil}, nil)
-	wantErr(t, err, ErrInvalidConfig, "nil")
-	_, err = New(nil, []*routev3.RouteConfiguration{rc, rc})
-	wantErr(t, err, ErrInvalidConfig, `duplicate route configuration name "rc"`)
-}
-
-func TestCustomHeaderRejectsWithoutClientIP(t *testing.T) {
-	rc := routeConfig("rc", vhost("vh", []string{"*"}, prefixRoute("all", "/", "c")))
-	mk := func(reject bool) *Table {
-		cfg := &customheaderv3.CustomHeaderConfig{HeaderName: "X-Client-IP"}
-		if reject {
-			cfg.RejectWithStatus = &typev3.HttpStatus{Code: typev3.StatusCode_Forbidden}
-		}
-		tc, err := anypb.New(cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		h := rdsHCM("rc")
-		h.OriginalIpDetectionExtensions = []*corev3.TypedExtensionConfig{{Name: "envoy.extensions.http.original_ip_detection.custom_header", TypedConfig: tc}}
-		l := listener("l", 10080, &listenerv3.FilterChain{Filters: []*listenerv3.Filter{hcmFilter(t, h)}})
-		tbl, err := New([]*listenerv3.Listener{l}, []*routev3.RouteConfiguration{rc})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return tbl
-	}
-	closed := mk(true)
-	for _, hdr := range []map[string]string{nil, {"x-client-ip": "not-an-ip"}} {
-		if ans := check(t, closed, Request{Path: "/", Headers: hdr}); ans.Status != 403 || ans.Matched {
-			t.Errorf("fail closed, headers %v: got %+v", hdr, ans)
-		}
-	}
-	if ans := check(t, closed, Request{Path: "/", Headers: map[string]string{"X-Client-IP": "2001:db8::1"}}); ans.Status != 200 || ans.Cluster != "c" {
-		t.Errorf("fail closed with an IP: got %+v", ans)
-	}
-	if ans := check(t, mk(false), Request{Path: "/"}); ans.Status != 200 {
-		t.Errorf("without reject_with_status the request passes: got %+v", ans)
-	}
-}
-
-// TestMaxRequestHeaders: a header block over max_request_headers_kb (60 KiB when unset) is
-// answered 431 before routing; Host counts, and the limit is whole KiB.
-func TestMaxRequestHeaders(t *testing.T) {
-	rc := routeConfig("rc", vhost("vh", []string{"*"}, prefixRoute("r", "/", "c")))
-	mk := func(h *hcmv3.HttpConnectionManager) *Table { return hcmTable(t, h, rc) }
-	pad := func(n int) map[string]string { return map[string]string{"x-p": strings.Repeat("p", n-len("x-p"))} }
-	def := mk(rdsHCM("rc"))
-	if ans := check(t, def, Request{Host: "a", Headers: pad(60*1024 - len("host") - 1)}); ans.Status != 200 {
-		t.Errorf("at the 60 KiB default: got %+v", ans)
-	}
-	if ans := check(t, def, Request{Host: "ab", Headers: pad(60*1024 - len("host") - 1)}); ans.Status != 431 || ans.Matched {
-		t.Errorf("one byte over the 60 KiB default: got %+v", ans)
-	}
-	h := rdsHCM("rc")
-	h.MaxRequestHeadersKb = wrapperspb.UInt32(2)
-	small := mk(h)
-	if ans := check(t, small, Request{Host: "a", Headers: pad(2000)}); ans.Status != 200 {
-		t.Errorf("under 2 KiB: got %+v", ans)
-	}
-	if ans := check(t, small, Request{Host: "a", Headers: pad(2100)}); ans.Status != 431 {
-		t.Errorf("over 2 KiB: got %+v", ans)
-	}
-}
-
-// hcmTable is a table of one plain-HTTP listener with the connection manager h over rc.
-func hcmTable(t *testing.T, h *hcmv3.HttpConnectionManager, rc *routev3.RouteConfiguration) *Table {
-	t.Helper()
-	l := listener("l", 10080, &listenerv3.FilterChain{Filters: []*listenerv3.Filter{hcmFilter(t, h)}})
-	tbl, err := New([]*listenerv3.Listener{l}, []*routev3.RouteConfiguration{rc})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tbl
 }

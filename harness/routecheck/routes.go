@@ -67,7 +67,7 @@ type route struct {
 }
 
 func compileRouteConfig(rc *routev3.RouteConfiguration) *routeTable {
-	rt := &routeTable{
+	table := &routeTable{
 		name:             rc.GetName(),
 		exact:            map[string]*vhostEntry{},
 		ignorePort:       rc.GetIgnorePortInHostMatching(),
@@ -75,38 +75,39 @@ func compileRouteConfig(rc *routev3.RouteConfiguration) *routeTable {
 		ignorePathParams: rc.GetIgnorePathParametersInPathMatching(),
 	}
 	if rc.GetVhds() != nil {
-		rt.err = fmt.Errorf("%w: route configuration %q uses VHDS", ErrUnsupported, rt.name)
-		return rt
+		table.err = fmt.Errorf("%w: route configuration %q uses VHDS", ErrUnsupported, table.name)
+		return table
 	}
 	suffix := map[int]map[string]*vhostEntry{}
 	prefix := map[int]map[string]*vhostEntry{}
 	for _, v := range rc.GetVirtualHosts() {
-		vh := compileVhost(rt.name, v)
+		vh := compileVhost(table.name, v)
 		for _, d := range v.GetDomains() {
 			d = asciiLower(d)
 			dup := false
 			switch {
 			case d == "*":
-				dup = rt.def != nil
-				rt.def = vh
+				dup = table.def != nil
+				table.def = vh
 			case strings.HasPrefix(d, "*"):
 				dup = addWildcard(suffix, d[1:], vh)
 			case strings.HasSuffix(d, "*"):
 				dup = addWildcard(prefix, d[:len(d)-1], vh)
 			default:
-				_, dup = rt.exact[d]
-				rt.exact[d] = vh
+				_, dup = table.exact[d]
+				table.exact[d] = vh
 			}
 			if dup {
 				// Envoy rejects the whole route configuration.
-				rt.err = fmt.Errorf("%w: route configuration %q: domain %q appears in more than one virtual host", ErrInvalidConfig, rt.name, d)
-				return rt
+				table.err = fmt.Errorf("%w: route configuration %q: domain %q appears in more than one virtual host",
+					ErrInvalidConfig, table.name, d)
+				return table
 			}
 		}
 	}
-	rt.suffix = sortGroups(suffix)
-	rt.prefix = sortGroups(prefix)
-	return rt
+	table.suffix = sortGroups(suffix)
+	table.prefix = sortGroups(prefix)
+	return table
 }
 
 func addWildcard(groups map[int]map[string]*vhostEntry, key string, vh *vhostEntry) bool {
@@ -144,7 +145,8 @@ func compileVhost(rcName string, v *routev3.VirtualHost) *vhostEntry {
 }
 
 func compileRoute(rcName, vhName string, index int, r *routev3.Route) *route {
-	rr := &route{name: r.GetName(), caseSensitive: true, perFilter: r.GetTypedPerFilterConfig(), rateLimits: r.GetRoute().GetRateLimits()}
+	rr := &route{name: r.GetName(), caseSensitive: true, perFilter: r.GetTypedPerFilterConfig(),
+		rateLimits: r.GetRoute().GetRateLimits()}
 	where := fmt.Sprintf("route configuration %q virtual host %q route %q (#%d)", rcName, vhName, r.GetName(), index)
 	fail := func(sentinel error, format string, args ...any) *route {
 		rr.err = fmt.Errorf("%w: %s: %s", sentinel, where, fmt.Sprintf(format, args...))
@@ -185,32 +187,32 @@ func compileRoute(rcName, vhName string, index int, r *routev3.Route) *route {
 	}
 	rr.grpc = m.GetGrpc() != nil
 	for _, h := range m.GetHeaders() {
-		hm, err := compileHeaderMatcher(h)
+		headerMatch, err := compileHeaderMatcher(h)
 		if err != nil {
 			return fail(ErrInvalidConfig, "header %q: %v", h.GetName(), err)
 		}
-		rr.headers = append(rr.headers, hm)
+		rr.headers = append(rr.headers, headerMatch)
 	}
 	for _, q := range m.GetQueryParameters() {
-		qm, err := compileQueryMatcher(q)
+		queryMatch, err := compileQueryMatcher(q)
 		if err != nil {
 			return fail(ErrInvalidConfig, "query parameter %q: %v", q.GetName(), err)
 		}
-		rr.query = append(rr.query, qm)
+		rr.query = append(rr.query, queryMatch)
 	}
 	for _, c := range m.GetCookies() {
-		sm, err := compileStringMatcher(c.GetStringMatch())
+		stringMatch, err := compileStringMatcher(c.GetStringMatch())
 		if err != nil {
 			return fail(ErrInvalidConfig, "cookie %q: %v", c.GetName(), err)
 		}
-		rr.cookies = append(rr.cookies, cookieMatcher{name: c.GetName(), m: sm, invert: c.GetInvertMatch()})
+		rr.cookies = append(rr.cookies, cookieMatcher{name: c.GetName(), m: stringMatch, invert: c.GetInvertMatch()})
 	}
-	if tc := m.GetTlsContext(); tc != nil {
-		if p := tc.GetPresented(); p != nil {
+	if tlsContext := m.GetTlsContext(); tlsContext != nil {
+		if p := tlsContext.GetPresented(); p != nil {
 			v := p.GetValue()
 			rr.tlsPresented = &v
 		}
-		if p := tc.GetValidated(); p != nil {
+		if p := tlsContext.GetValidated(); p != nil {
 			v := p.GetValue()
 			rr.tlsValidated = &v
 		}
@@ -238,13 +240,13 @@ func compileFullRegex(expr string) (*regexp.Regexp, error) {
 // findVhost implements RouteMatcher::findVirtualHost. A "host:port" value is
 // tried as-is against exact and wildcard domains, then without the port, and
 // only then falls back to the "*" virtual host.
-func (rt *routeTable) findVhost(rs *requestState) *vhostEntry {
-	if len(rt.exact) == 0 && len(rt.suffix) == 0 && len(rt.prefix) == 0 {
-		return rt.def
+func (table *routeTable) findVhost(state *requestState) *vhostEntry {
+	if len(table.exact) == 0 && len(table.suffix) == 0 && len(table.prefix) == 0 {
+		return table.def
 	}
-	host := rs.host
-	if rt.vhostHeader != "" {
-		v, ok := rs.headers[rt.vhostHeader]
+	host := state.host
+	if table.vhostHeader != "" {
+		v, ok := state.headers[table.vhostHeader]
 		if !ok || v == "" {
 			return nil
 		}
@@ -252,30 +254,30 @@ func (rt *routeTable) findVhost(rs *requestState) *vhostEntry {
 	} else if host == "" {
 		return nil
 	}
-	if rt.ignorePort {
+	if table.ignorePort {
 		if i := portStart(host); i >= 0 {
 			host = host[:i]
 		}
 	}
 	host = asciiLower(host)
-	if vh := rt.findNonDefault(host); vh != nil {
+	if vh := table.findNonDefault(host); vh != nil {
 		return vh
 	}
 	if i := portStart(host); i >= 0 {
-		if vh := rt.findNonDefault(host[:i]); vh != nil {
+		if vh := table.findNonDefault(host[:i]); vh != nil {
 			return vh
 		}
 	}
-	return rt.def
+	return table.def
 }
 
-func (rt *routeTable) findNonDefault(host string) *vhostEntry {
-	if vh, ok := rt.exact[host]; ok {
+func (table *routeTable) findNonDefault(host string) *vhostEntry {
+	if vh, ok := table.exact[host]; ok {
 		return vh
 	}
 	// ">=" keeps the wildcard from matching an empty label: "*.foo.com" must
 	// not match "foo.com" nor ".foo.com".
-	for _, g := range rt.suffix {
+	for _, g := range table.suffix {
 		if g.n >= len(host) {
 			continue
 		}
@@ -283,7 +285,7 @@ func (rt *routeTable) findNonDefault(host string) *vhostEntry {
 			return vh
 		}
 	}
-	for _, g := range rt.prefix {
+	for _, g := range table.prefix {
 		if g.n >= len(host) {
 			continue
 		}
@@ -294,8 +296,8 @@ func (rt *routeTable) findNonDefault(host string) *vhostEntry {
 	return nil
 }
 
-func (rt *routeTable) route(rs *requestState, ans Answer) (Answer, error) {
-	vh := rt.findVhost(rs)
+func (table *routeTable) route(state *requestState, ans Answer) (Answer, error) {
+	vh := table.findVhost(state)
 	if vh == nil {
 		ans.Status = 404
 		return ans, nil
@@ -305,15 +307,16 @@ func (rt *routeTable) route(rs *requestState, ans Answer) (Answer, error) {
 		return ans, vh.err
 	}
 	// VirtualHostImpl::getRouteFromEntries: TLS requirement comes first.
-	if (vh.requireTLS == routev3.VirtualHost_ALL && rs.xfp != "https") ||
-		(vh.requireTLS == routev3.VirtualHost_EXTERNAL_ONLY && rs.xfp != "https" && rs.headers["x-envoy-internal"] != "true") {
+	if (vh.requireTLS == routev3.VirtualHost_ALL && state.xfp != "https") ||
+		(vh.requireTLS == routev3.VirtualHost_EXTERNAL_ONLY && state.xfp != "https" &&
+			state.headers["x-envoy-internal"] != "true") {
 		ans.Matched = true
 		ans.Status = 301
-		ans.Location = "https://" + rs.host + rs.path
+		ans.Location = "https://" + state.host + state.path
 		return ans, nil
 	}
-	matchPath := rs.path
-	if rt.ignorePathParams {
+	matchPath := state.path
+	if table.ignorePathParams {
 		if i := strings.IndexByte(matchPath, ';'); i >= 0 {
 			matchPath = matchPath[:i]
 		}
@@ -331,7 +334,7 @@ func (rt *routeTable) route(rs *requestState, ans Answer) (Answer, error) {
 			}
 			p = lowerPath
 		}
-		matched, err := r.matches(rs, p)
+		matched, err := r.matches(state, p)
 		if err != nil {
 			return ans, err
 		}
@@ -340,26 +343,26 @@ func (rt *routeTable) route(rs *requestState, ans Answer) (Answer, error) {
 		}
 		ans.Matched = true
 		ans.Route = r.name
-		rs.matched, rs.matchedAns = r, ans
-		return r.act.apply(rs, r, ans)
+		state.matched, state.matchedAns = r, ans
+		return r.act.apply(state, r, ans)
 	}
 	ans.Status = 404
 	return ans, nil
 }
 
-func (r *route) matches(rs *requestState, p string) (bool, error) {
+func (r *route) matches(state *requestState, p string) (bool, error) {
 	// RouteEntryImplBase::matchRoute runs before the path check; the order
 	// does not change the result, only which checks are skipped.
-	if r.grpc && !isGRPC(rs.headers["content-type"]) {
+	if r.grpc && !isGRPC(state.headers["content-type"]) {
 		return false, nil
 	}
 	for i := range r.headers {
-		if !r.headers[i].matches(rs.headers) {
+		if !r.headers[i].matches(state.headers) {
 			return false, nil
 		}
 	}
 	if len(r.query) > 0 {
-		q := parseQuery(rs.path)
+		q := parseQuery(state.path)
 		for i := range r.query {
 			if !r.query[i].matches(q) {
 				return false, nil
@@ -367,7 +370,7 @@ func (r *route) matches(rs *requestState, p string) (bool, error) {
 		}
 	}
 	for i := range r.cookies {
-		if !r.cookies[i].matches(rs.headers["cookie"]) {
+		if !r.cookies[i].matches(state.headers["cookie"]) {
 			return false, nil
 		}
 	}
@@ -388,7 +391,7 @@ func (r *route) matches(rs *requestState, p string) (bool, error) {
 	case pathRegex:
 		return r.re.MatchString(p), nil
 	case pathConnect:
-		return rs.method == "CONNECT" || strings.EqualFold(rs.headers["upgrade"], "connect-udp"), nil
+		return state.method == "CONNECT" || strings.EqualFold(state.headers["upgrade"], "connect-udp"), nil
 	}
 	return false, nil
 }

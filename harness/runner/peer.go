@@ -24,7 +24,8 @@ func comparePeer(ctx context.Context, o *Outcome, p profile.Profile, im impl.Imp
 	s := o.Scenario
 	o.Compared = true
 	caps := impl.CapabilitiesOf(im)
-	ref, err := impl.Reference{}.Translate(ctx, impl.Request{Scenario: s.Name, Objects: s.Objects, Config: s.Settings, Profile: p})
+	ref, err := impl.Reference{}.Translate(ctx,
+		impl.Request{Scenario: s.Name, Objects: s.Objects, Config: s.Settings, Profile: p})
 	if err != nil {
 		o.Err = fmt.Errorf("the reference translator failed, so there is nothing to compare with: %w", err)
 		return
@@ -48,7 +49,8 @@ func comparePeer(ctx context.Context, o *Outcome, p profile.Profile, im impl.Imp
 		items = append(items, item{key: "error"})
 	} else {
 		o.Result = res
-		fo := facts.Options{NoAdmission: caps.NoAdmission, NoSecrets: caps.OmitsPart("secrets"), NoPatchStatus: caps.OmitsPart("patch-status")}
+		fo := facts.Options{NoAdmission: caps.NoAdmission, NoSecrets: caps.OmitsPart("secrets"),
+			NoPatchStatus: caps.OmitsPart("patch-status")}
 		for _, d := range facts.Compare(facts.Of(ref, fo), facts.Of(res, fo)) {
 			items = append(items, item{key: d.Key, failure: check.Failure{Check: "facts", Msg: d.String()}})
 		}
@@ -79,7 +81,9 @@ func comparePeer(ctx context.Context, o *Outcome, p profile.Profile, im impl.Imp
 		if len(explained[i].Items) == 0 {
 			at := divergenceIndex(s, d)
 			o.Failures = append(o.Failures, check.Failure{Check: "divergence", Where: at, Line: s.Line(at),
-				Msg: fmt.Sprintf("recorded for %s but not observed: no difference matches its facts (%q); remove it or correct its facts", d.Impl, d.Reason)})
+				Msg: fmt.Sprintf(
+					"recorded for %s but not observed: no difference matches its facts (%q); remove it or correct its facts", d.Impl,
+					d.Reason)})
 			continue
 		}
 		explained[i].Divergence = d

@@ -130,7 +130,8 @@ func TestPeerDivergenceExplains(t *testing.T) {
 	im := &swapping{caps: impl.Capabilities{NoAdmission: true}}
 	o := runPeer(t, loadPeerScenario(t, div), im)
 	if !o.Passed() || o.Agrees() || len(o.Explained) != 1 {
-		t.Fatalf("want a pass explained by one divergence, got failures %v, err %v, explained %+v", o.Failures, o.Err, o.Explained)
+		t.Fatalf("want a pass explained by one divergence, got failures %v, err %v, explained %+v", o.Failures, o.Err,
+			o.Explained)
 	}
 	if got := o.Explained[0].Items; len(got) != 2 {
 		t.Errorf("explained %q, want the routes fact and the traffic expectation", got)
@@ -153,7 +154,8 @@ func TestPeerStaleDivergenceFails(t *testing.T) {
   facts: ["routes *"]
 `
 	o := runPeer(t, loadPeerScenario(t, div), refCopy{})
-	if len(o.Failures) != 1 || o.Failures[0].Check != "divergence" || !strings.Contains(o.Failures[0].Msg, "not observed") {
+	if len(o.Failures) != 1 || o.Failures[0].Check != "divergence" ||
+		!strings.Contains(o.Failures[0].Msg, "not observed") {
 		t.Fatalf("want one stale-divergence failure, got %+v (err %v)", o.Failures, o.Err)
 	}
 	if o.Failures[0].Line == 0 {

@@ -179,7 +179,8 @@ func RunOne(ctx context.Context, job Job, opts Options) (o *Outcome) {
 		comparePeer(ctx, o, p, opts.Impl)
 		return o
 	}
-	res, err := opts.Impl.Translate(ctx, impl.Request{Scenario: s.Name, Objects: s.Objects, Config: s.Settings, Profile: p})
+	res, err := opts.Impl.Translate(ctx,
+		impl.Request{Scenario: s.Name, Objects: s.Objects, Config: s.Settings, Profile: p})
 	if err != nil {
 		o.Err = err
 		return o

@@ -34,7 +34,8 @@ func jobs(names ...string) []runner.Job {
 
 // A scenario whose translation panics fails alone, with the stack; the others run.
 func TestPanicIsThatScenariosFailure(t *testing.T) {
-	outcomes := runner.Run(context.Background(), jobs("a", "b", "c", "d"), runner.Options{Impl: panicky{on: "b"}, Parallel: 2})
+	outcomes := runner.Run(context.Background(), jobs("a", "b", "c", "d"),
+		runner.Options{Impl: panicky{on: "b"}, Parallel: 2})
 	if len(outcomes) != 4 {
 		t.Fatalf("%d outcomes, want 4", len(outcomes))
 	}
@@ -52,7 +53,8 @@ func TestPanicIsThatScenariosFailure(t *testing.T) {
 			t.Fatalf("b passed, want its panic as its error")
 		}
 		msg := o.Err.Error()
-		for _, want := range []string{"panic while translating or checking [v1.9]: assignment to entry in nil map", "goroutine ", "runner_test.go", "panicky.Translate"} {
+		for _, want := range []string{"panic while translating or checking [v1.9]: assignment to entry in nil map",
+			"goroutine ", "runner_test.go", "panicky.Translate"} {
 			if !strings.Contains(msg, want) {
 				t.Errorf("error lacks %q:\n%s", want, msg)
 			}
@@ -65,7 +67,8 @@ func TestPanicIsThatScenariosFailure(t *testing.T) {
 // stack as the scenario's error.
 func TestReferencePanicIsThatScenariosFailure(t *testing.T) {
 	js := jobs("good", "hostile")
-	js[1].Scenario.Objects = []resource.Object{{Kind: "HTTPRoute", APIVersion: "gateway.networking.k8s.io/v1", File: "x.yaml", Line: 1}}
+	js[1].Scenario.Objects = []resource.Object{{Kind: "HTTPRoute", APIVersion: "gateway.networking.k8s.io/v1",
+		File: "x.yaml", Line: 1}}
 	outcomes := runner.Run(context.Background(), js, runner.Options{Impl: impl.Reference{}, Parallel: 2})
 	if !outcomes[0].Passed() {
 		t.Errorf("good: %v %v", outcomes[0].Err, outcomes[0].Failures)

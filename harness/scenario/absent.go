@@ -28,18 +28,19 @@ type objIndex struct {
 }
 
 func newObjIndex(s *Scenario) *objIndex {
-	ix := &objIndex{objs: map[string]bool{}, listeners: map[string]map[string]bool{}, rules: map[string]int{}, patched: map[string]bool{}}
+	index := &objIndex{objs: map[string]bool{}, listeners: map[string]map[string]bool{}, rules: map[string]int{},
+		patched: map[string]bool{}}
 	addListeners := func(key string, names []string) {
-		if ix.listeners[key] == nil {
-			ix.listeners[key] = map[string]bool{}
+		if index.listeners[key] == nil {
+			index.listeners[key] = map[string]bool{}
 		}
 		for _, n := range names {
-			ix.listeners[key][n] = true
+			index.listeners[key][n] = true
 		}
 	}
 	for _, o := range s.Objects {
 		r := o.Ref()
-		ix.objs[strings.ToLower(r.Kind)+"/"+r.Namespace+"/"+r.Name] = true
+		index.objs[strings.ToLower(r.Kind)+"/"+r.Namespace+"/"+r.Name] = true
 		switch v := o.Obj.(type) {
 		case *gwapiv1.Gateway:
 			var names []string
@@ -58,9 +59,9 @@ func newObjIndex(s *Scenario) *objIndex {
 			}
 			addListeners(gwNS+"/"+string(v.Spec.ParentRef.Name)+"/"+v.Namespace+"/"+v.Name, names)
 		case *gwapiv1.HTTPRoute:
-			ix.rules["httproute/"+v.Namespace+"/"+v.Name] = len(v.Spec.Rules)
+			index.rules["httproute/"+v.Namespace+"/"+v.Name] = len(v.Spec.Rules)
 		case *gwapiv1.GRPCRoute:
-			ix.rules["grpcroute/"+v.Namespace+"/"+v.Name] = len(v.Spec.Rules)
+			index.rules["grpcroute/"+v.Namespace+"/"+v.Name] = len(v.Spec.Rules)
 		}
 		if epp, ok := o.Obj.(*egv1a1.EnvoyPatchPolicy); ok {
 			// Any "name" a patch's value sets may be the name of a resource it adds (the
@@ -68,44 +69,45 @@ func newObjIndex(s *Scenario) *objIndex {
 			for _, jp := range epp.Spec.JSONPatches {
 				if v := jp.Operation.Value; v != nil {
 					for _, m := range patchNameRE.FindAllSubmatch(v.Raw, -1) {
-						ix.patched[string(m[1])] = true
+						index.patched[string(m[1])] = true
 					}
 				}
 			}
 		}
 	}
-	return ix
+	return index
 }
 
 var patchNameRE = regexp.MustCompile(`"name"\s*:\s*"([^"]+)"`)
 
-func (ix *objIndex) has(kind, ns, name string) bool {
-	return ix.objs[strings.ToLower(kind)+"/"+ns+"/"+name]
+func (index *objIndex) has(kind, ns, name string) bool {
+	return index.objs[strings.ToLower(kind)+"/"+ns+"/"+name]
 }
 
 // listener: <gw ns>/<gw>/<listener> or <gw ns>/<gw>/<ls ns>/<ls>/<listener>, of an object
 // of the scenario.
-func (ix *objIndex) listener(name string) bool {
+func (index *objIndex) listener(name string) bool {
 	i := strings.LastIndexByte(name, '/')
 	if i < 0 {
 		return false
 	}
-	return ix.listeners[name[:i]][name[i+1:]]
+	return index.listeners[name[:i]][name[i+1:]]
 }
 
 // routeRule: <kind>/<ns>/<name>/rule/<i> of an xRoute of the scenario (i < its rules for
 // HTTP and gRPC routes; -1 for the L4 routes' single rule).
-func (ix *objIndex) routeRule(kind, ns, name, idx string) bool {
-	kinds := map[string]string{"httproute": "HTTPRoute", "grpcroute": "GRPCRoute", "tcproute": "TCPRoute", "udproute": "UDPRoute", "tlsroute": "TLSRoute"}
+func (index *objIndex) routeRule(kind, ns, name, idx string) bool {
+	kinds := map[string]string{"httproute": "HTTPRoute", "grpcroute": "GRPCRoute", "tcproute": "TCPRoute",
+		"udproute": "UDPRoute", "tlsroute": "TLSRoute"}
 	k, ok := kinds[kind]
-	if !ok || !ix.has(k, ns, name) {
+	if !ok || !index.has(k, ns, name) {
 		return false
 	}
 	i, err := strconv.Atoi(idx)
 	if err != nil {
 		return false
 	}
-	if n, counted := ix.rules[kind+"/"+ns+"/"+name]; counted {
+	if n, counted := index.rules[kind+"/"+ns+"/"+name]; counted {
 		return i >= 0 && i < n
 	}
 	return i == -1
@@ -114,19 +116,21 @@ func (ix *objIndex) routeRule(kind, ns, name, idx string) bool {
 const seg = `([^/]+)`
 
 var (
-	reV2Listener  = regexp.MustCompile(`^(tcp|udp|http)-[0-9]+$`)
-	reReady       = regexp.MustCompile(`^envoy-gateway-proxy-ready-(0\.0\.0\.0|::)-19003$`)
-	reRouteRule   = regexp.MustCompile(`^(httproute|grpcroute|tcproute|udproute|tlsroute)/` + seg + `/` + seg + `/rule/(-?[0-9]+)`)
+	reV2Listener = regexp.MustCompile(`^(tcp|udp|http)-[0-9]+$`)
+	reReady      = regexp.MustCompile(`^envoy-gateway-proxy-ready-(0\.0\.0\.0|::)-19003$`)
+	reRouteRule  = regexp.MustCompile(
+		`^(httproute|grpcroute|tcproute|udproute|tlsroute)/` + seg + `/` + seg + `/rule/(-?[0-9]+)`)
 	reL4Route     = regexp.MustCompile(`^(tcproute|udproute|tlsroute)/` + seg + `/` + seg + `$`)
-	rePolicyOwned = regexp.MustCompile(`^(securitypolicy|envoyextensionpolicy|backendtrafficpolicy|clienttrafficpolicy|httproutefilter)/` + seg + `/` + seg + `(/.*)?$`)
-	reSDSCluster  = regexp.MustCompile(`^sds_.*_[0-9a-f]{32}$`)
-	reHostPort    = regexp.MustCompile(`^[a-z0-9_.-]+_[0-9]+$`)
-	reFilterName  = regexp.MustCompile(`^envoy\.filters\.(http|network)\.[a-z0-9_]+(\.(gzip|brotli|zstd))?$`)
-	reSlotFilter  = regexp.MustCompile(`^envoy\.filters\.http\.[a-z0-9_]+/([0-9]+|request|response)$`)
-	reHost        = regexp.MustCompile(`^[*a-z0-9_-]+(\.?[a-z0-9_-]+)*$|^\*$`)
-	reMirror      = regexp.MustCompile(`^-mirror-[0-9]+$`)
-	reBackend     = regexp.MustCompile(`^/backend/-?[0-9]+$`)
-	reMatch       = regexp.MustCompile(`^/match/[0-9]+/([^/]+)(/[^/]+)?$`)
+	rePolicyOwned = regexp.MustCompile(
+		`^(securitypolicy|envoyextensionpolicy|backendtrafficpolicy|clienttrafficpolicy|httproutefilter)/` + seg + `/` + seg + `(/.*)?$`)
+	reSDSCluster = regexp.MustCompile(`^sds_.*_[0-9a-f]{32}$`)
+	reHostPort   = regexp.MustCompile(`^[a-z0-9_.-]+_[0-9]+$`)
+	reFilterName = regexp.MustCompile(`^envoy\.filters\.(http|network)\.[a-z0-9_]+(\.(gzip|brotli|zstd))?$`)
+	reSlotFilter = regexp.MustCompile(`^envoy\.filters\.http\.[a-z0-9_]+/([0-9]+|request|response)$`)
+	reHost       = regexp.MustCompile(`^[*a-z0-9_-]+(\.?[a-z0-9_-]+)*$|^\*$`)
+	reMirror     = regexp.MustCompile(`^-mirror-[0-9]+$`)
+	reBackend    = regexp.MustCompile(`^/backend/-?[0-9]+$`)
+	reMatch      = regexp.MustCompile(`^/match/[0-9]+/([^/]+)(/[^/]+)?$`)
 )
 
 // fixedNames are names EG gives resources that no object names.
@@ -136,28 +140,30 @@ var fixedNames = map[string]bool{
 }
 
 // fits reports whether name could be a kind resource's name for this scenario.
-func (ix *objIndex) fits(kind, name string) bool {
-	if fixedNames[name] || ix.patched[name] {
+func (index *objIndex) fits(kind, name string) bool {
+	if fixedNames[name] || index.patched[name] {
 		return true
 	}
 	switch kind {
 	case KindListener, KindRouteConfig:
 		// an HTTP/3 listener is its TCP listener's name with -quic
-		return ix.listener(name) || ix.listener(strings.TrimSuffix(name, "-quic")) || reV2Listener.MatchString(name) || (kind == KindListener && reReady.MatchString(name))
+		return index.listener(name) || index.listener(strings.TrimSuffix(name, "-quic")) || reV2Listener.MatchString(name) ||
+			(kind == KindListener && reReady.MatchString(name))
 	case KindFilterChain:
-		return ix.listener(name) || ix.routeName(name) || reV2Listener.MatchString(name)
+		return index.listener(name) || index.routeName(name) || reV2Listener.MatchString(name)
 	case KindVirtualHost:
 		i := strings.LastIndexByte(name, '/')
 		if i < 0 {
 			return reHost.MatchString(name) // V2: the host alone
 		}
-		return (ix.listener(name[:i]) || reV2Listener.MatchString(name[:i])) && reHost.MatchString(name[i+1:])
+		return (index.listener(name[:i]) || reV2Listener.MatchString(name[:i])) && reHost.MatchString(name[i+1:])
 	case KindRoute, KindJWTRequirement, KindJWTProvider:
-		return ix.routeName(name) || (kind != KindRoute && !strings.Contains(name, "/"))
+		return index.routeName(name) || (kind != KindRoute && !strings.Contains(name, "/"))
 	case KindCluster, KindLoadAssign:
-		return ix.routeName(name) || ix.policyOwned(name) || reSDSCluster.MatchString(name) || reHostPort.MatchString(name)
+		return index.routeName(name) || index.policyOwned(name) || reSDSCluster.MatchString(name) ||
+			reHostPort.MatchString(name)
 	case KindSecret:
-		return ix.secretName(name)
+		return index.secretName(name)
 	case KindHTTPFilter, KindRouteFilter, KindNetworkFilter:
 		if reFilterName.MatchString(name) || reSlotFilter.MatchString(name) {
 			return true
@@ -166,12 +172,12 @@ func (ix *objIndex) fits(kind, name string) bool {
 		if !ok || !reFilterName.MatchString(base) {
 			return false
 		}
-		if ix.policyOwned(rest) {
+		if index.policyOwned(rest) {
 			return true
 		}
 		// envoy.filters.http.ratelimit/<policy ns>/<policy name>
 		parts := strings.Split(rest, "/")
-		return len(parts) == 2 && ix.has("BackendTrafficPolicy", parts[0], parts[1])
+		return len(parts) == 2 && index.has("BackendTrafficPolicy", parts[0], parts[1])
 	}
 	return false
 }
@@ -179,12 +185,12 @@ func (ix *objIndex) fits(kind, name string) bool {
 // routeName: a route rule's cluster (…/rule/<i>[-mirror-<k>][/backend/<j>]), route
 // (…/rule/<i>/match/<j>/<host>), an L4 route's chain or cluster, or a v1.8 JWT key under
 // a route name.
-func (ix *objIndex) routeName(name string) bool {
+func (index *objIndex) routeName(name string) bool {
 	if m := reL4Route.FindStringSubmatch(name); m != nil {
-		return ix.routeRule(m[1], m[2], m[3], "-1")
+		return index.routeRule(m[1], m[2], m[3], "-1")
 	}
 	m := reRouteRule.FindStringSubmatch(name)
-	if m == nil || !ix.routeRule(m[1], m[2], m[3], m[4]) {
+	if m == nil || !index.routeRule(m[1], m[2], m[3], m[4]) {
 		return false
 	}
 	rest := name[len(m[0]):]
@@ -202,36 +208,38 @@ func (ix *objIndex) routeName(name string) bool {
 
 // policyOwned: <policy kind>/<ns>/<name>[/...] of a policy (or HTTPRouteFilter) of the
 // scenario: ext_authz, ext_proc, OIDC, Lua and dynamic module names.
-func (ix *objIndex) policyOwned(name string) bool {
+func (index *objIndex) policyOwned(name string) bool {
 	m := rePolicyOwned.FindStringSubmatch(name)
 	if m == nil {
 		return false
 	}
 	kinds := map[string]string{"securitypolicy": "SecurityPolicy", "envoyextensionpolicy": "EnvoyExtensionPolicy",
-		"backendtrafficpolicy": "BackendTrafficPolicy", "clienttrafficpolicy": "ClientTrafficPolicy", "httproutefilter": "HTTPRouteFilter"}
-	return ix.has(kinds[m[1]], m[2], m[3])
+		"backendtrafficpolicy": "BackendTrafficPolicy", "clienttrafficpolicy": "ClientTrafficPolicy",
+		"httproutefilter": "HTTPRouteFilter"}
+	return index.has(kinds[m[1]], m[2], m[3])
 }
 
 // secretName: a listener certificate <ns>/<Secret>, a client-validation CA
 // <ns>/<name>/ca.crt, a per-resource CA <policy or Backend>/<ns>-ca, or a policy's
 // generated secret (oauth2/client_secret/securitypolicy/<ns>/<name>,
 // credential_injector/credential/httproutefilter/<ns>/<name>, ...).
-func (ix *objIndex) secretName(name string) bool {
+func (index *objIndex) secretName(name string) bool {
 	parts := strings.Split(name, "/")
 	switch {
-	case len(parts) == 2 && (ix.has("Secret", parts[0], parts[1]) || ix.has("ConfigMap", parts[0], parts[1])):
+	case len(parts) == 2 && (index.has("Secret", parts[0], parts[1]) || index.has("ConfigMap", parts[0], parts[1])):
 		return true
 	case len(parts) == 2 && strings.HasSuffix(parts[1], "-ca"):
 		ns := strings.TrimSuffix(parts[1], "-ca")
-		return ix.has("BackendTLSPolicy", ns, parts[0]) || ix.has("Backend", ns, parts[0])
+		return index.has("BackendTLSPolicy", ns, parts[0]) || index.has("Backend", ns, parts[0])
 	case len(parts) == 5 && parts[0] == "gateway" && parts[4] == "ca.crt":
 		// a Gateway's frontend (backend-side) validation CA: gateway/<ns>/<gw>/<port|default>/ca.crt
-		return ix.has("Gateway", parts[1], parts[2])
+		return index.has("Gateway", parts[1], parts[2])
 	case len(parts) == 3 && parts[2] == "ca.crt":
-		return ix.has("ClientTrafficPolicy", parts[0], parts[1]) || ix.has("Secret", parts[0], parts[1]) || ix.has("ConfigMap", parts[0], parts[1])
+		return index.has("ClientTrafficPolicy", parts[0], parts[1]) || index.has("Secret", parts[0], parts[1]) ||
+			index.has("ConfigMap", parts[0], parts[1])
 	}
 	for i := range parts {
-		if ix.policyOwned(strings.Join(parts[i:], "/")) {
+		if index.policyOwned(strings.Join(parts[i:], "/")) {
 			return true
 		}
 	}
@@ -239,12 +247,15 @@ func (ix *objIndex) secretName(name string) bool {
 }
 
 // checkAbsentNames refuses absent xds names that fit no name of their kind.
-func checkAbsentNames(s *Scenario, k string, e Expect, ix *objIndex, addf func(int, string, ...any)) {
+func checkAbsentNames(s *Scenario, k string, e Expect, index *objIndex, addf func(int, string, ...any)) {
 	for i, x := range e.XDS {
-		if !x.Absent || x.Name == "" || !contains(XDSKinds, x.Kind) || ix.fits(x.Kind, x.Name) {
+		if !x.Absent || x.Name == "" || !contains(XDSKinds, x.Kind) || index.fits(x.Kind, x.Name) {
 			continue
 		}
 		p := fmt.Sprintf("%s.xds[%d]", k, i)
-		addf(s.Line(p+".name"), "%s: absent %s %q fits no name the translator can produce for this scenario's objects (a typo or an old scheme passes any absent check; see docs/checks.md)", p, x.Kind, x.Name)
+		addf(s.Line(p+".name"),
+			"%s: absent %s %q fits no name the translator can produce for this scenario's objects (a typo or an old scheme "+
+				"passes any absent check; see docs/checks.md)",
+			p, x.Kind, x.Name)
 	}
 }

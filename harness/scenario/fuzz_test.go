@@ -44,7 +44,8 @@ func FuzzLoadScenario(f *testing.F) {
 			return
 		}
 		if s.Name == "" || len(s.Covers) == 0 || len(s.Objects) == 0 || s.File != path || s.Area != "tls" {
-			t.Fatalf("incomplete scenario: name %q covers %v objects %d file %q area %q", s.Name, s.Covers, len(s.Objects), s.File, s.Area)
+			t.Fatalf("incomplete scenario: name %q covers %v objects %d file %q area %q", s.Name, s.Covers, len(s.Objects),
+				s.File, s.Area)
 		}
 		refs := map[resource.Ref]bool{}
 		for _, o := range s.Objects {
@@ -53,7 +54,8 @@ func FuzzLoadScenario(f *testing.F) {
 			}
 			refs[o.Ref()] = true
 		}
-		for _, p := range []string{"", "name", "expect.statuses[3].conditions[0]", "expectByProfile.v1.8.xds[0]", "resources"} {
+		for _, p := range []string{"", "name", "expect.statuses[3].conditions[0]", "expectByProfile.v1.8.xds[0]",
+			"resources"} {
 			_ = s.Line(p)
 		}
 		for _, job := range runner.Select([]*scenario.Scenario{s}, runner.Options{}) {

@@ -28,7 +28,9 @@ func TestInvalidScenarios(t *testing.T) {
 		name := e.Name()
 		switch {
 		case strings.HasSuffix(name, ".error"), strings.HasSuffix(name, ".refused"):
-			if _, err := os.Stat(filepath.Join(invalidRoot, strings.TrimSuffix(strings.TrimSuffix(name, ".error"), ".refused")+".yaml")); err != nil {
+			if _, err := os.Stat(
+				filepath.Join(invalidRoot,
+					strings.TrimSuffix(strings.TrimSuffix(name, ".error"), ".refused")+".yaml")); err != nil {
 				t.Errorf("%s has no input beside it: %v", name, err)
 			}
 			continue
@@ -88,7 +90,8 @@ func TestLoadPathsSkipsInvalid(t *testing.T) {
 		t.Fatal(err)
 	}
 	if len(set.Scenarios) != 0 || len(set.Errors) < 10 {
-		t.Errorf("loading %s itself: %d scenarios, %d errors; want none and every case", invalidRoot, len(set.Scenarios), len(set.Errors))
+		t.Errorf("loading %s itself: %d scenarios, %d errors; want none and every case", invalidRoot, len(set.Scenarios),
+			len(set.Errors))
 	}
 	// A nested folder named invalid is skipped too.
 	root := t.TempDir()

@@ -147,7 +147,8 @@ func (l Loader) area(path string) string {
 // relPath is the scenario file's path under Root without its extension (Scenario.Path).
 func (l Loader) relPath(path string, s *Scenario) string {
 	if l.Root != "" {
-		if rel, err := filepath.Rel(absPath(l.Root), absPath(path)); err == nil && !strings.HasPrefix(rel, "..") && strings.Contains(filepath.ToSlash(rel), "/") {
+		if rel, err := filepath.Rel(absPath(l.Root), absPath(path)); err == nil && !strings.HasPrefix(rel, "..") &&
+			strings.Contains(filepath.ToSlash(rel), "/") {
 			return strings.TrimSuffix(filepath.ToSlash(rel), filepath.Ext(rel))
 		}
 	}
@@ -347,7 +348,9 @@ func (l Loader) LoadPaths(paths ...string) (*Set, error) {
 			continue
 		}
 		if prev, dup := names[s.Name]; dup {
-			set.Errors = append(set.Errors, &Error{File: f, Msgs: []string{fmt.Sprintf("%s:%d: name %q is already used by %s", f, s.Line("name"), s.Name, prev)}})
+			set.Errors = append(set.Errors,
+				&Error{File: f,
+					Msgs: []string{fmt.Sprintf("%s:%d: name %q is already used by %s", f, s.Line("name"), s.Name, prev)}})
 			continue
 		}
 		names[s.Name] = f

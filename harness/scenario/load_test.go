@@ -48,7 +48,8 @@ const validExpect = `expect:
     expect: {status: 200}
 `
 
-var validScenario = "name: demo\ndescription: a demo\ncovers: [RT-01]\nlabels: [traffic]\n" + resourcesBlock + validExpect
+var validScenario = "name: demo\ndescription: a demo\ncovers: [RT-01]\nlabels: [traffic]\n" +
+	resourcesBlock + validExpect
 
 func loader(t testing.TB, root string) scenario.Loader {
 	t.Helper()
@@ -122,7 +123,8 @@ func TestLoadFileValid(t *testing.T) {
 	for _, o := range s.Objects {
 		refs = append(refs, o.Ref().String())
 	}
-	if want := "GatewayClass/eg Gateway/default/eg Service/default/app HTTPRoute/default/app"; strings.Join(refs, " ") != want {
+	if want := "GatewayClass/eg Gateway/default/eg Service/default/app HTTPRoute/default/app"; strings.Join(refs,
+		" ") != want {
 		t.Errorf("objects %v, want %s", refs, want)
 	}
 	// Objects carry the scenario file's lines: the block text starts below `resources: |`.
@@ -136,13 +138,15 @@ func TestLoadFileValid(t *testing.T) {
 	if want := testutil.LineOf(t, validScenario, "kind: GatewayClass") - 1; s.Objects[0].Line != want {
 		t.Errorf("GatewayClass at line %d, want %d (the line after `resources: |`)", s.Objects[0].Line, want)
 	}
-	if len(s.Expect.Statuses) != 2 || s.Expect.Statuses[1].AttachedRoutes == nil || *s.Expect.Statuses[1].AttachedRoutes != 1 {
+	if len(s.Expect.Statuses) != 2 || s.Expect.Statuses[1].AttachedRoutes == nil ||
+		*s.Expect.Statuses[1].AttachedRoutes != 1 {
 		t.Errorf("statuses %+v", s.Expect.Statuses)
 	}
 	if len(s.Expect.Traffic) != 1 || s.Expect.Traffic[0].Request.Port != 80 || s.Expect.Traffic[0].Expect.Status != 200 {
 		t.Errorf("traffic %+v", s.Expect.Traffic)
 	}
-	if got, want := s.Line("expect.traffic[0].request"), testutil.LineOf(t, validScenario, "request: {port: 80"); got != want {
+	if got, want := s.Line("expect.traffic[0].request"),
+		testutil.LineOf(t, validScenario, "request: {port: 80"); got != want {
 		t.Errorf("Line(expect.traffic[0].request) = %d, want %d", got, want)
 	}
 }
@@ -181,8 +185,9 @@ func TestLoadFileErrors(t *testing.T) {
 			substr: `unknown field "owner"`,
 		},
 		{
-			name:   "unknown nested field",
-			text:   strings.Replace(base, "    parent: Gateway/default/eg\n", "    parent: Gateway/default/eg\n    sectoin: http\n", 1),
+			name: "unknown nested field",
+			text: strings.Replace(base, "    parent: Gateway/default/eg\n",
+				"    parent: Gateway/default/eg\n    sectoin: http\n", 1),
 			marker: "sectoin: http",
 			substr: `unknown field "expect.statuses[0].sectoin"`,
 		},
@@ -247,8 +252,9 @@ func TestLoadFileErrors(t *testing.T) {
 			substr: "expect.statuses[0].object: HTTPRoute/default/nope is not among the scenario's objects",
 		},
 		{
-			name:   "admission naming an object not in resources",
-			text:   strings.Replace(base, "expect:\n", "expect:\n  admission:\n  - {object: Gateway/default/other, allowed: false}\n", 1),
+			name: "admission naming an object not in resources",
+			text: strings.Replace(base, "expect:\n",
+				"expect:\n  admission:\n  - {object: Gateway/default/other, allowed: false}\n", 1),
 			marker: "object: Gateway/default/other",
 			substr: "expect.admission[0].object: Gateway/default/other is not among the scenario's objects",
 		},
@@ -265,32 +271,37 @@ func TestLoadFileErrors(t *testing.T) {
 			substr: `parent "Gateway/eg": want Kind/namespace/name`,
 		},
 		{
-			name:   "bad xds kind",
-			text:   strings.Replace(base, "  - {kind: VirtualHost, name: default/eg/http/app_example_com}\n", "  - kind: Vhost\n    name: x\n", 1),
+			name: "bad xds kind",
+			text: strings.Replace(base, "  - {kind: VirtualHost, name: default/eg/http/app_example_com}\n",
+				"  - kind: Vhost\n    name: x\n", 1),
 			marker: "kind: Vhost",
 			substr: `expect.xds[0].kind: "Vhost" is not one of Listener, RouteConfiguration, VirtualHost`,
 		},
 		{
-			name:   "routes on a cluster",
-			text:   strings.Replace(base, "  - {kind: VirtualHost, name: default/eg/http/app_example_com}\n", "  - {kind: Cluster, name: c, routes: [r]}\n", 1),
+			name: "routes on a cluster",
+			text: strings.Replace(base, "  - {kind: VirtualHost, name: default/eg/http/app_example_com}\n",
+				"  - {kind: Cluster, name: c, routes: [r]}\n", 1),
 			marker: "kind: Cluster, name: c",
 			substr: "routes and domains belong to a VirtualHost",
 		},
 		{
-			name:   "prefix with a name",
-			text:   strings.Replace(base, "  - {kind: VirtualHost, name: default/eg/http/app_example_com}\n", "  - {kind: Cluster, name: c, prefix: sds_, names: [sds_a]}\n", 1),
+			name: "prefix with a name",
+			text: strings.Replace(base, "  - {kind: VirtualHost, name: default/eg/http/app_example_com}\n",
+				"  - {kind: Cluster, name: c, prefix: sds_, names: [sds_a]}\n", 1),
 			marker: "kind: Cluster, name: c",
 			substr: "prefix and names go together, without name or absent",
 		},
 		{
-			name:   "names off the prefix",
-			text:   strings.Replace(base, "  - {kind: VirtualHost, name: default/eg/http/app_example_com}\n", "  - {kind: Cluster, prefix: sds_, names: [other]}\n", 1),
+			name: "names off the prefix",
+			text: strings.Replace(base, "  - {kind: VirtualHost, name: default/eg/http/app_example_com}\n",
+				"  - {kind: Cluster, prefix: sds_, names: [other]}\n", 1),
 			marker: "kind: Cluster, prefix: sds_",
 			substr: `names: "other" does not start with the prefix "sds_"`,
 		},
 		{
-			name:   "traffic without port",
-			text:   strings.Replace(base, "request: {port: 80, host: app.example.com, path: /app}", "request: {host: app.example.com, path: /app}", 1),
+			name: "traffic without port",
+			text: strings.Replace(base, "request: {port: 80, host: app.example.com, path: /app}",
+				"request: {host: app.example.com, path: /app}", 1),
 			marker: "request: {host: app.example.com",
 			substr: "expect.traffic[0].request.port is required",
 		},
@@ -301,8 +312,9 @@ func TestLoadFileErrors(t *testing.T) {
 			substr: "expect.traffic[0].expect checks nothing",
 		},
 		{
-			name:   "condition without type",
-			text:   strings.Replace(base, "    - {type: Accepted, status: \"True\", reason: Accepted}\n", "    - {status: \"True\"}\n", 1),
+			name: "condition without type",
+			text: strings.Replace(base, "    - {type: Accepted, status: \"True\", reason: Accepted}\n",
+				"    - {status: \"True\"}\n", 1),
 			marker: `- {status: "True"}`,
 			substr: "expect.statuses[0].conditions[0]: type is required",
 		},
@@ -353,7 +365,8 @@ func TestInlineResourceErrorLine(t *testing.T) {
 
 // Every other loader message starts with "file:line:", as scenario.Error documents.
 func TestInlineResourceErrorStartsWithFileLine(t *testing.T) {
-	text := strings.Replace(validScenario, "  metadata: {name: app}\n  spec: {clusterIP", "  metadata: {name: app}\n  bogus: 1\n  spec: {clusterIP", 1)
+	text := strings.Replace(validScenario, "  metadata: {name: app}\n  spec: {clusterIP",
+		"  metadata: {name: app}\n  bogus: 1\n  spec: {clusterIP", 1)
 	path, msgs := loadErr(t, text)
 	wantMsg(t, msgs, path, testutil.LineOf(t, text, "bogus: 1"), `unknown field "bogus"`)
 }
@@ -363,8 +376,10 @@ func TestInlineResourceErrors(t *testing.T) {
 		name, old, new, marker, substr string
 	}{
 		{"unknown kind", "  kind: Service\n", "  kind: Pod\n", "kind: Pod", `unknown kind "Pod"`},
-		{"duplicate object", "expect:\n", "  ---\n  apiVersion: v1\n  kind: Service\n  metadata: {name: app}\nexpect:\n", "", "Service/default/app: duplicate object (first defined at line 19)"}, // the Service is the third document, on line 19,
-		{"missing name", "  metadata: {name: app}\n  spec: {clusterIP", "  metadata: {labels: {a: b}}\n  spec: {clusterIP", "kind: Service", "metadata.name is required"},
+		{"duplicate object", "expect:\n", "  ---\n  apiVersion: v1\n  kind: Service\n  metadata: {name: app}\nexpect:\n", "",
+			"Service/default/app: duplicate object (first defined at line 19)"}, // the Service is the third document, on line 19,
+		{"missing name", "  metadata: {name: app}\n  spec: {clusterIP", "  metadata: {labels: {a: b}}\n  spec: {clusterIP",
+			"kind: Service", "metadata.name is required"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -399,7 +414,8 @@ func TestInlineResourceErrors(t *testing.T) {
 func TestExpectByProfileLine(t *testing.T) {
 	text := validScenario + "expectByProfile:\n  v1.8:\n    statuses: []\n"
 	path, msgs := loadErr(t, text)
-	wantMsg(t, msgs, path, testutil.LineOf(t, text, "  v1.8:"), "expectByProfile.v1.8: the scenario does not run under v1.8")
+	wantMsg(t, msgs, path, testutil.LineOf(t, text, "  v1.8:"),
+		"expectByProfile.v1.8: the scenario does not run under v1.8")
 }
 
 func TestResourcesFile(t *testing.T) {
@@ -443,7 +459,8 @@ func TestLoadPaths(t *testing.T) {
 	root := t.TempDir()
 	good1 := write(t, root, "routing/a.yaml", validScenario)
 	good2 := write(t, root, "naming/b.yaml", strings.Replace(validScenario, "name: demo", "name: demo-b", 1))
-	bad := write(t, root, "routing/bad.yaml", strings.Replace(validScenario, "labels: [traffic]", "labels: [traffic]\nbogus: 1", 1))
+	bad := write(t, root, "routing/bad.yaml",
+		strings.Replace(validScenario, "labels: [traffic]", "labels: [traffic]\nbogus: 1", 1))
 	empty := write(t, root, "routing/empty.yaml", "\n  \n")
 	dup := write(t, root, "routing/z-dup.yaml", validScenario)
 	// Neither a resources file nor the catalog is a scenario.
@@ -472,7 +489,8 @@ func TestLoadPaths(t *testing.T) {
 	if len(errsByFile) != 3 {
 		t.Errorf("errors for %d files, want 3 (bad, empty, dup): %v", len(errsByFile), errsByFile)
 	}
-	if msg := errsByFile[bad]; !strings.HasPrefix(msg, fmt.Sprintf("%s:%d: unknown field \"bogus\"", bad, testutil.LineOf(t, validScenario, "labels:")+1)) {
+	if msg := errsByFile[bad]; !strings.HasPrefix(msg,
+		fmt.Sprintf("%s:%d: unknown field \"bogus\"", bad, testutil.LineOf(t, validScenario, "labels:")+1)) {
 		t.Errorf("bad file: %q", msg)
 	}
 	if msg := errsByFile[empty]; msg != empty+": empty scenario file" {
@@ -554,7 +572,8 @@ func TestLoadScenarioEncodings(t *testing.T) {
 		path := write(t, root, filepath.Join("a", name), text)
 		s, err := loader(t, root).LoadFile(path)
 		if name == "utf16raw.yaml" {
-			want := path + ": the file looks like UTF-16 text without a byte-order mark; save it as UTF-8 (or UTF-16 with a BOM) and try again"
+			want := path + ": the file looks like UTF-16 text without a byte-order mark; save it as UTF-8 (or " +
+				"UTF-16 with a BOM) and try again"
 			if err == nil || err.Error() != want {
 				t.Errorf("%s: %v\nwant %s", name, err, want)
 			}

@@ -208,7 +208,8 @@ const (
 )
 
 // XDSKinds lists the kinds an xds expectation may name.
-var XDSKinds = []string{KindListener, KindRouteConfig, KindVirtualHost, KindRoute, KindCluster, KindLoadAssign, KindSecret, KindHTTPFilter, KindFilterChain,
+var XDSKinds = []string{KindListener, KindRouteConfig, KindVirtualHost, KindRoute, KindCluster, KindLoadAssign,
+	KindSecret, KindHTTPFilter, KindFilterChain,
 	KindJWTProvider, KindJWTRequirement, KindNetworkFilter, KindRouteFilter}
 
 // XDSExpect checks that a named xDS resource (or part) is present or absent.
@@ -264,8 +265,8 @@ type XDSExpect struct {
 	RequireClientCertificate *bool    `json:"requireClientCertificate,omitempty"`
 	// HCM, for a FilterChain (a plain HTTP port's default chain included): fields its HTTP
 	// connection manager must have, as protojson (lowerCamelCase); Fields, for a Listener, a
-	// Route, a Cluster or a Secret: fields it must have. Both match as a subset: every key given must be there with an equal
-	// value (objects recursively, lists element by element with the same length).
+	// Route, a Cluster or a Secret: fields it must have. Both match as a subset: every key given must be there with an
+	// equal value (objects recursively, lists element by element with the same length).
 	HCM    map[string]any `json:"hcm,omitempty"`
 	Fields map[string]any `json:"fields,omitempty"`
 	// Prefix with Names, instead of Name: the resources of the kind (In narrowing as for

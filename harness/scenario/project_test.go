@@ -24,7 +24,8 @@ func TestProjectScenarioNamesAreFileNames(t *testing.T) {
 	}
 	for _, s := range set.Scenarios {
 		if want := scenario.FileName(s.File); s.Name != want {
-			t.Errorf("%s:%d: name %q differs from the file name: name it %s (and move golden/%s with git mv)", s.File, s.Line("name"), s.Name, want, filepath.ToSlash(filepath.Join(s.Area, s.Name)))
+			t.Errorf("%s:%d: name %q differs from the file name: name it %s (and move golden/%s with git mv)", s.File,
+				s.Line("name"), s.Name, want, filepath.ToSlash(filepath.Join(s.Area, s.Name)))
 		}
 		rel, err := filepath.Rel(scenariosRoot, s.File)
 		if err != nil {

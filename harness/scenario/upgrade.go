@@ -17,7 +17,8 @@ func (l Loader) validateUpgrade(s *Scenario, u *UpgradeExpect, addf func(int, st
 		case side.p == "":
 			addf(s.Line("upgrade"), "upgrade.%s is required", side.key)
 		case !contains(s.ProfilesOrDefault(), side.p):
-			addf(s.Line("upgrade."+side.key), "upgrade.%s: the scenario does not run under %s (profiles: %s)", side.key, side.p, strings.Join(s.ProfilesOrDefault(), ", "))
+			addf(s.Line("upgrade."+side.key), "upgrade.%s: the scenario does not run under %s (profiles: %s)", side.key, side.p,
+				strings.Join(s.ProfilesOrDefault(), ", "))
 		}
 	}
 	if u.From != "" && u.From == u.To {

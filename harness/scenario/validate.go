@@ -43,7 +43,8 @@ func (l Loader) validate(s *Scenario, addf func(int, string, ...any)) {
 	}
 	for p := range s.ExpectByProfile {
 		if !contains(s.ProfilesOrDefault(), p) {
-			addf(s.Line("expectByProfile."+p), "expectByProfile.%s: the scenario does not run under %s (profiles: %s)", p, p, strings.Join(s.ProfilesOrDefault(), ", "))
+			addf(s.Line("expectByProfile."+p), "expectByProfile.%s: the scenario does not run under %s (profiles: %s)", p, p,
+				strings.Join(s.ProfilesOrDefault(), ", "))
 		}
 	}
 	if (s.Resources == "") == (s.ResourcesFile == "") {
@@ -163,13 +164,15 @@ func (l Loader) validateRefs(s *Scenario, addf func(int, string, ...any)) {
 			if x.HCM != nil && x.Kind != KindFilterChain {
 				addf(s.Line(p), "%s: hcm belongs to a FilterChain", p)
 			}
-			if x.Fields != nil && x.Kind != KindRoute && x.Kind != KindCluster && x.Kind != KindSecret && x.Kind != KindListener {
+			if x.Fields != nil && x.Kind != KindRoute && x.Kind != KindCluster && x.Kind != KindSecret &&
+				x.Kind != KindListener {
 				addf(s.Line(p), "%s: fields belong to a Listener, a Route, a Cluster or a Secret", p)
 			}
 			if len(x.TrustedCAs) > 0 && x.Kind != KindSecret {
 				addf(s.Line(p), "%s: trustedCAs belong to a Secret", p)
 			}
-			if (x.MinTLS != "" || x.MaxTLS != "" || len(x.Ciphers) > 0 || x.ClientCA != "" || x.RequireClientCertificate != nil) && x.Kind != KindFilterChain {
+			if (x.MinTLS != "" || x.MaxTLS != "" || len(x.Ciphers) > 0 || x.ClientCA != "" ||
+				x.RequireClientCertificate != nil) && x.Kind != KindFilterChain {
 				addf(s.Line(p), "%s: minTLS, maxTLS, ciphers, clientCA and requireClientCertificate belong to a FilterChain", p)
 			}
 		}
@@ -211,7 +214,8 @@ func (l Loader) validateRefs(s *Scenario, addf func(int, string, ...any)) {
 			if sn.Cluster == "" {
 				addf(s.Line(p), "%s.cluster (or irRoute) is required", p)
 			}
-			given := map[string]bool{"loadBalancing": sn.LoadBalancing != nil, "session_persistence": sn.SessionPersistence != nil, "circuitBreaker": sn.CircuitBreaker != nil}
+			given := map[string]bool{"loadBalancing": sn.LoadBalancing != nil,
+				"session_persistence": sn.SessionPersistence != nil, "circuitBreaker": sn.CircuitBreaker != nil}
 			for _, a := range sn.Absent {
 				set, known := given[a]
 				switch {
@@ -238,7 +242,8 @@ func (l Loader) validateRefs(s *Scenario, addf func(int, string, ...any)) {
 			}
 			if n := t.Request.HeaderBytes; n != 0 {
 				if n <= len(PaddingHeader) || n > maxHeaderBytes {
-					addf(s.Line(p+".request.headerBytes"), "%s.request.headerBytes: %d is not between %d and %d", p, n, len(PaddingHeader)+1, maxHeaderBytes)
+					addf(s.Line(p+".request.headerBytes"), "%s.request.headerBytes: %d is not between %d and %d", p, n,
+						len(PaddingHeader)+1, maxHeaderBytes)
 				} else {
 					h := make(map[string]string, len(t.Request.Headers)+1)
 					for k, v := range t.Request.Headers {
@@ -261,7 +266,8 @@ func checkIDs(s *Scenario, k string, e Expect, addf func(int, string, ...any)) {
 			return
 		}
 		p := fmt.Sprintf("%s.%s[%d].id", k, section, i)
-		addf(s.Line(p), "%s: %s is not in covers (%s): an expectation asserts one of the behaviors the scenario covers", p, id, strings.Join(s.Covers, ", "))
+		addf(s.Line(p), "%s: %s is not in covers (%s): an expectation asserts one of the behaviors the scenario covers", p,
+			id, strings.Join(s.Covers, ", "))
 	}
 	for i, x := range e.Admission {
 		one("admission", i, x.ID)

@@ -75,7 +75,8 @@ func TestManagementAPI(t *testing.T) {
 	if code := getJSON(t, api.URL+"/snapshots", &view); code != http.StatusOK {
 		t.Fatalf("/snapshots: %d", code)
 	}
-	if view.Version != version || view.Profile != "v1.9" || !strings.Contains(view.Source, "request-mirror") || view.ServedTo == "" {
+	if view.Version != version || view.Profile != "v1.9" || !strings.Contains(view.Source, "request-mirror") ||
+		view.ServedTo == "" {
 		t.Errorf("/snapshots header: %+v", view)
 	}
 	if len(view.IR.HTTP) == 0 || len(view.IR.HTTP[0].Routes) == 0 {
@@ -91,7 +92,8 @@ func TestManagementAPI(t *testing.T) {
 			t.Errorf("backend cluster %s: routes %v, %d backends, xds %s", bc.Name, bc.Routes, len(bc.Backends), bc.XDS)
 		}
 	}
-	if len(view.XDS.Listeners) == 0 || view.XDS.Listeners[0]["@type"] != "type.googleapis.com/envoy.config.listener.v3.Listener" {
+	if len(view.XDS.Listeners) == 0 ||
+		view.XDS.Listeners[0]["@type"] != "type.googleapis.com/envoy.config.listener.v3.Listener" {
 		t.Errorf("xds listeners are not protojson with @type: %v", view.XDS.Listeners)
 	}
 
@@ -126,7 +128,8 @@ func TestManagementAPI(t *testing.T) {
 		t.Errorf("same xDS again: version %s changed %v err %v", v2, changed, err)
 	}
 	// A name that does not exist is an error that says so.
-	if _, err := (xdsserver.ScenarioSource{Loader: ld, Dir: scenarioRoot, Name: "no-such"}).Load(); err == nil || !strings.Contains(err.Error(), `"no-such"`) {
+	if _, err := (xdsserver.ScenarioSource{Loader: ld, Dir: scenarioRoot, Name: "no-such"}).Load(); err == nil ||
+		!strings.Contains(err.Error(), `"no-such"`) {
 		t.Errorf("unknown scenario: %v", err)
 	}
 }
@@ -142,7 +145,8 @@ func TestResolvedPolicy(t *testing.T) {
 	}
 	lb, sp, cb, err := xdsserver.ResolvedPolicy(
 		backend{Name: "a"},
-		backend{Name: "b", LoadBalancer: map[string]any{"type": "ConsistentHash"}, SessionPersistence: map[string]any{"sessionName": "s"}},
+		backend{Name: "b", LoadBalancer: map[string]any{"type": "ConsistentHash"},
+			SessionPersistence: map[string]any{"sessionName": "s"}},
 		backend{Name: "c", LoadBalancer: map[string]any{"type": "Random"}},
 	)
 	if err != nil {
@@ -160,7 +164,9 @@ func TestResolvedPolicy(t *testing.T) {
 	}
 	lb, sp, cb, err = xdsserver.ResolvedPolicy(
 		grouped{Name: "a", Deep: map[string]any{"x": map[string]any{"loadBalancing": map[string]any{"type": "Random"}}}},
-		grouped{Name: "b", LB: map[string]any{"policy": "default/p", "circuitBreaker": map[string]any{"maxInflightRequests": 200}, "session_persistence": map[string]any{"cookieName": "c"}}},
+		grouped{Name: "b",
+			LB: map[string]any{"policy": "default/p", "circuitBreaker": map[string]any{"maxInflightRequests": 200},
+				"session_persistence": map[string]any{"cookieName": "c"}}},
 	)
 	if err != nil || lb != nil || string(cb) != `{"maxInflightRequests":200}` || string(sp) != `{"cookieName":"c"}` {
 		t.Errorf("grouped: lb %s sp %s cb %s err %v", lb, sp, cb, err)

@@ -353,7 +353,8 @@ func (s *Server) onStreamRequest(id int64, req *discoverygrpc.DiscoveryRequest) 
 	}
 	now := time.Now()
 	n.LastSeen = now
-	e := Event{Time: now, Node: nodeID, Stream: id, TypeURL: req.GetTypeUrl(), Nonce: req.GetResponseNonce(), Version: req.GetVersionInfo()}
+	e := Event{Time: now, Node: nodeID, Stream: id, TypeURL: req.GetTypeUrl(), Nonce: req.GetResponseNonce(),
+		Version: req.GetVersionInfo()}
 	switch {
 	case req.GetResponseNonce() == "":
 		e.Kind = EventRequest
@@ -373,7 +374,8 @@ func (s *Server) onStreamRequest(id int64, req *discoverygrpc.DiscoveryRequest) 
 	return nil
 }
 
-func (s *Server) onStreamResponse(_ context.Context, id int64, _ *discoverygrpc.DiscoveryRequest, resp *discoverygrpc.DiscoveryResponse) {
+func (s *Server) onStreamResponse(_ context.Context, id int64, _ *discoverygrpc.DiscoveryRequest,
+	resp *discoverygrpc.DiscoveryResponse) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if m := s.sent[id]; m != nil {

@@ -282,7 +282,8 @@ func TestADSStream(t *testing.T) {
 		if got := names(t, r); !slices.Equal(got, want[typ]) {
 			t.Errorf("%s: got %v, want %v", typ, got, want[typ])
 		}
-		c.send(&discoverygrpc.DiscoveryRequest{TypeUrl: typ, VersionInfo: r.GetVersionInfo(), ResponseNonce: r.GetNonce(), ResourceNames: reqNames(typ, want)})
+		c.send(&discoverygrpc.DiscoveryRequest{TypeUrl: typ, VersionInfo: r.GetVersionInfo(), ResponseNonce: r.GetNonce(),
+			ResourceNames: reqNames(typ, want)})
 	}
 	wait(t, s, func(n []xdsserver.NodeStatus) bool {
 		return xdsserver.AckedAll(n, "envoy-1", v1, xdsserver.TypeURLs...)
@@ -292,7 +293,8 @@ func TestADSStream(t *testing.T) {
 	go func() { _ = xdsserver.Watch(ctx, s, src, l.Files) }()
 	time.Sleep(100 * time.Millisecond) // let the watcher start
 	data, _ := os.ReadFile(file)
-	edited := strings.Replace(string(data), "hostnames: [www.example.com, api.example.com, blog.example.com]", "hostnames: [www.example.com, api.example.com, blog.example.com, shop.example.com]", 1)
+	edited := strings.Replace(string(data), "hostnames: [www.example.com, api.example.com, blog.example.com]",
+		"hostnames: [www.example.com, api.example.com, blog.example.com, shop.example.com]", 1)
 	if edited == string(data) {
 		t.Fatal("the edit changed nothing")
 	}
@@ -310,7 +312,8 @@ func TestADSStream(t *testing.T) {
 
 	// Refuse it: a NACK carries the last accepted version and error_detail.
 	c.send(&discoverygrpc.DiscoveryRequest{TypeUrl: resourcev3.RouteType, VersionInfo: v1, ResponseNonce: r.GetNonce(),
-		ResourceNames: want[resourcev3.RouteType], ErrorDetail: &status.Status{Code: 3, Message: "route: invalid virtual host"}})
+		ResourceNames: want[resourcev3.RouteType],
+		ErrorDetail:   &status.Status{Code: 3, Message: "route: invalid virtual host"}})
 	wait(t, s, func(nodes []xdsserver.NodeStatus) bool {
 		for _, n := range nodes {
 			if nk := n.Nacked[resourcev3.RouteType]; n.ID == "envoy-1" && nk != nil {
@@ -362,7 +365,8 @@ func TestADSStream(t *testing.T) {
 			t.Errorf("a private key is shown: %v", s.TLSCertificate.PrivateKey)
 		}
 	}
-	if tc := s.Current().Loaded.Result.XDS.Secrets[0].GetTlsCertificate(); len(tc.GetPrivateKey().GetInlineBytes()) == 0 && tc.GetPrivateKey().GetInlineString() == "" {
+	if tc := s.Current().Loaded.Result.XDS.Secrets[0].GetTlsCertificate(); len(tc.GetPrivateKey().GetInlineBytes()) == 0 &&
+		tc.GetPrivateKey().GetInlineString() == "" {
 		t.Error("redaction touched the served secret")
 	}
 	if view.Version != v2 || len(view.Nodes) != 1 || view.Nodes[0].Nacked[resourcev3.RouteType] == nil ||

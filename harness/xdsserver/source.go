@@ -50,14 +50,17 @@ func (f FileSource) Load() (*Loaded, error) {
 	if err != nil {
 		return nil, err
 	}
-	dec, err := resource.Decode(f.Path, data, resource.Options{DefaultNamespace: f.Namespace, SkipUnknownKinds: true, Limits: f.Limits, JSONCache: f.Decoded})
+	dec, err := resource.Decode(f.Path, data, resource.Options{
+		DefaultNamespace: f.Namespace, SkipUnknownKinds: true, Limits: f.Limits, JSONCache: f.Decoded})
 	if err != nil {
 		return nil, err
 	}
 	if len(dec.Objects) == 0 && dec.EnvoyGateway == nil {
 		return nil, fmt.Errorf("%s: no Kubernetes objects to translate", f.Path)
 	}
-	res, err := translator.Translate(translator.Input{Objects: dec.Objects, Config: config.FromEnvoyGateway(dec.EnvoyGateway), Profile: f.Profile, AdmissionMemo: f.Memo})
+	res, err := translator.Translate(
+		translator.Input{Objects: dec.Objects, Config: config.FromEnvoyGateway(dec.EnvoyGateway), Profile: f.Profile,
+			AdmissionMemo: f.Memo})
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", f.Path, err)
 	}
@@ -88,9 +91,11 @@ func (s ScenarioSource) Load() (*Loaded, error) {
 		// The scenario may be in a file that no longer loads (an edit under --watch): say
 		// what did not load.
 		if len(set.Errors) > 0 {
-			return nil, fmt.Errorf("no scenario named %q under %s; %d file(s) could not be loaded, the first: %w", s.Name, s.Dir, len(set.Errors), set.Errors[0])
+			return nil, fmt.Errorf("no scenario named %q under %s; %d file(s) could not be loaded, the first: %w", s.Name, s.Dir,
+				len(set.Errors), set.Errors[0])
 		}
-		return nil, fmt.Errorf("no scenario named %q under %s (GET /scenarios or egharness coverage lists them)", s.Name, s.Dir)
+		return nil, fmt.Errorf("no scenario named %q under %s (GET /scenarios or egharness coverage lists them)", s.Name,
+			s.Dir)
 	}
 	return Translate(sc, s.Profile)
 }
@@ -119,7 +124,8 @@ func Translate(sc *scenario.Scenario, prof string) (*Loaded, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", sc.File, err)
 	}
-	return &Loaded{Source: fmt.Sprintf("scenario %s (%s)", sc.Name, sc.File), Profile: p.Name, Result: res, Files: ScenarioFiles(sc)}, nil
+	return &Loaded{Source: fmt.Sprintf("scenario %s (%s)", sc.Name, sc.File), Profile: p.Name, Result: res,
+		Files: ScenarioFiles(sc)}, nil
 }
 
 // ScenarioFiles are the scenario file and the resource files it reads.

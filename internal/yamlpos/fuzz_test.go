@@ -41,7 +41,8 @@ func FuzzYAML(f *testing.F) {
 			if err == nil && jerr == nil {
 				// Escaping can make one byte six (\u0001); the rest is structure.
 				if bound := 6*(int64(len(data))+added) + 64; int64(len(js)) > bound {
-					t.Errorf("the text expands to %d bytes of JSON, over the measured bound %d (aliases add %d)", len(js), bound, added)
+					t.Errorf("the text expands to %d bytes of JSON, over the measured bound %d (aliases add %d)", len(js), bound,
+						added)
 				}
 				if d := JSONDepth(js); d > 0 {
 					if l := DepthLine(data, d-1); l < 1 || l > lines {

@@ -80,7 +80,8 @@ func (w *walker) measure(n *yaml.Node) (shape, error) {
 	if n.Anchor != "" {
 		// Only anchored nodes are alias targets, so only they can close a cycle.
 		if w.active[n] {
-			return shape{}, &Error{Line: n.Line, Msg: fmt.Sprintf("malformed YAML: anchor %q contains an alias to itself", n.Anchor)}
+			return shape{},
+				&Error{Line: n.Line, Msg: fmt.Sprintf("malformed YAML: anchor %q contains an alias to itself", n.Anchor)}
 		}
 		w.active[n] = true
 		defer delete(w.active, n)

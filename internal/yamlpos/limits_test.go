@@ -73,7 +73,8 @@ func TestCheckAliases(t *testing.T) {
 		t.Errorf("no anchors: %d, %v", added, err)
 	}
 	// A cycle is an error, not a hang.
-	if _, err := CheckAliases([]byte("a: &a [*a]\n"), -1); err == nil || !strings.Contains(err.Error(), "alias to itself") {
+	if _, err := CheckAliases([]byte("a: &a [*a]\n"), -1); err == nil ||
+		!strings.Contains(err.Error(), "alias to itself") {
 		t.Errorf("cycle: %v", err)
 	}
 	// Exponential expansion saturates instead of overflowing.
@@ -127,7 +128,8 @@ func TestSyntaxErrorLines(t *testing.T) {
 }
 
 func TestBadCharLine(t *testing.T) {
-	tests := map[string]int{"ok\n": 0, "a\nb\x00": 2, "\x7f": 1, "a\n\nc\xc3": 3, "é\nü\n\u0085\n": 0, "a\n\u0080": 2, "\t\r\n": 0}
+	tests := map[string]int{"ok\n": 0, "a\nb\x00": 2, "\x7f": 1, "a\n\nc\xc3": 3, "é\nü\n\u0085\n": 0, "a\n\u0080": 2,
+		"\t\r\n": 0}
 	for in, want := range tests {
 		if got := badCharLine([]byte(in)); got != want {
 			t.Errorf("badCharLine(%q) = %d, want %d", in, got, want)

@@ -130,7 +130,8 @@ func LineCount(data []byte) int {
 }
 
 func readerProblem(msg string) bool {
-	for _, p := range []string{"control characters are not allowed", "invalid leading UTF-8 octet", "invalid trailing UTF-8 octet",
+	for _, p := range []string{"control characters are not allowed", "invalid leading UTF-8 octet",
+		"invalid trailing UTF-8 octet",
 		"incomplete UTF-8 octet sequence", "invalid length of a UTF-8 sequence", "invalid Unicode character"} {
 		if strings.Contains(msg, p) {
 			return true
@@ -163,7 +164,8 @@ func badCharLine(data []byte) int {
 // go-yaml prints their marks 0-based (it adds one only for scanner errors), so their
 // lines are one short.
 func parserProblem(msg string) bool {
-	for _, p := range []string{"did not find expected ", "found duplicate %", "found incompatible YAML document", "found undefined tag handle"} {
+	for _, p := range []string{"did not find expected ", "found duplicate %", "found incompatible YAML document",
+		"found undefined tag handle"} {
 		if strings.HasPrefix(msg, p) {
 			return true
 		}
@@ -190,7 +192,8 @@ func ToJSON(data []byte) (_ []byte, err error) {
 func toJSONError(data []byte, err error) error {
 	e := syntaxError(err)
 	var ye *Error
-	if errors.As(e, &ye) && strings.HasPrefix(ye.Msg, "malformed YAML: ") && !strings.Contains(ye.Msg, "already set in map") {
+	if errors.As(e, &ye) && strings.HasPrefix(ye.Msg, "malformed YAML: ") &&
+		!strings.Contains(ye.Msg, "already set in map") {
 		if _, perr := Parse(data); perr != nil {
 			return perr
 		}

@@ -77,7 +77,8 @@ func TestLine(t *testing.T) {
 
 func TestSplitPath(t *testing.T) {
 	got := splitPath("spec.rules[2].matches[0][1].path")
-	want := []pathStep{{key: "spec", index: -1}, {key: "rules", index: -1}, {index: 2}, {key: "matches", index: -1}, {index: 0}, {index: 1}, {key: "path", index: -1}}
+	want := []pathStep{{key: "spec", index: -1}, {key: "rules", index: -1}, {index: 2}, {key: "matches", index: -1},
+		{index: 0}, {index: 1}, {key: "path", index: -1}}
 	if len(got) != len(want) {
 		t.Fatalf("splitPath = %+v, want %+v", got, want)
 	}
@@ -128,7 +129,8 @@ func TestDecodeStrictValid(t *testing.T) {
 	if err := DecodeStrict([]byte(text), root, &out, 0); err != nil {
 		t.Fatalf("DecodeStrict: %v", err)
 	}
-	if out.Name != "app" || len(out.Items) != 1 || out.Items[0].Port != 80 || out.Items[0].Name != "http" || out.Meta.Labels["a"] != "b" {
+	if out.Name != "app" || len(out.Items) != 1 || out.Items[0].Port != 80 || out.Items[0].Name != "http" ||
+		out.Meta.Labels["a"] != "b" {
 		t.Errorf("decoded %+v", out)
 	}
 }

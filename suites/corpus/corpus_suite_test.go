@@ -55,7 +55,9 @@ var _ = Describe("EG translator testdata", func() {
 			r := corpus.Run(ctx, []corpus.Case{c}, corpus.Options{Known: known})[0]
 			var detail bytes.Buffer
 			corpus.WriteText(&detail, []corpus.CaseResult{r}, corpus.Summarize("reference", nil), true)
-			Expect(r.Verdict.Failed()).To(BeFalse(), fmt.Sprintf("%s\n(record a reason in %s only when the reference cannot follow EG yet)", detail.String(), corpus.KnownFile))
+			Expect(r.Verdict.Failed()).To(BeFalse(),
+				fmt.Sprintf("%s\n(record a reason in %s only when the reference cannot follow EG yet)", detail.String(),
+					corpus.KnownFile))
 		})
 	}
 })

@@ -42,15 +42,18 @@ import (
 const scenarioRoot = "../../scenarios"
 
 var (
-	kubeconfig  = flag.String("kubeconfig", "", "EG mode: a cluster running Envoy Gateway v1.9 to apply scenarios to (kind mode when empty)")
-	clusterName = flag.String("kind-cluster", "egharness-e2e", "kind mode: the cluster to create (an existing one of that name is reused)")
+	kubeconfig = flag.String("kubeconfig", "",
+		"EG mode: a cluster running Envoy Gateway v1.9 to apply scenarios to (kind mode when empty)")
+	clusterName = flag.String("kind-cluster", "egharness-e2e",
+		"kind mode: the cluster to create (an existing one of that name is reused)")
 	keepCluster = flag.Bool("keep-cluster", false, "kind mode: keep the cluster after the run")
 	nodeImage   = flag.String("node-image", "", "kind mode: kind node image (kind's default when empty)")
 	envoyImage  = flag.String("envoy-image", live.DefaultEnvoyImage, "kind mode: Envoy image")
 	echoImage   = flag.String("echo-image", live.DefaultEchoImage, "kind mode: echo backend image")
 	xdsPort     = flag.Int("xds-port", 18000, "kind mode: port of the suite's xDS server on this machine")
-	profileName = flag.String("profile", "v1.9", "the profile scenarios run under (EG mode: the EG version in the cluster)")
-	artifacts   = flag.String("artifacts", "../../_artifacts/e2e", "where state dumps and timings are written")
+	profileName = flag.String("profile", "v1.9",
+		"the profile scenarios run under (EG mode: the EG version in the cluster)")
+	artifacts = flag.String("artifacts", "../../_artifacts/e2e", "where state dumps and timings are written")
 )
 
 const (
@@ -174,7 +177,9 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 	Expect(err).NotTo(HaveOccurred())
 	nodeIP, err := k.NodeIP()
 	Expect(err).NotTo(HaveOccurred())
-	boot, err := live.Bootstrap(live.BootstrapOptions{XDSAddress: net.JoinHostPort(hostIP, fmt.Sprint(*xdsPort)), NodeID: nodeID, NodeCluster: "egharness-e2e", AdminPort: adminPort})
+	boot, err := live.Bootstrap(
+		live.BootstrapOptions{XDSAddress: net.JoinHostPort(hostIP, fmt.Sprint(*xdsPort)), NodeID: nodeID,
+			NodeCluster: "egharness-e2e", AdminPort: adminPort})
 	Expect(err).NotTo(HaveOccurred())
 	bootYAML, err := live.BootstrapYAML(boot)
 	Expect(err).NotTo(HaveOccurred())
@@ -190,16 +195,19 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 		backends = append(backends, live.Backends(l.Result.IR)...)
 	}
 	echo := live.EchoBackends(backends)
-	manifests, err := live.EncodeManifests(live.Manifests(live.ManifestOptions{EnvoyImage: *envoyImage, EchoImage: *echoImage, Bootstrap: bootYAML, Echo: echo}))
+	manifests, err := live.EncodeManifests(
+		live.Manifests(live.ManifestOptions{EnvoyImage: *envoyImage, EchoImage: *echoImage, Bootstrap: bootYAML, Echo: echo}))
 	Expect(err).NotTo(HaveOccurred())
 	Expect(os.MkdirAll(*artifacts, 0o755)).To(Succeed())
 	Expect(os.WriteFile(filepath.Join(*artifacts, "manifests.yaml"), manifests, 0o644)).To(Succeed())
 	_, err = k.Kubectl(manifests, "apply", "-f", "-")
 	Expect(err).NotTo(HaveOccurred())
-	_, err = k.Kubectl(nil, "wait", "--for=condition=Available", "deployment", "--all", "-n", live.Namespace, "--timeout=300s")
+	_, err = k.Kubectl(nil, "wait", "--for=condition=Available", "deployment", "--all", "-n", live.Namespace,
+		"--timeout=300s")
 	Expect(err).NotTo(HaveOccurred())
 
-	out, err := k.Kubectl(nil, "get", "services", "-n", live.Namespace, "-o", `jsonpath={range .items[*]}{.metadata.name}={.spec.clusterIP}{"\n"}{end}`)
+	out, err := k.Kubectl(nil, "get", "services", "-n", live.Namespace, "-o",
+		`jsonpath={range .items[*]}{.metadata.name}={.spec.clusterIP}{"\n"}{end}`)
 	Expect(err).NotTo(HaveOccurred())
 	ips := map[string]string{}
 	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {

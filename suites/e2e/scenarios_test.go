@@ -165,7 +165,8 @@ func runEG(ctx context.Context, sc *scenario.Scenario) {
 	for i, te := range e.Traffic {
 		exp := live.Expect(table, l.Result, te.Request)
 		if exp.Err != nil || (exp.Answer.Cluster != "" && exp.Answer.Status == 200) || exp.Weighted() {
-			AddReportEntry(fmt.Sprintf("traffic[%d] not replayed", i), "reaches a backend (or a split): scenario backends are not running pods")
+			AddReportEntry(fmt.Sprintf("traffic[%d] not replayed", i),
+				"reaches a backend (or a split): scenario backends are not running pods")
 			continue
 		}
 		ns, name := gatewayOf(exp.Answer.Listener, sc)
@@ -173,7 +174,8 @@ func runEG(ctx context.Context, sc *scenario.Scenario) {
 		Eventually(func() string {
 			addr, _ = e2e.eg.GatewayAddress(ctx, ns, name)
 			return addr
-		}).WithContext(ctx).WithTimeout(120*time.Second).WithPolling(2*time.Second).ShouldNot(BeEmpty(), "Gateway %s/%s has no address", ns, name)
+		}).WithContext(ctx).WithTimeout(120*time.Second).WithPolling(2*time.Second).ShouldNot(BeEmpty(),
+			"Gateway %s/%s has no address", ns, name)
 		port := live.GatewayPort(l.Result.IR, live.EnvoyPort(&l.Result.XDS, te.Request.Port))
 		client := live.Client{Addr: func(uint32) string { return fmt.Sprintf("%s:%d", addr, port) }}
 		Eventually(func(g Gomega) {

@@ -57,7 +57,8 @@ var _ = AfterSuite(func() {
 	fmt.Fprintln(GinkgoWriter, s.String())
 	if len(outs) == jobs {
 		share := float64(s.Replayed) / float64(s.Replayed+s.NotReplayed)
-		Expect(share).To(BeNumerically(">=", minReplayed), "%s: only %.0f%% of the traffic expectations were sent", s, 100*share)
+		Expect(share).To(BeNumerically(">=", minReplayed), "%s: only %.0f%% of the traffic expectations were sent", s,
+			100*share)
 	}
 })
 

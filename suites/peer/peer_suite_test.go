@@ -75,20 +75,24 @@ var _ = Describe("Peer", Label("peer"), func() {
 	for _, job := range runner.Select(set.Scenarios, runner.Options{}) {
 		s := job.Scenario
 		labels := append([]string{s.Area, job.Profile}, s.Covers...)
-		It(fmt.Sprintf("%s/%s [%s] agrees with the reference on %s", s.Area, s.Name, job.Profile, im.Name()), Label(labels...), func(ctx context.Context) {
+		name := fmt.Sprintf("%s/%s [%s] agrees with the reference on %s", s.Area, s.Name, job.Profile, im.Name())
+		It(name, Label(labels...), func(ctx context.Context) {
 			o := runner.RunOne(ctx, job, opts)
 			if o.Skipped != "" {
 				Skip(o.Skipped)
 			}
 			for _, e := range o.Explained {
-				AddReportEntry("known divergence", strings.TrimSpace(e.Divergence.Reason)+"\nexplains: "+strings.Join(e.Items, "; "))
+				AddReportEntry("known divergence",
+					strings.TrimSpace(e.Divergence.Reason)+"\nexplains: "+strings.Join(e.Items, "; "))
 			}
-			Expect(o.Err).NotTo(HaveOccurred(), "%s on %s: not explained by a divergence recorded on the scenario", im.Name(), s.File)
+			Expect(o.Err).NotTo(HaveOccurred(), "%s on %s: not explained by a divergence recorded on the scenario", im.Name(),
+				s.File)
 			var msgs []string
 			for _, f := range o.Failures {
 				msgs = append(msgs, f.Check+": "+f.String())
 			}
-			Expect(msgs).To(BeEmpty(), "%s [%s] (%s): differences from the reference that no divergence explains", s.Name, job.Profile, s.File)
+			Expect(msgs).To(BeEmpty(), "%s [%s] (%s): differences from the reference that no divergence explains", s.Name,
+				job.Profile, s.File)
 		})
 	}
 })

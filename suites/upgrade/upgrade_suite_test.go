@@ -62,14 +62,18 @@ var _ = Describe("Upgrade scenarios", func() {
 				if f.Severity == upgrade.Info && s.Upgrade == nil {
 					continue
 				}
-				Expect(f.ID).NotTo(Equal(upgrade.Unmapped), "every difference in an upgrade scenario (info ones too when it has an upgrade: block) is explained by a rule: %s on %s", f.Summary, f.Object)
+				Expect(f.ID).NotTo(Equal(upgrade.Unmapped),
+					"every difference in an upgrade scenario (info ones too when it has an upgrade: block) is "+
+						"explained by a rule: %s on %s",
+					f.Summary, f.Object)
 				Expect(cat.Get(f.ID)).NotTo(BeNil(), "finding ID %s is a behavior ID", f.ID)
 			}
 			// Each covered upgrade behavior shows up as a finding, not only as a profile
 			// difference in the expectations.
 			for _, id := range s.Covers {
 				if b := cat.Get(id); b != nil && b.Upgrade {
-					Expect(rep.Findings).To(ContainElement(HaveField("ID", id)), "%s covers %s: upgrade-check must report it", s.Name, id)
+					Expect(rep.Findings).To(ContainElement(HaveField("ID", id)), "%s covers %s: upgrade-check must report it", s.Name,
+						id)
 				}
 			}
 		})

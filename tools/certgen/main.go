@@ -48,7 +48,8 @@ import (
 
 var flavours = map[string]bool{
 	"rsa": true, "pkcs8": true, "ecparams": true, "messy": true, "expired": true, "notyet": true,
-	"mismatch": true, "chain-expired": true, "chain-malformed": true, "ca": true, "expired-ca": true, "trustbundle": true, "crl": true,
+	"mismatch": true, "chain-expired": true, "chain-malformed": true, "ca": true, "expired-ca": true, "trustbundle": true,
+	"crl": true,
 }
 
 func main() {
@@ -133,11 +134,14 @@ func object(name, ns string, dns []string, f map[string]bool) (string, error) {
 			if err != nil {
 				return "", err
 			}
-			return fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: %s, namespace: %s}\ndata:\n  ca.crt: |\n%s  ca.crl: |\n%s",
+			return fmt.Sprintf(
+				"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: %s, namespace: %s}\ndata:\n  ca.crt: |\n%s  ca.crl: |\n%s",
 				name, ns, indent(string(bundle), "    "), indent(string(crl), "    ")), nil
 		}
 		if f["trustbundle"] {
-			return fmt.Sprintf("apiVersion: certificates.k8s.io/v1beta1\nkind: ClusterTrustBundle\nmetadata: {name: %s}\nspec:\n  trustBundle: |\n%s",
+			return fmt.Sprintf(
+				"apiVersion: certificates.k8s.io/v1beta1\nkind: ClusterTrustBundle\nmetadata: {name: %s}\nspec:\n"+
+					"  trustBundle: |\n%s",
 				name, indent(string(bundle), "    ")), nil
 		}
 		return fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: %s, namespace: %s}\ndata:\n  ca.crt: |\n%s",
@@ -176,7 +180,9 @@ func object(name, ns string, dns []string, f map[string]bool) (string, error) {
 	if f["messy"] {
 		certPEM, keyPEM = messy(certPEM), messy(keyPEM)
 	}
-	return fmt.Sprintf("apiVersion: v1\nkind: Secret\nmetadata: {name: %s, namespace: %s}\ntype: kubernetes.io/tls\ndata:\n  tls.crt: %s\n  tls.key: %s\n",
+	return fmt.Sprintf(
+		"apiVersion: v1\nkind: Secret\nmetadata: {name: %s, namespace: %s}\ntype: kubernetes.io/tls\ndata:\n  tls.crt: %s\n"+
+			"  tls.key: %s\n",
 		name, ns, base64.StdEncoding.EncodeToString(certPEM), base64.StdEncoding.EncodeToString(keyPEM)), nil
 }
 

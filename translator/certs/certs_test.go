@@ -26,7 +26,8 @@ func certPEM(t *testing.T, cn string, from, to time.Time) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: cn}, NotBefore: from, NotAfter: to}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: cn}, NotBefore: from,
+		NotAfter: to}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
 	if err != nil {
 		t.Fatal(err)
@@ -51,7 +52,9 @@ func TestServingChain(t *testing.T) {
 	}{
 		{"expired member", append(append([]byte{}, good...), old...), "certificate old has expired since"},
 		{"not yet valid", future, "certificate future will be valid after"},
-		{"malformed member", append(append([]byte{}, good...), pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: []byte("x")})...), "x509:"},
+		{"malformed member",
+			append(append([]byte{}, good...), pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: []byte("x")})...),
+			"x509:"},
 		{"no PEM", []byte("not pem"), "unable to decode pem data for certificate"},
 		{"empty", nil, "no certificate data provided"},
 	} {
@@ -62,7 +65,8 @@ func TestServingChain(t *testing.T) {
 }
 
 func TestKeyBlockSkipsECParameters(t *testing.T) {
-	data := string(pem.EncodeToMemory(&pem.Block{Type: "EC PARAMETERS", Bytes: []byte{6, 8, 42, 134, 72, 206, 61, 3, 1, 7}})) +
+	data := string(
+		pem.EncodeToMemory(&pem.Block{Type: "EC PARAMETERS", Bytes: []byte{6, 8, 42, 134, 72, 206, 61, 3, 1, 7}})) +
 		string(pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: []byte("k")}))
 	if b := KeyBlock([]byte(data)); b == nil || b.Type != "EC PRIVATE KEY" {
 		t.Fatalf("got %v, want the EC PRIVATE KEY block", b)

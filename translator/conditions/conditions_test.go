@@ -41,7 +41,8 @@ func TestSetAndHas(t *testing.T) {
 	list := []result.Condition{New("Accepted", "True", "Accepted", "a"), New("ResolvedRefs", "True", "ResolvedRefs", "b")}
 	list = Set(list, New("Accepted", "False", "NoMatchingParent", "c"))
 	list = Set(list, New("RouteRulesOverlap", "True", "RouteRulesOverlap", "d"))
-	if len(list) != 3 || list[0].Type != "Accepted" || list[0].Status != "False" || list[0].Message != "c" || list[2].Type != "RouteRulesOverlap" {
+	if len(list) != 3 || list[0].Type != "Accepted" || list[0].Status != "False" || list[0].Message != "c" ||
+		list[2].Type != "RouteRulesOverlap" {
 		t.Errorf("list = %+v", list)
 	}
 	if !Has(list, "RouteRulesOverlap") || Has(list, "Programmed") {
@@ -50,7 +51,8 @@ func TestSetAndHas(t *testing.T) {
 }
 
 func TestRemove(t *testing.T) {
-	list := []result.Condition{New("Accepted", "True", "", ""), New("Warning", "True", "", ""), New("Merged", "True", "", "")}
+	list := []result.Condition{New("Accepted", "True", "", ""), New("Warning", "True", "", ""),
+		New("Merged", "True", "", "")}
 	got := Remove(list, "Warning")
 	if len(got) != 2 || got[0].Type != "Accepted" || got[1].Type != "Merged" || list[1].Type != "Warning" {
 		t.Errorf("Remove: %+v (list now %+v)", got, list)

@@ -19,10 +19,13 @@ func TestLuaGate(t *testing.T) {
 		{"v1.9 default: off", nil, false, false, false, false},
 		{"v1.8 default: on", nil, true, true, false, false},
 		{"enableLua", &egv1a1.ExtensionAPISettings{EnableLua: true}, false, true, false, false},
-		{"disableLua false with enableLua true", &egv1a1.ExtensionAPISettings{EnableLua: true, DisableLua: &no}, false, true, false, true},
+		{"disableLua false with enableLua true", &egv1a1.ExtensionAPISettings{EnableLua: true, DisableLua: &no}, false, true,
+			false, true},
 		{"disableLua true turns v1.8 off", &egv1a1.ExtensionAPISettings{DisableLua: &yes}, true, false, false, true},
-		{"both true: contradiction", &egv1a1.ExtensionAPISettings{EnableLua: true, DisableLua: &yes}, false, true, true, true},
-		{"disableLua false alone equals enableLua's false: contradiction", &egv1a1.ExtensionAPISettings{DisableLua: &no}, false, true, true, true},
+		{"both true: contradiction", &egv1a1.ExtensionAPISettings{EnableLua: true, DisableLua: &yes}, false, true, true,
+			true},
+		{"disableLua false alone equals enableLua's false: contradiction", &egv1a1.ExtensionAPISettings{DisableLua: &no},
+			false, true, true, true},
 		{"other fields only", &egv1a1.ExtensionAPISettings{EnableBackend: true}, false, false, false, false},
 	}
 	for _, c := range cases {

@@ -13,7 +13,8 @@ import (
 // timeout must parse, as EG refuses to start otherwise.
 func TestRateLimitSetting(t *testing.T) {
 	url := "redis:6379"
-	rl := &egv1a1.RateLimit{Backend: egv1a1.RateLimitDatabaseBackend{Type: egv1a1.RedisBackendType, Redis: &egv1a1.RateLimitRedisSettings{URL: &url}}}
+	rl := &egv1a1.RateLimit{Backend: egv1a1.RateLimitDatabaseBackend{Type: egv1a1.RedisBackendType,
+		Redis: &egv1a1.RateLimitRedisSettings{URL: &url}}}
 	doc := FromEnvoyGateway(&egv1a1.EnvoyGateway{EnvoyGatewaySpec: egv1a1.EnvoyGatewaySpec{RateLimit: rl}})
 	if !doc.GlobalRateLimitOn() {
 		t.Fatal("an EnvoyGateway document's rateLimit turns global rate limits on")
@@ -24,11 +25,13 @@ func TestRateLimitSetting(t *testing.T) {
 	if c, err := Combine(Config{}, doc); err != nil || c.RateLimit != rl {
 		t.Errorf("combine: %v %v", c.RateLimit, err)
 	}
-	if _, err := Combine(Config{RateLimit: rl}, doc); err == nil || !strings.Contains(err.Error(), "rateLimit is set both") {
+	if _, err := Combine(Config{RateLimit: rl}, doc); err == nil ||
+		!strings.Contains(err.Error(), "rateLimit is set both") {
 		t.Errorf("set twice: %v", err)
 	}
 	d := gwapiv1.Duration("50ms")
-	if got, err := (Config{RateLimit: &egv1a1.RateLimit{Timeout: &d}}).RateLimitTimeout(); err != nil || got != 50*time.Millisecond {
+	if got, err := (Config{RateLimit: &egv1a1.RateLimit{Timeout: &d}}).RateLimitTimeout(); err != nil ||
+		got != 50*time.Millisecond {
 		t.Errorf("timeout %v %v", got, err)
 	}
 	bad := gwapiv1.Duration("soon")

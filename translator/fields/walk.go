@@ -24,7 +24,8 @@ type Gap struct {
 // Warning is the gap as `translate` prints it.
 func (g Gap) Warning() string {
 	if g.Effect == "" {
-		return fmt.Sprintf("%s %s: %s is not known to the reference translator and is not translated", g.Object.Kind, nn(g.Object), g.Path)
+		return fmt.Sprintf("%s %s: %s is not known to the reference translator and is not translated", g.Object.Kind,
+			nn(g.Object), g.Path)
 	}
 	return fmt.Sprintf("%s %s: %s is not translated; %s", g.Object.Kind, nn(g.Object), g.Path, g.Effect)
 }
@@ -32,9 +33,11 @@ func (g Gap) Warning() string {
 // Note is the gap as `upgrade-check` prints it: neither side's translation shows it.
 func (g Gap) Note() string {
 	if g.Effect == "" {
-		return fmt.Sprintf("%s %s: %s is not known to the reference translator, so its effect is not compared", g.Object.Kind, nn(g.Object), g.Path)
+		return fmt.Sprintf("%s %s: %s is not known to the reference translator, so its effect is not compared", g.Object.Kind,
+			nn(g.Object), g.Path)
 	}
-	return fmt.Sprintf("%s %s: %s is not translated by the reference translator, so its effect is not compared (%s)", g.Object.Kind, nn(g.Object), g.Path, g.Effect)
+	return fmt.Sprintf("%s %s: %s is not translated by the reference translator, so its effect is not compared (%s)",
+		g.Object.Kind, nn(g.Object), g.Path, g.Effect)
 }
 
 func nn(r resource.Ref) string {
@@ -161,7 +164,8 @@ func index() map[string]*kindIndex {
 func buildIndex() {
 	out := map[string]*kindIndex{}
 	for kind, e := range Registry {
-		k := &kindIndex{handled: map[string]bool{}, notHandled: map[string]string{}, noEffect: map[string]bool{}, containers: map[string]bool{}, maps: map[string]bool{}}
+		k := &kindIndex{handled: map[string]bool{}, notHandled: map[string]string{}, noEffect: map[string]bool{},
+			containers: map[string]bool{}, maps: map[string]bool{}}
 		var all []string
 		for _, p := range expand(e.Handled...) {
 			k.handled[p] = true

@@ -32,15 +32,22 @@ func paths(gs []Gap) []string {
 func TestGaps(t *testing.T) {
 	objs := []resource.Object{
 		// handled fields only: nothing to say
-		object(t, "BackendTrafficPolicy", "default", "quiet", `{"targetRefs":[{"group":"gateway.networking.k8s.io","kind":"HTTPRoute","name":"r"}],"timeout":{"http":{"requestTimeout":"5s"}},"retry":{"numRetries":3}}`),
+		object(t, "BackendTrafficPolicy", "default", "quiet",
+			`{"targetRefs":[{"group":"gateway.networking.k8s.io","kind":"HTTPRoute","name":"r"}],`+
+				`"timeout":{"http":{"requestTimeout":"5s"}},"retry":{"numRetries":3}}`),
 		// three gaps, one of them set in two list elements; a null is not set
-		object(t, "BackendTrafficPolicy", "default", "p", `{"admissionControl":{"samplingWindow":"30s"},"httpUpgrade":[{"type":"websocket"},{"type":"spdy/3.1"}],"dns":null,"timeout":{"http":{"requestTimeout":"1s","maxStreamDuration":"9s"}}}`),
+		object(t, "BackendTrafficPolicy", "default", "p",
+			`{"admissionControl":{"samplingWindow":"30s"},"httpUpgrade":[{"type":"websocket"},{"type":"spdy/3.1"}],"dns":null,`+
+				`"timeout":{"http":{"requestTimeout":"1s","maxStreamDuration":"9s"}}}`),
 		// a gap below lists: one per object and path
-		object(t, "HTTPRoute", "ns", "r", `{"rules":[{"sessionPersistence":{"sessionName":"a"}},{"name":"x","sessionPersistence":{"sessionName":"b"}}]}`),
+		object(t, "HTTPRoute", "ns", "r",
+			`{"rules":[{"sessionPersistence":{"sessionName":"a"}},{"name":"x","sessionPersistence":{"sessionName":"b"}}]}`),
 		// a field the registry does not know (another release's CRD)
 		object(t, "Backend", "default", "b", `{"endpoints":[{"ip":{"address":"10.0.0.1","port":80}}],"futureField":true}`),
 		// no-effect fields and map values below them say nothing
-		object(t, "Gateway", "default", "g", `{"gatewayClassName":"eg","infrastructure":{"labels":{"a":"b"}},"listeners":[{"name":"h","port":80,"protocol":"HTTP"}]}`),
+		object(t, "Gateway", "default", "g",
+			`{"gatewayClassName":"eg","infrastructure":{"labels":{"a":"b"}},"listeners":[{"name":"h",`+
+				`"port":80,"protocol":"HTTP"}]}`),
 		// a kind the registry does not have is not read
 		object(t, "Service", "default", "s", `{"clusterIP":"10.0.0.1"}`),
 	}
@@ -60,13 +67,18 @@ func TestGaps(t *testing.T) {
 		t.Fatalf("gaps of the input twice: %q", again)
 	}
 	ws := Warnings(objs[1:2])
-	if len(ws) != 3 || ws[0] != "BackendTrafficPolicy default/p: spec.admissionControl is not translated; EG v1.9 would add an envoy.filters.http.admission_control filter" {
+	if len(ws) != 3 ||
+		ws[0] != "BackendTrafficPolicy default/p: spec.admissionControl is not translated; EG v1.9 would add an "+
+			"envoy.filters.http.admission_control filter" {
 		t.Fatalf("warnings: %q", ws)
 	}
-	if w := Gaps(objs[3:4])[0].Warning(); !strings.Contains(w, "spec.futureField is not known to the reference translator") {
+	if w := Gaps(objs[3:4])[0].Warning(); !strings.Contains(w,
+		"spec.futureField is not known to the reference translator") {
 		t.Fatalf("unknown field warning: %q", w)
 	}
-	if n := Gaps(objs[1:2])[0].Note(); !strings.HasPrefix(n, "BackendTrafficPolicy default/p: spec.admissionControl is not translated by the reference translator, so its effect is not compared (EG v1.9 would add") {
+	if n := Gaps(objs[1:2])[0].Note(); !strings.HasPrefix(n,
+		"BackendTrafficPolicy default/p: spec.admissionControl is not translated by the reference translator, so its "+
+			"effect is not compared (EG v1.9 would add") {
 		t.Fatalf("note: %q", n)
 	}
 }

@@ -22,55 +22,61 @@ import (
 // with extensionApis.enableBackend; its FQDN endpoints become a DNS cluster, its IP
 // endpoints plain endpoints. Its upstream TLS merges its spec.tls with the
 // BackendTLSPolicy naming it (sectionName: the backendRef's port number).
-func (rt *routeTranslator) resolveEGBackend(b *ir.Backend, routeKind, routeNS, ns string, br gwapiv1.BackendRef,
+func (translation *routeTranslator) resolveEGBackend(b *ir.Backend, routeKind, routeNS, ns string,
+	backendRef gwapiv1.BackendRef,
 	fail func(reason, msg string) (*ir.Backend, *refError)) (*ir.Backend, *refError) {
-	if api := rt.t.Config.ExtensionAPIs; api == nil || !api.EnableBackend {
+	if api := translation.t.Config.ExtensionAPIs; api == nil || !api.EnableBackend {
 		return fail("UnsupportedValue", "Backend is disabled in Envoy Gateway configuration")
 	}
-	if ns != routeNS && !rt.permitted(routeKind, routeNS, egv1a1.GroupName, egv1a1.KindBackend, ns, string(br.Name)) {
-		return fail("RefNotPermitted", fmt.Sprintf("Backend ref to %s %s/%s not permitted by any ReferenceGrant.", egv1a1.KindBackend, ns, br.Name))
+	if ns != routeNS &&
+		!translation.permitted(routeKind, routeNS, egv1a1.GroupName, egv1a1.KindBackend, ns, string(backendRef.Name)) {
+		return fail("RefNotPermitted",
+			fmt.Sprintf("Backend ref to %s %s/%s not permitted by any ReferenceGrant.", egv1a1.KindBackend, ns, backendRef.Name))
 	}
-	be := rt.ix.backends[types.NamespacedName{Namespace: ns, Name: string(br.Name)}]
+	be := translation.objects.backends[types.NamespacedName{Namespace: ns, Name: string(backendRef.Name)}]
 	if be == nil {
-		return fail("BackendNotFound", fmt.Sprintf("Backend %s/%s not found", ns, br.Name))
+		return fail("BackendNotFound", fmt.Sprintf("Backend %s/%s not found", ns, backendRef.Name))
 	}
 	// EG validates the Backend for routes only; a policy's backends (no route kind) skip it.
-	if reason, err := rt.ix.validateBackend(be); err != nil && routeKind != "" {
+	if reason, err := translation.objects.validateBackend(be); err != nil && routeKind != "" {
 		return fail(reason, err.Error())
 	}
-	for _, ep := range be.Spec.Endpoints {
+	for _, endpoint := range be.Spec.Endpoints {
 		switch {
-		case ep.FQDN != nil:
+		case endpoint.FQDN != nil:
 			b.DNS = true
-			b.Endpoints = append(b.Endpoints, ir.Endpoint{Host: ep.FQDN.Hostname, Port: uint32(ep.FQDN.Port)})
-		case ep.IP != nil:
-			b.Endpoints = append(b.Endpoints, ir.Endpoint{Host: ep.IP.Address, Port: uint32(ep.IP.Port)})
-		case ep.Unix != nil && routeKind == "":
+			b.Endpoints = append(b.Endpoints, ir.Endpoint{Host: endpoint.FQDN.Hostname, Port: uint32(endpoint.FQDN.Port)})
+		case endpoint.IP != nil:
+			b.Endpoints = append(b.Endpoints, ir.Endpoint{Host: endpoint.IP.Address, Port: uint32(endpoint.IP.Port)})
+		case endpoint.Unix != nil && routeKind == "":
 			// EG lets a policy's backend (ext_authz, ext_proc...) be a unix socket, not a
 			// route's (EG's testdata: securitypolicy-with-extauth-backend).
-			b.Endpoints = append(b.Endpoints, ir.Endpoint{Path: ep.Unix.Path})
-		case ep.Unix != nil:
+			b.Endpoints = append(b.Endpoints, ir.Endpoint{Path: endpoint.Unix.Path})
+		case endpoint.Unix != nil:
 			return fail("UnsupportedAddressType", "unix domain sockets are not supported in backend references")
 		}
 	}
 	section := ""
-	if br.Port != nil {
-		section = strconv.Itoa(int(*br.Port))
+	if backendRef.Port != nil {
+		section = strconv.Itoa(int(*backendRef.Port))
 	}
 	// A route's backend records the BackendTLSPolicy for the route's Gateways, a policy's
 	// (no route kind) for the policy (policyBackend).
-	tls, err := rt.mergeUpstreamTLS(ns, be, btlsTarget{group: egv1a1.GroupName, kind: egv1a1.KindBackend, name: be.Name, section: section}, routeKind != "" || rt.policyBackend != nil)
+	tls, err := translation.mergeUpstreamTLS(ns, be,
+		btlsTarget{group: egv1a1.GroupName, kind: egv1a1.KindBackend, name: be.Name, section: section}, routeKind != "" ||
+			translation.policyBackend != nil)
 	if err != nil {
 		return fail("InvalidBackendTLS", err.Error())
 	}
 	b.TLS = tls
 	b.DynamicResolver = be.Spec.Type != nil && *be.Spec.Type == egv1a1.BackendTypeDynamicResolver
 	fqdn, ip := false, false
-	for _, ep := range be.Spec.Endpoints {
-		fqdn, ip = fqdn || ep.FQDN != nil, ip || ep.IP != nil
+	for _, endpoint := range be.Spec.Endpoints {
+		fqdn, ip = fqdn || endpoint.FQDN != nil, ip || endpoint.IP != nil
 	}
 	if fqdn && ip && routeKind != "" { // after the TLS, as EG does: a policy's status is written first
-		return fail("UnsupportedAddressType", "mixed FQDN and IP or Unix address type for the same backendRef is not supported")
+		return fail("UnsupportedAddressType",
+			"mixed FQDN and IP or Unix address type for the same backendRef is not supported")
 	}
 	return b, nil
 }
@@ -78,15 +84,17 @@ func (rt *routeTranslator) resolveEGBackend(b *ir.Backend, routeKind, routeNS, n
 // backendStatuses accepts every Backend EG's validation lets through (validateBackend), and
 // none when Backend is disabled. EG writes a refused one's condition with type Invalid and
 // reason Accepted (the two swapped), which is kept.
-func backendStatuses(ix *index, st *statusBook, enabled bool) {
-	for _, be := range ix.backendList {
+func backendStatuses(objects *index, status *statusBook, enabled bool) {
+	for _, be := range objects.backendList {
 		c := conditions.New("Accepted", "True", "Accepted", "The Backend was accepted")
 		if !enabled {
-			c = conditions.New("Invalid", "False", "Accepted", "The Backend was not accepted since Backend is not enabled in Envoy Gateway Config")
-		} else if _, err := ix.validateBackend(be); err != nil {
+			c = conditions.New("Invalid", "False", "Accepted",
+				"The Backend was not accepted since Backend is not enabled in Envoy Gateway Config")
+		} else if _, err := objects.validateBackend(be); err != nil {
 			c = conditions.New("Invalid", "False", "Accepted", "The Backend was not accepted: "+err.Error())
 		}
-		st.object(resource.Ref{Kind: egv1a1.KindBackend, Namespace: be.Namespace, Name: be.Name}).Conditions = []result.Condition{c}
+		status.object(resource.Ref{Kind: egv1a1.KindBackend, Namespace: be.Namespace,
+			Name: be.Name}).Conditions = []result.Condition{c}
 	}
 }
 
@@ -94,31 +102,33 @@ func backendStatuses(ix *index, st *statusBook, enabled bool) {
 // gives: a DynamicResolver takes no endpoints; spec.tls must get trust (validateBackendTLS);
 // hostnames must be DNS names of two labels or more, not IPs; IPs must parse and not be
 // loopback (which EG allows only on its Host infrastructure, not modelled here).
-func (ix *index) validateBackend(be *egv1a1.Backend) (string, error) {
+func (objects *index) validateBackend(be *egv1a1.Backend) (string, error) {
 	if be.Spec.Type != nil && *be.Spec.Type == egv1a1.BackendTypeDynamicResolver && len(be.Spec.Endpoints) > 0 {
 		return "InvalidBackendRef", errors.New("DynamicResolver type cannot have endpoints specified")
 	}
-	if err := ix.validateBackendTLS(be); err != nil {
+	if err := objects.validateBackendTLS(be); err != nil {
 		return "InvalidBackendRef", err
 	}
-	for _, ep := range be.Spec.Endpoints {
-		if ep.Hostname != nil {
-			if err := validBackendHostname(*ep.Hostname, "hostname"); err != nil {
+	for _, endpoint := range be.Spec.Endpoints {
+		if endpoint.Hostname != nil {
+			if err := validBackendHostname(*endpoint.Hostname, "hostname"); err != nil {
 				return "InvalidAddress", err
 			}
 		}
 		switch {
-		case ep.FQDN != nil:
-			if err := validBackendHostname(ep.FQDN.Hostname, "FQDN"); err != nil {
+		case endpoint.FQDN != nil:
+			if err := validBackendHostname(endpoint.FQDN.Hostname, "FQDN"); err != nil {
 				return "InvalidAddress", err
 			}
-		case ep.IP != nil:
-			ip, err := netip.ParseAddr(ep.IP.Address)
+		case endpoint.IP != nil:
+			ip, err := netip.ParseAddr(endpoint.IP.Address)
 			if err != nil {
-				return "InvalidAddress", fmt.Errorf("IP address %s is invalid", ep.IP.Address)
+				return "InvalidAddress", fmt.Errorf("IP address %s is invalid", endpoint.IP.Address)
 			}
 			if ip.IsLoopback() {
-				return "InvalidAddress", fmt.Errorf("IP address %s in the loopback range is only supported when using the Host infrastructure", ep.IP.Address)
+				return "InvalidAddress",
+					fmt.Errorf("IP address %s in the loopback range is only supported when using the Host infrastructure",
+						endpoint.IP.Address)
 			}
 		}
 	}

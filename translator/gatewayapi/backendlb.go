@@ -31,13 +31,13 @@ func lbPrecedes(a, b *backendlb.BackendLBPolicy) bool {
 // resolveBackendLB validates every policy, picks one winner per Service and writes the
 // policies' conditions. Policies are never merged: the winner's features are all a Service
 // gets.
-func resolveBackendLB(ix *index, st *statusBook) {
-	policies := append([]*backendlb.BackendLBPolicy(nil), ix.lbPolicies...)
+func resolveBackendLB(objects *index, status *statusBook) {
+	policies := append([]*backendlb.BackendLBPolicy(nil), objects.lbPolicies...)
 	sort.SliceStable(policies, func(i, j int) bool { return lbPrecedes(policies[i], policies[j]) })
-	ix.lbWinners = map[types.NamespacedName]*ir.BackendLB{}
+	objects.lbWinners = map[types.NamespacedName]*ir.BackendLB{}
 	owner := map[types.NamespacedName]*backendlb.BackendLBPolicy{}
 	for _, p := range policies {
-		obj := st.object(resource.Ref{Kind: "BackendLBPolicy", Namespace: p.Namespace, Name: p.Name})
+		obj := status.object(resource.Ref{Kind: "BackendLBPolicy", Namespace: p.Namespace, Name: p.Name})
 		resolved, problems := lbFeatures(p)
 		if len(problems) > 0 {
 			msg := strings.Join(problems, "; ") + "."
@@ -47,40 +47,48 @@ func resolveBackendLB(ix *index, st *statusBook) {
 		}
 		if resolved == nil {
 			// BLP-05: nothing to apply, and nothing to take precedence with.
-			obj.Conditions = conditions.Set(obj.Conditions, conditions.New("Accepted", "True", "Accepted", "Policy has been accepted; it sets no feature and has no effect."))
+			obj.Conditions = conditions.Set(obj.Conditions,
+				conditions.New("Accepted", "True", "Accepted", "Policy has been accepted; it sets no feature and has no effect."))
 			continue
 		}
 		var missing, lost []string
 		applied := 0
 		for _, t := range p.Spec.TargetRefs {
 			key := types.NamespacedName{Namespace: p.Namespace, Name: string(t.Name)}
-			if ix.services[key] == nil {
+			if objects.services[key] == nil {
 				missing = append(missing, fmt.Sprintf("Service %s does not exist", key))
 				continue
 			}
 			if w := owner[key]; w != nil {
 				if w != p {
-					lost = append(lost, fmt.Sprintf("Service %s is configured by BackendLBPolicy %s/%s, which takes precedence", key, w.Namespace, w.Name))
+					lost = append(lost,
+						fmt.Sprintf("Service %s is configured by BackendLBPolicy %s/%s, which takes precedence", key, w.Namespace,
+							w.Name))
 				}
 				continue
 			}
 			owner[key] = p
-			ix.lbWinners[key] = resolved
+			objects.lbWinners[key] = resolved
 			applied++
 		}
 		switch {
 		case applied > 0:
-			obj.Conditions = conditions.Set(obj.Conditions, conditions.New("Accepted", "True", "Accepted", "Policy has been accepted."))
+			obj.Conditions = conditions.Set(obj.Conditions,
+				conditions.New("Accepted", "True", "Accepted", "Policy has been accepted."))
 		case len(lost) > 0:
-			obj.Conditions = conditions.Set(obj.Conditions, conditions.New("Accepted", "False", "Conflicted", strings.Join(lost, "; ")+"."))
+			obj.Conditions = conditions.Set(obj.Conditions,
+				conditions.New("Accepted", "False", "Conflicted", strings.Join(lost, "; ")+"."))
 		default:
-			obj.Conditions = conditions.Set(obj.Conditions, conditions.New("Accepted", "False", "TargetNotFound", strings.Join(missing, "; ")+"."))
+			obj.Conditions = conditions.Set(obj.Conditions,
+				conditions.New("Accepted", "False", "TargetNotFound", strings.Join(missing, "; ")+"."))
 		}
 		if len(lost) > 0 {
-			obj.Conditions = conditions.Set(obj.Conditions, conditions.New("Conflicted", "True", "Conflicted", strings.Join(lost, "; ")+"."))
+			obj.Conditions = conditions.Set(obj.Conditions,
+				conditions.New("Conflicted", "True", "Conflicted", strings.Join(lost, "; ")+"."))
 		}
 		if len(missing) > 0 {
-			obj.Conditions = conditions.Set(obj.Conditions, conditions.New("TargetNotFound", "True", "TargetNotFound", strings.Join(missing, "; ")+"."))
+			obj.Conditions = conditions.Set(obj.Conditions,
+				conditions.New("TargetNotFound", "True", "TargetNotFound", strings.Join(missing, "; ")+"."))
 		}
 	}
 }

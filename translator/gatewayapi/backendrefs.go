@@ -16,22 +16,26 @@ import (
 // (RT-06).
 
 // resolveDestination resolves a rule's backendRefs once for all its matches.
-func (rt *routeTranslator) resolveDestination(kind, ns string, refs []gwapiv1.BackendRef, clusterName string, ruleIdx int) (*ruleCtx, *ir.Destination) {
-	rc := &ruleCtx{}
+func (translation *routeTranslator) resolveDestination(kind, ns string, refs []gwapiv1.BackendRef, clusterName string,
+	ruleIdx int) (*ruleCtx, *ir.Destination) {
+	resolvedRule := &ruleCtx{}
 	dest := &ir.Destination{Name: clusterName}
-	for k, br := range refs {
-		b, err := rt.resolveBackend(kind, ns, br, clusterName, k)
+	for k, backendRef := range refs {
+		b, err := translation.resolveBackend(kind, ns, backendRef, clusterName, k)
 		if err != nil {
-			rc.errors = append(rc.errors, refError{reason: err.reason, msg: fmt.Sprintf("failed to process route rule %d backendRef %d: %s", ruleIdx, k, err.msg)})
-			rc.backendErrors = true
+			resolvedRule.errors = append(resolvedRule.errors,
+				refError{reason: err.reason,
+					msg: fmt.Sprintf("failed to process route rule %d backendRef %d: %s", ruleIdx, k, err.msg)})
+			resolvedRule.backendErrors = true
 		}
 		if err == nil && (b.Kind == "Service" || b.Kind == "ServiceImport") && len(b.Endpoints) == 0 {
 			// EndpointSlices that list no ready endpoint (a scaled-down Deployment): the
 			// reference is fine, the backend serves nothing.
-			rc.noEndpoints = append(rc.noEndpoints, refError{reason: "EndpointsNotFound",
-				msg: fmt.Sprintf("failed to find endpoints: no ready endpoints for the related %s %s/%s", b.Kind, b.Namespace, b.ServiceName)})
+			resolvedRule.noEndpoints = append(resolvedRule.noEndpoints, refError{reason: "EndpointsNotFound",
+				msg: fmt.Sprintf("failed to find endpoints: no ready endpoints for the related %s %s/%s", b.Kind, b.Namespace,
+					b.ServiceName)})
 			if b.Weight != 0 {
-				rc.noEndpointWeight += b.Weight
+				resolvedRule.noEndpointWeight += b.Weight
 			}
 		}
 		if b.Weight == 0 {
@@ -41,59 +45,70 @@ func (rt *routeTranslator) resolveDestination(kind, ns string, refs []gwapiv1.Ba
 		dest.Settings = append(dest.Settings, b)
 	}
 	dest.BackendLB = destinationLB(dest)
-	return rc, dest
+	return resolvedRule, dest
 }
 
 // resolveBackend resolves one backendRef. An invalid backend is still returned (with its
 // weight) so that its share of traffic answers 500.
-func (rt *routeTranslator) resolveBackend(routeKind, routeNS string, br gwapiv1.BackendRef, clusterName string, k int) (*ir.Backend, *refError) {
+func (translation *routeTranslator) resolveBackend(routeKind, routeNS string, backendRef gwapiv1.BackendRef,
+	clusterName string,
+	k int) (*ir.Backend, *refError) {
 	weight := uint32(1)
-	if br.Weight != nil {
-		weight = uint32(*br.Weight)
+	if backendRef.Weight != nil {
+		weight = uint32(*backendRef.Weight)
 	}
 	ns := routeNS
-	if br.Namespace != nil && *br.Namespace != "" {
-		ns = string(*br.Namespace)
+	if backendRef.Namespace != nil && *backendRef.Namespace != "" {
+		ns = string(*backendRef.Namespace)
 	}
 	kind := "Service"
-	if br.Kind != nil {
-		kind = string(*br.Kind)
+	if backendRef.Kind != nil {
+		kind = string(*backendRef.Kind)
 	}
-	b := &ir.Backend{Name: fmt.Sprintf("%s/backend/%d", clusterName, k), Weight: weight, Kind: kind, Namespace: ns, ServiceName: string(br.Name)}
-	if br.Port != nil {
-		b.Port = uint32(*br.Port)
+	b := &ir.Backend{Name: fmt.Sprintf("%s/backend/%d", clusterName, k), Weight: weight, Kind: kind, Namespace: ns,
+		ServiceName: string(backendRef.Name)}
+	if backendRef.Port != nil {
+		b.Port = uint32(*backendRef.Port)
 	}
 	fail := func(reason, msg string) (*ir.Backend, *refError) {
 		b.Invalid = true
 		b.Endpoints = nil
 		return b, &refError{reason: reason, msg: msg}
 	}
-	if br.Group != nil && *br.Group != "" && *br.Group != "multicluster.x-k8s.io" && *br.Group != "gateway.envoyproxy.io" {
-		return fail("InvalidKind", "Group is invalid, only the core API group (specified by omitting the group field or setting it to an empty string), multicluster.x-k8s.io and gateway.envoyproxy.io are supported")
+	if backendRef.Group != nil && *backendRef.Group != "" && *backendRef.Group != "multicluster.x-k8s.io" &&
+		*backendRef.Group != "gateway.envoyproxy.io" {
+		return fail("InvalidKind",
+			"Group is invalid, only the core API group (specified by omitting the group field or setting it to an empty "+
+				"string), multicluster.x-k8s.io and gateway.envoyproxy.io are supported")
 	}
 	switch kind {
 	case "Service":
 	case "ServiceImport":
-		return rt.resolveServiceImport(b, routeKind, routeNS, ns, br, fail)
+		return translation.resolveServiceImport(b, routeKind, routeNS, ns, backendRef, fail)
 	case "Backend":
-		return rt.resolveEGBackend(b, routeKind, routeNS, ns, br, fail)
+		return translation.resolveEGBackend(b, routeKind, routeNS, ns, backendRef, fail)
 	default:
 		return fail("InvalidKind", "Kind is invalid, only Service, MCS ServiceImport and Envoy Gateway Backend are supported")
 	}
-	if ns != routeNS && !rt.permitted(routeKind, routeNS, "", "Service", ns, string(br.Name)) {
-		return fail("RefNotPermitted", fmt.Sprintf("Backend ref to %s %s/%s not permitted by any ReferenceGrant.", kind, ns, br.Name))
+	if ns != routeNS && !translation.permitted(routeKind, routeNS, "", "Service", ns, string(backendRef.Name)) {
+		return fail("RefNotPermitted",
+			fmt.Sprintf("Backend ref to %s %s/%s not permitted by any ReferenceGrant.", kind, ns, backendRef.Name))
 	}
-	if br.Port == nil {
+	if backendRef.Port == nil {
 		return fail("PortNotSpecified", "A valid port number corresponding to a port on the Service must be specified")
 	}
-	svc := rt.ix.services[types.NamespacedName{Namespace: ns, Name: string(br.Name)}]
+	svc := translation.objects.services[types.NamespacedName{Namespace: ns, Name: string(backendRef.Name)}]
 	if svc == nil {
-		return fail("BackendNotFound", fmt.Sprintf("service %s/%s not found", ns, br.Name))
+		return fail("BackendNotFound", fmt.Sprintf("service %s/%s not found", ns, backendRef.Name))
 	}
 	if svc.Spec.Type == corev1.ServiceTypeExternalName {
 		// No address to put in a cluster: the backend is invalid, and only its own share of
 		// the traffic is lost (RT-07).
-		return fail("UnsupportedValue", fmt.Sprintf("Service %s/%s is of type ExternalName, which is not supported as a backend; use an Envoy Gateway Backend resource with an FQDN endpoint instead", ns, br.Name))
+		return fail("UnsupportedValue",
+			fmt.Sprintf(
+				"Service %s/%s is of type ExternalName, which is not supported as a backend; use an Envoy Gateway Backend "+
+					"resource with an FQDN endpoint instead",
+				ns, backendRef.Name))
 	}
 	// The port must exist with the route's transport: UDP for UDPRoute, TCP otherwise.
 	want := corev1.ProtocolTCP
@@ -107,32 +122,33 @@ func (rt *routeTranslator) resolveBackend(routeKind, routeNS string, br gwapiv1.
 		if proto == "" {
 			proto = corev1.ProtocolTCP
 		}
-		if p.Port == int32(*br.Port) && proto == want {
+		if p.Port == int32(*backendRef.Port) && proto == want {
 			sp = p
 			break
 		}
 	}
 	if sp == nil {
-		return fail("PortNotFound", fmt.Sprintf("%s Port %d not found on Service %s/%s", want, *br.Port, ns, br.Name))
+		return fail("PortNotFound",
+			fmt.Sprintf("%s Port %d not found on Service %s/%s", want, *backendRef.Port, ns, backendRef.Name))
 	}
-	b.Endpoints = rt.endpoints(svc, sp)
+	b.Endpoints = translation.endpoints(svc, sp)
 	if ap := sp.AppProtocol; ap != nil && (routeKind == "HTTPRoute" || routeKind == "GRPCRoute") {
 		// Real Envoy found this missing: a gRPC health check on an HTTP/1 cluster is
 		// refused ("cluster must support HTTP/2 for gRPC healthchecking").
 		b.HTTP2 = *ap == "kubernetes.io/h2c" || *ap == "gateway.envoyproxy.io/h2c" || *ap == "grpc"
 	}
-	if err := rt.applyBackendTLS(b, ns, sp); err != nil {
+	if err := translation.applyBackendTLS(b, ns, sp); err != nil {
 		return fail(err.reason, err.msg)
 	}
-	b.BackendLB = rt.ix.lbWinners[types.NamespacedName{Namespace: ns, Name: string(br.Name)}]
+	b.BackendLB = translation.objects.lbWinners[types.NamespacedName{Namespace: ns, Name: string(backendRef.Name)}]
 	return b, nil
 }
 
 // endpoints resolves a Service port to addresses. With EndpointSlices for the Service, the
 // ready endpoints serve (EG's default Endpoint routing); without any, the ClusterIP does,
 // as `egctl x translate` routes offline (a Service without one gets egctl's placeholder).
-func (rt *routeTranslator) endpoints(svc *corev1.Service, sp *corev1.ServicePort) []ir.Endpoint {
-	slices := rt.ix.slices[types.NamespacedName{Namespace: svc.Namespace, Name: svc.Name}]
+func (translation *routeTranslator) endpoints(svc *corev1.Service, sp *corev1.ServicePort) []ir.Endpoint {
+	slices := translation.objects.slices[types.NamespacedName{Namespace: svc.Namespace, Name: svc.Name}]
 	if len(slices) == 0 {
 		ip := svc.Spec.ClusterIP
 		if ip == "" || ip == corev1.ClusterIPNone {
@@ -153,11 +169,11 @@ func (rt *routeTranslator) endpoints(svc *corev1.Service, sp *corev1.ServicePort
 		if port == nil {
 			continue
 		}
-		for _, ep := range s.Endpoints {
-			if ep.Conditions.Ready != nil && !*ep.Conditions.Ready {
+		for _, endpoint := range s.Endpoints {
+			if endpoint.Conditions.Ready != nil && !*endpoint.Conditions.Ready {
 				continue
 			}
-			for _, a := range ep.Addresses {
+			for _, a := range endpoint.Addresses {
 				e := ir.Endpoint{Host: a, Port: uint32(*port)}
 				if !seen[e] {
 					seen[e] = true
@@ -171,12 +187,13 @@ func (rt *routeTranslator) endpoints(svc *corev1.Service, sp *corev1.ServicePort
 
 // permitted reports whether a ReferenceGrant in the target namespace lets fromKind objects
 // in fromNS refer to the target (RT-06).
-func (rt *routeTranslator) permitted(fromKind, fromNS, toGroup, toKind, toNS, toName string) bool {
-	return rt.permittedFrom(gwapiv1.GroupName, fromKind, fromNS, toGroup, toKind, toNS, toName)
+func (translation *routeTranslator) permitted(fromKind, fromNS, toGroup, toKind, toNS, toName string) bool {
+	return translation.permittedFrom(gwapiv1.GroupName, fromKind, fromNS, toGroup, toKind, toNS, toName)
 }
 
 // permittedFrom is permitted for a referrer of any group (an EG policy's backendRefs).
-func (rt *routeTranslator) permittedFrom(fromGroup, fromKind, fromNS, toGroup, toKind, toNS, toName string) bool {
-	return rt.ix.grants.Permits(refgrant.From{Group: fromGroup, Kind: fromKind, Namespace: fromNS},
+func (translation *routeTranslator) permittedFrom(fromGroup, fromKind, fromNS, toGroup, toKind, toNS,
+	toName string) bool {
+	return translation.objects.grants.Permits(refgrant.From{Group: fromGroup, Kind: fromKind, Namespace: fromNS},
 		refgrant.To{Group: toGroup, Kind: toKind, Namespace: toNS, Name: toName})
 }

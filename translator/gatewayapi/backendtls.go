@@ -22,8 +22,9 @@ import (
 const systemCASecret = "system_ca_certificates"
 
 var (
-	errCAKind = errors.New("Unsupported reference kind, supported kinds are ConfigMap, Secret, and ClusterTrustBundle in caCertificateRefs")
-	errNoCA   = errors.New("no valid CA certificate found in referenced resources")
+	errCAKind = errors.New(
+		"Unsupported reference kind, supported kinds are ConfigMap, Secret, and ClusterTrustBundle in caCertificateRefs")
+	errNoCA = errors.New("no valid CA certificate found in referenced resources")
 	// errRefNotPermitted: a CA ref in another namespace without a ReferenceGrant.
 	errRefNotPermitted = errors.New("cross-namespace reference is not permitted by any ReferenceGrant")
 )
@@ -51,7 +52,7 @@ type btlsTarget struct {
 // backendTLSPolicy finds the policy for a backend: a policy naming the section wins over one
 // naming the whole object (BTLS-02), then the oldest. Policies only target objects in their
 // own namespace.
-func (ix *index) backendTLSPolicy(ns string, target btlsTarget) *gwapiv1.BackendTLSPolicy {
+func (objects *index) backendTLSPolicy(ns string, target btlsTarget) *gwapiv1.BackendTLSPolicy {
 	match := func(p *gwapiv1.BackendTLSPolicy, section bool) bool {
 		if p.Namespace != ns {
 			return false
@@ -69,12 +70,12 @@ func (ix *index) backendTLSPolicy(ns string, target btlsTarget) *gwapiv1.Backend
 		}
 		return false
 	}
-	for _, p := range ix.btlsPolicies {
+	for _, p := range objects.btlsPolicies {
 		if match(p, true) {
 			return p
 		}
 	}
-	for _, p := range ix.btlsPolicies {
+	for _, p := range objects.btlsPolicies {
 		if match(p, false) {
 			return p
 		}
@@ -85,8 +86,8 @@ func (ix *index) backendTLSPolicy(ns string, target btlsTarget) *gwapiv1.Backend
 // applyBackendTLS resolves the upstream TLS of a Service backend (only a BackendTLSPolicy
 // can ask for it). A policy whose CA cannot be resolved makes the backend invalid (reason
 // InvalidBackendTLS on the route).
-func (rt *routeTranslator) applyBackendTLS(b *ir.Backend, ns string, sp *corev1.ServicePort) *refError {
-	tls, err := rt.upstreamTLS(ns, nil, btlsTarget{kind: "Service", name: b.ServiceName, section: sp.Name})
+func (translation *routeTranslator) applyBackendTLS(b *ir.Backend, ns string, sp *corev1.ServicePort) *refError {
+	tls, err := translation.upstreamTLS(ns, nil, btlsTarget{kind: "Service", name: b.ServiceName, section: sp.Name})
 	if err != nil {
 		return &refError{reason: "InvalidBackendTLS", msg: err.Error()}
 	}
@@ -94,33 +95,33 @@ func (rt *routeTranslator) applyBackendTLS(b *ir.Backend, ns string, sp *corev1.
 	return nil
 }
 
-func (rt *routeTranslator) recordBTLS(p *gwapiv1.BackendTLSPolicy, err error) {
-	ancestors := rt.curAncestors
-	if rt.policyBackend != nil {
-		ancestors = []result.ParentRef{*rt.policyBackend}
-		rt.btlsPolicyUses = true
+func (translation *routeTranslator) recordBTLS(p *gwapiv1.BackendTLSPolicy, err error) {
+	ancestors := translation.curAncestors
+	if translation.policyBackend != nil {
+		ancestors = []result.ParentRef{*translation.policyBackend}
+		translation.btlsPolicyUses = true
 	}
-	if rt.btls.uses == nil {
-		rt.btls.uses = map[*gwapiv1.BackendTLSPolicy][]btlsUse{}
+	if translation.btls.uses == nil {
+		translation.btls.uses = map[*gwapiv1.BackendTLSPolicy][]btlsUse{}
 	}
-	if _, seen := rt.btls.uses[p]; !seen {
-		rt.btls.order = append(rt.btls.order, p)
-		rt.btls.uses[p] = nil
+	if _, seen := translation.btls.uses[p]; !seen {
+		translation.btls.order = append(translation.btls.order, p)
+		translation.btls.uses[p] = nil
 	}
 	for _, a := range ancestors {
 		dup := false
-		for _, u := range rt.btls.uses[p] {
+		for _, u := range translation.btls.uses[p] {
 			dup = dup || (u.ancestor == a && (u.err == nil) == (err == nil))
 		}
 		if !dup {
-			rt.btls.uses[p] = append(rt.btls.uses[p], btlsUse{ancestor: a, err: err})
+			translation.btls.uses[p] = append(translation.btls.uses[p], btlsUse{ancestor: a, err: err})
 		}
 	}
 }
 
 // backendTLSBundle is what a policy says: SNI, trust (CA refs xor the system store, BTLS-01)
 // and the identities to check.
-func (rt *routeTranslator) backendTLSBundle(p *gwapiv1.BackendTLSPolicy) (*ir.UpstreamTLS, error) {
+func (translation *routeTranslator) backendTLSBundle(p *gwapiv1.BackendTLSPolicy) (*ir.UpstreamTLS, error) {
 	v := p.Spec.Validation
 	tls := &ir.UpstreamTLS{Policy: p.Namespace + "/" + p.Name, SNI: string(v.Hostname)}
 	for _, san := range v.SubjectAltNames {
@@ -134,11 +135,12 @@ func (rt *routeTranslator) backendTLSBundle(p *gwapiv1.BackendTLSPolicy) (*ir.Up
 	perResource := fmt.Sprintf("%s/%s-ca", p.Name, p.Namespace)
 	if v.WellKnownCACertificates != nil && *v.WellKnownCACertificates == gwapiv1.WellKnownCACertificatesSystem {
 		tls.SystemCA, tls.CASource, tls.CAName = true, "System", systemCASecret
-		if rt.t.Profile.FlagOn(egv1a1.PerResourceSystemCASecret, rt.t.Config.RuntimeFlags) || !rt.t.Profile.SharedSystemCASecret {
+		if translation.t.Profile.FlagOn(egv1a1.PerResourceSystemCASecret, translation.t.Config.RuntimeFlags) ||
+			!translation.t.Profile.SharedSystemCASecret {
 			tls.CAName = perResource
 		}
 	} else {
-		ca, sources, sds, err := rt.caBundle("BackendTLSPolicy", p.Namespace, localRefs(v.CACertificateRefs))
+		ca, sources, sds, err := translation.caBundle("BackendTLSPolicy", p.Namespace, localRefs(v.CACertificateRefs))
 		if err != nil {
 			return nil, err
 		}
@@ -160,7 +162,8 @@ func localRefs(refs []gwapiv1.LocalObjectReference) []gwapiv1.ObjectReference {
 // the first key; ClusterTrustBundle's trustBundle). A ref without a namespace is in the
 // referrer's (fromKind in ns); one in another namespace needs a ReferenceGrant. One SDS
 // reference Secret (with enableSDSSecretRef) may stand for all of them instead.
-func (rt *routeTranslator) caBundle(fromKind, ns string, refs []gwapiv1.ObjectReference) ([]byte, string, *ir.SDSSource, error) {
+func (translation *routeTranslator) caBundle(fromKind, ns string, refs []gwapiv1.ObjectReference) ([]byte, string,
+	*ir.SDSSource, error) {
 	var ca []string
 	var sources []string
 	var sds *ir.SDSSource
@@ -170,14 +173,16 @@ func (rt *routeTranslator) caBundle(fromKind, ns string, refs []gwapiv1.ObjectRe
 		if r.Namespace != nil {
 			refNS = string(*r.Namespace)
 		}
-		if refNS != ns && !rt.permitted(fromKind, ns, string(r.Group), string(r.Kind), refNS, string(r.Name)) {
-			return nil, "", nil, fmt.Errorf("%w for caCertificateRef %s/%s (kind: %s, namespace: %s)", errRefNotPermitted, r.Group, r.Name, r.Kind, refNS)
+		if refNS != ns && !translation.permitted(fromKind, ns, string(r.Group), string(r.Kind), refNS, string(r.Name)) {
+			return nil, "", nil,
+				fmt.Errorf("%w for caCertificateRef %s/%s (kind: %s, namespace: %s)", errRefNotPermitted, r.Group, r.Name, r.Kind,
+					refNS)
 		}
 		ns := refNS
 		switch string(r.Kind) {
 		case "ConfigMap":
 			supported = true
-			cm := rt.ix.configMaps[types.NamespacedName{Namespace: ns, Name: string(r.Name)}]
+			cm := translation.objects.configMaps[types.NamespacedName{Namespace: ns, Name: string(r.Name)}]
 			if cm == nil {
 				return nil, "", nil, fmt.Errorf("configmap %s not found in namespace %s", r.Name, ns)
 			}
@@ -188,13 +193,13 @@ func (rt *routeTranslator) caBundle(fromKind, ns string, refs []gwapiv1.ObjectRe
 			ca = append(ca, v)
 		case "Secret":
 			supported = true
-			s := rt.ix.secrets[types.NamespacedName{Namespace: ns, Name: string(r.Name)}]
+			s := translation.objects.secrets[types.NamespacedName{Namespace: ns, Name: string(r.Name)}]
 			if s == nil {
 				return nil, "", nil, fmt.Errorf("secret %s not found in namespace %s", r.Name, ns)
 			}
 			if s.Type == certs.SDSSecretType {
 				switch {
-				case !rt.ix.sdsSecretRefs:
+				case !translation.objects.sdsSecretRefs:
 					return nil, "", nil, errors.New("SDS Secret reference is not enabled in EnvoyGateway configuration")
 				case sds != nil:
 					return nil, "", nil, errors.New("multiple SDS reference secrets are not supported")
@@ -221,7 +226,7 @@ func (rt *routeTranslator) caBundle(fromKind, ns string, refs []gwapiv1.ObjectRe
 			ca = append(ca, v)
 		case "ClusterTrustBundle":
 			supported = true
-			b := rt.ix.trustBundles[string(r.Name)]
+			b := translation.objects.trustBundles[string(r.Name)]
 			if b == "" {
 				return nil, "", nil, fmt.Errorf("cluster trust bundle %s not found", r.Name)
 			}
@@ -274,27 +279,31 @@ func firstCAKey(data map[string]string) (string, bool) {
 // backendTLSStatuses writes each policy's ancestors: Accepted and ResolvedRefs, or why not;
 // and marks a policy Conflicted when an older one already targets the same Service (and
 // section), on the ancestors of the one it conflicts with.
-func (rt *routeTranslator) backendTLSStatuses() {
-	for _, p := range rt.btls.order {
+func (translation *routeTranslator) backendTLSStatuses() {
+	for _, p := range translation.btls.order {
 		ref := resource.Ref{Kind: "BackendTLSPolicy", Namespace: p.Namespace, Name: p.Name}
-		for _, u := range rt.btls.uses[p] {
-			ps := rt.st.parent(ref, u.ancestor)
+		for _, u := range translation.btls.uses[p] {
+			parentStatus := translation.status.parent(ref, u.ancestor)
 			if u.err != nil {
 				msg := conditions.Message(u.err.Error())
 				resolved := "InvalidCACertificateRef"
 				if errors.Is(u.err, errCAKind) {
 					resolved = "InvalidKind"
 				}
-				ps.Conditions = conditions.Set(ps.Conditions, conditions.New("Accepted", "False", "NoValidCACertificate", msg))
-				ps.Conditions = conditions.Set(ps.Conditions, conditions.New("ResolvedRefs", "False", resolved, msg))
+				parentStatus.Conditions = conditions.Set(parentStatus.Conditions,
+					conditions.New("Accepted", "False", "NoValidCACertificate", msg))
+				parentStatus.Conditions = conditions.Set(parentStatus.Conditions,
+					conditions.New("ResolvedRefs", "False", resolved, msg))
 				continue
 			}
-			ps.Conditions = conditions.Set(ps.Conditions, conditions.New("ResolvedRefs", "True", "ResolvedRefs", "Resolved all the Object references."))
-			ps.Conditions = conditions.Set(ps.Conditions, conditions.New("Accepted", "True", "Accepted", "Policy has been accepted."))
+			parentStatus.Conditions = conditions.Set(parentStatus.Conditions,
+				conditions.New("ResolvedRefs", "True", "ResolvedRefs", "Resolved all the Object references."))
+			parentStatus.Conditions = conditions.Set(parentStatus.Conditions,
+				conditions.New("Accepted", "True", "Accepted", "Policy has been accepted."))
 		}
 	}
 	seen := map[string]*gwapiv1.BackendTLSPolicy{}
-	for _, p := range rt.ix.btlsPolicies {
+	for _, p := range translation.objects.btlsPolicies {
 		var winner *gwapiv1.BackendTLSPolicy
 		for _, t := range p.Spec.TargetRefs {
 			section := ""
@@ -312,15 +321,16 @@ func (rt *routeTranslator) backendTLSStatuses() {
 			continue
 		}
 		ref := resource.Ref{Kind: "BackendTLSPolicy", Namespace: p.Namespace, Name: p.Name}
-		for _, u := range rt.btls.uses[winner] {
-			ps := rt.st.parent(ref, u.ancestor)
-			ps.Conditions = conditions.Set(ps.Conditions, conditions.New("Accepted", "False", "Conflicted",
+		for _, u := range translation.btls.uses[winner] {
+			parentStatus := translation.status.parent(ref, u.ancestor)
+			parentStatus.Conditions = conditions.Set(parentStatus.Conditions, conditions.New("Accepted", "False", "Conflicted",
 				fmt.Sprintf("Policy conflicts with BackendTLSPolicy %s/%s.", winner.Namespace, winner.Name)))
 		}
 	}
-	for _, p := range rt.ix.btlsPolicies {
+	for _, p := range translation.objects.btlsPolicies {
 		// Only policies that have a status (looking one up would create it).
-		if s := rt.st.byRef[resource.Ref{Kind: "BackendTLSPolicy", Namespace: p.Namespace, Name: p.Name}]; s != nil {
+		if s := translation.status.byRef[resource.Ref{Kind: "BackendTLSPolicy", Namespace: p.Namespace,
+			Name: p.Name}]; s != nil {
 			truncateBTLSAncestors(s)
 		}
 	}
@@ -357,29 +367,23 @@ func truncateBTLSAncestors(s *result.ObjectStatus) {
 }
 
 // ancestorsOf are the route's parents that are Gateways of ours, as policy ancestors.
-func (rt *routeTranslator) ancestorsOf(ref resource.Ref, prs []gwapiv1.ParentReference) []result.ParentRef {
+func (translation *routeTranslator) ancestorsOf(ref resource.Ref,
+	parentRefs []gwapiv1.ParentReference) []result.ParentRef {
 	var out []result.ParentRef
-	for _, pr := range prs {
-		if pr.Group != nil && string(*pr.Group) != gwapiv1.GroupName {
+	for _, parentRef := range parentRefs {
+		kind, ns, ok := parentKindNamespace(ref, parentRef)
+		if !ok {
 			continue
 		}
-		kind := "Gateway"
-		if pr.Kind != nil {
-			kind = string(*pr.Kind)
-		}
-		ns := ref.Namespace
-		if pr.Namespace != nil {
-			ns = string(*pr.Namespace)
-		}
-		if kind != "Gateway" || rt.findGateway(ns, string(pr.Name)) == nil {
+		if kind != "Gateway" || translation.findGateway(ns, string(parentRef.Name)) == nil {
 			continue
 		}
-		a := result.ParentRef{Kind: kind, Namespace: ns, Name: string(pr.Name)}
-		if pr.SectionName != nil {
-			a.SectionName = string(*pr.SectionName)
+		a := result.ParentRef{Kind: kind, Namespace: ns, Name: string(parentRef.Name)}
+		if parentRef.SectionName != nil {
+			a.SectionName = string(*parentRef.SectionName)
 		}
-		if pr.Port != nil {
-			a.Port = int32(*pr.Port)
+		if parentRef.Port != nil {
+			a.Port = int32(*parentRef.Port)
 		}
 		dup := false
 		for _, o := range out {

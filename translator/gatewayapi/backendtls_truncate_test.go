@@ -14,12 +14,14 @@ func TestBTLSAncestorsTruncatedTwice(t *testing.T) {
 	s := &result.ObjectStatus{}
 	add := func(from, to int) {
 		for i := from; i < to; i++ {
-			s.Parents = append(s.Parents, result.ParentStatus{Ref: result.ParentRef{Kind: "Gateway", Namespace: "default", Name: fmt.Sprintf("gw-%02d", i)}})
+			s.Parents = append(s.Parents,
+				result.ParentStatus{Ref: result.ParentRef{Kind: "Gateway", Namespace: "default", Name: fmt.Sprintf("gw-%02d", i)}})
 		}
 	}
 	add(10, 27)
 	truncateBTLSAncestors(s)
-	s.Parents = append(s.Parents, result.ParentStatus{Ref: result.ParentRef{Kind: "SecurityPolicy", Namespace: "default", Name: "auth"}})
+	s.Parents = append(s.Parents,
+		result.ParentStatus{Ref: result.ParentRef{Kind: "SecurityPolicy", Namespace: "default", Name: "auth"}})
 	add(0, 2)
 	truncateBTLSAncestors(s)
 	if len(s.Parents) != maxBTLSAncestors {

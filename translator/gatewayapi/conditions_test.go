@@ -14,9 +14,12 @@ func TestKeyOf(t *testing.T) {
 	}{
 		{"prefix /foo/ equals /foo", rt("", "prefix", "/foo/"), rt("", "prefix", "/foo")},
 		{"no path match equals prefix /", rt("", "", ""), rt("", "prefix", "/")},
-		{"header names ignore case", rt("", "prefix", "/", headers(exact("X-Env", "canary"))), rt("", "prefix", "/", headers(exact("x-env", "canary")))},
-		{"headers are a set", rt("", "prefix", "/", headers(exact("a", "1"), exact("b", "2"))), rt("", "prefix", "/", headers(exact("b", "2"), exact("a", "1")))},
-		{"query params are a set", rt("", "prefix", "/", query(exact("a", "1"), regex("b", "2"))), rt("", "prefix", "/", query(regex("b", "2"), exact("a", "1")))},
+		{"header names ignore case", rt("", "prefix", "/", headers(exact("X-Env", "canary"))),
+			rt("", "prefix", "/", headers(exact("x-env", "canary")))},
+		{"headers are a set", rt("", "prefix", "/", headers(exact("a", "1"), exact("b", "2"))),
+			rt("", "prefix", "/", headers(exact("b", "2"), exact("a", "1")))},
+		{"query params are a set", rt("", "prefix", "/", query(exact("a", "1"), regex("b", "2"))),
+			rt("", "prefix", "/", query(regex("b", "2"), exact("a", "1")))},
 	}
 	for _, tt := range same {
 		if keyOf(tt.a) != keyOf(tt.b) {
@@ -31,11 +34,16 @@ func TestKeyOf(t *testing.T) {
 		{"exact is not prefix", rt("", "exact", "/foo"), rt("", "prefix", "/foo")},
 		{"regex is not prefix", rt("", "regex", "/foo"), rt("", "prefix", "/foo")},
 		{"prefix / is not prefix /foo", rt("", "prefix", "/"), rt("", "prefix", "/foo")},
-		{"header values keep case", rt("", "prefix", "/", headers(exact("x", "A"))), rt("", "prefix", "/", headers(exact("x", "a")))},
-		{"exact header is not regex header", rt("", "prefix", "/", headers(exact("x", "a"))), rt("", "prefix", "/", headers(regex("x", "a")))},
-		{"query names keep case", rt("", "prefix", "/", query(exact("Q", "1"))), rt("", "prefix", "/", query(exact("q", "1")))},
-		{"a header is not a query param", rt("", "prefix", "/", headers(exact("x", "1"))), rt("", "prefix", "/", query(exact("x", "1")))},
-		{"a subset of headers differs", rt("", "prefix", "/", headers(exact("a", "1"))), rt("", "prefix", "/", headers(exact("a", "1"), exact("b", "1")))},
+		{"header values keep case", rt("", "prefix", "/", headers(exact("x", "A"))),
+			rt("", "prefix", "/", headers(exact("x", "a")))},
+		{"exact header is not regex header", rt("", "prefix", "/", headers(exact("x", "a"))),
+			rt("", "prefix", "/", headers(regex("x", "a")))},
+		{"query names keep case", rt("", "prefix", "/", query(exact("Q", "1"))),
+			rt("", "prefix", "/", query(exact("q", "1")))},
+		{"a header is not a query param", rt("", "prefix", "/", headers(exact("x", "1"))),
+			rt("", "prefix", "/", query(exact("x", "1")))},
+		{"a subset of headers differs", rt("", "prefix", "/", headers(exact("a", "1"))),
+			rt("", "prefix", "/", headers(exact("a", "1"), exact("b", "1")))},
 	}
 	for _, tt := range different {
 		if keyOf(tt.a) == keyOf(tt.b) {

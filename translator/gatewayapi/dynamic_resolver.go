@@ -29,21 +29,21 @@ const (
 )
 
 // dynamicResolver says whether a backendRef names an EG Backend of type DynamicResolver.
-func (rt *routeTranslator) dynamicResolver(routeNS string, br gwapiv1.BackendRef) bool {
-	if br.Kind == nil || string(*br.Kind) != egv1a1.KindBackend {
+func (translation *routeTranslator) dynamicResolver(routeNS string, backendRef gwapiv1.BackendRef) bool {
+	if backendRef.Kind == nil || string(*backendRef.Kind) != egv1a1.KindBackend {
 		return false
 	}
 	ns := routeNS
-	if br.Namespace != nil {
-		ns = string(*br.Namespace)
+	if backendRef.Namespace != nil {
+		ns = string(*backendRef.Namespace)
 	}
-	be := rt.ix.backends[types.NamespacedName{Namespace: ns, Name: string(br.Name)}]
+	be := translation.objects.backends[types.NamespacedName{Namespace: ns, Name: string(backendRef.Name)}]
 	return be != nil && be.Spec.Type != nil && *be.Spec.Type == egv1a1.BackendTypeDynamicResolver
 }
 
-func (rt *routeTranslator) anyDynamicResolver(routeNS string, refs []gwapiv1.BackendRef) bool {
-	for _, br := range refs {
-		if rt.dynamicResolver(routeNS, br) {
+func (translation *routeTranslator) anyDynamicResolver(routeNS string, refs []gwapiv1.BackendRef) bool {
+	for _, backendRef := range refs {
+		if translation.dynamicResolver(routeNS, backendRef) {
 			return true
 		}
 	}
@@ -52,17 +52,22 @@ func (rt *routeTranslator) anyDynamicResolver(routeNS string, refs []gwapiv1.Bac
 
 // checkDynamicResolverRule refuses an HTTP or GRPC rule's dynamic resolver where EG does:
 // the rule's routes answer 500 and the route reports why.
-func (rt *routeTranslator) checkDynamicResolverRule(rc *ruleCtx, ff *ruleFilters, routeNS string, refs []gwapiv1.BackendRef, ruleIdx int) {
-	if !rt.anyDynamicResolver(routeNS, refs) {
+func (translation *routeTranslator) checkDynamicResolverRule(resolvedRule *ruleCtx, filters *ruleFilters,
+	routeNS string, refs []gwapiv1.BackendRef, ruleIdx int) {
+	if !translation.anyDynamicResolver(routeNS, refs) {
 		return
 	}
 	switch {
-	case ff != nil && ff.rewrite != nil && ff.rewrite.Host != nil && ff.rewrite.Host.PathRegex != nil:
-		rc.errors = append(rc.errors, refError{reason: "UnsupportedValue", msg: fmt.Sprintf("failed to process route rule %d: %s", ruleIdx, msgDynamicResolverPathRegex)})
+	case filters != nil && filters.rewrite != nil && filters.rewrite.Host != nil && filters.rewrite.Host.PathRegex != nil:
+		resolvedRule.errors = append(resolvedRule.errors,
+			refError{reason: "UnsupportedValue",
+				msg: fmt.Sprintf("failed to process route rule %d: %s", ruleIdx, msgDynamicResolverPathRegex)})
 	case len(refs) > 1:
-		rc.errors = append(rc.errors, refError{reason: "InvalidBackendRef", msg: fmt.Sprintf("failed to process route rule %d: %s", ruleIdx, msgDynamicResolverMultiple)})
+		resolvedRule.errors = append(resolvedRule.errors,
+			refError{reason: "InvalidBackendRef",
+				msg: fmt.Sprintf("failed to process route rule %d: %s", ruleIdx, msgDynamicResolverMultiple)})
 	default:
 		return
 	}
-	rc.failClosed = true
+	resolvedRule.failClosed = true
 }

@@ -24,17 +24,18 @@ const (
 // an existing one. own says the Gateway's own reference chose it. A Gateway's own
 // EnvoyProxy replaces the class's rather than merging with it (EG's default without a
 // mergeType on the EnvoyProxy).
-func (ix *index) envoyProxyOf(gw *gwapiv1.Gateway) (ep *egv1a1.EnvoyProxy, own bool) {
-	if inf := gw.Spec.Infrastructure; inf != nil && inf.ParametersRef != nil && !ix.mergeGateways {
+func (objects *index) envoyProxyOf(gw *gwapiv1.Gateway) (envoyProxy *egv1a1.EnvoyProxy, own bool) {
+	if inf := gw.Spec.Infrastructure; inf != nil && inf.ParametersRef != nil && !objects.mergeGateways {
 		ref := inf.ParametersRef
 		if string(ref.Group) == egv1a1.GroupName && string(ref.Kind) == egv1a1.KindEnvoyProxy {
-			if ep := ix.envoyProxies[types.NamespacedName{Namespace: gw.Namespace, Name: ref.Name}]; ep != nil {
-				return ep, true
+			if envoyProxy := objects.envoyProxies[types.NamespacedName{Namespace: gw.Namespace,
+				Name: ref.Name}]; envoyProxy != nil {
+				return envoyProxy, true
 			}
 		}
 	}
-	if gc := ix.class(string(gw.Spec.GatewayClassName)); gc != nil {
-		return ix.classProxy(gc), false
+	if gc := objects.class(string(gw.Spec.GatewayClassName)); gc != nil {
+		return objects.classProxy(gc), false
 	}
 	return nil, false
 }
@@ -44,26 +45,27 @@ func (ix *index) envoyProxyOf(gw *gwapiv1.Gateway) (ep *egv1a1.EnvoyProxy, own b
 // cluster; EG's translator unit tests never meet it): a ref that is not an EnvoyProxy, or
 // an EnvoyProxy that does not exist, or any ref while the class merges Gateways. "" when
 // the ref is fine or absent.
-func (ix *index) paramsRefProblem(gw *gwapiv1.Gateway) string {
+func (objects *index) paramsRefProblem(gw *gwapiv1.Gateway) string {
 	inf := gw.Spec.Infrastructure
 	if inf == nil || inf.ParametersRef == nil {
 		return ""
 	}
-	if ix.mergeGateways {
+	if objects.mergeGateways {
 		return "infrastructure.parametersref must be nil when MergeGateways feature is enabled by gatewayclass"
 	}
 	ref := inf.ParametersRef
 	if string(ref.Group) != egv1a1.GroupName || string(ref.Kind) != egv1a1.KindEnvoyProxy || ref.Name == "" {
 		return fmt.Sprintf("unsupported parametersRef for gateway %s/%s", gw.Namespace, gw.Name)
 	}
-	if ix.envoyProxies[types.NamespacedName{Namespace: gw.Namespace, Name: ref.Name}] == nil {
-		return fmt.Sprintf("failed to find envoyproxy %s/%s for Gateway %s: envoyproxies.gateway.envoyproxy.io %q not found", gw.Namespace, ref.Name, gw.Name, ref.Name)
+	if objects.envoyProxies[types.NamespacedName{Namespace: gw.Namespace, Name: ref.Name}] == nil {
+		return fmt.Sprintf("failed to find envoyproxy %s/%s for Gateway %s: envoyproxies.gateway.envoyproxy.io %q not found",
+			gw.Namespace, ref.Name, gw.Name, ref.Name)
 	}
 	return ""
 }
 
-func (ix *index) class(name string) *gwapiv1.GatewayClass {
-	for _, gc := range ix.classes {
+func (objects *index) class(name string) *gwapiv1.GatewayClass {
+	for _, gc := range objects.classes {
 		if gc.Name == name {
 			return gc
 		}
@@ -72,12 +74,13 @@ func (ix *index) class(name string) *gwapiv1.GatewayClass {
 }
 
 // classProxy is the existing EnvoyProxy a GatewayClass's spec.parametersRef names, or nil.
-func (ix *index) classProxy(gc *gwapiv1.GatewayClass) *egv1a1.EnvoyProxy {
+func (objects *index) classProxy(gc *gwapiv1.GatewayClass) *egv1a1.EnvoyProxy {
 	ref := gc.Spec.ParametersRef
-	if ref == nil || string(ref.Group) != egv1a1.GroupName || string(ref.Kind) != egv1a1.KindEnvoyProxy || ref.Namespace == nil {
+	if ref == nil || string(ref.Group) != egv1a1.GroupName || string(ref.Kind) != egv1a1.KindEnvoyProxy ||
+		ref.Namespace == nil {
 		return nil
 	}
-	return ix.envoyProxies[types.NamespacedName{Namespace: string(*ref.Namespace), Name: ref.Name}]
+	return objects.envoyProxies[types.NamespacedName{Namespace: string(*ref.Namespace), Name: ref.Name}]
 }
 
 // proxyCheck validates EnvoyProxy objects once each, with EG's own API validation (the
@@ -86,77 +89,79 @@ func (ix *index) classProxy(gc *gwapiv1.GatewayClass) *egv1a1.EnvoyProxy {
 // does, and each Gateway whose own parametersRef does. A Gateway that only inherits its
 // class's EnvoyProxy is not an ancestor.
 type proxyCheck struct {
-	ix     *index
-	st     *statusBook
-	errors map[*egv1a1.EnvoyProxy]error
+	objects *index
+	status  *statusBook
+	errors  map[*egv1a1.EnvoyProxy]error
 	// deprecations (EP-02, v1.10-preview): an accepted EnvoyProxy that sets a deprecated
 	// field also gets a Warning condition naming it and its replacement.
 	deprecations bool
 }
 
-func (pc *proxyCheck) validate(ep *egv1a1.EnvoyProxy) error {
-	if err, seen := pc.errors[ep]; seen {
+func (check *proxyCheck) validate(envoyProxy *egv1a1.EnvoyProxy) error {
+	if err, seen := check.errors[envoyProxy]; seen {
 		return err
 	}
-	if pc.errors == nil {
-		pc.errors = map[*egv1a1.EnvoyProxy]error{}
+	if check.errors == nil {
+		check.errors = map[*egv1a1.EnvoyProxy]error{}
 	}
-	err := validation.ValidateEnvoyProxy(ep)
-	pc.errors[ep] = err
+	err := validation.ValidateEnvoyProxy(envoyProxy)
+	check.errors[envoyProxy] = err
 	return err
 }
 
-func (pc *proxyCheck) ancestor(ep *egv1a1.EnvoyProxy, parent result.ParentRef, err error) {
+func (check *proxyCheck) ancestor(envoyProxy *egv1a1.EnvoyProxy, parent result.ParentRef, err error) {
 	c := conditions.New("Accepted", "True", "Accepted", msgEnvoyProxyAccepted)
 	if err != nil {
 		c = conditions.New("Accepted", "False", reasonInvalidParameters, err.Error())
 	}
-	ps := pc.st.parent(resource.Ref{Kind: egv1a1.KindEnvoyProxy, Namespace: ep.Namespace, Name: ep.Name}, parent)
-	ps.Conditions = conditions.Set(ps.Conditions, c)
-	if err == nil && pc.deprecations && ep.Spec.LuaValidation != nil {
+	parentStatus := check.status.parent(
+		resource.Ref{Kind: egv1a1.KindEnvoyProxy, Namespace: envoyProxy.Namespace, Name: envoyProxy.Name}, parent)
+	parentStatus.Conditions = conditions.Set(parentStatus.Conditions, c)
+	if err == nil && check.deprecations && envoyProxy.Spec.LuaValidation != nil {
 		// The only field EG's main branch deprecates on EnvoyProxy so far; the wording
 		// is that of the policies' DeprecatedField warnings.
-		ps.Conditions = conditions.Set(ps.Conditions, conditions.New("Warning", "True", "DeprecatedField",
+		parentStatus.Conditions = conditions.Set(parentStatus.Conditions, conditions.New("Warning", "True", "DeprecatedField",
 			"spec.luaValidation is deprecated, use spec.lua.validationType instead"))
 	}
 }
 
 // class reports the GatewayClass's EnvoyProxy and says whether the class stays accepted: an
 // invalid one turns the class's Accepted to False.
-func (pc *proxyCheck) class(gc *gwapiv1.GatewayClass, classStatus *result.ObjectStatus) {
-	ep := pc.ix.classProxy(gc)
-	if ep == nil {
+func (check *proxyCheck) class(gc *gwapiv1.GatewayClass, classStatus *result.ObjectStatus) {
+	envoyProxy := check.objects.classProxy(gc)
+	if envoyProxy == nil {
 		return
 	}
-	err := pc.validate(ep)
-	pc.ancestor(ep, result.ParentRef{Kind: "GatewayClass", Name: gc.Name}, err)
+	err := check.validate(envoyProxy)
+	check.ancestor(envoyProxy, result.ParentRef{Kind: "GatewayClass", Name: gc.Name}, err)
 	if err != nil {
-		classStatus.Conditions = conditions.Set(classStatus.Conditions, conditions.New("Accepted", "False", reasonInvalidParameters,
-			fmt.Sprintf("Invalid parametersRef: %v", err)))
+		classStatus.Conditions = conditions.Set(classStatus.Conditions,
+			conditions.New("Accepted", "False", reasonInvalidParameters,
+				fmt.Sprintf("Invalid parametersRef: %v", err)))
 	}
 }
 
 // gateway reports the Gateway's own EnvoyProxy and says whether the Gateway may be
 // translated: a Gateway whose EnvoyProxy (own or inherited) is invalid is not accepted, gets
 // no listeners and no xDS, and routes do not see it.
-func (pc *proxyCheck) gateway(gw *gwapiv1.Gateway) bool {
-	if msg := pc.ix.paramsRefProblem(gw); msg != "" {
-		s := pc.st.object(resource.Ref{Kind: "Gateway", Namespace: gw.Namespace, Name: gw.Name})
+func (check *proxyCheck) gateway(gw *gwapiv1.Gateway) bool {
+	if msg := check.objects.paramsRefProblem(gw); msg != "" {
+		s := check.status.object(resource.Ref{Kind: "Gateway", Namespace: gw.Namespace, Name: gw.Name})
 		s.Conditions = []result.Condition{conditions.New("Accepted", "False", reasonInvalidParameters, msg)}
 		return false
 	}
-	ep, own := pc.ix.envoyProxyOf(gw)
-	if ep == nil {
+	envoyProxy, own := check.objects.envoyProxyOf(gw)
+	if envoyProxy == nil {
 		return true
 	}
-	err := pc.validate(ep)
+	err := check.validate(envoyProxy)
 	if own {
-		pc.ancestor(ep, result.ParentRef{Kind: "Gateway", Namespace: gw.Namespace, Name: gw.Name}, err)
+		check.ancestor(envoyProxy, result.ParentRef{Kind: "Gateway", Namespace: gw.Namespace, Name: gw.Name}, err)
 	}
 	if err == nil {
 		return true
 	}
-	s := pc.st.object(resource.Ref{Kind: "Gateway", Namespace: gw.Namespace, Name: gw.Name})
+	s := check.status.object(resource.Ref{Kind: "Gateway", Namespace: gw.Namespace, Name: gw.Name})
 	// EG's message joins its own prefix (which ends in a colon) with ": ".
 	s.Conditions = []result.Condition{conditions.New("Accepted", "False", reasonInvalidParameters,
 		fmt.Sprintf("Invalid parametersRef:: %v", err))}

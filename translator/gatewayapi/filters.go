@@ -35,12 +35,15 @@ const (
 
 // EG's messages for filter combinations it refuses.
 const (
-	msgMirrorWithDirectResponse  = "RequestMirror filter cannot be used when the rule also configures a DirectResponse filter"
-	msgMirrorWithRedirect        = "RequestMirror filter cannot be used when the rule also configures a RequestRedirect filter"
+	msgMirrorWithDirectResponse = "RequestMirror filter cannot be used when the rule also " +
+		"configures a DirectResponse filter"
+	msgMirrorWithRedirect = "RequestMirror filter cannot be used when the rule also " +
+		"configures a RequestRedirect filter"
 	msgBackendFilterNotSupported = "Specific filter is not supported within BackendRef, only RequestHeaderModifier, " +
 		"ResponseHeaderModifier, URLRewrite and gateway.envoyproxy.io/HTTPRouteFilter are supported"
 	msgBackendPathRewrite    = "URLRewrite path modifier is not supported within BackendRef"
-	msgGRPCDirectResponse2xx = "DirectResponse with a 2xx status code is not supported for GRPCRoute: a 2xx status maps to the gRPC OK status, " +
+	msgGRPCDirectResponse2xx = "DirectResponse with a 2xx status code is not supported for GRPCRoute: a 2xx status " +
+		"maps to the gRPC OK status, " +
 		"but a direct response cannot carry a gRPC response message, so the client would receive an invalid response. " +
 		"Use a non-2xx status code to deny or block the request instead"
 )
@@ -125,89 +128,92 @@ type filterInput struct {
 }
 
 // ruleFilters reads a rule's filters, per-backendRef filters, timeouts and retry. Errors of
-// type ResolvedRefs join rc.errors ahead of the rule's backend errors, as EG lists them;
-// the others are kept on rc for the route's conditions.
-func (rt *routeTranslator) ruleFilters(rc *ruleCtx, dest *ir.Destination, r *gwapiv1.HTTPRoute, ruleIdx int, rule gwapiv1.HTTPRouteRule) *ruleFilters {
+// type ResolvedRefs join resolvedRule.errors ahead of the rule's backend errors, as EG lists them;
+// the others are kept on resolvedRule for the route's conditions.
+func (translation *routeTranslator) ruleFilters(resolvedRule *ruleCtx, dest *ir.Destination, r *gwapiv1.HTTPRoute,
+	ruleIdx int, rule gwapiv1.HTTPRouteRule) *ruleFilters {
 	in := filterInput{routeKind: r.Kind, routeNS: r.Namespace, routeName: r.Name, ruleIdx: ruleIdx, cluster: dest.Name}
 	if in.routeKind == "" {
 		in.routeKind = "HTTPRoute"
 	}
-	ff, errs := rt.processFilters(in, rule.Filters)
-	ff.timeout, ff.retry = ruleTimeouts(rule)
-	rt.backendFilters(rc, dest, in, rule.BackendRefs)
+	filters, errs := translation.processFilters(in, rule.Filters)
+	filters.timeout, filters.retry = ruleTimeouts(rule)
+	translation.backendFilters(resolvedRule, dest, in, rule.BackendRefs)
 
 	var resolved []refError
 	for _, e := range errs {
 		if e.typ != errBackendsAvailable {
-			ff.failed = true
+			filters.failed = true
 		}
 		if e.typ == errAccepted {
-			ff.dropped = true
+			filters.dropped = true
 		}
 		if e.typ == errResolvedRefs {
 			resolved = append(resolved, refError{reason: e.reason, msg: e.msg})
 			continue
 		}
-		ff.errs = append(ff.errs, e)
+		filters.errs = append(filters.errs, e)
 	}
-	rc.errors = append(resolved, rc.errors...)
-	rc.filters = ff
-	return ff
+	resolvedRule.errors = append(resolved, resolvedRule.errors...)
+	resolvedRule.filters = filters
+	return filters
 }
 
 // processFilters runs a filter list the way EG does: in order, stopping after a filter that
 // makes the rule answer directly (an invalid filter, or an HTTPRouteFilter direct response).
-func (rt *routeTranslator) processFilters(in filterInput, filters []gwapiv1.HTTPRouteFilter) (*ruleFilters, []filterErr) {
-	ff := &ruleFilters{}
+func (translation *routeTranslator) processFilters(in filterInput,
+	routeFilters []gwapiv1.HTTPRouteFilter) (*ruleFilters, []filterErr) {
+	filters := &ruleFilters{}
 	var errs typedErrs
-	for i := range filters {
-		f := &filters[i]
-		if ff.direct != nil {
+	for i := range routeFilters {
+		f := &routeFilters[i]
+		if filters.direct != nil {
 			break
 		}
 		if err := validateFilterKind(f); err != nil {
-			ff.direct = &ir.DirectResponse{Status: 500}
+			filters.direct = &ir.DirectResponse{Status: 500}
 			errs.add(errAccepted, "UnsupportedValue", fmt.Sprintf("invalid filter %s: %v", f.Type, err))
 			continue
 		}
 		var e *filterErr
 		switch f.Type {
 		case gwapiv1.HTTPRouteFilterRequestHeaderModifier:
-			e = ff.requestHeaders(f.RequestHeaderModifier)
+			e = filters.requestHeaders(f.RequestHeaderModifier)
 		case gwapiv1.HTTPRouteFilterResponseHeaderModifier:
-			e = ff.responseHeaders(f.ResponseHeaderModifier)
+			e = filters.responseHeaders(f.ResponseHeaderModifier)
 		case gwapiv1.HTTPRouteFilterRequestRedirect:
-			e = ff.requestRedirect(f.RequestRedirect)
+			e = filters.requestRedirect(f.RequestRedirect)
 		case gwapiv1.HTTPRouteFilterURLRewrite:
-			e = ff.urlRewrite(f.URLRewrite)
+			e = filters.urlRewrite(f.URLRewrite)
 		case gwapiv1.HTTPRouteFilterRequestMirror:
-			e = rt.requestMirror(ff, in, i, f.RequestMirror)
+			e = translation.requestMirror(filters, in, i, f.RequestMirror)
 		case gwapiv1.HTTPRouteFilterExtensionRef:
-			e = rt.extensionRef(ff, in, f.ExtensionRef)
+			e = translation.extensionRef(filters, in, f.ExtensionRef)
 		case gwapiv1.HTTPRouteFilterCORS:
-			ff.corsFilter(f.CORS)
+			filters.corsFilter(f.CORS)
 		}
 		if e != nil {
 			errs.add(e.typ, e.reason, e.msg)
 		}
 	}
 	// A mirror cannot go with a rule that answers by itself.
-	if ff.direct != nil && len(ff.mirrors) > 0 {
-		ff.direct, ff.mirrors = nil, nil
+	if filters.direct != nil && len(filters.mirrors) > 0 {
+		filters.direct, filters.mirrors = nil, nil
 		errs.add(errAccepted, "IncompatibleFilters", msgMirrorWithDirectResponse)
 	}
-	if ff.redirect != nil && len(ff.mirrors) > 0 {
-		ff.redirect, ff.mirrors = nil, nil
+	if filters.redirect != nil && len(filters.mirrors) > 0 {
+		filters.redirect, filters.mirrors = nil, nil
 		errs.add(errAccepted, "IncompatibleFilters", msgMirrorWithRedirect)
 	}
 	// gRPC says success with a grpc-status trailer and a message, which a direct response
 	// cannot carry: EG refuses a 2xx direct response on a GRPCRoute rule (EG's testdata:
 	// grpcroute-with-direct-response-2xx-invalid); deny-style statuses stay.
-	if in.routeKind == "GRPCRoute" && ff.direct != nil && ff.direct.Status >= 200 && ff.direct.Status < 300 {
-		ff.direct = nil
+	if in.routeKind == "GRPCRoute" && filters.direct != nil && filters.direct.Status >= 200 &&
+		filters.direct.Status < 300 {
+		filters.direct = nil
 		errs.add(errAccepted, "UnsupportedValue", msgGRPCDirectResponse2xx)
 	}
-	return ff, errs.merged()
+	return filters, errs.merged()
 }
 
 // validateFilterKind refuses the filter types EG does not translate and ExtensionRefs to
@@ -215,7 +221,8 @@ func (rt *routeTranslator) processFilters(in filterInput, filters []gwapiv1.HTTP
 func validateFilterKind(f *gwapiv1.HTTPRouteFilter) error {
 	switch f.Type {
 	case gwapiv1.HTTPRouteFilterRequestMirror, gwapiv1.HTTPRouteFilterURLRewrite, gwapiv1.HTTPRouteFilterRequestRedirect,
-		gwapiv1.HTTPRouteFilterRequestHeaderModifier, gwapiv1.HTTPRouteFilterResponseHeaderModifier, gwapiv1.HTTPRouteFilterCORS:
+		gwapiv1.HTTPRouteFilterRequestHeaderModifier, gwapiv1.HTTPRouteFilterResponseHeaderModifier,
+		gwapiv1.HTTPRouteFilterCORS:
 		return nil
 	case gwapiv1.HTTPRouteFilterExtensionRef:
 		switch {
@@ -236,27 +243,27 @@ func acceptedErr(msg string) *filterErr {
 // apply gives one IR route of the rule what the filters decided. It runs after the route's
 // backends are settled: a failed filter answers 500 whatever the backends; an HTTPRouteFilter
 // direct response or a redirect answers instead of the backends.
-func (ff *ruleFilters) apply(route *ir.HTTPRoute) {
-	if ff == nil {
+func (filters *ruleFilters) apply(route *ir.HTTPRoute) {
+	if filters == nil {
 		return
 	}
-	route.AddRequestHeaders = ff.addRequest
-	route.RemoveRequestHeaders = ff.removeRequest
-	route.AddResponseHeaders = ff.addResponse
-	route.RemoveResponseHeaders = ff.removeResponse
-	route.URLRewrite = ff.rewrite
-	route.CredentialInjection = ff.credential
-	route.CORS = ff.cors
-	route.Mirrors = ff.mirrors
-	route.Timeout = ff.timeout
-	route.Retry = ff.retry
+	route.AddRequestHeaders = filters.addRequest
+	route.RemoveRequestHeaders = filters.removeRequest
+	route.AddResponseHeaders = filters.addResponse
+	route.RemoveResponseHeaders = filters.removeResponse
+	route.URLRewrite = filters.rewrite
+	route.CredentialInjection = filters.credential
+	route.CORS = filters.cors
+	route.Mirrors = filters.mirrors
+	route.Timeout = filters.timeout
+	route.Retry = filters.retry
 	switch {
-	case ff.failed:
+	case filters.failed:
 		route.DirectResponse, route.Destination, route.Redirect = &ir.DirectResponse{Status: 500}, nil, nil
-	case ff.direct != nil:
-		route.DirectResponse, route.Destination = ff.direct, nil
-	case ff.redirect != nil:
-		route.Redirect, route.DirectResponse, route.Destination = ff.redirect, nil, nil
+	case filters.direct != nil:
+		route.DirectResponse, route.Destination = filters.direct, nil
+	case filters.redirect != nil:
+		route.Redirect, route.DirectResponse, route.Destination = filters.redirect, nil, nil
 	}
 }
 
@@ -271,12 +278,12 @@ func allRulesDropped(rules []*ruleCtx) bool {
 	if len(rules) == 0 {
 		return false
 	}
-	for _, rc := range rules {
-		if rc.filters == nil || !rc.filters.dropped {
+	for _, resolvedRule := range rules {
+		if resolvedRule.filters == nil || !resolvedRule.filters.dropped {
 			return false
 		}
 		accepted := false
-		for _, e := range rc.filters.errs {
+		for _, e := range resolvedRule.filters.errs {
 			accepted = accepted || e.typ == errAccepted
 		}
 		if !accepted {
@@ -286,15 +293,15 @@ func allRulesDropped(rules []*ruleCtx) bool {
 	return true
 }
 
-func filterConditions(ps *result.ParentStatus, rules []*ruleCtx) {
+func filterConditions(parentStatus *result.ParentStatus, rules []*ruleCtx) {
 	var accepted, available refErrors
 	var dropped []int
-	for i, rc := range rules {
-		if rc.filters != nil {
-			if rc.filters.dropped {
+	for i, resolvedRule := range rules {
+		if resolvedRule.filters != nil {
+			if resolvedRule.filters.dropped {
 				dropped = append(dropped, i)
 			}
-			for _, e := range rc.filters.errs {
+			for _, e := range resolvedRule.filters.errs {
 				switch e.typ {
 				case errAccepted:
 					accepted.add(e.reason, e.msg)
@@ -304,30 +311,32 @@ func filterConditions(ps *result.ParentStatus, rules []*ruleCtx) {
 			}
 		}
 		// EG processes a rule's filters before its backendRefs
-		for _, e := range rc.noEndpoints {
+		for _, e := range resolvedRule.noEndpoints {
 			available.add(e.reason, e.msg)
 		}
 	}
 	if !accepted.empty() {
 		c := accepted.condition("Accepted")
 		noHost := false
-		for _, cur := range ps.Conditions {
+		for _, cur := range parentStatus.Conditions {
 			noHost = noHost || cur.Type == "Accepted" && cur.Reason == "NoMatchingListenerHostname"
 		}
 		switch {
 		case len(dropped) == len(rules):
 			if !noHost {
-				ps.Conditions = conditions.Set(ps.Conditions, c)
+				parentStatus.Conditions = conditions.Set(parentStatus.Conditions, c)
 			}
 		default:
-			ps.Conditions = conditions.Set(ps.Conditions, conditions.New("PartiallyInvalid", "True", c.Reason,
-				fmt.Sprintf("Dropped Rule(s) %v: %s", dropped, c.Message)))
+			parentStatus.Conditions = conditions.Set(parentStatus.Conditions,
+				conditions.New("PartiallyInvalid", "True", c.Reason,
+					fmt.Sprintf("Dropped Rule(s) %v: %s", dropped, c.Message)))
 			if !noHost {
-				ps.Conditions = conditions.Set(ps.Conditions, conditions.New("Accepted", "True", "Accepted", msgRouteAccepted))
+				parentStatus.Conditions = conditions.Set(parentStatus.Conditions,
+					conditions.New("Accepted", "True", "Accepted", msgRouteAccepted))
 			}
 		}
 	}
 	if !available.empty() {
-		ps.Conditions = conditions.Set(ps.Conditions, available.condition("BackendsAvailable"))
+		parentStatus.Conditions = conditions.Set(parentStatus.Conditions, available.condition("BackendsAvailable"))
 	}
 }

@@ -14,26 +14,30 @@ import (
 
 // requestMirror resolves the mirror's backend into a cluster of its own, named
 // <rule cluster>-mirror-<filter index>, whose one locality is .../backend/-1.
-func (rt *routeTranslator) requestMirror(ff *ruleFilters, in filterInput, idx int, m *gwapiv1.HTTPRequestMirrorFilter) *filterErr {
+func (translation *routeTranslator) requestMirror(filters *ruleFilters, in filterInput, idx int,
+	m *gwapiv1.HTTPRequestMirrorFilter) *filterErr {
 	if m == nil {
 		return nil
 	}
 	name := fmt.Sprintf("%s-mirror-%d", in.cluster, idx)
-	br := gwapiv1.BackendRef{BackendObjectReference: m.BackendRef, Weight: ptr(int32(1))}
-	b, err := rt.resolveBackend(in.routeKind, in.routeNS, br, name, -1)
+	backendRef := gwapiv1.BackendRef{BackendObjectReference: m.BackendRef, Weight: ptr(int32(1))}
+	b, err := translation.resolveBackend(in.routeKind, in.routeNS, backendRef, name, -1)
 	if err != nil {
 		if err.reason == "UnsupportedValue" {
 			// An ExternalName Service passes EG's reference checks and fails later, unwrapped.
 			return &filterErr{typ: errResolvedRefs, reason: err.reason, msg: err.msg}
 		}
-		return &filterErr{typ: errResolvedRefs, reason: err.reason, msg: "failed to validate the RequestMirror filter: " + err.msg}
+		return &filterErr{typ: errResolvedRefs, reason: err.reason,
+			msg: "failed to validate the RequestMirror filter: " + err.msg}
 	}
 	if len(b.Endpoints) == 0 {
 		return &filterErr{typ: errBackendsAvailable, reason: "EndpointsNotFound",
-			msg: fmt.Sprintf("failed to validate the RequestMirror filter: no ready endpoints for the related Service %s/%s", b.Namespace, b.ServiceName)}
+			msg: fmt.Sprintf("failed to validate the RequestMirror filter: no ready endpoints for the related Service %s/%s",
+				b.Namespace, b.ServiceName)}
 	}
 	// a GRPCRoute's mirror speaks HTTP/2 upstream, like the rule's own cluster
-	mirror := &ir.Mirror{Destination: &ir.Destination{Name: name, Settings: []*ir.Backend{b}, HTTP2: in.routeKind == "GRPCRoute"}}
+	mirror := &ir.Mirror{Destination: &ir.Destination{Name: name, Settings: []*ir.Backend{b},
+		HTTP2: in.routeKind == "GRPCRoute"}}
 	switch {
 	case m.Fraction != nil:
 		den := int32(100)
@@ -44,7 +48,7 @@ func (rt *routeTranslator) requestMirror(ff *ruleFilters, in filterInput, idx in
 	case m.Percent != nil:
 		mirror.Percent = ptr(float32(*m.Percent))
 	}
-	ff.mirrors = append(ff.mirrors, mirror)
+	filters.mirrors = append(filters.mirrors, mirror)
 	return nil
 }
 
@@ -52,14 +56,15 @@ func (rt *routeTranslator) requestMirror(ff *ruleFilters, in filterInput, idx in
 // support there makes the backend invalid (that check comes before every other one, so it
 // replaces the backend's own error); a filter that fails only when applied makes an
 // otherwise valid backend invalid. Valid filters go on the backend's setting.
-func (rt *routeTranslator) backendFilters(rc *ruleCtx, dest *ir.Destination, in filterInput, refs []gwapiv1.HTTPBackendRef) {
+func (translation *routeTranslator) backendFilters(resolvedRule *ruleCtx, dest *ir.Destination, in filterInput,
+	refs []gwapiv1.HTTPBackendRef) {
 	byBackend := map[int]refError{}
 	var order []int
 	prefixOf := func(k int) string {
 		return fmt.Sprintf("failed to process route rule %d backendRef %d: ", in.ruleIdx, k)
 	}
 	// The rule's errors so far are its backends' own, in backendRef order.
-	for _, e := range rc.errors {
+	for _, e := range resolvedRule.errors {
 		for k := range refs {
 			if strings.HasPrefix(e.msg, prefixOf(k)) {
 				byBackend[k] = e
@@ -88,11 +93,11 @@ func (rt *routeTranslator) backendFilters(rc *ruleCtx, dest *ir.Destination, in 
 			s.Invalid, s.Endpoints = true, nil
 		}
 	}
-	for k, br := range refs {
-		if len(br.Filters) == 0 {
+	for k, backendRef := range refs {
+		if len(backendRef.Filters) == 0 {
 			continue
 		}
-		if e := backendFilterSupport(br.Filters); e != nil {
+		if e := backendFilterSupport(backendRef.Filters); e != nil {
 			invalidate(k, e.reason, e.msg)
 			continue
 		}
@@ -103,7 +108,8 @@ func (rt *routeTranslator) backendFilters(rc *ruleCtx, dest *ir.Destination, in 
 		if s == nil {
 			continue // weight 0: EG reads no filters for it
 		}
-		ff, errs := rt.processFilters(filterInput{routeNS: in.routeNS, routeName: in.routeName, cluster: in.cluster}, br.Filters)
+		filters, errs := translation.processFilters(
+			filterInput{routeNS: in.routeNS, routeName: in.routeName, cluster: in.cluster}, backendRef.Filters)
 		if len(errs) > 0 {
 			msgs := make([]string, len(errs))
 			for i, e := range errs {
@@ -112,10 +118,10 @@ func (rt *routeTranslator) backendFilters(rc *ruleCtx, dest *ir.Destination, in 
 			invalidate(k, "InvalidBackendFilters", strings.Join(msgs, "\n"))
 			continue
 		}
-		bf := &ir.BackendFilters{AddRequestHeaders: ff.addRequest, RemoveRequestHeaders: ff.removeRequest,
-			AddResponseHeaders: ff.addResponse, RemoveResponseHeaders: ff.removeResponse}
-		if ff.rewrite != nil {
-			bf.HostRewrite = ff.rewrite.Hostname
+		bf := &ir.BackendFilters{AddRequestHeaders: filters.addRequest, RemoveRequestHeaders: filters.removeRequest,
+			AddResponseHeaders: filters.addResponse, RemoveResponseHeaders: filters.removeResponse}
+		if filters.rewrite != nil {
+			bf.HostRewrite = filters.rewrite.Hostname
 		}
 		s.Filters = bf
 	}
@@ -127,7 +133,7 @@ func (rt *routeTranslator) backendFilters(rc *ruleCtx, dest *ir.Destination, in 
 	for _, k := range order {
 		rebuilt = append(rebuilt, byBackend[k])
 	}
-	rc.errors = rebuilt
+	resolvedRule.errors = rebuilt
 }
 
 // backendFilterSupport is EG's first backendRef check: only header modifiers, a URL

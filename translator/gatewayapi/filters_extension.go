@@ -18,50 +18,52 @@ import (
 // extensionRef applies an HTTPRouteFilter (gateway.envoyproxy.io) of the route's namespace:
 // its URL rewrite, direct response and credential injection, in EG's order (its matches are
 // taken by filterMatches).
-func (rt *routeTranslator) extensionRef(ff *ruleFilters, in filterInput, ref *gwapiv1.LocalObjectReference) *filterErr {
-	hrf := rt.ix.httpRouteFilters[types.NamespacedName{Namespace: in.routeNS, Name: string(ref.Name)}]
+func (translation *routeTranslator) extensionRef(filters *ruleFilters, in filterInput,
+	ref *gwapiv1.LocalObjectReference) *filterErr {
+	hrf := translation.objects.httpRouteFilters[types.NamespacedName{Namespace: in.routeNS, Name: string(ref.Name)}]
 	if hrf == nil {
-		ff.direct = &ir.DirectResponse{Status: 500}
+		filters.direct = &ir.DirectResponse{Status: 500}
 		return &filterErr{typ: errResolvedRefs, reason: "UnsupportedValue",
 			msg: fmt.Sprintf("Unable to translate HTTPRouteFilter: %s/%s", in.routeNS, ref.Name)}
 	}
 	// One rule takes the extra matches of one HTTPRouteFilter: EG refuses a second filter
 	// with matches, and the rule with it (EG's testdata: httproute-filter-match-matrix).
 	if len(hrf.Spec.Matches) > 0 {
-		if ff.matchFilter {
+		if filters.matchFilter {
 			return acceptedErr("only one HTTPRouteFilter with matches is supported per HTTPRouteRule")
 		}
-		ff.matchFilter = true
+		filters.matchFilter = true
 	}
-	if e := ff.extensionRewrite(hrf.Spec.URLRewrite); e != nil {
+	if e := filters.extensionRewrite(hrf.Spec.URLRewrite); e != nil {
 		return e
 	}
-	if e := rt.filterDirectResponse(ff, in, hrf); e != nil {
+	if e := translation.filterDirectResponse(filters, in, hrf); e != nil {
 		return e
 	}
 	if ci := hrf.Spec.CredentialInjection; ci != nil {
-		cred, err := rt.injectedCredential(hrf.Namespace, ci.Credential.ValueRef)
+		cred, err := translation.injectedCredential(hrf.Namespace, ci.Credential.ValueRef)
 		if err != nil {
-			ff.direct = &ir.DirectResponse{Status: 500}
+			filters.direct = &ir.DirectResponse{Status: 500}
 			return acceptedErr(fmt.Sprintf("invalid filter %s: %v", ref.Kind, err))
 		}
-		ff.credential = &ir.CredentialInjection{Name: "httproutefilter/" + hrf.Namespace + "/" + hrf.Name,
+		filters.credential = &ir.CredentialInjection{Name: "httproutefilter/" + hrf.Namespace + "/" + hrf.Name,
 			Header: ci.Header, Overwrite: ci.Overwrite, Credential: cred}
 	}
 	return nil
 }
 
 // filterDirectResponse applies an HTTPRouteFilter's directResponse.
-func (rt *routeTranslator) filterDirectResponse(ff *ruleFilters, in filterInput, hrf *egv1a1.HTTPRouteFilter) *filterErr {
+func (translation *routeTranslator) filterDirectResponse(filters *ruleFilters, in filterInput,
+	hrf *egv1a1.HTTPRouteFilter) *filterErr {
 	dr := hrf.Spec.DirectResponse
 	if dr == nil {
 		return nil
 	}
 	out := &ir.DirectResponse{Status: 200}
 	if dr.Body != nil {
-		body, err := rt.directResponseBody(dr.Body, in.routeNS)
+		body, err := translation.directResponseBody(dr.Body, in.routeNS)
 		if err != nil {
-			ff.direct = &ir.DirectResponse{Status: 500}
+			filters.direct = &ir.DirectResponse{Status: 500}
 			return acceptedErr(fmt.Sprintf("invalid filter %s: %v", egv1a1.KindHTTPRouteFilter, err))
 		}
 		out.Body = body
@@ -70,15 +72,15 @@ func (rt *routeTranslator) filterDirectResponse(ff *ruleFilters, in filterInput,
 		out.Status = uint32(*dr.StatusCode)
 	}
 	if dr.ContentType != nil {
-		ff.addResponse = append(ff.addResponse, ir.AddHeader{Name: "Content-Type", Value: *dr.ContentType})
+		filters.addResponse = append(filters.addResponse, ir.AddHeader{Name: "Content-Type", Value: *dr.ContentType})
 	}
-	ff.direct = out
+	filters.direct = out
 	if h := dr.Header; h != nil {
 		for _, a := range h.Add {
-			ff.addResponse = append(ff.addResponse, ir.AddHeader{Name: string(a.Name), Value: a.Value, Append: true})
+			filters.addResponse = append(filters.addResponse, ir.AddHeader{Name: string(a.Name), Value: a.Value, Append: true})
 		}
 		for _, s := range h.Set {
-			ff.addResponse = append(ff.addResponse, ir.AddHeader{Name: string(s.Name), Value: s.Value})
+			filters.addResponse = append(filters.addResponse, ir.AddHeader{Name: string(s.Name), Value: s.Value})
 		}
 	}
 	return nil
@@ -87,7 +89,7 @@ func (rt *routeTranslator) filterDirectResponse(ff *ruleFilters, in filterInput,
 // injectedCredential reads the "credential" key of the Secret an HTTPRouteFilter's
 // credentialInjection names: in the filter's namespace, or another one a ReferenceGrant
 // opens to HTTPRouteFilters, with EG's messages.
-func (rt *routeTranslator) injectedCredential(ns string, ref gwapiv1.SecretObjectReference) ([]byte, error) {
+func (translation *routeTranslator) injectedCredential(ns string, ref gwapiv1.SecretObjectReference) ([]byte, error) {
 	if ref.Group != nil && *ref.Group != "" {
 		return nil, errors.New("secret ref group must be unspecified/empty")
 	}
@@ -101,30 +103,31 @@ func (rt *routeTranslator) injectedCredential(ns string, ref gwapiv1.SecretObjec
 	target := ns
 	if ref.Namespace != nil && *ref.Namespace != "" && string(*ref.Namespace) != ns {
 		target = string(*ref.Namespace)
-		if !rt.permittedFrom(egv1a1.GroupName, egv1a1.KindHTTPRouteFilter, ns, "", kind, target, string(ref.Name)) {
+		if !translation.permittedFrom(egv1a1.GroupName, egv1a1.KindHTTPRouteFilter, ns, "", kind, target, string(ref.Name)) {
 			return nil, fmt.Errorf("ref to %s %s/%s not permitted by any ReferenceGrant", kind, target, ref.Name)
 		}
 	}
-	s := rt.ix.secrets[types.NamespacedName{Namespace: target, Name: string(ref.Name)}]
+	s := translation.objects.secrets[types.NamespacedName{Namespace: target, Name: string(ref.Name)}]
 	if s == nil {
 		return nil, fmt.Errorf("secret %s/%s does not exist", target, ref.Name)
 	}
 	v := secretData(s, egv1a1.InjectedCredentialKey)
 	if len(v) == 0 {
-		return nil, fmt.Errorf("credential key %s not found in secret %s/%s", egv1a1.InjectedCredentialKey, s.Namespace, s.Name)
+		return nil, fmt.Errorf("credential key %s not found in secret %s/%s", egv1a1.InjectedCredentialKey, s.Namespace,
+			s.Name)
 	}
 	return v, nil
 }
 
 // directResponseBody reads an inline body or the ConfigMap a body refers to (its
 // "response.body" key, else its only value).
-func (rt *routeTranslator) directResponseBody(b *egv1a1.CustomResponseBody, ns string) (string, error) {
+func (translation *routeTranslator) directResponseBody(b *egv1a1.CustomResponseBody, ns string) (string, error) {
 	if b.Type != nil && *b.Type == egv1a1.ResponseValueTypeValueRef {
 		name := ""
 		if b.ValueRef != nil {
 			name = string(b.ValueRef.Name)
 		}
-		cm := rt.ix.configMaps[types.NamespacedName{Namespace: ns, Name: name}]
+		cm := translation.objects.configMaps[types.NamespacedName{Namespace: ns, Name: name}]
 		if cm == nil {
 			return "", fmt.Errorf("can't find the referenced configmap %s/%s", ns, name)
 		}
@@ -160,13 +163,13 @@ func (rt *routeTranslator) directResponseBody(b *egv1a1.CustomResponseBody, ns s
 // filterMatches are the extra match sets that HTTPRouteFilters referenced by extensionRef
 // add to a rule (today: cookies). Each of the rule's matches is combined with each of them:
 // match j with filter match k becomes match j*len(filter matches)+k (RT-15, GR-04).
-func (rt *routeTranslator) filterMatches(ns string, refs []*gwapiv1.LocalObjectReference) [][]*ir.StringMatch {
+func (translation *routeTranslator) filterMatches(ns string, refs []*gwapiv1.LocalObjectReference) [][]*ir.StringMatch {
 	var out [][]*ir.StringMatch
 	for _, ref := range refs {
 		if ref == nil || string(ref.Group) != egv1a1.GroupName || string(ref.Kind) != egv1a1.KindHTTPRouteFilter {
 			continue
 		}
-		hrf := rt.ix.httpRouteFilters[types.NamespacedName{Namespace: ns, Name: string(ref.Name)}]
+		hrf := translation.objects.httpRouteFilters[types.NamespacedName{Namespace: ns, Name: string(ref.Name)}]
 		if hrf == nil {
 			continue
 		}

@@ -29,12 +29,14 @@ type headerEdit struct {
 	request bool
 }
 
-func (ff *ruleFilters) requestHeaders(m *gwapiv1.HTTPHeaderFilter) *filterErr {
-	return headerEdit{filter: "RequestHeaderModifier", add: &ff.addRequest, remove: &ff.removeRequest, request: true}.apply(m)
+func (filters *ruleFilters) requestHeaders(m *gwapiv1.HTTPHeaderFilter) *filterErr {
+	return headerEdit{filter: "RequestHeaderModifier", add: &filters.addRequest, remove: &filters.removeRequest,
+		request: true}.apply(m)
 }
 
-func (ff *ruleFilters) responseHeaders(m *gwapiv1.HTTPHeaderFilter) *filterErr {
-	return headerEdit{filter: "ResponseHeaderModifier", add: &ff.addResponse, remove: &ff.removeResponse}.apply(m)
+func (filters *ruleFilters) responseHeaders(m *gwapiv1.HTTPHeaderFilter) *filterErr {
+	return headerEdit{filter: "ResponseHeaderModifier", add: &filters.addResponse, remove: &filters.removeResponse}.apply(
+		m)
 }
 
 // apply adds "add" headers first (appending), then "set" ones (replacing), then removals;
@@ -47,13 +49,16 @@ func (h headerEdit) apply(m *gwapiv1.HTTPHeaderFilter) *filterErr {
 	var problems []string
 	badName := func(verb, name string) string {
 		if h.request && verb != "remove" {
-			return fmt.Sprintf("Header: %q. The %s filter cannot %s the Host header or headers with a '/' or ':' character in them. "+
-				"To modify the Host header use the URLRewrite or the HTTPRouteFilter filter.", name, h.filter, verb)
+			return fmt.Sprintf(
+				"Header: %q. The %s filter cannot %s the Host header or headers with a '/' or ':' character in them. "+
+					"To modify the Host header use the URLRewrite or the HTTPRouteFilter filter.", name, h.filter, verb)
 		}
 		if !h.request && verb != "remove" {
 			verb = "set" // EG's wording for added response headers too
 		}
-		return fmt.Sprintf("Header: %q. The %s filter cannot %s the Host header or headers with a '/' or ':' character in them.", name, h.filter, verb)
+		return fmt.Sprintf(
+			"Header: %q. The %s filter cannot %s the Host header or headers with a '/' or ':' character in them.", name,
+			h.filter, verb)
 	}
 	has := func(name string) bool {
 		for _, a := range *h.add {
@@ -76,7 +81,8 @@ func (h headerEdit) apply(m *gwapiv1.HTTPHeaderFilter) *filterErr {
 			case !modifiableHeader(name):
 				problems = append(problems, badName(group.verb, name))
 			case !headerValueRE.MatchString(hd.Value):
-				problems = append(problems, fmt.Sprintf("Header: %q. %s Filter cannot %s a header with an invalid value.", name, h.filter, group.verb))
+				problems = append(problems,
+					fmt.Sprintf("Header: %q. %s Filter cannot %s a header with an invalid value.", name, h.filter, group.verb))
 			case !has(name):
 				*h.add = append(*h.add, ir.AddHeader{Name: name, Value: hd.Value, Append: group.verb == "add"})
 			}
@@ -115,7 +121,7 @@ func (h headerEdit) apply(m *gwapiv1.HTTPHeaderFilter) *filterErr {
 // a SecurityPolicy's cors resolves to: maxAge is in seconds and always given. The CRD
 // defaults maxAge to 5 and refuses 0, so 0 here is an unset field: the default is applied,
 // as the API server does.
-func (ff *ruleFilters) corsFilter(c *gwapiv1.HTTPCORSFilter) {
+func (filters *ruleFilters) corsFilter(c *gwapiv1.HTTPCORSFilter) {
 	if c == nil {
 		return
 	}
@@ -139,5 +145,5 @@ func (ff *ruleFilters) corsFilter(c *gwapiv1.HTTPCORSFilter) {
 	for _, h := range c.ExposeHeaders {
 		out.ExposeHeaders = append(out.ExposeHeaders, string(h))
 	}
-	ff.cors = out
+	filters.cors = out
 }

@@ -33,27 +33,27 @@ func validateFilterHostname(h string) error {
 	return nil
 }
 
-func (ff *ruleFilters) requestRedirect(rd *gwapiv1.HTTPRequestRedirectFilter) *filterErr {
-	if ff.redirect != nil {
+func (filters *ruleFilters) requestRedirect(redirect *gwapiv1.HTTPRequestRedirectFilter) *filterErr {
+	if filters.redirect != nil {
 		return acceptedErr("cannot configure multiple requestRedirect filters for a single HTTPRouteRule")
 	}
-	if rd == nil {
+	if redirect == nil {
 		return nil
 	}
 	out := &ir.Redirect{}
-	if rd.Scheme != nil {
-		if *rd.Scheme != "http" && *rd.Scheme != "https" {
-			return acceptedErr(fmt.Sprintf("scheme: %s is unsupported, only 'https' and 'http' are supported", *rd.Scheme))
+	if redirect.Scheme != nil {
+		if *redirect.Scheme != "http" && *redirect.Scheme != "https" {
+			return acceptedErr(fmt.Sprintf("scheme: %s is unsupported, only 'https' and 'http' are supported", *redirect.Scheme))
 		}
-		out.Scheme = ptr(*rd.Scheme)
+		out.Scheme = ptr(*redirect.Scheme)
 	}
-	if rd.Hostname != nil {
-		if err := validateFilterHostname(string(*rd.Hostname)); err != nil {
+	if redirect.Hostname != nil {
+		if err := validateFilterHostname(string(*redirect.Hostname)); err != nil {
 			return acceptedErr(err.Error())
 		}
-		out.Hostname = ptr(string(*rd.Hostname))
+		out.Hostname = ptr(string(*redirect.Hostname))
 	}
-	if p := rd.Path; p != nil {
+	if p := redirect.Path; p != nil {
 		switch p.Type {
 		case gwapiv1.FullPathHTTPPathModifier:
 			if p.ReplaceFullPath != nil {
@@ -64,12 +64,14 @@ func (ff *ruleFilters) requestRedirect(rd *gwapiv1.HTTPRequestRedirectFilter) *f
 				out.Path = &ir.PathModifier{PrefixMatchReplace: ptr(*p.ReplacePrefixMatch)}
 			}
 		default:
-			return acceptedErr(fmt.Sprintf("redirect path type: %s is invalid, only \"ReplaceFullPath\" and \"ReplacePrefixMatch\" are supported", p.Type))
+			return acceptedErr(
+				fmt.Sprintf("redirect path type: %s is invalid, only \"ReplaceFullPath\" and \"ReplacePrefixMatch\" are supported",
+					p.Type))
 		}
 	}
 	code := int32(302) // the CRD default
-	if rd.StatusCode != nil {
-		code = int32(*rd.StatusCode)
+	if redirect.StatusCode != nil {
+		code = int32(*redirect.StatusCode)
 	}
 	switch code {
 	case 301, 302, 303, 307, 308:
@@ -77,35 +79,36 @@ func (ff *ruleFilters) requestRedirect(rd *gwapiv1.HTTPRequestRedirectFilter) *f
 	default:
 		return acceptedErr(fmt.Sprintf("status code %d is invalid, only 302 and 301 are supported", code))
 	}
-	if rd.Port != nil {
-		out.Port = ptr(uint32(*rd.Port))
+	if redirect.Port != nil {
+		out.Port = ptr(uint32(*redirect.Port))
 	}
-	ff.redirect = out
+	filters.redirect = out
 	return nil
 }
 
-func (ff *ruleFilters) urlRewrite(rw *gwapiv1.HTTPURLRewriteFilter) *filterErr {
-	if rw == nil {
+func (filters *ruleFilters) urlRewrite(rewrite *gwapiv1.HTTPURLRewriteFilter) *filterErr {
+	if rewrite == nil {
 		return nil
 	}
-	if cur := (*ruleRewrite)(ff.rewrite); cur != nil {
-		rewrites := rw.Hostname != nil || rw.Path != nil
-		if (cur.coreRewrites() && rewrites) || (rw.Hostname != nil && cur.Host != nil) || (rw.Path != nil && cur.extensionPath()) {
+	if cur := (*ruleRewrite)(filters.rewrite); cur != nil {
+		rewrites := rewrite.Hostname != nil || rewrite.Path != nil
+		if (cur.coreRewrites() && rewrites) || (rewrite.Hostname != nil && cur.Host != nil) ||
+			(rewrite.Path != nil && cur.extensionPath()) {
 			return acceptedErr(msgMultipleRewrites)
 		}
 	}
-	if rw.Hostname != nil {
-		if err := validateFilterHostname(string(*rw.Hostname)); err != nil {
+	if rewrite.Hostname != nil {
+		if err := validateFilterHostname(string(*rewrite.Hostname)); err != nil {
 			return acceptedErr(err.Error())
 		}
-		if ff.rewrite == nil {
-			ff.rewrite = &ir.URLRewrite{}
+		if filters.rewrite == nil {
+			filters.rewrite = &ir.URLRewrite{}
 		}
-		if ff.rewrite.Hostname == nil {
-			ff.rewrite.Hostname = ptr(string(*rw.Hostname))
+		if filters.rewrite.Hostname == nil {
+			filters.rewrite.Hostname = ptr(string(*rewrite.Hostname))
 		}
 	}
-	if p := rw.Path; p != nil {
+	if p := rewrite.Path; p != nil {
 		var pm *ir.PathModifier
 		switch p.Type {
 		case gwapiv1.FullPathHTTPPathModifier:
@@ -125,13 +128,15 @@ func (ff *ruleFilters) urlRewrite(rw *gwapiv1.HTTPURLRewriteFilter) *filterErr {
 			}
 			pm = &ir.PathModifier{PrefixMatchReplace: ptr(*p.ReplacePrefixMatch)}
 		default:
-			return acceptedErr(fmt.Sprintf("rewrite path type: %s is invalid, only \"ReplaceFullPath\" and \"ReplacePrefixMatch\" are supported", p.Type))
+			return acceptedErr(
+				fmt.Sprintf("rewrite path type: %s is invalid, only \"ReplaceFullPath\" and \"ReplacePrefixMatch\" are supported",
+					p.Type))
 		}
-		if ff.rewrite == nil {
-			ff.rewrite = &ir.URLRewrite{}
+		if filters.rewrite == nil {
+			filters.rewrite = &ir.URLRewrite{}
 		}
-		if ff.rewrite.Path == nil {
-			ff.rewrite.Path = pm
+		if filters.rewrite.Path == nil {
+			filters.rewrite.Path = pm
 		}
 	}
 	return nil
@@ -140,42 +145,43 @@ func (ff *ruleFilters) urlRewrite(rw *gwapiv1.HTTPURLRewriteFilter) *filterErr {
 const msgMultipleRewrites = "cannot configure multiple urlRewrite filters for a single HTTPRouteRule"
 
 // coreRewrites: a URLRewrite filter of Gateway API already rewrites the host or the path.
-func (rw *ruleRewrite) coreRewrites() bool { return rw.Hostname != nil || rw.corePath() }
+func (rewrite *ruleRewrite) coreRewrites() bool { return rewrite.Hostname != nil || rewrite.corePath() }
 
 // corePath: a URLRewrite filter of Gateway API already rewrites the path.
-func (rw *ruleRewrite) corePath() bool {
-	return rw.Path != nil && (rw.Path.FullReplace != nil || rw.Path.PrefixMatchReplace != nil)
+func (rewrite *ruleRewrite) corePath() bool {
+	return rewrite.Path != nil && (rewrite.Path.FullReplace != nil || rewrite.Path.PrefixMatchReplace != nil)
 }
 
 // extensionPath: an HTTPRouteFilter already rewrites the path.
-func (rw *ruleRewrite) extensionPath() bool {
-	return rw.Path != nil && rw.Path.RegexMatchReplace != nil
+func (rewrite *ruleRewrite) extensionPath() bool {
+	return rewrite.Path != nil && rewrite.Path.RegexMatchReplace != nil
 }
 
 // extensionRewrite applies an HTTPRouteFilter's urlRewrite: the path by regular expression,
 // the host from a header, the backend or the path, and whether x-forwarded-host is kept. A
 // part another filter of the rule rewrites already refuses the rule, as EG does; within
 // the rules EG checks, the first filter to rewrite a part wins.
-func (ff *ruleFilters) extensionRewrite(rw *egv1a1.HTTPURLRewriteFilter) *filterErr {
-	if rw == nil {
+func (filters *ruleFilters) extensionRewrite(rewrite *egv1a1.HTTPURLRewriteFilter) *filterErr {
+	if rewrite == nil {
 		return nil
 	}
-	if cur := (*ruleRewrite)(ff.rewrite); cur != nil {
-		rewrites := rw.Hostname != nil || rw.Path != nil
+	if cur := (*ruleRewrite)(filters.rewrite); cur != nil {
+		rewrites := rewrite.Hostname != nil || rewrite.Path != nil
 		if ((cur.Host != nil || cur.extensionPath()) && rewrites) ||
-			(rw.Hostname != nil && cur.Hostname != nil) || (rw.Path != nil && cur.corePath()) {
+			(rewrite.Hostname != nil && cur.Hostname != nil) || (rewrite.Path != nil && cur.corePath()) {
 			return acceptedErr(msgMultipleRewrites)
 		}
 	}
-	if p := rw.Path; p != nil && p.Type == egv1a1.RegexHTTPPathModifier {
-		rr, err := regexReplace(p.ReplaceRegexMatch, `ReplaceRegexMatch Pattern must be set when rewrite path type is "ReplaceRegexMatch"`,
+	if p := rewrite.Path; p != nil && p.Type == egv1a1.RegexHTTPPathModifier {
+		rr, err := regexReplace(p.ReplaceRegexMatch,
+			`ReplaceRegexMatch Pattern must be set when rewrite path type is "ReplaceRegexMatch"`,
 			"ReplaceRegexMatch must be a valid RE2 regular expression")
 		if err != nil {
 			return err
 		}
-		ff.rewriteOf().setPath(&ir.PathModifier{RegexMatchReplace: rr})
+		filters.rewriteOf().setPath(&ir.PathModifier{RegexMatchReplace: rr})
 	}
-	if h := rw.Hostname; h != nil {
+	if h := rewrite.Hostname; h != nil {
 		var hm *ir.HostModifier
 		switch h.Type {
 		case egv1a1.HeaderHTTPHostnameModifier:
@@ -189,7 +195,8 @@ func (ff *ruleFilters) extensionRewrite(rw *egv1a1.HTTPURLRewriteFilter) *filter
 			if h.PathRegex == nil || h.PathRegex.Substitution == "" {
 				return acceptedErr(`PathRegex Pattern and Substitution must be set when rewrite hostname type is "PathRegex"`)
 			}
-			rr, err := regexReplace(&egv1a1.ReplaceRegexMatch{Pattern: h.PathRegex.Pattern, Substitution: h.PathRegex.Substitution},
+			rr, err := regexReplace(
+				&egv1a1.ReplaceRegexMatch{Pattern: h.PathRegex.Pattern, Substitution: h.PathRegex.Substitution},
 				`PathRegex Pattern and Substitution must be set when rewrite hostname type is "PathRegex"`,
 				"PathRegex must be a valid RE2 regular expression")
 			if err != nil {
@@ -197,12 +204,12 @@ func (ff *ruleFilters) extensionRewrite(rw *egv1a1.HTTPURLRewriteFilter) *filter
 			}
 			hm = &ir.HostModifier{PathRegex: rr}
 		}
-		if r := ff.rewriteOf(); r.Host == nil {
+		if r := filters.rewriteOf(); r.Host == nil {
 			r.Host = hm
 		}
 	}
-	if rw.AppendXForwardedHost != nil {
-		ff.rewriteOf().AppendXForwardedHost = ptr(*rw.AppendXForwardedHost)
+	if rewrite.AppendXForwardedHost != nil {
+		filters.rewriteOf().AppendXForwardedHost = ptr(*rewrite.AppendXForwardedHost)
 	}
 	return nil
 }
@@ -220,19 +227,19 @@ func regexReplace(m *egv1a1.ReplaceRegexMatch, missing, invalid string) (*ir.Reg
 }
 
 // rewriteOf is the rule's URL rewrite, made on first use.
-func (ff *ruleFilters) rewriteOf() *ruleRewrite {
-	if ff.rewrite == nil {
-		ff.rewrite = &ir.URLRewrite{}
+func (filters *ruleFilters) rewriteOf() *ruleRewrite {
+	if filters.rewrite == nil {
+		filters.rewrite = &ir.URLRewrite{}
 	}
-	return (*ruleRewrite)(ff.rewrite)
+	return (*ruleRewrite)(filters.rewrite)
 }
 
 // ruleRewrite is the rule's ir.URLRewrite with the checks filters make on it.
 type ruleRewrite ir.URLRewrite
 
 // setPath sets the path rewrite unless a filter before set one.
-func (rw *ruleRewrite) setPath(p *ir.PathModifier) {
-	if rw.Path == nil {
-		rw.Path = p
+func (rewrite *ruleRewrite) setPath(p *ir.PathModifier) {
+	if rewrite.Path == nil {
+		rewrite.Path = p
 	}
 }

@@ -54,16 +54,21 @@ func TestHeaderModifierErrors(t *testing.T) {
 
 	// Nothing valid at all: EG's summary error replaces the details.
 	ff = &ruleFilters{}
-	err = ff.responseHeaders(&gwapiv1.HTTPHeaderFilter{Add: []gwapiv1.HTTPHeader{hdr("host", "x")}, Remove: []string{"Host"}})
-	if err == nil || err.msg != "ResponseHeaderModifier Filter did not provide valid configuration to add/remove any headers" {
+	err = ff.responseHeaders(
+		&gwapiv1.HTTPHeaderFilter{Add: []gwapiv1.HTTPHeader{hdr("host", "x")}, Remove: []string{"Host"}})
+	if err == nil ||
+		err.msg != "ResponseHeaderModifier Filter did not provide valid configuration to add/remove any headers" {
 		t.Errorf("error %+v", err)
 	}
 
 	// The response filter says "set" even for added headers; a removal says "remove".
 	ff = &ruleFilters{}
-	err = ff.responseHeaders(&gwapiv1.HTTPHeaderFilter{Add: []gwapiv1.HTTPHeader{hdr("host", "x"), hdr("x-a", "1")}, Remove: []string{"a/b"}})
-	want := `Header: "host". The ResponseHeaderModifier filter cannot set the Host header or headers with a '/' or ':' character in them.` + "\n" +
-		`Header: "a/b". The ResponseHeaderModifier filter cannot remove the Host header or headers with a '/' or ':' character in them.`
+	err = ff.responseHeaders(
+		&gwapiv1.HTTPHeaderFilter{Add: []gwapiv1.HTTPHeader{hdr("host", "x"), hdr("x-a", "1")}, Remove: []string{"a/b"}})
+	want := `Header: "host". The ResponseHeaderModifier filter cannot set the Host header or headers with a ` +
+		`'/' or ':' character in them.` + "\n" +
+		`Header: "a/b". The ResponseHeaderModifier filter cannot remove the Host header or headers with a ` +
+		`'/' or ':' character in them.`
 	if err == nil || err.msg != want {
 		t.Errorf("error %+v, want message %q", err, want)
 	}
@@ -103,18 +108,21 @@ func TestURLRewriteMapping(t *testing.T) {
 	ff := &ruleFilters{}
 	host := gwapiv1.PreciseHostname("internal.example.com")
 	prefix := "/v2"
-	rw := &gwapiv1.HTTPURLRewriteFilter{Hostname: &host, Path: &gwapiv1.HTTPPathModifier{Type: gwapiv1.PrefixMatchHTTPPathModifier, ReplacePrefixMatch: &prefix}}
+	rw := &gwapiv1.HTTPURLRewriteFilter{Hostname: &host,
+		Path: &gwapiv1.HTTPPathModifier{Type: gwapiv1.PrefixMatchHTTPPathModifier, ReplacePrefixMatch: &prefix}}
 	if err := ff.urlRewrite(rw); err != nil {
 		t.Fatal(err)
 	}
 	if *ff.rewrite.Hostname != "internal.example.com" || *ff.rewrite.Path.PrefixMatchReplace != "/v2" {
 		t.Errorf("rewrite %+v", ff.rewrite)
 	}
-	if err := ff.urlRewrite(rw); err == nil || err.msg != "cannot configure multiple urlRewrite filters for a single HTTPRouteRule" {
+	if err := ff.urlRewrite(rw); err == nil ||
+		err.msg != "cannot configure multiple urlRewrite filters for a single HTTPRouteRule" {
 		t.Errorf("second rewrite: %+v", err)
 	}
 	bad := &gwapiv1.HTTPURLRewriteFilter{Path: &gwapiv1.HTTPPathModifier{Type: gwapiv1.FullPathHTTPPathModifier}}
-	if err := (&ruleFilters{}).urlRewrite(bad); err == nil || err.msg != `ReplaceFullPath must be set when rewrite path type is "ReplaceFullPath"` {
+	if err := (&ruleFilters{}).urlRewrite(bad); err == nil ||
+		err.msg != `ReplaceFullPath must be set when rewrite path type is "ReplaceFullPath"` {
 		t.Errorf("full path without value: %+v", err)
 	}
 }
@@ -131,15 +139,18 @@ func TestRuleTimeouts(t *testing.T) {
 		{"none", gwapiv1.HTTPRouteRule{}, nil, nil},
 		{"request", gwapiv1.HTTPRouteRule{Timeouts: &gwapiv1.HTTPRouteTimeouts{Request: d("10s")}}, dur("10s"), nil},
 		{"backendRequest without retry replaces request",
-			gwapiv1.HTTPRouteRule{Timeouts: &gwapiv1.HTTPRouteTimeouts{Request: d("10s"), BackendRequest: d("2s")}}, dur("2s"), nil},
+			gwapiv1.HTTPRouteRule{Timeouts: &gwapiv1.HTTPRouteTimeouts{Request: d("10s"), BackendRequest: d("2s")}}, dur("2s"),
+			nil},
 		{"backendRequest 0s without retry still replaces request",
-			gwapiv1.HTTPRouteRule{Timeouts: &gwapiv1.HTTPRouteTimeouts{Request: d("1m30s"), BackendRequest: d("0s")}}, dur("0s"), nil},
+			gwapiv1.HTTPRouteRule{Timeouts: &gwapiv1.HTTPRouteTimeouts{Request: d("1m30s"), BackendRequest: d("0s")}}, dur("0s"),
+			nil},
 		{"with a retry, backendRequest is per try",
 			gwapiv1.HTTPRouteRule{Timeouts: &gwapiv1.HTTPRouteTimeouts{Request: d("10s"), BackendRequest: d("2s")},
 				Retry: &gwapiv1.HTTPRouteRetry{Codes: []gwapiv1.HTTPRouteRetryStatusCode{500, 503}}},
 			dur("10s"), &ir.Retry{PerTryTimeout: dur("2s"), Codes: []uint32{500, 503}}},
 		{"per try without backoff or request",
-			gwapiv1.HTTPRouteRule{Timeouts: &gwapiv1.HTTPRouteTimeouts{BackendRequest: d("5s")}, Retry: &gwapiv1.HTTPRouteRetry{}},
+			gwapiv1.HTTPRouteRule{Timeouts: &gwapiv1.HTTPRouteTimeouts{BackendRequest: d("5s")},
+				Retry: &gwapiv1.HTTPRouteRetry{}},
 			nil, &ir.Retry{PerTryTimeout: dur("5s")}},
 		{"attempts and backoff",
 			gwapiv1.HTTPRouteRule{Retry: &gwapiv1.HTTPRouteRetry{Attempts: ptr(3), Backoff: d("100ms")}},
@@ -159,12 +170,16 @@ func TestBackendFilterSupport(t *testing.T) {
 		filters []gwapiv1.HTTPRouteFilter
 		want    string
 	}{
-		{[]gwapiv1.HTTPRouteFilter{{Type: gwapiv1.HTTPRouteFilterRequestHeaderModifier}, {Type: gwapiv1.HTTPRouteFilterURLRewrite, URLRewrite: &gwapiv1.HTTPURLRewriteFilter{}}}, ""},
+		{[]gwapiv1.HTTPRouteFilter{{Type: gwapiv1.HTTPRouteFilterRequestHeaderModifier},
+			{Type: gwapiv1.HTTPRouteFilterURLRewrite, URLRewrite: &gwapiv1.HTTPURLRewriteFilter{}}}, ""},
 		{[]gwapiv1.HTTPRouteFilter{{Type: gwapiv1.HTTPRouteFilterRequestMirror}}, msgBackendFilterNotSupported},
-		{[]gwapiv1.HTTPRouteFilter{{Type: gwapiv1.HTTPRouteFilterExtensionRef, ExtensionRef: &gwapiv1.LocalObjectReference{Group: "example.com", Kind: "Foo"}}}, msgBackendFilterNotSupported},
+		{[]gwapiv1.HTTPRouteFilter{{Type: gwapiv1.HTTPRouteFilterExtensionRef,
+			ExtensionRef: &gwapiv1.LocalObjectReference{Group: "example.com", Kind: "Foo"}}}, msgBackendFilterNotSupported},
 		// the path check returns at once, before a later unsupported filter is seen
 		{[]gwapiv1.HTTPRouteFilter{
-			{Type: gwapiv1.HTTPRouteFilterURLRewrite, URLRewrite: &gwapiv1.HTTPURLRewriteFilter{Path: &gwapiv1.HTTPPathModifier{Type: gwapiv1.FullPathHTTPPathModifier, ReplaceFullPath: &full}}},
+			{Type: gwapiv1.HTTPRouteFilterURLRewrite,
+				URLRewrite: &gwapiv1.HTTPURLRewriteFilter{Path: &gwapiv1.HTTPPathModifier{Type: gwapiv1.FullPathHTTPPathModifier,
+					ReplaceFullPath: &full}}},
 			{Type: gwapiv1.HTTPRouteFilterRequestMirror}}, msgBackendPathRewrite},
 	}
 	for i, c := range cases {
@@ -185,21 +200,24 @@ func TestFilterConditions(t *testing.T) {
 	accepted := func(reason string) result.Condition {
 		return conditions.New("Accepted", "True", reason, msgRouteAccepted)
 	}
-	bad := &ruleCtx{filters: &ruleFilters{dropped: true, errs: []filterErr{{typ: errAccepted, reason: "UnsupportedValue", msg: "invalid filter X: nope"}}}}
+	bad := &ruleCtx{filters: &ruleFilters{dropped: true,
+		errs: []filterErr{{typ: errAccepted, reason: "UnsupportedValue", msg: "invalid filter X: nope"}}}}
 	good := &ruleCtx{}
 
 	// some rules dropped: PartiallyInvalid, Accepted stays
 	ps := &result.ParentStatus{Conditions: []result.Condition{accepted("Accepted")}}
 	filterConditions(ps, []*ruleCtx{good, bad})
 	if len(ps.Conditions) != 2 || ps.Conditions[0] != accepted("Accepted") ||
-		ps.Conditions[1] != conditions.New("PartiallyInvalid", "True", "UnsupportedValue", "Dropped Rule(s) [1]: Invalid filter X: nope.") {
+		ps.Conditions[1] != conditions.New("PartiallyInvalid", "True", "UnsupportedValue", "Dropped Rule(s) "+
+			"[1]: Invalid filter X: nope.") {
 		t.Errorf("partial: %+v", ps.Conditions)
 	}
 
 	// every rule dropped: Accepted=False with the error
 	ps = &result.ParentStatus{Conditions: []result.Condition{accepted("Accepted")}}
 	filterConditions(ps, []*ruleCtx{bad})
-	if len(ps.Conditions) != 1 || ps.Conditions[0] != conditions.New("Accepted", "False", "UnsupportedValue", "Invalid filter X: nope.") {
+	if len(ps.Conditions) != 1 ||
+		ps.Conditions[0] != conditions.New("Accepted", "False", "UnsupportedValue", "Invalid filter X: nope.") {
 		t.Errorf("all: %+v", ps.Conditions)
 	}
 
@@ -261,7 +279,8 @@ func TestMirrorsThroughTranslate(t *testing.T) {
 	if len(parents) != 1 {
 		t.Fatalf("parents %+v", parents)
 	}
-	want := conditions.New("ResolvedRefs", "False", "BackendNotFound", "Failed to validate the RequestMirror filter: service default/missing not found.")
+	want := conditions.New("ResolvedRefs", "False", "BackendNotFound",
+		"Failed to validate the RequestMirror filter: service default/missing not found.")
 	if c := parents[0].Conditions; len(c) != 2 || c[1] != want {
 		t.Errorf("conditions %+v, want ResolvedRefs %+v", c, want)
 	}

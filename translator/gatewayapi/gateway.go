@@ -101,19 +101,19 @@ func containerPort(p int32) uint32 {
 	return uint32(p)
 }
 
-func (t Translator) processGateway(gw *gwapiv1.Gateway, ix *index, permitted permitFunc, out *Output) *gatewayCtx {
-	g := t.startGateway(gw, ix, permitted)
+func (t Translator) processGateway(gw *gwapiv1.Gateway, objects *index, permitted permitFunc, out *Output) *gatewayCtx {
+	g := t.startGateway(gw, objects, permitted)
 	return t.finishGateway(g, false)
 }
 
 // startGateway validates a Gateway's listeners (and its ListenerSets') on their own and
 // against each other.
-func (t Translator) startGateway(gw *gwapiv1.Gateway, ix *index, permitted permitFunc) *gatewayCtx {
+func (t Translator) startGateway(gw *gwapiv1.Gateway, objects *index, permitted permitFunc) *gatewayCtx {
 	g := &gatewayCtx{gw: gw}
 	for _, l := range gw.Spec.Listeners {
-		g.addListener(l, nil, ix, permitted)
+		g.addListener(l, nil, objects, permitted)
 	}
-	g.attachListenerSets(ix, permitted)
+	g.attachListenerSets(objects, permitted)
 	g.checkProtocolConflicts()
 	g.checkHostnameConflicts()
 	g.checkL4Conflicts(gwapiv1.TCPProtocolType)
@@ -134,11 +134,12 @@ func (t Translator) finishGateway(g *gatewayCtx, merged bool) *gatewayCtx {
 }
 
 // addListener validates one listener of the Gateway or of an attached ListenerSet.
-func (g *gatewayCtx) addListener(l gwapiv1.Listener, set *gwapiv1.ListenerSet, ix *index, permitted permitFunc) {
+func (g *gatewayCtx) addListener(l gwapiv1.Listener, set *gwapiv1.ListenerSet, objects *index, permitted permitFunc) {
 	{
 		lc := &listenerCtx{gateway: g, spec: l, listenerSet: set, attached: map[string]bool{}}
 		switch l.Protocol {
-		case gwapiv1.HTTPProtocolType, gwapiv1.HTTPSProtocolType, gwapiv1.TCPProtocolType, gwapiv1.UDPProtocolType, gwapiv1.TLSProtocolType:
+		case gwapiv1.HTTPProtocolType, gwapiv1.HTTPSProtocolType, gwapiv1.TCPProtocolType, gwapiv1.UDPProtocolType,
+			gwapiv1.TLSProtocolType:
 		default:
 			lc.supportedKinds = []string{}
 			lc.conditions = conditions.Set(lc.conditions, conditions.New("Accepted", "False", "UnsupportedProtocol",
@@ -150,9 +151,9 @@ func (g *gatewayCtx) addListener(l gwapiv1.Listener, set *gwapiv1.ListenerSet, i
 		lc.checkKinds()
 		switch {
 		case l.Protocol == gwapiv1.HTTPSProtocolType:
-			lc.checkTLS(ix, permitted)
+			lc.checkTLS(objects, permitted)
 		case l.Protocol == gwapiv1.TLSProtocolType:
-			lc.checkTLSListener(ix, permitted)
+			lc.checkTLSListener(objects, permitted)
 		case l.TLS != nil:
 			lc.conditions = conditions.Set(lc.conditions, conditions.New("Programmed", "False", "Invalid",
 				fmt.Sprintf("Listener must not have TLS set when protocol is %s.", l.Protocol)))
@@ -171,12 +172,12 @@ func (g *gatewayCtx) addListener(l gwapiv1.Listener, set *gwapiv1.ListenerSet, i
 // (Accepted False, UnsupportedAddress, naming the type), gets no listener status and no
 // proxy, and routes do not see it, as a Gateway with an invalid EnvoyProxy (EG's testdata:
 // gateway-with-unsupported-address-type).
-func addressesSupported(gw *gwapiv1.Gateway, st *statusBook) bool {
+func addressesSupported(gw *gwapiv1.Gateway, status *statusBook) bool {
 	for _, a := range gw.Spec.Addresses {
 		if a.Type == nil || *a.Type == gwapiv1.IPAddressType || *a.Type == gwapiv1.HostnameAddressType {
 			continue
 		}
-		s := st.object(resource.Ref{Kind: "Gateway", Namespace: gw.Namespace, Name: gw.Name})
+		s := status.object(resource.Ref{Kind: "Gateway", Namespace: gw.Namespace, Name: gw.Name})
 		s.Conditions = []result.Condition{conditions.New("Accepted", "False", "UnsupportedAddress",
 			fmt.Sprintf("Gateway has an address with an unsupported type: %s", *a.Type))}
 		return false
@@ -190,12 +191,14 @@ func addressesSupported(gw *gwapiv1.Gateway, st *statusBook) bool {
 // gateway-with-listener-with-missing-allowed-namespaces-selector, ...-invalid-...).
 func (lc *listenerCtx) checkNamespaceSelector() {
 	ar := lc.spec.AllowedRoutes
-	if ar == nil || ar.Namespaces == nil || ar.Namespaces.From == nil || *ar.Namespaces.From != gwapiv1.NamespacesFromSelector {
+	if ar == nil || ar.Namespaces == nil || ar.Namespaces.From == nil ||
+		*ar.Namespaces.From != gwapiv1.NamespacesFromSelector {
 		return
 	}
 	if ar.Namespaces.Selector == nil {
 		lc.conditions = conditions.Set(lc.conditions, conditions.New("Programmed", "False", "Invalid",
-			`The allowedRoutes.namespaces.selector field must be specified when allowedRoutes.namespaces.from is set to "Selector".`))
+			`The allowedRoutes.namespaces.selector field must be specified when `+
+				`allowedRoutes.namespaces.from is set to "Selector".`))
 		return
 	}
 	if _, err := metav1.LabelSelectorAsSelector(ar.Namespaces.Selector); err != nil {
@@ -282,7 +285,8 @@ func (l *listenerCtx) finishConditions() {
 		case "PartiallyInvalidCertificateRef":
 			// Some certificate refs are bad but others serve: the listener is programmed.
 			l.conditions = conditions.Set(l.conditions, conditions.New("Accepted", "True", "Accepted", msgListenerAccepted))
-			l.conditions = conditions.Set(l.conditions, conditions.New("Programmed", "True", "Programmed", msgListenerProgrammed))
+			l.conditions = conditions.Set(l.conditions,
+				conditions.New("Programmed", "True", "Programmed", msgListenerProgrammed))
 			return
 		case "InvalidCertificateRef":
 			// The listener is sound but cannot serve without a certificate: accepted, not programmed.
@@ -314,7 +318,8 @@ func (l *listenerCtx) finishConditions() {
 		l.conditions = conditions.Set(l.conditions, conditions.New("Programmed", "False", reason, msgListenerInvalid))
 	}
 	if !conditions.Has(l.conditions, "ResolvedRefs") {
-		l.conditions = conditions.Set(l.conditions, conditions.New("ResolvedRefs", "True", "ResolvedRefs", msgListenerResolvedRefs))
+		l.conditions = conditions.Set(l.conditions,
+			conditions.New("ResolvedRefs", "True", "ResolvedRefs", msgListenerResolvedRefs))
 	}
 }
 
@@ -368,8 +373,8 @@ func (l *listenerCtx) allows(kind, ns string, namespaces map[string]*nsLabels) b
 type nsLabels struct{ labels labels.Set }
 
 // finish writes the Gateway's listener statuses.
-func (g *gatewayCtx) finish(st *statusBook) {
-	s := st.object(resource.Ref{Kind: "Gateway", Namespace: g.gw.Namespace, Name: g.gw.Name})
+func (g *gatewayCtx) finish(status *statusBook) {
+	s := status.object(resource.Ref{Kind: "Gateway", Namespace: g.gw.Namespace, Name: g.gw.Name})
 	for _, l := range g.listeners {
 		if l.listenerSet != nil {
 			continue // reported on the ListenerSet
@@ -381,7 +386,7 @@ func (g *gatewayCtx) finish(st *statusBook) {
 			SupportedKinds: l.supportedKinds,
 		})
 	}
-	g.finishSets(st)
+	g.finishSets(status)
 }
 
 func contains(list []string, s string) bool {

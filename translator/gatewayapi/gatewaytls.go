@@ -56,12 +56,12 @@ type frontendValidation struct {
 }
 
 // gatewayTLS reads the Gateway's spec.tls and writes its conditions.
-func (rt *routeTranslator) gatewayTLS(g *gatewayCtx) {
+func (translation *routeTranslator) gatewayTLS(g *gatewayCtx) {
 	spec := g.gw.Spec.TLS
 	if spec == nil {
 		return
 	}
-	s := rt.st.object(resource.Ref{Kind: "Gateway", Namespace: g.gw.Namespace, Name: g.gw.Name})
+	s := translation.status.object(resource.Ref{Kind: "Gateway", Namespace: g.gw.Namespace, Name: g.gw.Name})
 	ok := true
 	fail := func(c result.Condition) {
 		ok = false
@@ -73,9 +73,10 @@ func (rt *routeTranslator) gatewayTLS(g *gatewayCtx) {
 			if v == nil {
 				return nil
 			}
-			fv := rt.frontendValidation(g.gw, v, suffix)
+			fv := translation.frontendValidation(g.gw, v, suffix)
 			if fv.err != nil {
-				fail(conditions.New("ResolvedRefs", "False", reasonInvalidParameters, fmt.Sprintf("Failed to get %sfrontend CA certs for gateway: %v", what, fv.err)))
+				fail(conditions.New("ResolvedRefs", "False", reasonInvalidParameters,
+					fmt.Sprintf("Failed to get %sfrontend CA certs for gateway: %v", what, fv.err)))
 			} else if v.Mode == gwapiv1.AllowInsecureFallback {
 				insecure = true
 			}
@@ -87,8 +88,9 @@ func (rt *routeTranslator) gatewayTLS(g *gatewayCtx) {
 			perPort[pp.Port] = validation(pp.TLS.Validation, strconv.Itoa(int(pp.Port)), "")
 		}
 		if insecure {
-			s.Conditions = conditions.Set(s.Conditions, conditions.New(string(gwapiv1.GatewayConditionInsecureFrontendValidationMode), "True",
-				string(gwapiv1.GatewayReasonConfigurationChanged), msgInsecureFrontendValidation))
+			s.Conditions = conditions.Set(s.Conditions,
+				conditions.New(string(gwapiv1.GatewayConditionInsecureFrontendValidationMode), "True",
+					string(gwapiv1.GatewayReasonConfigurationChanged), msgInsecureFrontendValidation))
 		}
 		for _, l := range g.listeners {
 			if l.spec.Protocol != gwapiv1.HTTPSProtocolType {
@@ -109,14 +111,15 @@ func (rt *routeTranslator) gatewayTLS(g *gatewayCtx) {
 	}
 	if b := spec.Backend; b != nil {
 		g.backendTLS.set = true
-		if c, err := g.backendClientCert(b.ClientCertificateRef, rt.ix, rt.permitted); err != nil {
+		if c, err := g.backendClientCert(b.ClientCertificateRef, translation.objects, translation.permitted); err != nil {
 			fail(*err)
 		} else {
 			g.backendTLS.cfg = c
 		}
 	}
 	if ok {
-		s.Conditions = conditions.Set(s.Conditions, conditions.New("ResolvedRefs", "True", "ResolvedRefs", msgGatewayTLSResolved))
+		s.Conditions = conditions.Set(s.Conditions,
+			conditions.New("ResolvedRefs", "True", "ResolvedRefs", msgGatewayTLSResolved))
 	}
 }
 
@@ -156,14 +159,16 @@ func (l *listenerCtx) frontendRefused(err error) {
 
 // frontendValidation resolves one validation's CA references (in the Gateway's namespace,
 // or granted to it) and mode.
-func (rt *routeTranslator) frontendValidation(gw *gwapiv1.Gateway, v *gwapiv1.FrontendTLSValidation, suffix string) *frontendValidation {
-	pem, _, sds, err := rt.caBundle("Gateway", gw.Namespace, v.CACertificateRefs)
+func (translation *routeTranslator) frontendValidation(gw *gwapiv1.Gateway, v *gwapiv1.FrontendTLSValidation,
+	suffix string) *frontendValidation {
+	pem, _, sds, err := translation.caBundle("Gateway", gw.Namespace, v.CACertificateRefs)
 	if err != nil {
 		return &frontendValidation{err: err}
 	}
 	cv := &ir.ClientValidation{
 		RequireClientCertificate: true,
-		CA:                       &ir.CABundle{Name: fmt.Sprintf("gateway/%s/%s/%s/ca.crt", gw.Namespace, gw.Name, suffix), PEM: pem, SDS: sds},
+		CA: &ir.CABundle{Name: fmt.Sprintf("gateway/%s/%s/%s/ca.crt", gw.Namespace, gw.Name, suffix),
+			PEM: pem, SDS: sds},
 	}
 	if v.Mode == gwapiv1.AllowInsecureFallback {
 		cv.RequireClientCertificate, cv.AcceptUntrusted = false, true
@@ -174,7 +179,8 @@ func (rt *routeTranslator) frontendValidation(gw *gwapiv1.Gateway, v *gwapiv1.Fr
 // backendClientCert checks spec.tls.backend.clientCertificateRef: a core Secret, in the
 // Gateway's namespace or granted by a ReferenceGrant, holding tls.crt and tls.key. The error
 // is the ResolvedRefs condition EG writes.
-func (g *gatewayCtx) backendClientCert(ref *gwapiv1.SecretObjectReference, ix *index, permitted permitFunc) (*egv1a1.BackendTLSConfig, *result.Condition) {
+func (g *gatewayCtx) backendClientCert(ref *gwapiv1.SecretObjectReference, objects *index,
+	permitted permitFunc) (*egv1a1.BackendTLSConfig, *result.Condition) {
 	if ref == nil {
 		return nil, nil
 	}
@@ -191,24 +197,28 @@ func (g *gatewayCtx) backendClientCert(ref *gwapiv1.SecretObjectReference, ix *i
 	}
 	switch {
 	case kind != "Secret":
-		return fail(reasonInvalidClientCertificateRef, "Invalid backend client certificate reference for gateway: invalid client certificate reference kind: "+kind)
+		return fail(reasonInvalidClientCertificateRef,
+			"Invalid backend client certificate reference for gateway: invalid client certificate reference kind: "+kind)
 	case group != "":
-		return fail(reasonInvalidClientCertificateRef, "Invalid backend client certificate reference for gateway: invalid client certificate reference group: "+group)
+		return fail(reasonInvalidClientCertificateRef,
+			"Invalid backend client certificate reference for gateway: invalid client certificate reference group: "+group)
 	}
 	ns := g.gw.Namespace
 	if ref.Namespace != nil {
 		ns = string(*ref.Namespace)
 	}
 	if ns != g.gw.Namespace && !permitted("Gateway", g.gw.Namespace, group, kind, ns, string(ref.Name)) {
-		return fail(string(gwapiv1.GatewayReasonRefNotPermitted), "invalid cross-namespace reference to backend client certificate")
+		return fail(string(gwapiv1.GatewayReasonRefNotPermitted),
+			"invalid cross-namespace reference to backend client certificate")
 	}
-	s := ix.secrets[types.NamespacedName{Namespace: ns, Name: string(ref.Name)}]
+	s := objects.secrets[types.NamespacedName{Namespace: ns, Name: string(ref.Name)}]
 	switch {
 	case s == nil:
 		return fail(reasonInvalidClientCertificateRef, "failed to get backend client certs for gateway")
 	case secretData(s, corev1.TLSCertKey) == nil || secretData(s, corev1.TLSPrivateKeyKey) == nil:
 		return fail(reasonInvalidClientCertificateRef, fmt.Sprintf(
-			"invalid backend client cert secret for gateway: secret %s/%s must contain 'tls.crt' and 'tls.key' fields", ns, ref.Name))
+			"invalid backend client cert secret for gateway: secret %s/%s must contain 'tls.crt' and 'tls.key' fields", ns,
+			ref.Name))
 	}
 	return &egv1a1.BackendTLSConfig{ClientCertificateRef: ref}, nil
 }

@@ -18,7 +18,8 @@ type lspec struct {
 func gatewayOf(specs ...lspec) []*listenerCtx {
 	g := &gatewayCtx{gw: &gwapiv1.Gateway{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "eg"}}}
 	for _, s := range specs {
-		l := gwapiv1.Listener{Name: gwapiv1.SectionName(s.name), Port: gwapiv1.PortNumber(s.port), Protocol: gwapiv1.HTTPProtocolType}
+		l := gwapiv1.Listener{Name: gwapiv1.SectionName(s.name), Port: gwapiv1.PortNumber(s.port),
+			Protocol: gwapiv1.HTTPProtocolType}
 		if s.hostname != "" {
 			h := gwapiv1.Hostname(s.hostname)
 			l.Hostname = &h
@@ -61,9 +62,11 @@ func TestComputeHosts(t *testing.T) {
 		{"no hostnames at all", "", nil, "*"},
 		{"route without hostnames takes the listener's", "app.example.com", nil, "app.example.com"},
 		{"route without hostnames takes the listener's wildcard", "*.example.com", nil, "*.example.com"},
-		{"listener without hostname takes the route's, sorted", "", []string{"b.example.com", "a.example.com", "*.c.com"}, "*.c.com a.example.com b.example.com"},
+		{"listener without hostname takes the route's, sorted", "", []string{"b.example.com", "a.example.com", "*.c.com"},
+			"*.c.com a.example.com b.example.com"},
 		{"equal hostnames", "app.example.com", []string{"app.example.com", "other.example.com"}, "app.example.com"},
-		{"wildcard listener keeps the route hosts it covers", "*.example.com", []string{"example.com", "a.example.com", "a.b.example.com", "a.example.org"}, "a.b.example.com a.example.com"},
+		{"wildcard listener keeps the route hosts it covers", "*.example.com",
+			[]string{"example.com", "a.example.com", "a.b.example.com", "a.example.org"}, "a.b.example.com a.example.com"},
 		{"wildcard route gives the listener's hostname", "app.example.com", []string{"*.example.com"}, "app.example.com"},
 		{"wildcard route that does not cover the listener", "example.com", []string{"*.example.com"}, ""},
 		{"wildcard / wildcard: route narrower", "*.example.com", []string{"*.a.example.com"}, "*.a.example.com"},

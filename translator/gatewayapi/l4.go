@@ -13,7 +13,7 @@ import (
 
 // checkTLSListener validates a TLS-protocol listener: Passthrough needs no certificate,
 // Terminate resolves them as HTTPS does.
-func (l *listenerCtx) checkTLSListener(ix *index, permitted permitFunc) {
+func (l *listenerCtx) checkTLSListener(objects *index, permitted permitFunc) {
 	t := l.spec.TLS
 	if t == nil {
 		l.conditions = conditions.Set(l.conditions, conditions.New("Programmed", "False", "Invalid",
@@ -27,7 +27,7 @@ func (l *listenerCtx) checkTLSListener(ix *index, permitted permitFunc) {
 		}
 		return
 	}
-	l.checkTLS(ix, permitted)
+	l.checkTLS(objects, permitted)
 }
 
 // buildL4IR makes the IR of a programmed TCP, TLS or UDP listener; false for HTTP(S).
@@ -35,7 +35,8 @@ func (l *listenerCtx) buildL4IR() bool {
 	port := containerPort(int32(l.spec.Port))
 	switch l.spec.Protocol {
 	case gwapiv1.TCPProtocolType, gwapiv1.TLSProtocolType:
-		l.tcp = &ir.TCPListener{Name: l.irName(), Gateway: l.gateway.gw.Namespace + "/" + l.gateway.gw.Name, Address: "0.0.0.0", Port: port, GatewayPort: uint32(l.spec.Port), Protocol: string(l.spec.Protocol)}
+		l.tcp = &ir.TCPListener{Name: l.irName(), Gateway: l.gateway.gw.Namespace + "/" + l.gateway.gw.Name,
+			Address: "0.0.0.0", Port: port, GatewayPort: uint32(l.spec.Port), Protocol: string(l.spec.Protocol)}
 		if len(l.certs) > 0 {
 			l.tcp.TLS = &ir.TLSConfig{Certificates: l.certs}
 		}
@@ -57,48 +58,51 @@ type l4Input struct {
 	oneRule bool
 }
 
-func (rt *routeTranslator) processTCPRoute(r *gwapiv1.TCPRoute) {
-	in := l4Input{ref: resource.Ref{Kind: "TCPRoute", Namespace: r.Namespace, Name: r.Name}, parentRefs: r.Spec.ParentRefs, oneRule: true}
-	for _, rule := range r.Spec.Rules {
-		in.rules = append(in.rules, rule.BackendRefs)
-	}
-	rt.processL4(in)
+func (translation *routeTranslator) processTCPRoute(r *gwapiv1.TCPRoute) {
+	translation.processL4(l4Input{ref: resource.Ref{Kind: "TCPRoute", Namespace: r.Namespace, Name: r.Name},
+		parentRefs: r.Spec.ParentRefs, oneRule: true, rules: l4Rules(r.Spec.Rules)})
 }
 
-func (rt *routeTranslator) processUDPRoute(r *gwapiv1.UDPRoute) {
-	in := l4Input{ref: resource.Ref{Kind: "UDPRoute", Namespace: r.Namespace, Name: r.Name}, parentRefs: r.Spec.ParentRefs, oneRule: true}
-	for _, rule := range r.Spec.Rules {
-		in.rules = append(in.rules, rule.BackendRefs)
-	}
-	rt.processL4(in)
+func (translation *routeTranslator) processUDPRoute(r *gwapiv1.UDPRoute) {
+	translation.processL4(l4Input{ref: resource.Ref{Kind: "UDPRoute", Namespace: r.Namespace, Name: r.Name},
+		parentRefs: r.Spec.ParentRefs, oneRule: true, rules: l4Rules(r.Spec.Rules)})
 }
 
-func (rt *routeTranslator) processTLSRoute(r *gwapiv1.TLSRoute) {
-	in := l4Input{ref: resource.Ref{Kind: "TLSRoute", Namespace: r.Namespace, Name: r.Name}, parentRefs: r.Spec.ParentRefs, hostnames: hostnameStrings(r.Spec.Hostnames)}
-	for _, rule := range r.Spec.Rules {
-		in.rules = append(in.rules, rule.BackendRefs)
+func (translation *routeTranslator) processTLSRoute(r *gwapiv1.TLSRoute) {
+	translation.processL4(l4Input{ref: resource.Ref{Kind: "TLSRoute", Namespace: r.Namespace, Name: r.Name},
+		parentRefs: r.Spec.ParentRefs, hostnames: hostnameStrings(r.Spec.Hostnames), rules: l4Rules(r.Spec.Rules)})
+}
+
+// l4Rules are the backendRefs of each of a TCPRoute's, UDPRoute's or TLSRoute's rules (the
+// three rule types have the same fields).
+func l4Rules[R gwapiv1.TCPRouteRule | gwapiv1.UDPRouteRule | gwapiv1.TLSRouteRule](rules []R) [][]gwapiv1.BackendRef {
+	var out [][]gwapiv1.BackendRef
+	for _, rule := range rules {
+		out = append(out, gwapiv1.TCPRouteRule(rule).BackendRefs)
 	}
-	rt.processL4(in)
+	return out
 }
 
 // processL4 attaches a layer-4 route. Its backends form one destination named
 // <kind>/<ns>/<name>/rule/-1 (EG's name for a route-wide destination); backends that do not
 // resolve are left out of it and reported in ResolvedRefs.
-func (rt *routeTranslator) processL4(in l4Input) {
+func (translation *routeTranslator) processL4(in l4Input) {
 	kindLower := map[string]string{"TCPRoute": "tcproute", "UDPRoute": "udproute", "TLSRoute": "tlsroute"}[in.ref.Kind]
 	routeName := fmt.Sprintf("%s/%s/%s", kindLower, in.ref.Namespace, in.ref.Name)
-	rt.eachParent(in.ref, in.parentRefs, func(g *gatewayCtx, pr gwapiv1.ParentReference, ps *result.ParentStatus) {
+	translation.eachParent(in.ref, in.parentRefs, func(g *gatewayCtx, parentRef gwapiv1.ParentReference,
+		parentStatus *result.ParentStatus) {
 		if in.oneRule && len(in.rules) != 1 {
-			ps.Conditions = conditions.Set(ps.Conditions, conditions.New("Accepted", "False", "InvalidRule", "One and only one rule is supported"))
+			parentStatus.Conditions = conditions.Set(parentStatus.Conditions,
+				conditions.New("Accepted", "False", "InvalidRule", "One and only one rule is supported"))
 			return
 		}
 		dest := &ir.Destination{Name: routeName + "/rule/-1"}
-		rt.curAncestors = rt.ancestorsOf(in.ref, in.parentRefs)
+		translation.curAncestors = translation.ancestorsOf(in.ref, in.parentRefs)
 		var errs refErrors
 		k := 0
 		for _, refs := range in.rules {
-			for _, br := range refs {
-				b, err := rt.resolveBackend(in.ref.Kind, in.ref.Namespace, br, dest.Name, k)
+			for _, backendRef := range refs {
+				b, err := translation.resolveBackend(in.ref.Kind, in.ref.Namespace, backendRef, dest.Name, k)
 				k++
 				if err != nil {
 					errs.add(err.reason, err.msg)
@@ -115,13 +119,13 @@ func (rt *routeTranslator) processL4(in l4Input) {
 		refCount := 0
 		for _, refs := range in.rules {
 			refCount += len(refs)
-			dynamic = dynamic || rt.anyDynamicResolver(in.ref.Namespace, refs)
+			dynamic = dynamic || translation.anyDynamicResolver(in.ref.Namespace, refs)
 		}
 		if dynamic && refCount > 1 {
 			errs.add("InvalidBackendRef", msgDynamicResolverMultiple)
 			dest.Settings = nil
 		}
-		selected, allowed := rt.selectListeners(g, pr, in.ref)
+		selected, allowed := translation.selectListeners(g, parentRef, in.ref)
 		accepted := conditions.New("Accepted", "True", "Accepted", msgRouteAccepted)
 		switch {
 		case len(selected) == 0:
@@ -129,11 +133,12 @@ func (rt *routeTranslator) processL4(in l4Input) {
 		case len(allowed) == 0:
 			accepted = conditions.New("Accepted", "False", "NotAllowedByListeners", msgNotAllowed)
 		}
-		ps.Conditions = conditions.Set(ps.Conditions, accepted)
+		parentStatus.Conditions = conditions.Set(parentStatus.Conditions, accepted)
 		if errs.empty() {
-			ps.Conditions = conditions.Set(ps.Conditions, conditions.New("ResolvedRefs", "True", "ResolvedRefs", msgRouteResolvedRefs))
+			parentStatus.Conditions = conditions.Set(parentStatus.Conditions,
+				conditions.New("ResolvedRefs", "True", "ResolvedRefs", msgRouteResolvedRefs))
 		} else {
-			ps.Conditions = conditions.Set(ps.Conditions, errs.rawCondition("ResolvedRefs"))
+			parentStatus.Conditions = conditions.Set(parentStatus.Conditions, errs.rawCondition("ResolvedRefs"))
 		}
 		hostsFound := in.ref.Kind != "TLSRoute"
 		for _, l := range allowed {
@@ -153,7 +158,8 @@ func (rt *routeTranslator) processL4(in l4Input) {
 			}
 			l.attached[in.ref.String()] = true
 			if dynamic && in.ref.Kind == "TLSRoute" && l.tcp != nil && l.tcp.TLS != nil {
-				ps.Conditions = conditions.Set(ps.Conditions, conditions.New("ResolvedRefs", "False", "UnsupportedValue", msgDynamicResolverTerminate))
+				parentStatus.Conditions = conditions.Set(parentStatus.Conditions,
+					conditions.New("ResolvedRefs", "False", "UnsupportedValue", msgDynamicResolverTerminate))
 				continue
 			}
 			src := ir.Source{Kind: in.ref.Kind, Namespace: in.ref.Namespace, Name: in.ref.Name, Rule: -1}
@@ -172,8 +178,9 @@ func (rt *routeTranslator) processL4(in l4Input) {
 			}
 		}
 		if !hostsFound && len(allowed) > 0 {
-			ps.Conditions = conditions.Set(ps.Conditions, conditions.New("Accepted", "False", "NoMatchingListenerHostname",
-				fmt.Sprintf(msgNoHostnameFormat, in.ref.Kind)))
+			parentStatus.Conditions = conditions.Set(parentStatus.Conditions,
+				conditions.New("Accepted", "False", "NoMatchingListenerHostname",
+					fmt.Sprintf(msgNoHostnameFormat, in.ref.Kind)))
 		}
 	})
 }

@@ -114,7 +114,8 @@ func (g *gatewayCtx) checkProtocolConflicts() {
 			names = append(names, l.displayName())
 		}
 		sort.Strings(names)
-		msg := "All listeners for a given port must use a compatible protocol, conflicting listeners: " + strings.Join(names, ", ")
+		msg := "All listeners for a given port must use a compatible protocol, conflicting listeners: " + strings.Join(names,
+			", ")
 		if len(gatewayOwn) > 1 {
 			for _, l := range ls {
 				l.setConflicted("ProtocolConflict", msg)
@@ -150,7 +151,8 @@ func (g *gatewayCtx) checkHostnameConflicts() {
 	groups := map[key][]*listenerCtx{}
 	var order []key
 	for _, l := range g.listeners {
-		if hasFailure(l.conditions) || l.spec.Protocol == gwapiv1.TCPProtocolType || l.spec.Protocol == gwapiv1.UDPProtocolType {
+		if hasFailure(l.conditions) || l.spec.Protocol == gwapiv1.TCPProtocolType ||
+			l.spec.Protocol == gwapiv1.UDPProtocolType {
 			continue
 		}
 		k := key{int32(l.spec.Port), l.hostname()}
@@ -169,7 +171,8 @@ func (g *gatewayCtx) checkHostnameConflicts() {
 			names = append(names, l.displayName())
 		}
 		sort.Strings(names)
-		msg := "All listeners for a given port must use a unique hostname, conflicting listeners: " + strings.Join(names, ", ")
+		msg := "All listeners for a given port must use a unique hostname, conflicting listeners: " + strings.Join(names,
+			", ")
 		winner := hostnameWinner(ls)
 		for _, l := range ls {
 			if winner != nil && l == winner {

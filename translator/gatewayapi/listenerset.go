@@ -20,8 +20,8 @@ type setCtx struct {
 
 // attachListenerSets adds the listeners of every ListenerSet the Gateway admits
 // (spec.allowedListeners; none by default) after its own, oldest set first.
-func (g *gatewayCtx) attachListenerSets(ix *index, permitted permitFunc) {
-	for _, ls := range ix.listenerSets {
+func (g *gatewayCtx) attachListenerSets(objects *index, permitted permitFunc) {
+	for _, ls := range objects.listenerSets {
 		ns := ls.Namespace
 		if ls.Spec.ParentRef.Namespace != nil {
 			ns = string(*ls.Spec.ParentRef.Namespace)
@@ -29,7 +29,7 @@ func (g *gatewayCtx) attachListenerSets(ix *index, permitted permitFunc) {
 		if ns != g.gw.Namespace || string(ls.Spec.ParentRef.Name) != g.gw.Name {
 			continue
 		}
-		sc := &setCtx{ls: ls, allowed: g.allowsListenerSet(ls, ix)}
+		sc := &setCtx{ls: ls, allowed: g.allowsListenerSet(ls, objects)}
 		g.sets = append(g.sets, sc)
 		if !sc.allowed {
 			continue
@@ -38,12 +38,12 @@ func (g *gatewayCtx) attachListenerSets(ix *index, permitted permitFunc) {
 			g.addListener(gwapiv1.Listener{
 				Name: l.Name, Hostname: l.Hostname, Port: l.Port, Protocol: l.Protocol,
 				TLS: l.TLS, AllowedRoutes: l.AllowedRoutes,
-			}, ls, ix, permitted)
+			}, ls, objects, permitted)
 		}
 	}
 }
 
-func (g *gatewayCtx) allowsListenerSet(ls *gwapiv1.ListenerSet, ix *index) bool {
+func (g *gatewayCtx) allowsListenerSet(ls *gwapiv1.ListenerSet, objects *index) bool {
 	al := g.gw.Spec.AllowedListeners
 	if al == nil || al.Namespaces == nil || al.Namespaces.From == nil {
 		return false
@@ -61,7 +61,7 @@ func (g *gatewayCtx) allowsListenerSet(ls *gwapiv1.ListenerSet, ix *index) bool 
 		if err != nil {
 			return false
 		}
-		n := ix.namespaces[ls.Namespace]
+		n := objects.namespaces[ls.Namespace]
 		if n == nil {
 			return false // EG looks the Namespace object up; without it nothing matches
 		}
@@ -72,12 +72,14 @@ func (g *gatewayCtx) allowsListenerSet(ls *gwapiv1.ListenerSet, ix *index) bool 
 
 // finishSets writes each ListenerSet's status: its listeners, then Accepted and Programmed
 // summed up over them.
-func (g *gatewayCtx) finishSets(st *statusBook) {
+func (g *gatewayCtx) finishSets(status *statusBook) {
 	for _, sc := range g.sets {
-		s := st.object(resource.Ref{Kind: "ListenerSet", Namespace: sc.ls.Namespace, Name: sc.ls.Name})
+		s := status.object(resource.Ref{Kind: "ListenerSet", Namespace: sc.ls.Namespace, Name: sc.ls.Name})
 		if !sc.allowed {
 			s.Conditions = []result.Condition{
-				conditions.New("Accepted", "False", "NotAllowed", fmt.Sprintf("ListenerSet attachment from namespace %s not allowed by Gateway %s/%s", sc.ls.Namespace, g.gw.Namespace, g.gw.Name)),
+				conditions.New("Accepted", "False", "NotAllowed",
+					fmt.Sprintf("ListenerSet attachment from namespace %s not allowed by Gateway %s/%s", sc.ls.Namespace,
+						g.gw.Namespace, g.gw.Name)),
 				conditions.New("Programmed", "False", "NotAllowed", "Not Programmed"),
 			}
 			continue
@@ -87,7 +89,9 @@ func (g *gatewayCtx) finishSets(st *statusBook) {
 			if l.listenerSet != sc.ls {
 				continue
 			}
-			s.Listeners = append(s.Listeners, result.ListenerStatus{Name: string(l.spec.Name), Conditions: l.conditions, AttachedRoutes: int32(len(l.attached)), SupportedKinds: l.supportedKinds})
+			s.Listeners = append(s.Listeners,
+				result.ListenerStatus{Name: string(l.spec.Name), Conditions: l.conditions, AttachedRoutes: int32(len(l.attached)),
+					SupportedKinds: l.supportedKinds})
 			acc, prog := conditions.IsTrue(l.conditions, "Accepted"), conditions.IsTrue(l.conditions, "Programmed")
 			allAcc, anyAcc = allAcc && acc, anyAcc || acc
 			allProg, anyProg = allProg && prog, anyProg || prog
@@ -109,7 +113,7 @@ func (g *gatewayCtx) finishSets(st *statusBook) {
 		s.Conditions = []result.Condition{accepted, programmed}
 		// Only an accepted ListenerSet counts as attached to its Gateway.
 		if anyAcc {
-			gs := st.object(resource.Ref{Kind: "Gateway", Namespace: g.gw.Namespace, Name: g.gw.Name})
+			gs := status.object(resource.Ref{Kind: "Gateway", Namespace: g.gw.Namespace, Name: g.gw.Name})
 			if gs.AttachedListenerSets == nil {
 				gs.AttachedListenerSets = new(int32(0))
 			}
@@ -119,8 +123,8 @@ func (g *gatewayCtx) finishSets(st *statusBook) {
 }
 
 // findListenerSet returns the attached ListenerSet ns/name and its Gateway.
-func (rt *routeTranslator) findListenerSet(ns, name string) (*gatewayCtx, *gwapiv1.ListenerSet) {
-	for _, g := range rt.gateways {
+func (translation *routeTranslator) findListenerSet(ns, name string) (*gatewayCtx, *gwapiv1.ListenerSet) {
+	for _, g := range translation.gateways {
 		for _, sc := range g.sets {
 			if sc.allowed && sc.ls.Namespace == ns && sc.ls.Name == name {
 				return g, sc.ls

@@ -74,10 +74,10 @@ func matchSetKey(ms []*ir.StringMatch, foldName bool) string {
 // members, so the work is linear in the number of routes plus the length of the messages:
 // expanding buckets into per-route sets of pairs costs gigabytes when thousands of routes
 // share one match.
-func (rt *routeTranslator) markOverlaps() {
+func (translation *routeTranslator) markOverlaps() {
 	// per listener: route → the buckets (sorted display names, itself included) it is in
 	overlaps := map[*listenerCtx]map[resource.Ref][]*overlapBucket{}
-	for _, g := range rt.gateways {
+	for _, g := range translation.gateways {
 		for _, l := range g.listeners {
 			if l.ir == nil {
 				continue
@@ -120,7 +120,7 @@ func (rt *routeTranslator) markOverlaps() {
 	}
 	perParent := map[parentKey][]*overlapBucket{}
 	var order []parentKey
-	for _, a := range rt.attachments {
+	for _, a := range translation.attachments {
 		bs := overlaps[a.listener][a.route]
 		if len(bs) == 0 {
 			continue
@@ -133,8 +133,9 @@ func (rt *routeTranslator) markOverlaps() {
 	}
 	for _, pk := range order {
 		names := conflictNames(pk.route, perParent[pk])
-		ps := rt.st.parent(pk.route, pk.parent)
-		ps.Conditions = conditions.Set(ps.Conditions, conditions.New("RouteRulesOverlap", "True", "RouteRulesOverlap", msgOverlapPrefix+strings.Join(names, ", ")))
+		parentStatus := translation.status.parent(pk.route, pk.parent)
+		parentStatus.Conditions = conditions.Set(parentStatus.Conditions,
+			conditions.New("RouteRulesOverlap", "True", "RouteRulesOverlap", msgOverlapPrefix+strings.Join(names, ", ")))
 	}
 }
 
@@ -210,22 +211,22 @@ func connectUpgrade(r *ir.HTTPRoute) bool {
 
 // RouteOverlaps marks overlapping routes once policies are attached (see Output).
 type RouteOverlaps struct {
-	rt *routeTranslator
-	on bool
+	translation *routeTranslator
+	on          bool
 }
 
 // Mark writes RouteRulesOverlap on the route parents whose matches overlap, into the
 // HTTPRoute and GRPCRoute entries of statuses (the Gateway API stage's), which it replaces.
 func (o *RouteOverlaps) Mark(statuses []result.ObjectStatus) []result.ObjectStatus {
-	if o == nil || o.rt == nil || !o.on {
+	if o == nil || o.translation == nil || !o.on {
 		return statuses
 	}
-	o.rt.markOverlaps()
+	o.translation.markOverlaps()
 	for i := range statuses {
 		if k := statuses[i].Object.Kind; k != "HTTPRoute" && k != "GRPCRoute" {
 			continue
 		}
-		if s := o.rt.st.byRef[statuses[i].Object]; s != nil {
+		if s := o.translation.status.byRef[statuses[i].Object]; s != nil {
 			statuses[i] = *s
 		}
 	}

@@ -22,7 +22,7 @@ import (
 // policy stage reaches it through a small interface, so Service resolution lives in one
 // place.
 type PolicyBackends struct {
-	rt *routeTranslator
+	translation *routeTranslator
 }
 
 // ResolvePolicyBackends resolves refs, declared by a policy of kind policyKind in policyNS,
@@ -33,17 +33,18 @@ type PolicyBackends struct {
 // A BackendTLSPolicy that secures one of these backends lists the policy (owner) as its
 // ancestor, as EG v1.9 does; BackendTLSStatuses writes those ancestors once the policy
 // stage is done.
-func (p *PolicyBackends) ResolvePolicyBackends(owner ir.PolicyRef, refs []egv1a1.BackendRef, name string, http2 bool) (*ir.Destination, error) {
-	if p == nil || p.rt == nil {
+func (p *PolicyBackends) ResolvePolicyBackends(owner ir.PolicyRef, refs []egv1a1.BackendRef, name string,
+	http2 bool) (*ir.Destination, error) {
+	if p == nil || p.translation == nil {
 		return nil, errors.New("backend references cannot be resolved")
 	}
 	if len(refs) == 0 {
 		return nil, errors.New("no backendRefs found for external service")
 	}
 	policyNS := owner.Namespace
-	rt := p.rt
-	rt.policyBackend = &result.ParentRef{Kind: owner.Kind, Namespace: owner.Namespace, Name: owner.Name}
-	defer func() { rt.policyBackend = nil }()
+	translation := p.translation
+	translation.policyBackend = &result.ParentRef{Kind: owner.Kind, Namespace: owner.Namespace, Name: owner.Name}
+	defer func() { translation.policyBackend = nil }()
 	dest := &ir.Destination{Name: name, HTTP2: http2}
 	for i, ref := range refs {
 		if err := p.validate(owner.Kind, policyNS, ref.BackendObjectReference); err != nil {
@@ -77,11 +78,11 @@ func (p *PolicyBackends) ResolvePolicyBackends(owner ir.PolicyRef, refs []egv1a1
 // <name>.<namespace>.
 func (p *PolicyBackends) PolicyBackendAuthority(policyNS string, ref gwapiv1.BackendObjectReference) string {
 	ns, kind := refNamespaceKind(policyNS, ref)
-	if kind == egv1a1.KindBackend && p != nil && p.rt != nil {
-		if be := p.rt.ix.backends[types.NamespacedName{Namespace: ns, Name: string(ref.Name)}]; be != nil {
-			for _, ep := range be.Spec.Endpoints {
-				if ep.FQDN != nil {
-					return net.JoinHostPort(ep.FQDN.Hostname, strconv.Itoa(int(ep.FQDN.Port)))
+	if kind == egv1a1.KindBackend && p != nil && p.translation != nil {
+		if be := p.translation.objects.backends[types.NamespacedName{Namespace: ns, Name: string(ref.Name)}]; be != nil {
+			for _, endpoint := range be.Spec.Endpoints {
+				if endpoint.FQDN != nil {
+					return net.JoinHostPort(endpoint.FQDN.Hostname, strconv.Itoa(int(endpoint.FQDN.Port)))
 				}
 			}
 		}
@@ -97,14 +98,19 @@ func (p *PolicyBackends) PolicyBackendAuthority(policyNS string, ref gwapiv1.Bac
 // reference into another namespace.
 func (p *PolicyBackends) validate(policyKind, policyNS string, ref gwapiv1.BackendObjectReference) error {
 	if ref.Group != nil && *ref.Group != "" && *ref.Group != "multicluster.x-k8s.io" && *ref.Group != egv1a1.GroupName {
-		return fmt.Errorf("group is invalid, only the core API group (specified by omitting the group field or setting it to an empty string), the multicluster.x-k8s.io API group, and the %s API group are supported", egv1a1.GroupName)
+		return fmt.Errorf(
+			"group is invalid, only the core API group (specified by omitting the group field or setting it to an empty "+
+				"string), the multicluster.x-k8s.io API group, and the %s API group are supported",
+			egv1a1.GroupName)
 	}
 	kind := "Service"
 	if ref.Kind != nil {
 		kind = string(*ref.Kind)
 	}
 	if kind != "Service" && kind != "ServiceImport" && kind != egv1a1.KindBackend {
-		return errors.New("kind is invalid, only Service (specified by omitting the kind field or setting it to 'Service'), ServiceImport, and Backend are supported")
+		return errors.New(
+			"kind is invalid, only Service (specified by omitting the kind field or setting it to 'Service'), " +
+				"ServiceImport, and Backend are supported")
 	}
 	if ref.Port == nil && kind != egv1a1.KindBackend {
 		return errors.New("a valid port number corresponding to a port on the Service must be specified")
@@ -115,7 +121,7 @@ func (p *PolicyBackends) validate(policyKind, policyNS string, ref gwapiv1.Backe
 	}
 	switch kind {
 	case "Service":
-		svc := p.rt.ix.services[types.NamespacedName{Namespace: ns, Name: string(ref.Name)}]
+		svc := p.translation.objects.services[types.NamespacedName{Namespace: ns, Name: string(ref.Name)}]
 		if svc == nil {
 			return fmt.Errorf("service %s/%s not found", ns, ref.Name)
 		}
@@ -123,13 +129,16 @@ func (p *PolicyBackends) validate(policyKind, policyNS string, ref gwapiv1.Backe
 		// policy's backend exactly as it refuses it as a route's (EG's testdata:
 		// securitypolicy-with-extauth-externalname-service).
 		if svc.Spec.Type == corev1.ServiceTypeExternalName {
-			return fmt.Errorf("Service %s/%s is of type ExternalName, which is not supported as a backend; use an Envoy Gateway Backend resource with an FQDN endpoint instead", ns, ref.Name)
+			return fmt.Errorf(
+				"Service %s/%s is of type ExternalName, which is not supported as a backend; use an Envoy Gateway Backend "+
+					"resource with an FQDN endpoint instead",
+				ns, ref.Name)
 		}
 		if servicePort(svc, int32(*ref.Port)) == nil {
 			return fmt.Errorf("TCP Port %d not found on service %s/%s", *ref.Port, ns, ref.Name)
 		}
 	case "ServiceImport":
-		si := p.rt.ix.serviceImports[types.NamespacedName{Namespace: ns, Name: string(ref.Name)}]
+		si := p.translation.objects.serviceImports[types.NamespacedName{Namespace: ns, Name: string(ref.Name)}]
 		if si == nil {
 			return fmt.Errorf("serviceimport %s/%s not found", ns, ref.Name)
 		}
@@ -137,7 +146,7 @@ func (p *PolicyBackends) validate(policyKind, policyNS string, ref gwapiv1.Backe
 			return fmt.Errorf("TCP Port %d not found on service %s/%s", *ref.Port, ns, ref.Name)
 		}
 	case egv1a1.KindBackend:
-		be := p.rt.ix.backends[types.NamespacedName{Namespace: ns, Name: string(ref.Name)}]
+		be := p.translation.objects.backends[types.NamespacedName{Namespace: ns, Name: string(ref.Name)}]
 		if be == nil {
 			return fmt.Errorf("backend %s/%s not found", ns, ref.Name)
 		}
@@ -150,7 +159,7 @@ func (p *PolicyBackends) validate(policyKind, policyNS string, ref gwapiv1.Backe
 		if ref.Group != nil {
 			group = string(*ref.Group)
 		}
-		if !p.rt.permittedFrom(egv1a1.GroupName, policyKind, policyNS, group, kind, ns, string(ref.Name)) {
+		if !p.translation.permittedFrom(egv1a1.GroupName, policyKind, policyNS, group, kind, ns, string(ref.Name)) {
 			return fmt.Errorf("backend ref to %s %s/%s not permitted by any ReferenceGrant", kind, ns, ref.Name)
 		}
 	}
@@ -159,8 +168,9 @@ func (p *PolicyBackends) validate(policyKind, policyNS string, ref gwapiv1.Backe
 
 // resolve turns a validated reference into a backend: a Service's endpoints (and its
 // BackendTLSPolicy), or an EG Backend's.
-func (p *PolicyBackends) resolve(policyNS string, ref gwapiv1.BackendObjectReference, name string) (*ir.Backend, error) {
-	rt := p.rt
+func (p *PolicyBackends) resolve(policyNS string, ref gwapiv1.BackendObjectReference, name string) (*ir.Backend,
+	error) {
+	translation := p.translation
 	ns, kind := refNamespaceKind(policyNS, ref)
 	b := &ir.Backend{Name: name, Kind: kind, Namespace: ns, ServiceName: string(ref.Name)}
 	if ref.Port != nil {
@@ -172,36 +182,40 @@ func (p *PolicyBackends) resolve(policyNS string, ref gwapiv1.BackendObjectRefer
 			failure = errors.New(msg)
 			return nil, &refError{msg: msg}
 		}
-		if api := rt.t.Config.ExtensionAPIs; api == nil || !api.EnableBackend {
-			return nil, fmt.Errorf("resource %s of type Backend cannot be used since Backend is disabled in Envoy Gateway configuration", ref.Name)
+		if api := translation.t.Config.ExtensionAPIs; api == nil || !api.EnableBackend {
+			return nil, fmt.Errorf(
+				"resource %s of type Backend cannot be used since Backend is disabled in Envoy Gateway configuration", ref.Name)
 		}
 		// The grant was checked by validate, with the policy as the referrer.
-		if _, err := rt.resolveEGBackend(b, "", ns, ns, gwapiv1.BackendRef{BackendObjectReference: ref}, fail); err != nil {
+		if _, err := translation.resolveEGBackend(b, "", ns, ns, gwapiv1.BackendRef{BackendObjectReference: ref},
+			fail); err != nil {
 			return nil, failure
 		}
 		return b, nil
 	}
 	if kind == "ServiceImport" {
-		si := rt.ix.serviceImports[types.NamespacedName{Namespace: ns, Name: string(ref.Name)}]
+		si := translation.objects.serviceImports[types.NamespacedName{Namespace: ns, Name: string(ref.Name)}]
 		sp := importPort(si, int32(*ref.Port), corev1.ProtocolTCP)
-		eps, dns, mixed := rt.importEndpoints(si, sp)
+		eps, dns, mixed := translation.importEndpoints(si, sp)
 		if mixed {
 			return nil, errors.New("mixed endpointslice address type for the same backendRef is not supported")
 		}
 		b.Endpoints, b.DNS = eps, dns
-		tls, err := rt.mergeUpstreamTLS(ns, nil, btlsTarget{group: serviceImportGroup, kind: "ServiceImport", name: si.Name, section: sp.Name}, true)
+		tls, err := translation.mergeUpstreamTLS(ns, nil,
+			btlsTarget{group: serviceImportGroup, kind: "ServiceImport", name: si.Name, section: sp.Name}, true)
 		if err != nil {
 			return nil, err
 		}
 		b.TLS = tls
 		return b, nil
 	}
-	svc := rt.ix.services[types.NamespacedName{Namespace: ns, Name: string(ref.Name)}]
+	svc := translation.objects.services[types.NamespacedName{Namespace: ns, Name: string(ref.Name)}]
 	sp := servicePort(svc, int32(*ref.Port))
-	b.Endpoints = rt.endpoints(svc, sp)
+	b.Endpoints = translation.endpoints(svc, sp)
 	// The BackendTLSPolicy of the Service applies to the policy's calls too, and lists
 	// the policy as an ancestor.
-	tls, err := rt.mergeUpstreamTLS(ns, nil, btlsTarget{kind: "Service", name: b.ServiceName, section: sp.Name}, true)
+	tls, err := translation.mergeUpstreamTLS(ns, nil, btlsTarget{kind: "Service", name: b.ServiceName, section: sp.Name},
+		true)
 	if err != nil {
 		return nil, err
 	}
@@ -239,15 +253,15 @@ func refNamespaceKind(policyNS string, ref gwapiv1.BackendObjectReference) (stri
 // (and EnvoyProxies of telemetry backends) first, then the policies, in the order they
 // were resolved.
 func (p *PolicyBackends) BackendTLSStatuses(statuses []result.ObjectStatus) []result.ObjectStatus {
-	if p == nil || p.rt == nil || !p.rt.btlsPolicyUses {
+	if p == nil || p.translation == nil || !p.translation.btlsPolicyUses {
 		return statuses
 	}
-	rt := p.rt
-	rt.backendTLSStatuses()
+	translation := p.translation
+	translation.backendTLSStatuses()
 	fresh := map[resource.Ref]result.ObjectStatus{}
-	for _, pol := range rt.ix.btlsPolicies {
+	for _, pol := range translation.objects.btlsPolicies {
 		ref := resource.Ref{Kind: "BackendTLSPolicy", Namespace: pol.Namespace, Name: pol.Name}
-		if s := rt.st.byRef[ref]; s != nil {
+		if s := translation.status.byRef[ref]; s != nil {
 			fresh[ref] = *s
 		}
 	}
@@ -259,7 +273,7 @@ func (p *PolicyBackends) BackendTLSStatuses(statuses []result.ObjectStatus) []re
 		}
 		out = append(out, s)
 	}
-	for _, pol := range rt.ix.btlsPolicies {
+	for _, pol := range translation.objects.btlsPolicies {
 		ref := resource.Ref{Kind: "BackendTLSPolicy", Namespace: pol.Namespace, Name: pol.Name}
 		if f, ok := fresh[ref]; ok {
 			out = append(out, f)

@@ -20,9 +20,9 @@ import (
 // routeTranslator is the stage's state while routes are attached and translated.
 type routeTranslator struct {
 	t        Translator
-	ix       *index
+	objects  *index
 	gateways []*gatewayCtx
-	st       *statusBook
+	status   *statusBook
 	nsLabels map[string]*nsLabels
 	// attachments records, per IR listener, which parent entry of which route put routes
 	// there: the overlap check writes its condition on exactly those entries.
@@ -50,26 +50,26 @@ type attachment struct {
 	parent   result.ParentRef
 }
 
-func (rt *routeTranslator) namespaceLabels(ns string) *nsLabels {
-	if rt.nsLabels == nil {
-		rt.nsLabels = map[string]*nsLabels{}
+func (translation *routeTranslator) namespaceLabels(ns string) *nsLabels {
+	if translation.nsLabels == nil {
+		translation.nsLabels = map[string]*nsLabels{}
 	}
-	if l, ok := rt.nsLabels[ns]; ok {
+	if l, ok := translation.nsLabels[ns]; ok {
 		return l
 	}
 	set := labels.Set{corev1.LabelMetadataName: ns} // the API server sets this label on every namespace
-	if n := rt.ix.namespaces[ns]; n != nil {
+	if n := translation.objects.namespaces[ns]; n != nil {
 		for k, v := range n.Labels {
 			set[k] = v
 		}
 	}
 	l := &nsLabels{labels: set}
-	rt.nsLabels[ns] = l
+	translation.nsLabels[ns] = l
 	return l
 }
 
-func (rt *routeTranslator) findGateway(ns, name string) *gatewayCtx {
-	for _, g := range rt.gateways {
+func (translation *routeTranslator) findGateway(ns, name string) *gatewayCtx {
+	for _, g := range translation.gateways {
 		if g.gw.Namespace == ns && g.gw.Name == name {
 			return g
 		}
@@ -86,96 +86,117 @@ type routeInput struct {
 	rules func() []*ruleCtx
 }
 
-func (rt *routeTranslator) processHTTPRoute(r *gwapiv1.HTTPRoute) {
-	rt.processRoute(routeInput{
+func (translation *routeTranslator) processHTTPRoute(r *gwapiv1.HTTPRoute) {
+	translation.processRoute(routeInput{
 		ref:        resource.Ref{Kind: "HTTPRoute", Namespace: r.Namespace, Name: r.Name},
 		parentRefs: r.Spec.ParentRefs,
 		hostnames:  hostnameStrings(r.Spec.Hostnames),
-		rules:      func() []*ruleCtx { return rt.resolveHTTPRules(r) },
+		rules:      func() []*ruleCtx { return translation.resolveHTTPRules(r) },
 	})
 }
 
-func (rt *routeTranslator) processGRPCRoute(r *gwapiv1.GRPCRoute) {
-	rt.processRoute(routeInput{
+func (translation *routeTranslator) processGRPCRoute(r *gwapiv1.GRPCRoute) {
+	translation.processRoute(routeInput{
 		ref:        resource.Ref{Kind: "GRPCRoute", Namespace: r.Namespace, Name: r.Name},
 		parentRefs: r.Spec.ParentRefs,
 		hostnames:  hostnameStrings(r.Spec.Hostnames),
-		rules:      func() []*ruleCtx { return rt.resolveGRPCRules(r) },
+		rules:      func() []*ruleCtx { return translation.resolveGRPCRules(r) },
 	})
 }
 
-func (rt *routeTranslator) processRoute(in routeInput) {
+func (translation *routeTranslator) processRoute(in routeInput) {
 	var rules []*ruleCtx
-	rt.eachParent(in.ref, in.parentRefs, func(g *gatewayCtx, pr gwapiv1.ParentReference, ps *result.ParentStatus) {
+	translation.eachParent(in.ref, in.parentRefs, func(g *gatewayCtx, parentRef gwapiv1.ParentReference,
+		parentStatus *result.ParentStatus) {
 		if rules == nil {
-			rt.curAncestors = rt.ancestorsOf(in.ref, in.parentRefs)
+			translation.curAncestors = translation.ancestorsOf(in.ref, in.parentRefs)
 			rules = in.rules()
 		}
-		rt.attach(in, g, pr, ps, rules)
+		translation.attach(in, g, parentRef, parentStatus, rules)
 	})
+}
+
+// parentKindNamespace is a parentRef's kind and namespace, defaulted as Gateway API
+// does (Gateway, the route's own namespace); ok is false for a parent outside the Gateway
+// API group.
+func parentKindNamespace(ref resource.Ref, parentRef gwapiv1.ParentReference) (kind, ns string, ok bool) {
+	if parentRef.Group != nil && string(*parentRef.Group) != gwapiv1.GroupName {
+		return "", "", false
+	}
+	kind = "Gateway"
+	if parentRef.Kind != nil {
+		kind = string(*parentRef.Kind)
+	}
+	ns = ref.Namespace
+	if parentRef.Namespace != nil {
+		ns = string(*parentRef.Namespace)
+	}
+	return kind, ns, true
+}
+
+// parentGateway is the Gateway of ours a parent names, directly or through an admitted
+// ListenerSet; nil for any other parent.
+func (translation *routeTranslator) parentGateway(kind, ns, name string) *gatewayCtx {
+	var g *gatewayCtx
+	switch kind {
+	case "Gateway":
+		g = translation.findGateway(ns, name)
+	case "ListenerSet":
+		g, _ = translation.findListenerSet(ns, name)
+	}
+	return g
 }
 
 // eachParent calls fn for each parentRef that names a Gateway of ours, with its status
 // entry (one per parentRef, port included). Other parents get no status from EG.
-func (rt *routeTranslator) eachParent(ref resource.Ref, prs []gwapiv1.ParentReference, fn func(*gatewayCtx, gwapiv1.ParentReference, *result.ParentStatus)) {
-	for _, pr := range prs {
-		if pr.Group != nil && string(*pr.Group) != gwapiv1.GroupName {
+func (translation *routeTranslator) eachParent(ref resource.Ref, parentRefs []gwapiv1.ParentReference,
+	fn func(*gatewayCtx, gwapiv1.ParentReference, *result.ParentStatus)) {
+	for _, parentRef := range parentRefs {
+		kind, ns, ok := parentKindNamespace(ref, parentRef)
+		if !ok {
 			continue
 		}
-		kind := "Gateway"
-		if pr.Kind != nil {
-			kind = string(*pr.Kind)
-		}
-		ns := ref.Namespace
-		if pr.Namespace != nil {
-			ns = string(*pr.Namespace)
-		}
-		var g *gatewayCtx
-		switch kind {
-		case "Gateway":
-			g = rt.findGateway(ns, string(pr.Name))
-		case "ListenerSet":
-			g, _ = rt.findListenerSet(ns, string(pr.Name))
-		}
+		g := translation.parentGateway(kind, ns, string(parentRef.Name))
 		if g == nil {
 			continue // not a parent of ours: EG writes no status for it
 		}
-		pref := result.ParentRef{Kind: kind, Namespace: ns, Name: string(pr.Name)}
-		if pr.SectionName != nil {
-			pref.SectionName = string(*pr.SectionName)
+		pref := result.ParentRef{Kind: kind, Namespace: ns, Name: string(parentRef.Name)}
+		if parentRef.SectionName != nil {
+			pref.SectionName = string(*parentRef.SectionName)
 		}
-		if pr.Port != nil {
-			pref.Port = int32(*pr.Port)
+		if parentRef.Port != nil {
+			pref.Port = int32(*parentRef.Port)
 		}
-		fn(g, pr, rt.st.parent(ref, pref))
+		fn(g, parentRef, translation.status.parent(ref, pref))
 	}
 }
 
 // selectListeners returns the Gateway's listeners the parentRef names (by sectionName and
 // port) and, of those, the ones that admit the route's kind and namespace.
-func (rt *routeTranslator) selectListeners(g *gatewayCtx, pr gwapiv1.ParentReference, ref resource.Ref) (selected, allowed []*listenerCtx) {
+func (translation *routeTranslator) selectListeners(g *gatewayCtx, parentRef gwapiv1.ParentReference,
+	ref resource.Ref) (selected, allowed []*listenerCtx) {
 	// A Gateway parent selects the Gateway's own listeners; a ListenerSet parent, the set's.
 	var set *gwapiv1.ListenerSet
-	if pr.Kind != nil && string(*pr.Kind) == "ListenerSet" {
+	if parentRef.Kind != nil && string(*parentRef.Kind) == "ListenerSet" {
 		ns := ref.Namespace
-		if pr.Namespace != nil {
-			ns = string(*pr.Namespace)
+		if parentRef.Namespace != nil {
+			ns = string(*parentRef.Namespace)
 		}
-		_, set = rt.findListenerSet(ns, string(pr.Name))
+		_, set = translation.findListenerSet(ns, string(parentRef.Name))
 	}
 	for _, l := range g.listeners {
 		if l.listenerSet != set {
 			continue
 		}
-		if pr.SectionName != nil && string(*pr.SectionName) != string(l.spec.Name) {
+		if parentRef.SectionName != nil && string(*parentRef.SectionName) != string(l.spec.Name) {
 			continue
 		}
-		if pr.Port != nil && *pr.Port != l.spec.Port {
+		if parentRef.Port != nil && *parentRef.Port != l.spec.Port {
 			continue
 		}
 		selected = append(selected, l)
 	}
-	labels := map[string]*nsLabels{ref.Namespace: rt.namespaceLabels(ref.Namespace)}
+	labels := map[string]*nsLabels{ref.Namespace: translation.namespaceLabels(ref.Namespace)}
 	for _, l := range selected {
 		if l.allows(ref.Kind, ref.Namespace, labels) {
 			allowed = append(allowed, l)
@@ -185,16 +206,19 @@ func (rt *routeTranslator) selectListeners(g *gatewayCtx, pr gwapiv1.ParentRefer
 }
 
 // attach binds the route to the listeners its parentRef selects and writes its conditions.
-func (rt *routeTranslator) attach(in routeInput, g *gatewayCtx, pr gwapiv1.ParentReference, ps *result.ParentStatus, rules []*ruleCtx) {
-	selected, allowed := rt.selectListeners(g, pr, in.ref)
+func (translation *routeTranslator) attach(in routeInput, g *gatewayCtx, parentRef gwapiv1.ParentReference,
+	parentStatus *result.ParentStatus, rules []*ruleCtx) {
+	selected, allowed := translation.selectListeners(g, parentRef, in.ref)
 	if len(selected) == 0 {
-		ps.Conditions = conditions.Set(ps.Conditions, conditions.New("Accepted", "False", "NoMatchingParent", msgNoMatchingParent))
-		rt.resolvedRefs(ps, rules)
+		parentStatus.Conditions = conditions.Set(parentStatus.Conditions,
+			conditions.New("Accepted", "False", "NoMatchingParent", msgNoMatchingParent))
+		translation.resolvedRefs(parentStatus, rules)
 		return
 	}
 	if len(allowed) == 0 {
-		ps.Conditions = conditions.Set(ps.Conditions, conditions.New("Accepted", "False", "NotAllowedByListeners", msgNotAllowed))
-		rt.resolvedRefs(ps, rules)
+		parentStatus.Conditions = conditions.Set(parentStatus.Conditions,
+			conditions.New("Accepted", "False", "NotAllowedByListeners", msgNotAllowed))
+		translation.resolvedRefs(parentStatus, rules)
 		return
 	}
 	// A GRPCRoute none of whose rules is accepted stops here: EG attaches it to no listener
@@ -202,7 +226,7 @@ func (rt *routeTranslator) attach(in routeInput, g *gatewayCtx, pr gwapiv1.Paren
 	// An HTTPRoute in that state is still counted on its listeners (EG's testdata:
 	// grpcroute-with-direct-response-2xx-invalid against httproute-with-conflicting-filters).
 	if in.ref.Kind == "GRPCRoute" && allRulesDropped(rules) {
-		rt.resolvedRefs(ps, rules)
+		translation.resolvedRefs(parentStatus, rules)
 		return
 	}
 	hostsFound := false
@@ -217,38 +241,42 @@ func (rt *routeTranslator) attach(in routeInput, g *gatewayCtx, pr gwapiv1.Paren
 		if l.ir == nil {
 			continue // attached, but the listener is not programmed
 		}
-		rt.attachments = append(rt.attachments, attachment{listener: l, route: in.ref, parent: ps.Ref})
+		translation.attachments = append(translation.attachments,
+			attachment{listener: l, route: in.ref, parent: parentStatus.Ref})
 		if in.ref.Kind == "GRPCRoute" {
 			l.ir.GRPC = true
 		}
 		for _, h := range hosts {
-			for _, rc := range rules {
-				l.ir.Routes = append(l.ir.Routes, rc.irRoutes(h, uint32(l.spec.Port))...)
+			for _, resolvedRule := range rules {
+				l.ir.Routes = append(l.ir.Routes, resolvedRule.irRoutes(h, uint32(l.spec.Port))...)
 			}
 		}
 	}
 	if !hostsFound {
-		ps.Conditions = conditions.Set(ps.Conditions, conditions.New("Accepted", "False", "NoMatchingListenerHostname",
-			fmt.Sprintf(msgNoHostnameFormat, in.ref.Kind)))
-		rt.resolvedRefs(ps, rules)
+		parentStatus.Conditions = conditions.Set(parentStatus.Conditions,
+			conditions.New("Accepted", "False", "NoMatchingListenerHostname",
+				fmt.Sprintf(msgNoHostnameFormat, in.ref.Kind)))
+		translation.resolvedRefs(parentStatus, rules)
 		return
 	}
-	ps.Conditions = conditions.Set(ps.Conditions, conditions.New("Accepted", "True", "Accepted", msgRouteAccepted))
-	rt.resolvedRefs(ps, rules)
+	parentStatus.Conditions = conditions.Set(parentStatus.Conditions,
+		conditions.New("Accepted", "True", "Accepted", msgRouteAccepted))
+	translation.resolvedRefs(parentStatus, rules)
 }
 
 // resolvedRefs writes ResolvedRefs from the rules' backend problems.
-func (rt *routeTranslator) resolvedRefs(ps *result.ParentStatus, rules []*ruleCtx) {
-	filterConditions(ps, rules)
+func (translation *routeTranslator) resolvedRefs(parentStatus *result.ParentStatus, rules []*ruleCtx) {
+	filterConditions(parentStatus, rules)
 	var errs refErrors
-	for _, rc := range rules {
-		for _, e := range rc.errors {
+	for _, resolvedRule := range rules {
+		for _, e := range resolvedRule.errors {
 			errs.add(e.reason, e.msg)
 		}
 	}
 	if errs.empty() {
-		ps.Conditions = conditions.Set(ps.Conditions, conditions.New("ResolvedRefs", "True", "ResolvedRefs", msgRouteResolvedRefs))
+		parentStatus.Conditions = conditions.Set(parentStatus.Conditions,
+			conditions.New("ResolvedRefs", "True", "ResolvedRefs", msgRouteResolvedRefs))
 		return
 	}
-	ps.Conditions = conditions.Set(ps.Conditions, errs.condition("ResolvedRefs"))
+	parentStatus.Conditions = conditions.Set(parentStatus.Conditions, errs.condition("ResolvedRefs"))
 }

@@ -37,16 +37,16 @@ type refError struct{ reason, msg string }
 
 // irRoutes copies the rule's routes for one hostname of a listener on listenerPort, naming
 // them for the hostname.
-func (rc *ruleCtx) irRoutes(host string, listenerPort uint32) []*ir.HTTPRoute {
-	out := make([]*ir.HTTPRoute, 0, len(rc.routes))
-	for _, tmpl := range rc.routes {
+func (resolvedRule *ruleCtx) irRoutes(host string, listenerPort uint32) []*ir.HTTPRoute {
+	out := make([]*ir.HTTPRoute, 0, len(resolvedRule.routes))
+	for _, tmpl := range resolvedRule.routes {
 		r := *tmpl
 		r.Hostname = host
 		r.Name = fmt.Sprintf("%s/%s", tmpl.Name, strings.ReplaceAll(host, ".", "_"))
 		if r.Redirect != nil && r.Redirect.Port == nil {
-			rd := *r.Redirect
-			rd.Port = new(redirectPort(rd.Scheme, listenerPort))
-			r.Redirect = &rd
+			redirect := *r.Redirect
+			redirect.Port = new(redirectPort(redirect.Scheme, listenerPort))
+			r.Redirect = &redirect
 		}
 		out = append(out, &r)
 	}
@@ -69,66 +69,69 @@ func redirectPort(scheme *string, listenerPort uint32) uint32 {
 	return listenerPort
 }
 
-func (rt *routeTranslator) resolveHTTPRules(r *gwapiv1.HTTPRoute) []*ruleCtx {
+func (translation *routeTranslator) resolveHTTPRules(r *gwapiv1.HTTPRoute) []*ruleCtx {
 	out := make([]*ruleCtx, 0, len(r.Spec.Rules))
 	prefix := fmt.Sprintf("httproute/%s/%s/rule/", r.Namespace, r.Name)
 	for i, rule := range r.Spec.Rules {
-		refs := make([]gwapiv1.BackendRef, len(rule.BackendRefs))
-		for k := range rule.BackendRefs {
-			refs[k] = rule.BackendRefs[k].BackendRef
-		}
-		rc, dest := rt.resolveDestination("HTTPRoute", r.Namespace, refs, fmt.Sprintf("%s%d", prefix, i), i)
-		filters := rt.ruleFilters(rc, dest, r, i, rule)
-		rt.checkDynamicResolverRule(rc, filters, r.Namespace, refs, i)
+		resolvedRule, dest, filters, extensionMatches := translation.startRule("HTTPRoute", r, rule,
+			fmt.Sprintf("%s%d", prefix, i), i, false)
 		matches := rule.Matches
 		if len(matches) == 0 {
 			matches = []gwapiv1.HTTPRouteMatch{{}} // the CRD default: PathPrefix "/"
 		}
-		var extensionRefs []*gwapiv1.LocalObjectReference
-		for _, f := range rule.Filters {
-			extensionRefs = append(extensionRefs, f.ExtensionRef)
-		}
-		combos := withFilterMatches(len(matches), rt.filterMatches(r.Namespace, extensionRefs))
+		combos := withFilterMatches(len(matches), extensionMatches)
 		for _, c := range combos {
-			route := rt.newRoute(r, fmt.Sprintf("%s%d/match/%d", prefix, i, c.index), i, c.index)
+			route := translation.newRoute(r, fmt.Sprintf("%s%d/match/%d", prefix, i, c.index), i, c.index)
 			route.Source.RuleName = ruleName(rule.Name)
 			applyMatch(route, matches[c.match])
 			route.Cookies = c.cookies
-			rc.finish(route, dest, len(rule.BackendRefs))
+			resolvedRule.finish(route, dest, len(rule.BackendRefs))
 			filters.apply(route)
 		}
-		rc.dropOnBadRegex(i)
-		out = append(out, rc)
+		resolvedRule.dropOnBadRegex(i)
+		out = append(out, resolvedRule)
 	}
 	return out
+}
+
+// startRule does what an HTTPRoute rule and a GRPCRoute rule (as grpcRuleAsHTTP makes it)
+// share before their matches: the rule's backendRefs resolved into the destination named
+// clusterName (HTTP/2 to the backends when http2), its filters, the dynamic resolver check,
+// and the matches its HTTPRouteFilter extensionRefs add.
+func (translation *routeTranslator) startRule(kind string, r *gwapiv1.HTTPRoute, rule gwapiv1.HTTPRouteRule,
+	clusterName string, ruleIdx int, http2 bool) (*ruleCtx, *ir.Destination, *ruleFilters, [][]*ir.StringMatch) {
+	refs := make([]gwapiv1.BackendRef, len(rule.BackendRefs))
+	for k := range rule.BackendRefs {
+		refs[k] = rule.BackendRefs[k].BackendRef
+	}
+	resolvedRule, dest := translation.resolveDestination(kind, r.Namespace, refs, clusterName, ruleIdx)
+	if http2 {
+		dest.HTTP2 = true
+	}
+	filters := translation.ruleFilters(resolvedRule, dest, r, ruleIdx, rule)
+	translation.checkDynamicResolverRule(resolvedRule, filters, r.Namespace, refs, ruleIdx)
+	var extensionRefs []*gwapiv1.LocalObjectReference
+	for _, f := range rule.Filters {
+		extensionRefs = append(extensionRefs, f.ExtensionRef)
+	}
+	return resolvedRule, dest, filters, translation.filterMatches(r.Namespace, extensionRefs)
 }
 
 // resolveGRPCRules maps GRPCRoute rules onto HTTP/2 routes: service and method become the
 // :path ("/<service>/<method>"), as EG does (GR-01). A rule without matches takes every
 // request and is named match/-1.
-func (rt *routeTranslator) resolveGRPCRules(r *gwapiv1.GRPCRoute) []*ruleCtx {
+func (translation *routeTranslator) resolveGRPCRules(r *gwapiv1.GRPCRoute) []*ruleCtx {
 	out := make([]*ruleCtx, 0, len(r.Spec.Rules))
 	prefix := fmt.Sprintf("grpcroute/%s/%s/rule/", r.Namespace, r.Name)
 	for i, rule := range r.Spec.Rules {
-		refs := make([]gwapiv1.BackendRef, len(rule.BackendRefs))
-		for k := range rule.BackendRefs {
-			refs[k] = rule.BackendRefs[k].BackendRef
-		}
-		rc, dest := rt.resolveDestination("GRPCRoute", r.Namespace, refs, fmt.Sprintf("%s%d", prefix, i), i)
-		dest.HTTP2 = true
 		hr, hrule := grpcRuleAsHTTP(r, rule)
-		filters := rt.ruleFilters(rc, dest, hr, i, hrule)
-		rt.checkDynamicResolverRule(rc, filters, r.Namespace, refs, i)
-		var extensionRefs []*gwapiv1.LocalObjectReference
-		for _, f := range rule.Filters {
-			extensionRefs = append(extensionRefs, f.ExtensionRef)
-		}
-		extensionMatches := rt.filterMatches(r.Namespace, extensionRefs)
+		resolvedRule, dest, filters, extensionMatches := translation.startRule("GRPCRoute", hr, hrule,
+			fmt.Sprintf("%s%d", prefix, i), i, true)
 		if len(rule.Matches) == 0 && len(extensionMatches) == 0 {
-			route := rt.newRoute(r, fmt.Sprintf("%s%d/match/-1", prefix, i), i, -1)
+			route := translation.newRoute(r, fmt.Sprintf("%s%d/match/-1", prefix, i), i, -1)
 			route.Source.RuleName = ruleName(rule.Name)
 			route.PathMatch = &ir.StringMatch{Prefix: ptr("/")}
-			rc.finish(route, dest, len(rule.BackendRefs))
+			resolvedRule.finish(route, dest, len(rule.BackendRefs))
 			filters.apply(route)
 		}
 		matches := rule.Matches
@@ -137,16 +140,16 @@ func (rt *routeTranslator) resolveGRPCRules(r *gwapiv1.GRPCRoute) []*ruleCtx {
 		}
 		if len(rule.Matches) > 0 || len(extensionMatches) > 0 {
 			for _, c := range withFilterMatches(len(matches), extensionMatches) {
-				route := rt.newRoute(r, fmt.Sprintf("%s%d/match/%d", prefix, i, c.index), i, c.index)
+				route := translation.newRoute(r, fmt.Sprintf("%s%d/match/%d", prefix, i, c.index), i, c.index)
 				route.Source.RuleName = ruleName(rule.Name)
 				applyGRPCMatch(route, matches[c.match])
 				route.Cookies = c.cookies
-				rc.finish(route, dest, len(rule.BackendRefs))
+				resolvedRule.finish(route, dest, len(rule.BackendRefs))
 				filters.apply(route)
 			}
 		}
-		rc.dropOnBadRegex(i)
-		out = append(out, rc)
+		resolvedRule.dropOnBadRegex(i)
+		out = append(out, resolvedRule)
 	}
 	return out
 }
@@ -156,8 +159,8 @@ func ptr[T any](v T) *T { return &v }
 // dropOnBadRegex drops the rule when one of its matchers is a regular expression Envoy's
 // RE2 would refuse: the rule gets no route and an Accepted problem (EG's wording), which
 // makes the route Accepted=False when every rule is dropped, PartiallyInvalid otherwise.
-func (rc *ruleCtx) dropOnBadRegex(ruleIdx int) {
-	for _, r := range rc.routes {
+func (resolvedRule *ruleCtx) dropOnBadRegex(ruleIdx int) {
+	for _, r := range resolvedRule.routes {
 		var all []*ir.StringMatch
 		all = append(all, r.PathMatch)
 		all = append(all, r.Headers...)
@@ -168,13 +171,14 @@ func (rc *ruleCtx) dropOnBadRegex(ruleIdx int) {
 				continue
 			}
 			if _, err := regexp.Compile(*m.SafeRegex); err != nil {
-				if rc.filters == nil {
-					rc.filters = &ruleFilters{}
+				if resolvedRule.filters == nil {
+					resolvedRule.filters = &ruleFilters{}
 				}
-				rc.filters.dropped = true
-				rc.filters.errs = append(rc.filters.errs, filterErr{typ: errAccepted, reason: "UnsupportedValue",
-					msg: fmt.Sprintf("failed to process route rule %d: regex %q is invalid: %v", ruleIdx, *m.SafeRegex, err)})
-				rc.routes = nil
+				resolvedRule.filters.dropped = true
+				resolvedRule.filters.errs = append(resolvedRule.filters.errs,
+					filterErr{typ: errAccepted, reason: "UnsupportedValue",
+						msg: fmt.Sprintf("failed to process route rule %d: regex %q is invalid: %v", ruleIdx, *m.SafeRegex, err)})
+				resolvedRule.routes = nil
 				return
 			}
 		}
@@ -210,7 +214,7 @@ func ruleName(n *gwapiv1.SectionName) string {
 	return string(*n)
 }
 
-func (rt *routeTranslator) newRoute(o interface {
+func (translation *routeTranslator) newRoute(o interface {
 	GetNamespace() string
 	GetName() string
 	GetCreationTimestamp() metav1.Time
@@ -229,18 +233,19 @@ func (rt *routeTranslator) newRoute(o interface {
 
 // finish sets the route's action: the destination, or a 500 when the rule has no backend or
 // no valid one (RT-12), or a 503 when its only valid backends have no ready endpoint.
-func (rc *ruleCtx) finish(route *ir.HTTPRoute, dest *ir.Destination, backendRefs int) {
+func (resolvedRule *ruleCtx) finish(route *ir.HTTPRoute, dest *ir.Destination, backendRefs int) {
 	valid, _ := dest.ValidWeight()
-	serving := valid - rc.noEndpointWeight
+	serving := valid - resolvedRule.noEndpointWeight
 	switch {
-	case rc.failClosed || backendRefs == 0 || serving == 0 && (rc.backendErrors || rc.noEndpointWeight == 0):
+	case resolvedRule.failClosed || backendRefs == 0 || serving == 0 &&
+		(resolvedRule.backendErrors || resolvedRule.noEndpointWeight == 0):
 		route.DirectResponse = &ir.DirectResponse{Status: 500}
 	case serving == 0:
 		route.DirectResponse = &ir.DirectResponse{Status: 503}
 	default:
 		route.Destination = dest
 	}
-	rc.routes = append(rc.routes, route)
+	resolvedRule.routes = append(resolvedRule.routes, route)
 }
 
 // ruleTimeouts maps timeouts and retry: timeouts.request is the route timeout unless
@@ -307,8 +312,9 @@ func grpcRuleAsHTTP(r *gwapiv1.GRPCRoute, rule gwapiv1.GRPCRouteRule) (*gwapiv1.
 	hr := &gwapiv1.HTTPRoute{TypeMeta: r.TypeMeta, ObjectMeta: r.ObjectMeta}
 	hr.Kind = "GRPCRoute"
 	hrule := gwapiv1.HTTPRouteRule{Name: rule.Name, Filters: conv(rule.Filters)}
-	for _, br := range rule.BackendRefs {
-		hrule.BackendRefs = append(hrule.BackendRefs, gwapiv1.HTTPBackendRef{BackendRef: br.BackendRef, Filters: conv(br.Filters)})
+	for _, backendRef := range rule.BackendRefs {
+		hrule.BackendRefs = append(hrule.BackendRefs,
+			gwapiv1.HTTPBackendRef{BackendRef: backendRef.BackendRef, Filters: conv(backendRef.Filters)})
 	}
 	return hr, hrule
 }

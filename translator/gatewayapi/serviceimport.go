@@ -25,33 +25,38 @@ import (
 const serviceImportGroup = mcsv1a1.GroupName
 
 // resolveServiceImport fills b for a backendRef to a ServiceImport in ns.
-func (rt *routeTranslator) resolveServiceImport(b *ir.Backend, routeKind, routeNS, ns string, br gwapiv1.BackendRef,
+func (translation *routeTranslator) resolveServiceImport(b *ir.Backend, routeKind, routeNS, ns string,
+	backendRef gwapiv1.BackendRef,
 	fail func(reason, msg string) (*ir.Backend, *refError)) (*ir.Backend, *refError) {
-	if ns != routeNS && !rt.permitted(routeKind, routeNS, serviceImportGroup, "ServiceImport", ns, string(br.Name)) {
-		return fail("RefNotPermitted", fmt.Sprintf("Backend ref to ServiceImport %s/%s not permitted by any ReferenceGrant.", ns, br.Name))
+	if ns != routeNS &&
+		!translation.permitted(routeKind, routeNS, serviceImportGroup, "ServiceImport", ns, string(backendRef.Name)) {
+		return fail("RefNotPermitted",
+			fmt.Sprintf("Backend ref to ServiceImport %s/%s not permitted by any ReferenceGrant.", ns, backendRef.Name))
 	}
-	if br.Port == nil {
+	if backendRef.Port == nil {
 		return fail("PortNotSpecified", "A valid port number corresponding to a port on the Service must be specified")
 	}
-	si := rt.ix.serviceImports[types.NamespacedName{Namespace: ns, Name: string(br.Name)}]
+	si := translation.objects.serviceImports[types.NamespacedName{Namespace: ns, Name: string(backendRef.Name)}]
 	if si == nil {
-		return fail("BackendNotFound", fmt.Sprintf("service import %s/%s not found", ns, br.Name))
+		return fail("BackendNotFound", fmt.Sprintf("service import %s/%s not found", ns, backendRef.Name))
 	}
 	want := corev1.ProtocolTCP
 	if routeKind == "UDPRoute" {
 		want = corev1.ProtocolUDP
 	}
-	sp := importPort(si, int32(*br.Port), want)
+	sp := importPort(si, int32(*backendRef.Port), want)
 	if sp == nil {
-		return fail("PortNotFound", fmt.Sprintf("%s port %d not found on service import %s/%s", want, *br.Port, ns, br.Name))
+		return fail("PortNotFound",
+			fmt.Sprintf("%s port %d not found on service import %s/%s", want, *backendRef.Port, ns, backendRef.Name))
 	}
 	// The BackendTLSPolicy comes first, as EG resolves it before the endpoints.
-	tls, err := rt.upstreamTLS(ns, nil, btlsTarget{group: serviceImportGroup, kind: "ServiceImport", name: si.Name, section: sp.Name})
+	tls, err := translation.upstreamTLS(ns, nil,
+		btlsTarget{group: serviceImportGroup, kind: "ServiceImport", name: si.Name, section: sp.Name})
 	if err != nil {
 		return fail("InvalidBackendTLS", err.Error())
 	}
 	b.TLS = tls
-	eps, dns, mixed := rt.importEndpoints(si, sp)
+	eps, dns, mixed := translation.importEndpoints(si, sp)
 	if mixed {
 		return fail("UnsupportedAddressType", "mixed endpointslice address type for the same backendRef is not supported")
 	}
@@ -81,8 +86,9 @@ func importPort(si *mcsv1a1.ServiceImport, port int32, want corev1.Protocol) *mc
 // port (matched by name and protocol), whether they are hostnames (FQDN slices), and
 // whether the slices mix FQDN and IP address types. Without slices, the ServiceImport's
 // IPs serve on the backendRef's port.
-func (rt *routeTranslator) importEndpoints(si *mcsv1a1.ServiceImport, sp *mcsv1a1.ServicePort) (eps []ir.Endpoint, dns, mixed bool) {
-	slices := rt.ix.importSlices[types.NamespacedName{Namespace: si.Namespace, Name: si.Name}]
+func (translation *routeTranslator) importEndpoints(si *mcsv1a1.ServiceImport,
+	sp *mcsv1a1.ServicePort) (eps []ir.Endpoint, dns, mixed bool) {
+	slices := translation.objects.importSlices[types.NamespacedName{Namespace: si.Namespace, Name: si.Name}]
 	if len(slices) == 0 {
 		for _, ip := range si.Spec.IPs {
 			eps = append(eps, ir.Endpoint{Host: ip, Port: uint32(sp.Port)})
@@ -112,11 +118,11 @@ func (rt *routeTranslator) importEndpoints(si *mcsv1a1.ServiceImport, sp *mcsv1a
 			if name != sp.Name || pproto != proto || p.Port == nil {
 				continue
 			}
-			for _, ep := range s.Endpoints {
-				if ep.Conditions.Ready != nil && !*ep.Conditions.Ready {
+			for _, endpoint := range s.Endpoints {
+				if endpoint.Conditions.Ready != nil && !*endpoint.Conditions.Ready {
 					continue
 				}
-				for _, a := range ep.Addresses {
+				for _, a := range endpoint.Addresses {
 					e := ir.Endpoint{Host: a, Port: uint32(*p.Port)}
 					if !seen[e] {
 						seen[e] = true

@@ -172,7 +172,8 @@ func TestRankKey(t *testing.T) {
 		{rt("", "prefix", "/"), [8]int{1, 0, 0, 0, 0, 0, 0, 0}},
 		{rt("", "exact", "/"), [8]int{3, 1, 0, 0, 0, 0, 0, 0}},
 		{rt("", "", ""), [8]int{0, 0, 0, 0, 0, 0, 0, 0}},
-		{rt("", "prefix", "/", headers(exact("a", "1"), regex("b", "2")), query(exact("q", "1"))), [8]int{1, 0, 2, 1, 0, 0, 1, 1}},
+		{rt("", "prefix", "/", headers(exact("a", "1"), regex("b", "2")), query(exact("q", "1"))),
+			[8]int{1, 0, 2, 1, 0, 0, 1, 1}},
 	}
 	for _, tt := range tests {
 		if got := rankKey(tt.r); got != tt.want {

@@ -44,22 +44,22 @@ const otelDefaultPort = 4317
 // telemetry checks the Gateway's EnvoyProxy telemetry as EG v1.9 does, writes the
 // Gateway's condition when it fails, and returns the access logging of the Gateway's
 // listeners (nil: EG's default).
-func (rt *routeTranslator) telemetry(g *gatewayCtx) (*ir.AccessLog, *ir.Tracing) {
+func (translation *routeTranslator) telemetry(g *gatewayCtx) (*ir.AccessLog, *ir.Tracing) {
 	gw := g.gw
-	ep, _ := rt.ix.envoyProxyOf(gw)
-	if ep == nil || ep.Spec.Telemetry == nil {
+	envoyProxy, _ := translation.objects.envoyProxyOf(gw)
+	if envoyProxy == nil || envoyProxy.Spec.Telemetry == nil {
 		return nil, nil
 	}
-	tel := ep.Spec.Telemetry
+	tel := envoyProxy.Spec.Telemetry
 	what := "access log"
-	al, err := rt.accessLogOf(g, ep)
+	al, err := translation.accessLogOf(g, envoyProxy)
 	if err != nil {
 		al = &ir.AccessLog{Disabled: true}
 	}
 	var tr *ir.Tracing
 	if err == nil && tel.Tracing != nil {
-		if err = rt.telemetryRefs(ep, tel.Tracing.Provider.BackendCluster); err == nil {
-			tr, err = rt.tracingOf(g, ep)
+		if err = translation.telemetryRefs(envoyProxy, tel.Tracing.Provider.BackendCluster); err == nil {
+			tr, err = translation.tracingOf(g, envoyProxy)
 		}
 		if err != nil {
 			what = "tracing"
@@ -70,17 +70,17 @@ func (rt *routeTranslator) telemetry(g *gatewayCtx) (*ir.AccessLog, *ir.Tracing)
 			if sink.OpenTelemetry == nil {
 				continue
 			}
-			if err = rt.telemetryRefs(ep, sink.OpenTelemetry.BackendCluster); err != nil {
+			if err = translation.telemetryRefs(envoyProxy, sink.OpenTelemetry.BackendCluster); err != nil {
 				what = "metrics"
 				break
 			}
 		}
 	}
 	if err == nil {
-		rt.telemetryBackendTLS(g, ep)
+		translation.telemetryBackendTLS(g, envoyProxy)
 		return al, tr
 	}
-	s := rt.st.object(resource.Ref{Kind: "Gateway", Namespace: gw.Namespace, Name: gw.Name})
+	s := translation.status.object(resource.Ref{Kind: "Gateway", Namespace: gw.Namespace, Name: gw.Name})
 	s.Conditions = conditions.Set(s.Conditions, conditions.New("Accepted", "False", reasonInvalidParameters,
 		fmt.Sprintf("Invalid %s backendRefs in the referenced EnvoyProxy: %v", what, err)))
 	return al, tr
@@ -92,24 +92,24 @@ func (rt *routeTranslator) telemetry(g *gatewayCtx) (*ir.AccessLog, *ir.Tracing)
 // OpenTelemetry provider's calls carry (as an OpenTelemetry access log sink's), the service
 // name (serviceName, else <gateway name>.<gateway namespace>, the GatewayClass with
 // mergeGateways), the sampling percentages and the tags.
-func (rt *routeTranslator) tracingOf(g *gatewayCtx, ep *egv1a1.EnvoyProxy) (*ir.Tracing, error) {
-	t := ep.Spec.Telemetry.Tracing
+func (translation *routeTranslator) tracingOf(g *gatewayCtx, envoyProxy *egv1a1.EnvoyProxy) (*ir.Tracing, error) {
+	t := envoyProxy.Spec.Telemetry.Tracing
 	p := t.Provider
-	dest, err := rt.telemetryDestination(g, ep, "tracing", p.BackendCluster)
+	dest, err := translation.telemetryDestination(g, envoyProxy, "tracing", p.BackendCluster)
 	if err != nil {
 		return nil, err
 	}
 	out := &ir.Tracing{
 		Provider:    string(p.Type),
 		Destination: dest,
-		Owner:       ir.PolicyRef{Kind: egv1a1.KindEnvoyProxy, Namespace: ep.Namespace, Name: ep.Name},
+		Owner:       ir.PolicyRef{Kind: egv1a1.KindEnvoyProxy, Namespace: envoyProxy.Namespace, Name: envoyProxy.Name},
 		ServiceName: g.gw.Name + "." + g.gw.Namespace,
 		CustomTags:  tracingCustomTags(t.CustomTags),
 		Tags:        t.Tags,
 		SpanName:    tracingSpanName(t.SpanName),
 	}
 	setZipkin(out, p.Zipkin)
-	if rt.ix.mergeGateways {
+	if translation.objects.mergeGateways {
 		out.ServiceName = string(g.gw.Spec.GatewayClassName)
 	}
 	if p.ServiceName != nil {
@@ -173,18 +173,18 @@ func samplingPercent(rate *uint32, f *gwapiv1.Fraction) float64 {
 // build (ALS, tracing, metrics) name objects that exist. No ReferenceGrant is asked for
 // (the EnvoyProxy is the operator's, and EG v1.9 takes its sinks in other namespaces:
 // EG's testdata envoyproxy-accesslog-backend, with the collector in monitoring).
-func (rt *routeTranslator) telemetryRefs(ep *egv1a1.EnvoyProxy, bc egv1a1.BackendCluster) error {
-	for _, br := range bc.BackendRefs {
-		ns, kind := refNamespaceKind(ep.Namespace, br.BackendObjectReference)
-		key := types.NamespacedName{Namespace: ns, Name: string(br.Name)}
+func (translation *routeTranslator) telemetryRefs(envoyProxy *egv1a1.EnvoyProxy, bc egv1a1.BackendCluster) error {
+	for _, backendRef := range bc.BackendRefs {
+		ns, kind := refNamespaceKind(envoyProxy.Namespace, backendRef.BackendObjectReference)
+		key := types.NamespacedName{Namespace: ns, Name: string(backendRef.Name)}
 		switch kind {
 		case "Service":
-			if rt.ix.services[key] == nil {
-				return fmt.Errorf("service %s/%s not found", ns, br.Name)
+			if translation.objects.services[key] == nil {
+				return fmt.Errorf("service %s/%s not found", ns, backendRef.Name)
 			}
 		case egv1a1.KindBackend:
-			if rt.ix.backends[key] == nil {
-				return fmt.Errorf("Backend %s/%s not found", ns, br.Name)
+			if translation.objects.backends[key] == nil {
+				return fmt.Errorf("Backend %s/%s not found", ns, backendRef.Name)
 			}
 		}
 	}
@@ -197,11 +197,11 @@ func (rt *routeTranslator) telemetryRefs(ep *egv1a1.EnvoyProxy, bc egv1a1.Backen
 // gives only a text) goes to each of its File sinks, or to /dev/stdout without sinks; its
 // OpenTelemetry sinks each get a collector cluster. A setting's matches must all be CEL
 // expressions. An error is EG's reason to refuse the Gateway's access logs.
-func (rt *routeTranslator) accessLogOf(g *gatewayCtx, ep *egv1a1.EnvoyProxy) (*ir.AccessLog, error) {
-	if ep == nil || ep.Spec.Telemetry == nil || ep.Spec.Telemetry.AccessLog == nil {
+func (translation *routeTranslator) accessLogOf(g *gatewayCtx, envoyProxy *egv1a1.EnvoyProxy) (*ir.AccessLog, error) {
+	if envoyProxy == nil || envoyProxy.Spec.Telemetry == nil || envoyProxy.Spec.Telemetry.AccessLog == nil {
 		return nil, nil
 	}
-	spec := ep.Spec.Telemetry.AccessLog
+	spec := envoyProxy.Spec.Telemetry.AccessLog
 	if spec.Disable != nil && *spec.Disable {
 		return &ir.AccessLog{Disabled: true}, nil
 	}
@@ -209,15 +209,15 @@ func (rt *routeTranslator) accessLogOf(g *gatewayCtx, ep *egv1a1.EnvoyProxy) (*i
 		return nil, nil
 	}
 	out := &ir.AccessLog{}
-	for i, st := range spec.Settings {
+	for i, setting := range spec.Settings {
 		logType := ""
-		if st.Type != nil {
-			logType = string(*st.Type)
+		if setting.Type != nil {
+			logType = string(*setting.Type)
 		}
 		// Without a format, EG takes JSON with its default fields.
 		format := egv1a1.ProxyAccessLogFormat{Type: new(egv1a1.ProxyAccessLogFormatTypeJSON)}
-		if st.Format != nil {
-			format = *st.Format
+		if setting.Format != nil {
+			format = *setting.Format
 		}
 		text := false
 		switch {
@@ -228,7 +228,7 @@ func (rt *routeTranslator) accessLogOf(g *gatewayCtx, ep *egv1a1.EnvoyProxy) (*i
 		}
 		var matches []string
 		var errs []error
-		for _, expr := range st.Matches {
+		for _, expr := range setting.Matches {
 			if _, iss := celParser.Parse(expr); iss != nil && iss.Err() != nil {
 				errs = append(errs, fmt.Errorf("invalid CEL expression: %s", expr))
 				continue
@@ -250,26 +250,27 @@ func (rt *routeTranslator) accessLogOf(g *gatewayCtx, ep *egv1a1.EnvoyProxy) (*i
 			fl.Fields = format.JSON
 			out.JSON = append(out.JSON, fl)
 		}
-		if len(st.Sinks) == 0 {
+		if len(setting.Sinks) == 0 {
 			add("/dev/stdout")
 		}
-		for j, sink := range st.Sinks {
+		for j, sink := range setting.Sinks {
 			switch {
 			case sink.Type == egv1a1.ProxyAccessLogSinkTypeFile && sink.File != nil:
 				add(sink.File.Path)
 			case sink.Type == egv1a1.ProxyAccessLogSinkTypeALS && sink.ALS != nil:
 				// EG's ALS sink: a cluster accesslog_als_<setting>_<sink> of its backendRefs
 				// (gRPC, so HTTP/2), its log name or <EnvoyProxy namespace>/<name>.
-				if err := rt.telemetryRefs(ep, sink.ALS.BackendCluster); err != nil {
+				if err := translation.telemetryRefs(envoyProxy, sink.ALS.BackendCluster); err != nil {
 					return nil, err
 				}
-				dest, err := rt.telemetryDestination(g, ep, fmt.Sprintf("accesslog_als_%d_%d", i, j), sink.ALS.BackendCluster)
+				dest, err := translation.telemetryDestination(g, envoyProxy, fmt.Sprintf("accesslog_als_%d_%d", i, j),
+					sink.ALS.BackendCluster)
 				if err != nil {
 					return nil, err
 				}
 				a := ir.ALSAccessLog{Type: logType, Matches: matches, Destination: dest,
-					Owner:   ir.PolicyRef{Kind: egv1a1.KindEnvoyProxy, Namespace: ep.Namespace, Name: ep.Name},
-					LogName: ep.Namespace + "/" + ep.Name, Service: string(sink.ALS.Type)}
+					Owner:   ir.PolicyRef{Kind: egv1a1.KindEnvoyProxy, Namespace: envoyProxy.Namespace, Name: envoyProxy.Name},
+					LogName: envoyProxy.Namespace + "/" + envoyProxy.Name, Service: string(sink.ALS.Type)}
 				if sink.ALS.LogName != nil {
 					a.LogName = *sink.ALS.LogName
 				}
@@ -278,7 +279,7 @@ func (rt *routeTranslator) accessLogOf(g *gatewayCtx, ep *egv1a1.EnvoyProxy) (*i
 				}
 				out.ALS = append(out.ALS, a)
 			case sink.Type == egv1a1.ProxyAccessLogSinkTypeOpenTelemetry && sink.OpenTelemetry != nil:
-				o, err := rt.otelAccessLog(g, ep, fmt.Sprintf("accesslog_otel_%d_%d", i, j), sink.OpenTelemetry)
+				o, err := translation.otelAccessLog(g, envoyProxy, fmt.Sprintf("accesslog_otel_%d_%d", i, j), sink.OpenTelemetry)
 				if err != nil {
 					return nil, err
 				}
@@ -305,15 +306,16 @@ func (rt *routeTranslator) accessLogOf(g *gatewayCtx, ep *egv1a1.EnvoyProxy) (*i
 // Service's <name>.<namespace>.svc or the Backend's <name>.<namespace>; the host of a
 // host and port); the resource attributes (resourceAttributes, else the deprecated
 // resources) and headers.
-func (rt *routeTranslator) otelAccessLog(g *gatewayCtx, ep *egv1a1.EnvoyProxy, name string, o *egv1a1.OpenTelemetryEnvoyProxyAccessLog) (ir.OpenTelemetryAccessLog, error) {
+func (translation *routeTranslator) otelAccessLog(g *gatewayCtx, envoyProxy *egv1a1.EnvoyProxy, name string,
+	o *egv1a1.OpenTelemetryEnvoyProxyAccessLog) (ir.OpenTelemetryAccessLog, error) {
 	out := ir.OpenTelemetryAccessLog{
-		Owner:              ir.PolicyRef{Kind: egv1a1.KindEnvoyProxy, Namespace: ep.Namespace, Name: ep.Name},
+		Owner:              ir.PolicyRef{Kind: egv1a1.KindEnvoyProxy, Namespace: envoyProxy.Namespace, Name: envoyProxy.Name},
 		ResourceAttributes: sortedKeyValues(o.GetResourceAttributes()),
 	}
 	for _, h := range o.Headers {
 		out.Headers = append(out.Headers, ir.KeyValue{Key: string(h.Name), Value: h.Value})
 	}
-	dest, err := rt.telemetryDestination(g, ep, name, o.BackendCluster)
+	dest, err := translation.telemetryDestination(g, envoyProxy, name, o.BackendCluster)
 	if err != nil {
 		return out, err
 	}
@@ -359,60 +361,67 @@ func telemetryAuthority(dest *ir.Destination) string {
 // telemetryDestination resolves the backendRefs of a telemetry backend as EG v1.9 does
 // (processBackendRefsForTelemetry): a Service must exist, not be ExternalName, have the TCP
 // port and ready endpoints (its ClusterIP without EndpointSlices); an EG Backend must be
-// enabled, exist, pass EG's Backend validation and not be a dynamic resolver. The upstream TLS of each is what the BackendTLSPolicy
-// targeting it (and an EG Backend's spec.tls) asks for, with the Gateway's client TLS
-// settings; an EG Backend with one FQDN endpoint and no SNI sends that hostname. The
-// policies' statuses are written by telemetryBackendTLS, with the EnvoyProxy as ancestor.
-func (rt *routeTranslator) telemetryDestination(g *gatewayCtx, ep *egv1a1.EnvoyProxy, name string, bc egv1a1.BackendCluster) (*ir.Destination, error) {
+// enabled, exist, pass EG's Backend validation and not be a dynamic resolver. The upstream TLS of each is what the
+// BackendTLSPolicy targeting it (and an EG Backend's spec.tls) asks for, with the Gateway's client TLS settings; an EG
+// Backend with one FQDN endpoint and no SNI sends that hostname. The policies' statuses are written by
+// telemetryBackendTLS, with the EnvoyProxy as ancestor.
+func (translation *routeTranslator) telemetryDestination(g *gatewayCtx, envoyProxy *egv1a1.EnvoyProxy, name string,
+	bc egv1a1.BackendCluster) (*ir.Destination, error) {
 	dest := &ir.Destination{Name: name, HTTP2: true}
-	savedA, savedG := rt.curAncestors, rt.telemetryGateway
-	rt.curAncestors = []result.ParentRef{{Kind: egv1a1.KindEnvoyProxy, Namespace: ep.Namespace, Name: ep.Name}}
-	rt.telemetryGateway = g
-	defer func() { rt.curAncestors, rt.telemetryGateway = savedA, savedG }()
-	for _, br := range bc.BackendRefs {
-		ns, kind := refNamespaceKind(ep.Namespace, br.BackendObjectReference)
-		key := types.NamespacedName{Namespace: ns, Name: string(br.Name)}
-		b := &ir.Backend{Name: name + "/backend/-1", Weight: 1, Kind: kind, Namespace: ns, ServiceName: string(br.Name)}
-		if br.Port != nil {
-			b.Port = uint32(*br.Port)
+	savedA, savedG := translation.curAncestors, translation.telemetryGateway
+	translation.curAncestors = []result.ParentRef{
+		{Kind: egv1a1.KindEnvoyProxy, Namespace: envoyProxy.Namespace, Name: envoyProxy.Name}}
+	translation.telemetryGateway = g
+	defer func() { translation.curAncestors, translation.telemetryGateway = savedA, savedG }()
+	for _, backendRef := range bc.BackendRefs {
+		ns, kind := refNamespaceKind(envoyProxy.Namespace, backendRef.BackendObjectReference)
+		key := types.NamespacedName{Namespace: ns, Name: string(backendRef.Name)}
+		b := &ir.Backend{Name: name + "/backend/-1", Weight: 1, Kind: kind, Namespace: ns,
+			ServiceName: string(backendRef.Name)}
+		if backendRef.Port != nil {
+			b.Port = uint32(*backendRef.Port)
 		}
 		switch kind {
 		case "Service":
-			svc := rt.ix.services[key]
+			svc := translation.objects.services[key]
 			if svc == nil {
-				return nil, fmt.Errorf("service %s/%s not found", ns, br.Name)
+				return nil, fmt.Errorf("service %s/%s not found", ns, backendRef.Name)
 			}
 			if svc.Spec.Type == corev1.ServiceTypeExternalName {
-				return nil, fmt.Errorf("Service %s/%s is of type ExternalName, which is not supported as a backend; use an Envoy Gateway Backend resource with an FQDN endpoint instead", ns, br.Name)
+				return nil, fmt.Errorf(
+					"Service %s/%s is of type ExternalName, which is not supported as a backend; use an Envoy Gateway Backend "+
+						"resource with an FQDN endpoint instead",
+					ns, backendRef.Name)
 			}
 			var sp *corev1.ServicePort
-			if br.Port != nil {
-				sp = servicePort(svc, int32(*br.Port))
+			if backendRef.Port != nil {
+				sp = servicePort(svc, int32(*backendRef.Port))
 			}
 			if sp == nil {
 				port := int32(0)
-				if br.Port != nil {
-					port = int32(*br.Port)
+				if backendRef.Port != nil {
+					port = int32(*backendRef.Port)
 				}
-				return nil, fmt.Errorf("TCP Port %d not found on Service %s/%s", port, ns, br.Name)
+				return nil, fmt.Errorf("TCP Port %d not found on Service %s/%s", port, ns, backendRef.Name)
 			}
-			if b.Endpoints = rt.endpoints(svc, sp); len(b.Endpoints) == 0 {
-				return nil, fmt.Errorf("no ready endpoints for the related Service %s/%s", ns, br.Name)
+			if b.Endpoints = translation.endpoints(svc, sp); len(b.Endpoints) == 0 {
+				return nil, fmt.Errorf("no ready endpoints for the related Service %s/%s", ns, backendRef.Name)
 			}
-			tls, err := rt.mergeUpstreamTLS(ns, nil, btlsTarget{kind: "Service", name: svc.Name, section: sp.Name}, false)
+			tls, err := translation.mergeUpstreamTLS(ns, nil, btlsTarget{kind: "Service", name: svc.Name, section: sp.Name},
+				false)
 			if err != nil {
 				return nil, err
 			}
 			b.TLS = tls
 		case egv1a1.KindBackend:
-			if api := rt.t.Config.ExtensionAPIs; api == nil || !api.EnableBackend {
+			if api := translation.t.Config.ExtensionAPIs; api == nil || !api.EnableBackend {
 				return nil, errors.New("Backend is disabled in Envoy Gateway configuration")
 			}
-			be := rt.ix.backends[key]
+			be := translation.objects.backends[key]
 			if be == nil {
-				return nil, fmt.Errorf("Backend %s/%s not found", ns, br.Name)
+				return nil, fmt.Errorf("Backend %s/%s not found", ns, backendRef.Name)
 			}
-			if _, err := rt.ix.validateBackend(be); err != nil {
+			if _, err := translation.objects.validateBackend(be); err != nil {
 				return nil, err
 			}
 			if be.Spec.Type != nil && *be.Spec.Type == egv1a1.BackendTypeDynamicResolver {
@@ -423,7 +432,8 @@ func (rt *routeTranslator) telemetryDestination(g *gatewayCtx, ep *egv1a1.EnvoyP
 				failure = errors.New(msg)
 				return nil, &refError{msg: msg}
 			}
-			if _, rerr := rt.resolveEGBackend(b, "", ns, ns, gwapiv1.BackendRef{BackendObjectReference: br.BackendObjectReference}, fail); rerr != nil {
+			if _, rerr := translation.resolveEGBackend(b, "", ns, ns,
+				gwapiv1.BackendRef{BackendObjectReference: backendRef.BackendObjectReference}, fail); rerr != nil {
 				return nil, failure
 			}
 			if b.TLS != nil && b.TLS.SNI == "" && len(be.Spec.Endpoints) == 1 && be.Spec.Endpoints[0].FQDN != nil {
@@ -454,8 +464,8 @@ func sortedKeyValues(m map[string]string) []ir.KeyValue {
 // secure its telemetry backends (sinks of access logs, tracing, metrics), as EG v1.9 lists
 // it (EG's testdata: envoyproxy-otel-backendtlspolicy): the policy's status then says
 // whether it applies there, beside the Gateways of the routes it serves.
-func (rt *routeTranslator) telemetryBackendTLS(g *gatewayCtx, ep *egv1a1.EnvoyProxy) {
-	tel := ep.Spec.Telemetry
+func (translation *routeTranslator) telemetryBackendTLS(g *gatewayCtx, envoyProxy *egv1a1.EnvoyProxy) {
+	tel := envoyProxy.Spec.Telemetry
 	var clusters []egv1a1.BackendCluster
 	if al := tel.AccessLog; al != nil && (al.Disable == nil || !*al.Disable) {
 		for _, s := range al.Settings {
@@ -479,32 +489,34 @@ func (rt *routeTranslator) telemetryBackendTLS(g *gatewayCtx, ep *egv1a1.EnvoyPr
 			}
 		}
 	}
-	savedA, savedG := rt.curAncestors, rt.telemetryGateway
-	rt.curAncestors = []result.ParentRef{{Kind: egv1a1.KindEnvoyProxy, Namespace: ep.Namespace, Name: ep.Name}}
-	rt.telemetryGateway = g
-	defer func() { rt.curAncestors, rt.telemetryGateway = savedA, savedG }()
+	savedA, savedG := translation.curAncestors, translation.telemetryGateway
+	translation.curAncestors = []result.ParentRef{
+		{Kind: egv1a1.KindEnvoyProxy, Namespace: envoyProxy.Namespace, Name: envoyProxy.Name}}
+	translation.telemetryGateway = g
+	defer func() { translation.curAncestors, translation.telemetryGateway = savedA, savedG }()
 	for _, bc := range clusters {
-		for _, br := range bc.BackendRefs {
-			ns, kind := refNamespaceKind(ep.Namespace, br.BackendObjectReference)
-			key := types.NamespacedName{Namespace: ns, Name: string(br.Name)}
+		for _, backendRef := range bc.BackendRefs {
+			ns, kind := refNamespaceKind(envoyProxy.Namespace, backendRef.BackendObjectReference)
+			key := types.NamespacedName{Namespace: ns, Name: string(backendRef.Name)}
 			section := ""
-			if br.Port != nil {
-				section = strconv.Itoa(int(*br.Port))
+			if backendRef.Port != nil {
+				section = strconv.Itoa(int(*backendRef.Port))
 			}
 			switch kind {
 			case "Service":
-				svc := rt.ix.services[key]
-				if svc == nil || br.Port == nil {
+				svc := translation.objects.services[key]
+				if svc == nil || backendRef.Port == nil {
 					continue
 				}
-				sp := servicePort(svc, int32(*br.Port))
+				sp := servicePort(svc, int32(*backendRef.Port))
 				if sp == nil {
 					continue
 				}
-				_, _ = rt.mergeUpstreamTLS(ns, nil, btlsTarget{kind: "Service", name: svc.Name, section: sp.Name}, true)
+				_, _ = translation.mergeUpstreamTLS(ns, nil, btlsTarget{kind: "Service", name: svc.Name, section: sp.Name}, true)
 			case egv1a1.KindBackend:
-				if be := rt.ix.backends[key]; be != nil {
-					_, _ = rt.mergeUpstreamTLS(ns, be, btlsTarget{group: egv1a1.GroupName, kind: egv1a1.KindBackend, name: be.Name, section: section}, true)
+				if be := translation.objects.backends[key]; be != nil {
+					_, _ = translation.mergeUpstreamTLS(ns, be,
+						btlsTarget{group: egv1a1.GroupName, kind: egv1a1.KindBackend, name: be.Name, section: section}, true)
 				}
 			}
 		}

@@ -16,7 +16,8 @@ import (
 
 // checkTLS validates an HTTPS listener's TLS block and resolves its certificates. Problems
 // become listener conditions with EG's reasons and messages.
-func (l *listenerCtx) checkTLS(ix *index, permitted func(fromKind, fromNS, toGroup, toKind, toNS, toName string) bool) {
+func (l *listenerCtx) checkTLS(objects *index,
+	permitted func(fromKind, fromNS, toGroup, toKind, toNS, toName string) bool) {
 	t := l.spec.TLS
 	if t == nil {
 		l.conditions = conditions.Set(l.conditions, conditions.New("Programmed", "False", "Invalid",
@@ -35,7 +36,8 @@ func (l *listenerCtx) checkTLS(ix *index, permitted func(fromKind, fromNS, toGro
 		ownerKind, ownerNS = "ListenerSet", l.listenerSet.Namespace
 	}
 	if len(t.CertificateRefs) == 0 {
-		l.conditions = conditions.Set(l.conditions, conditions.New("Programmed", "False", "Invalid", "Listener must have at least 1 TLS certificate ref"))
+		l.conditions = conditions.Set(l.conditions,
+			conditions.New("Programmed", "False", "Invalid", "Listener must have at least 1 TLS certificate ref"))
 		return
 	}
 	// First the references: each error names the ref's index. Serving certificates are
@@ -70,15 +72,17 @@ func (l *listenerCtx) checkTLS(ix *index, permitted func(fromKind, fromNS, toGro
 			continue
 		}
 		key := types.NamespacedName{Namespace: ns, Name: string(ref.Name)}
-		sec := ix.secrets[key]
+		sec := objects.secrets[key]
 		switch {
 		case sec == nil:
 			fail("InvalidCertificateRef", "Secret %s/%s does not exist.", ns, ref.Name)
 			continue
-		case sec.Type == certs.SDSSecretType && ix.listenerSDS:
+		case sec.Type == certs.SDSSecretType && objects.listenerSDS:
 			// TLS-08: the certificate lives on an external SDS server.
-			if !ix.sdsSecretRefs {
-				fail("InvalidCertificateRef", "SDS Secret %s/%s cannot be used because SDS Secret references are not enabled in EnvoyGateway configuration.", ns, ref.Name)
+			if !objects.sdsSecretRefs {
+				fail("InvalidCertificateRef",
+					"SDS Secret %s/%s cannot be used because SDS Secret references are not enabled in EnvoyGateway configuration.", ns,
+					ref.Name)
 				continue
 			}
 			sds, err := certs.ReadSDSRef(sec)
@@ -97,7 +101,8 @@ func (l *listenerCtx) checkTLS(ix *index, permitted func(fromKind, fromNS, toGro
 			fail("InvalidCertificateRef", "Secret %s/%s must be of type %s.", ns, ref.Name, corev1.SecretTypeTLS)
 			continue
 		case len(secretData(sec, corev1.TLSCertKey)) == 0 || len(secretData(sec, corev1.TLSPrivateKeyKey)) == 0:
-			fail("InvalidCertificateRef", "Secret %s/%s must contain %s and %s.", ns, ref.Name, corev1.TLSCertKey, corev1.TLSPrivateKeyKey)
+			fail("InvalidCertificateRef", "Secret %s/%s must contain %s and %s.", ns, ref.Name, corev1.TLSCertKey,
+				corev1.TLSPrivateKeyKey)
 			continue
 		}
 		inline = append(inline, sec)
@@ -108,27 +113,32 @@ func (l *listenerCtx) checkTLS(ix *index, permitted func(fromKind, fromNS, toGro
 		if allNotPermitted && len(errs) > 0 {
 			reason = "RefNotPermitted"
 		}
-		l.conditions = conditions.Set(l.conditions, conditions.New("ResolvedRefs", "False", reason, "No valid secrets exist: "+strings.Join(errs, "\n")))
+		l.conditions = conditions.Set(l.conditions,
+			conditions.New("ResolvedRefs", "False", reason, "No valid secrets exist: "+strings.Join(errs, "\n")))
 		return
 	}
-	served, certErrs := servingCertificates(inline, ix.now)
+	served, certErrs := servingCertificates(inline, objects.now)
 	if len(certErrs) > 0 {
 		joined := strings.Join(certErrs, "\n")
 		if len(served) == 0 && len(sdsRefs) == 0 {
 			// Nothing left to serve: only the certificate errors are reported.
-			l.conditions = conditions.Set(l.conditions, conditions.New("ResolvedRefs", "False", "InvalidCertificateRef", "No valid secrets exist: "+joined+"."))
+			l.conditions = conditions.Set(l.conditions,
+				conditions.New("ResolvedRefs", "False", "InvalidCertificateRef", "No valid secrets exist: "+joined+"."))
 			return
 		}
 		errs = append(errs, joined)
 	}
 	if len(errs) > 0 {
-		l.conditions = conditions.Set(l.conditions, conditions.New("ResolvedRefs", "False", "PartiallyInvalidCertificateRef", "Some secrets are invalid: "+strings.Join(errs, "\n")))
+		l.conditions = conditions.Set(l.conditions,
+			conditions.New("ResolvedRefs", "False", "PartiallyInvalidCertificateRef",
+				"Some secrets are invalid: "+strings.Join(errs, "\n")))
 	}
 	for _, sec := range ordered {
 		name := sec.Namespace + "/" + sec.Name
 		if sds, ok := sdsRefs[sec]; ok {
 			l.hasSDS = true
-			l.certs = append(l.certs, ir.TLSCertificate{Name: name, SDS: &ir.SDSSource{SecretName: sds.SecretName, URL: sds.URL}})
+			l.certs = append(l.certs,
+				ir.TLSCertificate{Name: name, SDS: &ir.SDSSource{SecretName: sds.SecretName, URL: sds.URL}})
 			continue
 		}
 		if c, ok := served[sec]; ok {
@@ -147,8 +157,8 @@ func secretData(s *corev1.Secret, key string) []byte {
 }
 
 // checkOverlappingTLS sets OverlappingTLSConfig on HTTPS listeners of one Gateway (of every
-// Gateway of the proxy when Gateways merge, as EG does) that share a port and whose hostnames, then certificate SANs, overlap (the certificate reason wins,
-// as Gateway API asks). Overlapping certificates make ALPN offer only http/1.1.
+// Gateway of the proxy when Gateways merge, as EG does) that share a port and whose hostnames, then certificate SANs,
+// overlap (the certificate reason wins, as Gateway API asks). Overlapping certificates make ALPN offer only http/1.1.
 func checkOverlappingTLS(listeners []*listenerCtx) {
 	var https []*listenerCtx
 	for _, l := range listeners {
@@ -184,8 +194,10 @@ func checkOverlappingTLS(listeners []*listenerCtx) {
 	})
 	for i, p := range byHost {
 		if p != nil {
-			https[i].conditions = conditions.Set(https[i].conditions, conditions.New("OverlappingTLSConfig", "True", "OverlappingHostnames",
-				fmt.Sprintf("The hostname %s overlaps with the hostname %s in listener %s%s.", p.mine, p.theirs, p.other.spec.Name, ofGateway(https[i], p.other))))
+			https[i].conditions = conditions.Set(https[i].conditions,
+				conditions.New("OverlappingTLSConfig", "True", "OverlappingHostnames",
+					fmt.Sprintf("The hostname %s overlaps with the hostname %s in listener %s%s.", p.mine, p.theirs, p.other.spec.Name,
+						ofGateway(https[i], p.other))))
 		}
 	}
 	checkSDSOpaque(https)
@@ -202,8 +214,12 @@ func checkOverlappingTLS(listeners []*listenerCtx) {
 	})
 	for i, p := range byCert {
 		if p != nil {
-			https[i].conditions = conditions.Set(https[i].conditions, conditions.New("OverlappingTLSConfig", "True", "OverlappingCertificates",
-				fmt.Sprintf("The certificate SAN %s overlaps with the certificate SAN %s in listener %s%s. ALPN will default to HTTP/1.1 to prevent HTTP/2 connection coalescing, unless explicitly configured via ClientTrafficPolicy", p.mine, p.theirs, p.other.spec.Name, ofGateway(https[i], p.other))))
+			https[i].conditions = conditions.Set(https[i].conditions,
+				conditions.New("OverlappingTLSConfig", "True", "OverlappingCertificates",
+					fmt.Sprintf(
+						"The certificate SAN %s overlaps with the certificate SAN %s in listener %s%s. ALPN will default to HTTP/1.1 "+
+							"to prevent HTTP/2 connection coalescing, unless explicitly configured via ClientTrafficPolicy",
+						p.mine, p.theirs, p.other.spec.Name, ofGateway(https[i], p.other))))
 			https[i].http11Only = true
 			if lir := https[i].ir; lir != nil && lir.TLS != nil { // merged Gateways: checked after the IR is built
 				lir.TLS.HTTP11Only = true
@@ -265,11 +281,14 @@ func checkSDSOpaque(https []*listenerCtx) {
 			continue
 		}
 		l.http11Only = true
-		l.conditions = conditions.Set(l.conditions, conditions.New("OverlappingTLSConfig", "True", "SDSCertificateOpaque", msgSDSCertificateOpaque))
+		l.conditions = conditions.Set(l.conditions,
+			conditions.New("OverlappingTLSConfig", "True", "SDSCertificateOpaque", msgSDSCertificateOpaque))
 	}
 }
 
-const msgSDSCertificateOpaque = "HTTP/2 is disabled by default because one or more HTTPS listeners on this port use an SDS-backed certificate whose DNS names cannot be inspected. Configure ALPN explicitly with ClientTrafficPolicy to override this default."
+const msgSDSCertificateOpaque = "HTTP/2 is disabled by default because one or more HTTPS listeners on this port use " +
+	"an SDS-backed certificate whose DNS names cannot be inspected. Configure ALPN explicitly with " +
+	"ClientTrafficPolicy to override this default."
 
 func sdsAffects(l *listenerCtx, sdsListeners []*listenerCtx) bool {
 	for _, s := range sdsListeners {

@@ -66,14 +66,15 @@ func (r *RouteNode) Ref() resource.Ref {
 }
 
 // topology builds the Topology from the stage's contexts once routes are attached.
-func (rt *routeTranslator) topology() *Topology {
-	t := &Topology{ListenerSets: rt.ix.listenerSets, NamespaceLabels: map[string]map[string]string{}, Grants: rt.ix.grants}
-	for name, ns := range rt.ix.namespaces {
+func (translation *routeTranslator) topology() *Topology {
+	t := &Topology{ListenerSets: translation.objects.listenerSets, NamespaceLabels: map[string]map[string]string{},
+		Grants: translation.objects.grants}
+	for name, ns := range translation.objects.namespaces {
 		t.NamespaceLabels[name] = ns.Labels
 	}
-	for _, g := range rt.gateways {
+	for _, g := range translation.gateways {
 		gn := &GatewayNode{Object: g.gw}
-		gn.EnvoyProxy, _ = rt.ix.envoyProxyOf(g.gw)
+		gn.EnvoyProxy, _ = translation.objects.envoyProxyOf(g.gw)
 		for _, l := range g.listeners {
 			gn.Listeners = append(gn.Listeners, &ListenerNode{
 				Name: string(l.spec.Name), Gateway: gn, Set: l.listenerSet, HTTP: l.ir, TCP: l.tcp, UDP: l.udp,
@@ -81,29 +82,35 @@ func (rt *routeTranslator) topology() *Topology {
 		}
 		t.Gateways = append(t.Gateways, gn)
 	}
-	add := func(kind string, obj resource.KObject, prs []gwapiv1.ParentReference, names []*gwapiv1.SectionName) {
+	add := func(kind string, obj resource.KObject, parentRefs []gwapiv1.ParentReference, names []*gwapiv1.SectionName) {
 		rn := &RouteNode{Kind: kind, Object: obj}
 		for _, n := range names {
 			rn.RuleNames = append(rn.RuleNames, ruleName(n))
 		}
 		ref := rn.Ref()
-		rt.eachManagedParent(ref, prs, func(pr gwapiv1.ParentReference) { rn.ParentRefs = append(rn.ParentRefs, pr) })
+		translation.eachManagedParent(ref, parentRefs,
+			func(parentRef gwapiv1.ParentReference) { rn.ParentRefs = append(rn.ParentRefs, parentRef) })
 		t.Routes = append(t.Routes, rn)
 	}
-	for _, r := range rt.ix.httpRoutes {
-		add("HTTPRoute", r, r.Spec.ParentRefs, ruleNames(r.Spec.Rules, func(r *gwapiv1.HTTPRouteRule) *gwapiv1.SectionName { return r.Name }))
+	for _, r := range translation.objects.httpRoutes {
+		add("HTTPRoute", r, r.Spec.ParentRefs,
+			ruleNames(r.Spec.Rules, func(r *gwapiv1.HTTPRouteRule) *gwapiv1.SectionName { return r.Name }))
 	}
-	for _, r := range rt.ix.grpcRoutes {
-		add("GRPCRoute", r, r.Spec.ParentRefs, ruleNames(r.Spec.Rules, func(r *gwapiv1.GRPCRouteRule) *gwapiv1.SectionName { return r.Name }))
+	for _, r := range translation.objects.grpcRoutes {
+		add("GRPCRoute", r, r.Spec.ParentRefs,
+			ruleNames(r.Spec.Rules, func(r *gwapiv1.GRPCRouteRule) *gwapiv1.SectionName { return r.Name }))
 	}
-	for _, r := range rt.ix.tlsRoutes {
-		add("TLSRoute", r, r.Spec.ParentRefs, ruleNames(r.Spec.Rules, func(r *gwapiv1.TLSRouteRule) *gwapiv1.SectionName { return r.Name }))
+	for _, r := range translation.objects.tlsRoutes {
+		add("TLSRoute", r, r.Spec.ParentRefs,
+			ruleNames(r.Spec.Rules, func(r *gwapiv1.TLSRouteRule) *gwapiv1.SectionName { return r.Name }))
 	}
-	for _, r := range rt.ix.tcpRoutes {
-		add("TCPRoute", r, r.Spec.ParentRefs, ruleNames(r.Spec.Rules, func(r *gwapiv1.TCPRouteRule) *gwapiv1.SectionName { return r.Name }))
+	for _, r := range translation.objects.tcpRoutes {
+		add("TCPRoute", r, r.Spec.ParentRefs,
+			ruleNames(r.Spec.Rules, func(r *gwapiv1.TCPRouteRule) *gwapiv1.SectionName { return r.Name }))
 	}
-	for _, r := range rt.ix.udpRoutes {
-		add("UDPRoute", r, r.Spec.ParentRefs, ruleNames(r.Spec.Rules, func(r *gwapiv1.UDPRouteRule) *gwapiv1.SectionName { return r.Name }))
+	for _, r := range translation.objects.udpRoutes {
+		add("UDPRoute", r, r.Spec.ParentRefs,
+			ruleNames(r.Spec.Rules, func(r *gwapiv1.UDPRouteRule) *gwapiv1.SectionName { return r.Name }))
 	}
 	return t
 }
@@ -119,28 +126,16 @@ func ruleNames[R any](rules []R, name func(*R) *gwapiv1.SectionName) []*gwapiv1.
 
 // eachManagedParent calls fn for each parentRef that names a Gateway or an admitted
 // ListenerSet of ours: the same filter eachParent applies to route statuses.
-func (rt *routeTranslator) eachManagedParent(ref resource.Ref, prs []gwapiv1.ParentReference, fn func(gwapiv1.ParentReference)) {
-	for _, pr := range prs {
-		if pr.Group != nil && string(*pr.Group) != gwapiv1.GroupName {
+func (translation *routeTranslator) eachManagedParent(ref resource.Ref, parentRefs []gwapiv1.ParentReference,
+	fn func(gwapiv1.ParentReference)) {
+	for _, parentRef := range parentRefs {
+		kind, ns, ok := parentKindNamespace(ref, parentRef)
+		if !ok {
 			continue
 		}
-		ns := ref.Namespace
-		if pr.Namespace != nil {
-			ns = string(*pr.Namespace)
-		}
-		kind := "Gateway"
-		if pr.Kind != nil {
-			kind = string(*pr.Kind)
-		}
-		var g *gatewayCtx
-		switch kind {
-		case "Gateway":
-			g = rt.findGateway(ns, string(pr.Name))
-		case "ListenerSet":
-			g, _ = rt.findListenerSet(ns, string(pr.Name))
-		}
+		g := translation.parentGateway(kind, ns, string(parentRef.Name))
 		if g != nil {
-			fn(pr)
+			fn(parentRef)
 		}
 	}
 }

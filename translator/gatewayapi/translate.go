@@ -105,7 +105,7 @@ type index struct {
 }
 
 func buildIndex(objs []resource.Object) *index {
-	ix := &index{
+	objects := &index{
 		services: map[types.NamespacedName]*corev1.Service{},
 		secrets:  map[types.NamespacedName]*corev1.Secret{},
 		backends: map[types.NamespacedName]*egv1a1.Backend{},
@@ -118,87 +118,87 @@ func buildIndex(objs []resource.Object) *index {
 		httpRouteFilters: map[types.NamespacedName]*egv1a1.HTTPRouteFilter{},
 		configMaps:       map[types.NamespacedName]*corev1.ConfigMap{},
 	}
-	ix.grants = refgrant.New(objs)
+	objects.grants = refgrant.New(objs)
 	for _, o := range objs {
 		switch v := o.Obj.(type) {
 		case *gwapiv1.GatewayClass:
-			ix.classes = append(ix.classes, v)
+			objects.classes = append(objects.classes, v)
 		case *gwapiv1.Gateway:
-			ix.gateways = append(ix.gateways, v)
+			objects.gateways = append(objects.gateways, v)
 		case *gwapiv1.HTTPRoute:
-			ix.httpRoutes = append(ix.httpRoutes, v)
+			objects.httpRoutes = append(objects.httpRoutes, v)
 		case *gwapiv1.GRPCRoute:
-			ix.grpcRoutes = append(ix.grpcRoutes, v)
+			objects.grpcRoutes = append(objects.grpcRoutes, v)
 		case *gwapiv1.ListenerSet:
-			ix.listenerSets = append(ix.listenerSets, v)
+			objects.listenerSets = append(objects.listenerSets, v)
 		case *gwapiv1.TLSRoute:
-			ix.tlsRoutes = append(ix.tlsRoutes, v)
+			objects.tlsRoutes = append(objects.tlsRoutes, v)
 		case *gwapiv1.TCPRoute:
-			ix.tcpRoutes = append(ix.tcpRoutes, v)
+			objects.tcpRoutes = append(objects.tcpRoutes, v)
 		case *gwapiv1.UDPRoute:
-			ix.udpRoutes = append(ix.udpRoutes, v)
+			objects.udpRoutes = append(objects.udpRoutes, v)
 		case *corev1.Service:
-			ix.services[types.NamespacedName{Namespace: v.Namespace, Name: v.Name}] = v
+			objects.services[types.NamespacedName{Namespace: v.Namespace, Name: v.Name}] = v
 		case *egv1a1.Backend:
-			ix.backends[types.NamespacedName{Namespace: v.Namespace, Name: v.Name}] = v
-			ix.backendList = append(ix.backendList, v)
+			objects.backends[types.NamespacedName{Namespace: v.Namespace, Name: v.Name}] = v
+			objects.backendList = append(objects.backendList, v)
 		case *corev1.Secret:
-			ix.secrets[types.NamespacedName{Namespace: v.Namespace, Name: v.Name}] = v
+			objects.secrets[types.NamespacedName{Namespace: v.Namespace, Name: v.Name}] = v
 		case *mcsv1a1.ServiceImport:
-			ix.serviceImports[types.NamespacedName{Namespace: v.Namespace, Name: v.Name}] = v
+			objects.serviceImports[types.NamespacedName{Namespace: v.Namespace, Name: v.Name}] = v
 		case *discoveryv1.EndpointSlice:
 			// A slice belongs to a Service by the Kubernetes label, else to a ServiceImport
 			// by the Multi-Cluster Services one (EG v1.9 reads them in that order).
 			if svc := v.Labels[discoveryv1.LabelServiceName]; svc != "" {
 				key := types.NamespacedName{Namespace: v.Namespace, Name: svc}
-				ix.slices[key] = append(ix.slices[key], v)
+				objects.slices[key] = append(objects.slices[key], v)
 			} else if si := v.Labels[mcsv1a1.LabelServiceName]; si != "" {
 				key := types.NamespacedName{Namespace: v.Namespace, Name: si}
-				ix.importSlices[key] = append(ix.importSlices[key], v)
+				objects.importSlices[key] = append(objects.importSlices[key], v)
 			}
 		case *corev1.Namespace:
-			ix.namespaces[v.Name] = v
+			objects.namespaces[v.Name] = v
 		case *egv1a1.HTTPRouteFilter:
-			ix.httpRouteFilters[types.NamespacedName{Namespace: v.Namespace, Name: v.Name}] = v
+			objects.httpRouteFilters[types.NamespacedName{Namespace: v.Namespace, Name: v.Name}] = v
 		case *corev1.ConfigMap:
-			ix.configMaps[types.NamespacedName{Namespace: v.Namespace, Name: v.Name}] = v
+			objects.configMaps[types.NamespacedName{Namespace: v.Namespace, Name: v.Name}] = v
 		case *gwapiv1.BackendTLSPolicy:
-			ix.btlsPolicies = append(ix.btlsPolicies, v)
+			objects.btlsPolicies = append(objects.btlsPolicies, v)
 		case *gwapiv1a3.BackendTLSPolicy:
 			// v1alpha3 (what EG v1.9's task pages still write) is served from the same schema.
 			p := gwapiv1.BackendTLSPolicy(*v)
-			ix.btlsPolicies = append(ix.btlsPolicies, &p)
+			objects.btlsPolicies = append(objects.btlsPolicies, &p)
 		case *backendlb.BackendLBPolicy:
-			ix.lbPolicies = append(ix.lbPolicies, v)
+			objects.lbPolicies = append(objects.lbPolicies, v)
 		case *egv1a1.EnvoyProxy:
-			if ix.envoyProxies == nil {
-				ix.envoyProxies = map[types.NamespacedName]*egv1a1.EnvoyProxy{}
+			if objects.envoyProxies == nil {
+				objects.envoyProxies = map[types.NamespacedName]*egv1a1.EnvoyProxy{}
 			}
-			ix.envoyProxies[types.NamespacedName{Namespace: v.Namespace, Name: v.Name}] = v
+			objects.envoyProxies[types.NamespacedName{Namespace: v.Namespace, Name: v.Name}] = v
 		case *certificatesv1beta1.ClusterTrustBundle:
-			if ix.trustBundles == nil {
-				ix.trustBundles = map[string]string{}
+			if objects.trustBundles == nil {
+				objects.trustBundles = map[string]string{}
 			}
-			ix.trustBundles[v.Name] = v.Spec.TrustBundle
+			objects.trustBundles[v.Name] = v.Spec.TrustBundle
 		}
 	}
 	// EG processes Gateways and routes oldest first, then by namespace/name.
-	sortOlderFirst(ix.gateways)
-	sortOlderFirst(ix.httpRoutes)
-	sortOlderFirst(ix.grpcRoutes)
-	sortOlderFirst(ix.listenerSets)
-	sortOlderFirst(ix.tlsRoutes)
-	sortOlderFirst(ix.tcpRoutes)
-	sortOlderFirst(ix.udpRoutes)
-	sortOlderFirst(ix.btlsPolicies)
-	sort.SliceStable(ix.classes, func(i, j int) bool { return ix.classes[i].Name < ix.classes[j].Name })
-	for _, m := range []map[types.NamespacedName][]*discoveryv1.EndpointSlice{ix.slices, ix.importSlices} {
+	sortOlderFirst(objects.gateways)
+	sortOlderFirst(objects.httpRoutes)
+	sortOlderFirst(objects.grpcRoutes)
+	sortOlderFirst(objects.listenerSets)
+	sortOlderFirst(objects.tlsRoutes)
+	sortOlderFirst(objects.tcpRoutes)
+	sortOlderFirst(objects.udpRoutes)
+	sortOlderFirst(objects.btlsPolicies)
+	sort.SliceStable(objects.classes, func(i, j int) bool { return objects.classes[i].Name < objects.classes[j].Name })
+	for _, m := range []map[types.NamespacedName][]*discoveryv1.EndpointSlice{objects.slices, objects.importSlices} {
 		for k := range m {
 			s := m[k]
 			sort.SliceStable(s, func(i, j int) bool { return s[i].Name < s[j].Name })
 		}
 	}
-	return ix
+	return objects
 }
 
 type aged interface {
@@ -209,7 +209,8 @@ type aged interface {
 // processed are the kinds EG processes oldest first.
 type processed interface {
 	aged
-	*gwapiv1.Gateway | *gwapiv1.HTTPRoute | *gwapiv1.GRPCRoute | *gwapiv1.TLSRoute | *gwapiv1.TCPRoute | *gwapiv1.UDPRoute | *gwapiv1.ListenerSet | *gwapiv1.BackendTLSPolicy
+	*gwapiv1.Gateway | *gwapiv1.HTTPRoute | *gwapiv1.GRPCRoute | *gwapiv1.TLSRoute | *gwapiv1.TCPRoute |
+		*gwapiv1.UDPRoute | *gwapiv1.ListenerSet | *gwapiv1.BackendTLSPolicy
 }
 
 // sortOlderFirst orders list stably by olderFirst: EG's processing order.
@@ -233,42 +234,42 @@ func olderFirst[T processed](a, b T) bool {
 func (t Translator) Translate(objs []resource.Object) Output {
 	var out Output
 	objs, out.Warnings = t.l4RouteVersions(objs)
-	ix := buildIndex(objs)
-	ix.sdsSecretRefs = t.Config.ExtensionAPIs != nil && t.Config.ExtensionAPIs.EnableSDSSecretRef
-	ix.listenerSDS = t.Profile.ListenerSDSSecrets
-	ix.now = t.now()
-	st := newStatusBook(len(objs))
-	resolveBackendLB(ix, st)
+	objects := buildIndex(objs)
+	objects.sdsSecretRefs = t.Config.ExtensionAPIs != nil && t.Config.ExtensionAPIs.EnableSDSSecretRef
+	objects.listenerSDS = t.Profile.ListenerSDSSecrets
+	objects.now = t.now()
+	status := newStatusBook(len(objs))
+	resolveBackendLB(objects, status)
 
-	ix.mergeGateways = t.Config.MergeGateways
-	proxies := &proxyCheck{ix: ix, st: st, deprecations: t.Profile.EnvoyProxyDeprecations}
+	objects.mergeGateways = t.Config.MergeGateways
+	proxies := &proxyCheck{objects: objects, status: status, deprecations: t.Profile.EnvoyProxyDeprecations}
 	ours := map[string]bool{}
-	for _, gc := range ix.classes {
+	for _, gc := range objects.classes {
 		if string(gc.Spec.ControllerName) != ControllerName {
 			continue
 		}
 		ours[gc.Name] = true
-		cs := st.object(resource.Ref{Kind: "GatewayClass", Name: gc.Name})
+		cs := status.object(resource.Ref{Kind: "GatewayClass", Name: gc.Name})
 		cs.Conditions = []result.Condition{conditions.New("Accepted", "True", "Accepted", msgGatewayClassAccepted)}
 		proxies.class(gc, cs)
 	}
 
-	rt := routeTranslator{t: t, ix: ix, st: st}
+	translation := routeTranslator{t: t, objects: objects, status: status}
 	var started []*gatewayCtx
-	for _, gw := range ix.gateways {
-		if !ours[string(gw.Spec.GatewayClassName)] || !proxies.gateway(gw) || !addressesSupported(gw, st) {
+	for _, gw := range objects.gateways {
+		if !ours[string(gw.Spec.GatewayClassName)] || !proxies.gateway(gw) || !addressesSupported(gw, status) {
 			continue
 		}
-		started = append(started, t.startGateway(gw, ix, rt.permitted))
+		started = append(started, t.startGateway(gw, objects, translation.permitted))
 	}
 	// Merged Gateways are one proxy: their listeners are checked against each other too.
-	if ix.mergeGateways {
+	if objects.mergeGateways {
 		checkMergedListenerTuples(started)
 	}
 	for _, g := range started {
-		t.finishGateway(g, ix.mergeGateways)
+		t.finishGateway(g, objects.mergeGateways)
 	}
-	if ix.mergeGateways {
+	if objects.mergeGateways {
 		var all []*listenerCtx
 		for _, g := range started {
 			all = append(all, g.listeners...)
@@ -277,8 +278,8 @@ func (t Translator) Translate(objs []resource.Object) Output {
 	}
 	for _, g := range started {
 		gw := g.gw
-		rt.gatewayTLS(g)
-		al, tr := rt.telemetry(g)
+		translation.gatewayTLS(g)
+		al, tr := translation.telemetry(g)
 		if tr != nil {
 			for _, l := range g.listeners {
 				if l.ir != nil {
@@ -286,8 +287,8 @@ func (t Translator) Translate(objs []resource.Object) Output {
 				}
 			}
 		}
-		ep, _ := ix.envoyProxyOf(gw)
-		out.IR.Ready = append(out.IR.Ready, readyListener(ep))
+		envoyProxy, _ := objects.envoyProxyOf(gw)
+		out.IR.Ready = append(out.IR.Ready, readyListener(envoyProxy))
 		if al != nil {
 			for _, l := range g.listeners {
 				switch {
@@ -300,7 +301,7 @@ func (t Translator) Translate(objs []resource.Object) Output {
 				}
 			}
 		}
-		if addr, compat := listenerAddress(ep); addr != "0.0.0.0" {
+		if addr, compat := listenerAddress(envoyProxy); addr != "0.0.0.0" {
 			for _, l := range g.listeners {
 				switch {
 				case l.ir != nil:
@@ -312,30 +313,31 @@ func (t Translator) Translate(objs []resource.Object) Output {
 				}
 			}
 		}
-		if ep != nil && ep.Spec.GeoIP != nil {
+		if envoyProxy != nil && envoyProxy.Spec.GeoIP != nil {
 			for _, l := range g.listeners {
 				if l.ir != nil {
-					l.ir.EnvoyProxyGeoIP = ep.Spec.GeoIP
+					l.ir.EnvoyProxyGeoIP = envoyProxy.Spec.GeoIP
 				}
 			}
 		}
-		if ep != nil && len(ep.Spec.DynamicModules) > 0 {
+		if envoyProxy != nil && len(envoyProxy.Spec.DynamicModules) > 0 {
 			for _, l := range g.listeners {
 				if l.ir != nil {
-					l.ir.DynamicModules = ep.Spec.DynamicModules
+					l.ir.DynamicModules = envoyProxy.Spec.DynamicModules
 				}
 			}
 		}
-		if ep != nil && ep.Spec.Telemetry != nil && ep.Spec.Telemetry.Metrics != nil && ep.Spec.Telemetry.Metrics.EnableGRPCStats != nil {
+		if envoyProxy != nil && envoyProxy.Spec.Telemetry != nil && envoyProxy.Spec.Telemetry.Metrics != nil &&
+			envoyProxy.Spec.Telemetry.Metrics.EnableGRPCStats != nil {
 			for _, l := range g.listeners {
 				if l.ir != nil {
-					l.ir.GRPCStats = ep.Spec.Telemetry.Metrics.EnableGRPCStats
+					l.ir.GRPCStats = envoyProxy.Spec.Telemetry.Metrics.EnableGRPCStats
 				}
 			}
 		}
-		if ep != nil && len(ep.Spec.FilterOrder) > 0 {
-			order := make([]ir.FilterPosition, 0, len(ep.Spec.FilterOrder))
-			for _, f := range ep.Spec.FilterOrder {
+		if envoyProxy != nil && len(envoyProxy.Spec.FilterOrder) > 0 {
+			order := make([]ir.FilterPosition, 0, len(envoyProxy.Spec.FilterOrder))
+			for _, f := range envoyProxy.Spec.FilterOrder {
 				p := ir.FilterPosition{Name: string(f.Name)}
 				if f.Before != nil {
 					p.Before = string(*f.Before)
@@ -351,39 +353,39 @@ func (t Translator) Translate(objs []resource.Object) Output {
 				}
 			}
 		}
-		if ep != nil && ep.Spec.LuaValidation != nil {
+		if envoyProxy != nil && envoyProxy.Spec.LuaValidation != nil {
 			for _, l := range g.listeners {
 				if l.ir != nil {
-					l.ir.LuaValidation = ep.Spec.LuaValidation
+					l.ir.LuaValidation = envoyProxy.Spec.LuaValidation
 				}
 			}
 		}
-		rt.gateways = append(rt.gateways, g)
+		translation.gateways = append(translation.gateways, g)
 	}
-	gateways := rt.gateways
+	gateways := translation.gateways
 	// EG attaches all HTTPRoutes before any GRPCRoute: ties in precedence keep that order.
-	for _, r := range ix.httpRoutes {
-		rt.processHTTPRoute(r)
+	for _, r := range objects.httpRoutes {
+		translation.processHTTPRoute(r)
 	}
-	for _, r := range ix.grpcRoutes {
-		rt.processGRPCRoute(r)
+	for _, r := range objects.grpcRoutes {
+		translation.processGRPCRoute(r)
 	}
-	for _, r := range ix.tlsRoutes {
-		rt.processTLSRoute(r)
+	for _, r := range objects.tlsRoutes {
+		translation.processTLSRoute(r)
 	}
-	for _, r := range ix.tcpRoutes {
-		rt.processTCPRoute(r)
+	for _, r := range objects.tcpRoutes {
+		translation.processTCPRoute(r)
 	}
-	for _, r := range ix.udpRoutes {
-		rt.processUDPRoute(r)
+	for _, r := range objects.udpRoutes {
+		translation.processUDPRoute(r)
 	}
 	for _, g := range gateways {
-		g.finish(st)
+		g.finish(status)
 		for _, l := range g.listeners {
 			switch {
 			case l.frontendInvalid: // EG leaves it out of the xDS (gatewaytls.go)
 			case l.ir != nil:
-				if !preserveRouteOrder(ix, g.gw) {
+				if !preserveRouteOrder(objects, g.gw) {
 					sortRoutes(l.ir.Routes)
 				}
 				out.IR.HTTP = append(out.IR.HTTP, l.ir)
@@ -394,13 +396,13 @@ func (t Translator) Translate(objs []resource.Object) Output {
 			}
 		}
 	}
-	rt.backendTLSStatuses()
-	out.Warnings = append(out.Warnings, rt.filterWarnings...)
-	out.Topology = rt.topology()
-	out.PolicyBackends = &PolicyBackends{rt: &rt}
-	out.RouteOverlaps = &RouteOverlaps{rt: &rt, on: t.Profile.RouteRulesOverlap}
-	backendStatuses(ix, st, t.Config.ExtensionAPIs != nil && t.Config.ExtensionAPIs.EnableBackend)
-	out.Statuses = st.list()
+	translation.backendTLSStatuses()
+	out.Warnings = append(out.Warnings, translation.filterWarnings...)
+	out.Topology = translation.topology()
+	out.PolicyBackends = &PolicyBackends{translation: &translation}
+	out.RouteOverlaps = &RouteOverlaps{translation: &translation, on: t.Profile.RouteRulesOverlap}
+	backendStatuses(objects, status, t.Config.ExtensionAPIs != nil && t.Config.ExtensionAPIs.EnableBackend)
+	out.Statuses = status.list()
 	return out
 }
 
@@ -408,14 +410,15 @@ func (t Translator) Translate(objs []resource.Object) Output {
 // preserveRouteOrder says whether the Gateway's EnvoyProxy asks for its listeners' routes
 // in the order they were added (routes by age, then rules and matches as written) rather
 // than by the Gateway API's match precedence (EnvoyProxy spec.preserveRouteOrder).
-func preserveRouteOrder(ix *index, gw *gwapiv1.Gateway) bool {
-	ep, _ := ix.envoyProxyOf(gw)
-	return ep != nil && ep.Spec.PreserveRouteOrder != nil && *ep.Spec.PreserveRouteOrder
+func preserveRouteOrder(objects *index, gw *gwapiv1.Gateway) bool {
+	envoyProxy, _ := objects.envoyProxyOf(gw)
+	return envoyProxy != nil && envoyProxy.Spec.PreserveRouteOrder != nil && *envoyProxy.Spec.PreserveRouteOrder
 }
 
 // address follows its EnvoyProxy's IP family.
-func readyListener(ep *egv1a1.EnvoyProxy) ir.ReadyListener {
-	if ep != nil && ep.Spec.IPFamily != nil && (*ep.Spec.IPFamily == egv1a1.IPv6 || *ep.Spec.IPFamily == egv1a1.DualStack) {
+func readyListener(envoyProxy *egv1a1.EnvoyProxy) ir.ReadyListener {
+	if envoyProxy != nil && envoyProxy.Spec.IPFamily != nil &&
+		(*envoyProxy.Spec.IPFamily == egv1a1.IPv6 || *envoyProxy.Spec.IPFamily == egv1a1.DualStack) {
 		return ir.ReadyListener{Address: "::", IPv4Compat: true}
 	}
 	return ir.ReadyListener{Address: "0.0.0.0"}
@@ -423,11 +426,11 @@ func readyListener(ep *egv1a1.EnvoyProxy) ir.ReadyListener {
 
 // listenerAddress is where EG v1.9 binds a Gateway's listeners: 0.0.0.0, or :: when its
 // EnvoyProxy's ipFamily is IPv6 or DualStack, taking IPv4 too (ipv4Compat) with DualStack.
-func listenerAddress(ep *egv1a1.EnvoyProxy) (string, bool) {
-	if ep == nil || ep.Spec.IPFamily == nil {
+func listenerAddress(envoyProxy *egv1a1.EnvoyProxy) (string, bool) {
+	if envoyProxy == nil || envoyProxy.Spec.IPFamily == nil {
 		return "0.0.0.0", false
 	}
-	switch *ep.Spec.IPFamily {
+	switch *envoyProxy.Spec.IPFamily {
 	case egv1a1.IPv6:
 		return "::", false
 	case egv1a1.DualStack:

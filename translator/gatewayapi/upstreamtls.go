@@ -29,32 +29,34 @@ var errNoCAMerged = errors.New("CACertificate must be specified when InsecureSki
 //
 // Without a Backend spec.tls or a policy there is no TLS (nil, nil). The policy's use is
 // recorded for its status on the route's parents.
-func (rt *routeTranslator) upstreamTLS(ns string, be *egv1a1.Backend, target btlsTarget) (*ir.UpstreamTLS, error) {
-	return rt.mergeUpstreamTLS(ns, be, target, true)
+func (translation *routeTranslator) upstreamTLS(ns string, be *egv1a1.Backend, target btlsTarget) (*ir.UpstreamTLS,
+	error) {
+	return translation.mergeUpstreamTLS(ns, be, target, true)
 }
 
 // mergeUpstreamTLS is upstreamTLS; record says whether the policy's use is recorded for its
 // status (for the route's Gateways, or for the policy whose own backend this is).
-func (rt *routeTranslator) mergeUpstreamTLS(ns string, be *egv1a1.Backend, target btlsTarget, record bool) (*ir.UpstreamTLS, error) {
+func (translation *routeTranslator) mergeUpstreamTLS(ns string, be *egv1a1.Backend, target btlsTarget,
+	record bool) (*ir.UpstreamTLS, error) {
 	var (
 		server       *ir.UpstreamTLS
 		backendOwned *clientTLS
 		err          error
 	)
 	if be != nil && be.Spec.TLS != nil {
-		if server, err = rt.backendServerTLS(be); err != nil {
+		if server, err = translation.backendServerTLS(be); err != nil {
 			return nil, err
 		}
 		if cfg := be.Spec.TLS.BackendTLSConfig; cfg != nil {
-			if backendOwned, err = rt.clientTLSSettings(cfg, egv1a1.KindBackend, be.Namespace, be.Name); err != nil {
+			if backendOwned, err = translation.clientTLSSettings(cfg, egv1a1.KindBackend, be.Namespace, be.Name); err != nil {
 				return nil, err
 			}
 		}
 	}
-	if p := rt.ix.backendTLSPolicy(ns, target); p != nil {
-		bundle, err := rt.backendTLSBundle(p)
+	if p := translation.objects.backendTLSPolicy(ns, target); p != nil {
+		bundle, err := translation.backendTLSBundle(p)
 		if record {
-			rt.recordBTLS(p, err)
+			translation.recordBTLS(p, err)
 		}
 		if err != nil {
 			return nil, err
@@ -68,8 +70,8 @@ func (rt *routeTranslator) mergeUpstreamTLS(ns string, be *egv1a1.Backend, targe
 		return nil, errNoCAMerged
 	}
 	var proxyOwned *clientTLS
-	if cfg, kind, ons, oname := rt.proxyClientTLS(); cfg != nil {
-		if proxyOwned, err = rt.clientTLSSettings(cfg, kind, ons, oname); err != nil {
+	if cfg, kind, ons, oname := translation.proxyClientTLS(); cfg != nil {
+		if proxyOwned, err = translation.clientTLSSettings(cfg, kind, ons, oname); err != nil {
 			return nil, err
 		}
 	}
@@ -80,7 +82,7 @@ func (rt *routeTranslator) mergeUpstreamTLS(ns string, be *egv1a1.Backend, targe
 		server.MinVersion = "1.2"
 	}
 	if server.MaxVersion == "" {
-		server.MaxVersion = rt.t.Profile.UpstreamTLSMax
+		server.MaxVersion = translation.t.Profile.UpstreamTLSMax
 	}
 	return server, nil
 }
@@ -109,7 +111,7 @@ func mergeServerTLS(backend, policy *ir.UpstreamTLS) *ir.UpstreamTLS {
 // or trust the system store (the shared system_ca_certificates secret, SDS-03) or its CA
 // refs; and the SNI to send, fixed or the endpoint's hostname. Trust may still come from a
 // policy, so none here is not an error yet.
-func (rt *routeTranslator) backendServerTLS(be *egv1a1.Backend) (*ir.UpstreamTLS, error) {
+func (translation *routeTranslator) backendServerTLS(be *egv1a1.Backend) (*ir.UpstreamTLS, error) {
 	t := be.Spec.TLS
 	tls := &ir.UpstreamTLS{Policy: "Backend/" + be.Namespace + "/" + be.Name}
 	tls.Insecure = t.InsecureSkipVerify != nil && *t.InsecureSkipVerify
@@ -124,11 +126,12 @@ func (rt *routeTranslator) backendServerTLS(be *egv1a1.Backend) (*ir.UpstreamTLS
 	switch {
 	case t.WellKnownCACertificates != nil && *t.WellKnownCACertificates == gwapiv1.WellKnownCACertificatesSystem:
 		tls.SystemCA, tls.CASource, tls.CAName = true, "System", systemCASecret
-		if rt.t.Profile.FlagOn(egv1a1.PerResourceSystemCASecret, rt.t.Config.RuntimeFlags) || !rt.t.Profile.SharedSystemCASecret {
+		if translation.t.Profile.FlagOn(egv1a1.PerResourceSystemCASecret, translation.t.Config.RuntimeFlags) ||
+			!translation.t.Profile.SharedSystemCASecret {
 			tls.CAName = perResource
 		}
 	case len(t.CACertificateRefs) > 0:
-		ca, sources, sds, err := rt.caBundle("Backend", be.Namespace, localRefs(t.CACertificateRefs))
+		ca, sources, sds, err := translation.caBundle("Backend", be.Namespace, localRefs(t.CACertificateRefs))
 		if err != nil {
 			return nil, err
 		}
@@ -194,7 +197,8 @@ func mergeClientTLS(backend, proxy *clientTLS) *clientTLS {
 // clientTLSSettings reads one owner's BackendTLSConfig. The client certificate Secret must
 // be in the owner's namespace; an SDS reference Secret (with enableSDSSecretRef) makes
 // Envoy fetch it from that server.
-func (rt *routeTranslator) clientTLSSettings(cfg *egv1a1.BackendTLSConfig, ownerKind, ownerNS, ownerName string) (*clientTLS, error) {
+func (translation *routeTranslator) clientTLSSettings(cfg *egv1a1.BackendTLSConfig, ownerKind, ownerNS,
+	ownerName string) (*clientTLS, error) {
 	c := &clientTLS{ciphers: cfg.Ciphers, curves: cfg.ECDHCurves, sigAlgs: cfg.SignatureAlgorithms}
 	if cfg.MinVersion != nil {
 		c.minVersion = string(*cfg.MinVersion)
@@ -218,16 +222,18 @@ func (rt *routeTranslator) clientTLSSettings(cfg *egv1a1.BackendTLSConfig, owner
 	}
 	// a Gateway's reference was checked with its ReferenceGrants already (gatewaytls.go)
 	if ns != ownerNS && ownerKind != "Gateway" {
-		return nil, fmt.Errorf("ClientCertificateRef Secret is not located in the same namespace as %s. Secret namespace: %s does not match %s namespace: %s",
+		return nil, fmt.Errorf(
+			"ClientCertificateRef Secret is not located in the same namespace as %s. Secret namespace: %s "+
+				"does not match %s namespace: %s",
 			ownerKind, ns, ownerKind, ownerNS)
 	}
-	s := rt.ix.secrets[types.NamespacedName{Namespace: ns, Name: string(ref.Name)}]
+	s := translation.objects.secrets[types.NamespacedName{Namespace: ns, Name: string(ref.Name)}]
 	if s == nil {
 		return nil, fmt.Errorf("failed to locate TLS secret for client auth: %s/%s specified in %s %s/%s",
 			ownerNS, ref.Name, ownerKind, ownerNS, ownerName)
 	}
 	if s.Type == certs.SDSSecretType {
-		if !rt.ix.sdsSecretRefs {
+		if !translation.objects.sdsSecretRefs {
 			return nil, errors.New("SDS Secret reference is not enabled in EnvoyGateway configuration")
 		}
 		sref, err := certs.ReadSDSRef(s)
@@ -249,14 +255,14 @@ func (rt *routeTranslator) clientTLSSettings(cfg *egv1a1.BackendTLSConfig, owner
 // or the Gateway whose telemetry is resolved (its spec.tls.backend, else its EnvoyProxy's
 // backendTLS), with its
 // owner (kind, namespace, name) for error messages.
-func (rt *routeTranslator) proxyClientTLS() (*egv1a1.BackendTLSConfig, string, string, string) {
-	g := rt.telemetryGateway
+func (translation *routeTranslator) proxyClientTLS() (*egv1a1.BackendTLSConfig, string, string, string) {
+	g := translation.telemetryGateway
 	if g == nil {
-		if len(rt.curAncestors) == 0 {
+		if len(translation.curAncestors) == 0 {
 			return nil, "", "", ""
 		}
-		a := rt.curAncestors[0]
-		g = rt.findGateway(a.Namespace, a.Name)
+		a := translation.curAncestors[0]
+		g = translation.findGateway(a.Namespace, a.Name)
 	}
 	if g == nil {
 		return nil, "", "", ""
@@ -267,11 +273,11 @@ func (rt *routeTranslator) proxyClientTLS() (*egv1a1.BackendTLSConfig, string, s
 		}
 		return g.backendTLS.cfg, "Gateway", g.gw.Namespace, g.gw.Name
 	}
-	ep, _ := rt.ix.envoyProxyOf(g.gw)
-	if ep == nil || ep.Spec.BackendTLS == nil {
+	envoyProxy, _ := translation.objects.envoyProxyOf(g.gw)
+	if envoyProxy == nil || envoyProxy.Spec.BackendTLS == nil {
 		return nil, "", "", ""
 	}
-	return ep.Spec.BackendTLS, egv1a1.KindEnvoyProxy, ep.Namespace, ep.Name
+	return envoyProxy.Spec.BackendTLS, egv1a1.KindEnvoyProxy, envoyProxy.Namespace, envoyProxy.Name
 }
 
 // validateBackendTLS is the part of EG's Backend validation that concerns spec.tls: unless
@@ -279,19 +285,23 @@ func (rt *routeTranslator) proxyClientTLS() (*egv1a1.BackendTLSConfig, string, s
 // BackendTLSPolicy naming the whole Backend, or from section-named policies covering every
 // endpoint port; and the client certificate must be in the Backend's namespace. An invalid
 // Backend is not Accepted, and routes to it say InvalidBackendRef.
-func (ix *index) validateBackendTLS(be *egv1a1.Backend) error {
+func (objects *index) validateBackendTLS(be *egv1a1.Backend) error {
 	t := be.Spec.TLS
 	if t == nil {
 		return nil
 	}
 	if t.InsecureSkipVerify == nil || !*t.InsecureSkipVerify {
-		if t.WellKnownCACertificates == nil && len(t.CACertificateRefs) == 0 && !ix.policiesTrustBackend(be) {
-			return errors.New("must specify either CACertificateRefs or WellKnownCACertificates when InsecureSkipVerify is unset or false")
+		if t.WellKnownCACertificates == nil && len(t.CACertificateRefs) == 0 && !objects.policiesTrustBackend(be) {
+			return errors.New(
+				"must specify either CACertificateRefs or WellKnownCACertificates when InsecureSkipVerify is unset or false")
 		}
 	}
 	if t.BackendTLSConfig != nil && t.ClientCertificateRef != nil && t.ClientCertificateRef.Namespace != nil {
 		if ns := string(*t.ClientCertificateRef.Namespace); ns != be.Namespace {
-			return fmt.Errorf("clientCertificateRef Secret is not located in the same namespace as Backend. Secret namespace: %s does not match Backend namespace: %s", ns, be.Namespace)
+			return fmt.Errorf(
+				"clientCertificateRef Secret is not located in the same namespace as Backend. Secret namespace: %s does "+
+					"not match Backend namespace: %s",
+				ns, be.Namespace)
 		}
 	}
 	return nil
@@ -300,17 +310,17 @@ func (ix *index) validateBackendTLS(be *egv1a1.Backend) error {
 // policiesTrustBackend: some BackendTLSPolicy naming the Backend (by name; EG does not look
 // at the policy's namespace here) brings trust for all of it, or section-named ones cover
 // each of its endpoint ports.
-func (ix *index) policiesTrustBackend(be *egv1a1.Backend) bool {
+func (objects *index) policiesTrustBackend(be *egv1a1.Backend) bool {
 	ports := map[string]bool{}
-	for _, ep := range be.Spec.Endpoints {
+	for _, endpoint := range be.Spec.Endpoints {
 		switch {
-		case ep.FQDN != nil:
-			ports[strconv.Itoa(int(ep.FQDN.Port))] = false
-		case ep.IP != nil:
-			ports[strconv.Itoa(int(ep.IP.Port))] = false
+		case endpoint.FQDN != nil:
+			ports[strconv.Itoa(int(endpoint.FQDN.Port))] = false
+		case endpoint.IP != nil:
+			ports[strconv.Itoa(int(endpoint.IP.Port))] = false
 		}
 	}
-	for _, p := range ix.btlsPolicies {
+	for _, p := range objects.btlsPolicies {
 		for _, t := range p.Spec.TargetRefs {
 			if string(t.Group) != egv1a1.GroupName || string(t.Kind) != egv1a1.KindBackend || string(t.Name) != be.Name {
 				continue

@@ -60,13 +60,18 @@ func (s *snapshot) finish() []string {
 	var warnings []string
 	drop := func(kind string) func(string) {
 		return func(name string) {
-			warnings = append(warnings, fmt.Sprintf("EnvoyPatchPolicy: two %ss are named %q after patching; the snapshot keeps the later one, as go-control-plane does", kind, name))
+			warnings = append(warnings,
+				fmt.Sprintf(
+					"EnvoyPatchPolicy: two %ss are named %q after patching; the snapshot keeps the later "+
+						"one, as go-control-plane does",
+					kind, name))
 		}
 	}
 	s.x.Listeners = lastByName(s.x.Listeners, (*listenerv3.Listener).GetName, drop("Listener"))
 	s.x.Routes = lastByName(s.x.Routes, (*routev3.RouteConfiguration).GetName, drop("RouteConfiguration"))
 	s.x.Clusters = lastByName(s.x.Clusters, (*clusterv3.Cluster).GetName, drop("Cluster"))
-	s.x.Endpoints = lastByName(s.x.Endpoints, (*endpointv3.ClusterLoadAssignment).GetClusterName, drop("ClusterLoadAssignment"))
+	s.x.Endpoints = lastByName(s.x.Endpoints, (*endpointv3.ClusterLoadAssignment).GetClusterName,
+		drop("ClusterLoadAssignment"))
 	s.x.Secrets = lastByName(s.x.Secrets, (*tlsv3.Secret).GetName, drop("Secret"))
 	s.x.Sort()
 	return warnings
@@ -219,7 +224,8 @@ func (s *snapshot) apply(p egv1a1.EnvoyJSONPatchConfig) (result.PatchOutcome, ou
 		return missRec(ReasonNoResource, s.notFoundDetail(p)), outcome{notFound: string(p.Type) + "/" + p.Name}
 	}
 	if p.Type == egv1a1.SecretEnvoyResourceType && p.Name == SystemTrustStoreSecret {
-		msg := fmt.Sprintf("secret name %q is reserved for the system trust store and cannot be modified by patches", SystemTrustStoreSecret)
+		msg := fmt.Sprintf("secret name %q is reserved for the system trust store and cannot be modified by patches",
+			SystemTrustStoreSecret)
 		return missRec(ReasonRefused, msg), outcome{err: msg}
 	}
 	doc, err := marshalDoc(dest)
@@ -236,16 +242,19 @@ func (s *snapshot) apply(p egv1a1.EnvoyJSONPatchConfig) (result.PatchOutcome, ou
 	if err := protojson.Unmarshal(patched, next); err != nil {
 		detail := plainSpaces(err.Error())
 		msg := fmt.Sprintf("unable to unmarshal xds resource %s, err:%s", patched, detail)
-		return missRec(ReasonInvalidResult, fmt.Sprintf("%s %q is no longer a %s: %s", kind, p.Name, kind, detail)), outcome{err: msg}
+		return missRec(ReasonInvalidResult, fmt.Sprintf("%s %q is no longer a %s: %s", kind, p.Name, kind, detail)),
+			outcome{err: msg}
 	}
 	if sec, ok := next.(*tlsv3.Secret); ok && sec.GetName() == SystemTrustStoreSecret {
-		msg := fmt.Sprintf("secret name %q is reserved for the system trust store and cannot be used by other resources", SystemTrustStoreSecret)
+		msg := fmt.Sprintf("secret name %q is reserved for the system trust store and cannot be used by other resources",
+			SystemTrustStoreSecret)
 		return missRec(ReasonRefused, msg), outcome{err: msg}
 	}
 	if v, ok := next.(interface{ Validate() error }); ok {
 		if err := v.Validate(); err != nil {
 			msg := fmt.Sprintf("validation failed for xds resource %s, err:%s", p.Type, err.Error())
-			return missRec(ReasonInvalidResult, fmt.Sprintf("%s %q fails Envoy's validation: %v", kind, p.Name, err)), outcome{err: msg}
+			return missRec(ReasonInvalidResult, fmt.Sprintf("%s %q fails Envoy's validation: %v", kind, p.Name, err)),
+				outcome{err: msg}
 		}
 	}
 	put(next)
@@ -271,13 +280,15 @@ func (s *snapshot) addWhole(p egv1a1.EnvoyJSONPatchConfig) (result.PatchOutcome,
 		return missRec(ReasonInvalidResult, fmt.Sprintf("the value is not a %s: %s", kind, detail)), outcome{err: msg}
 	}
 	if sec, ok := m.(*tlsv3.Secret); ok && sec.GetName() == SystemTrustStoreSecret {
-		msg := fmt.Sprintf("secret name %q is reserved for the system trust store and cannot be used by other resources", SystemTrustStoreSecret)
+		msg := fmt.Sprintf("secret name %q is reserved for the system trust store and cannot be used by other resources",
+			SystemTrustStoreSecret)
 		return missRec(ReasonRefused, msg), outcome{err: msg}
 	}
 	if v, ok := m.(interface{ Validate() error }); ok {
 		if err := v.Validate(); err != nil {
 			msg := fmt.Sprintf("validation failed for xds resource %s, err:%s", p.Type, err.Error())
-			return missRec(ReasonInvalidResult, fmt.Sprintf("the new %s fails Envoy's validation: %v", kind, err)), outcome{err: msg}
+			return missRec(ReasonInvalidResult, fmt.Sprintf("the new %s fails Envoy's validation: %v", kind, err)),
+				outcome{err: msg}
 		}
 	}
 	s.add(m)

@@ -94,8 +94,12 @@ func FuzzApplyPatch(f *testing.F) {
 			f.Add(uint8(i+1), ops, uint8(3))
 		}
 	}
-	f.Add(uint8(0), []byte(`[{"type":"type.googleapis.com/envoy.config.listener.v3.Listener","name":"x","operation":{"op":"add","path":""}}]`), uint8(1))
-	f.Add(uint8(0), []byte(`[{"type":"bogus","name":"","operation":{"op":"copy","from":"/a","jsonPath":"$..*"}}]`), uint8(0))
+	f.Add(uint8(0),
+		[]byte(
+			`[{"type":"type.googleapis.com/envoy.config.listener.v3.Listener","name":"x","operation":{"op":"add","path":""}}]`),
+		uint8(1))
+	f.Add(uint8(0), []byte(`[{"type":"bogus","name":"","operation":{"op":"copy","from":"/a","jsonPath":"$..*"}}]`),
+		uint8(0))
 
 	f.Fuzz(func(t *testing.T, which uint8, opsJSON []byte, flags uint8) {
 		var ops []egv1a1.EnvoyJSONPatchConfig
@@ -104,7 +108,8 @@ func FuzzApplyPatch(f *testing.F) {
 		}
 		b := bs[int(which)%len(bs)]
 		stage := patch.Stage{Enabled: flags&1 != 0, MergeGateways: flags&2 != 0, NameSchemeV2: b.v2}
-		target := gwapiv1.LocalPolicyTargetReference{Group: gwapiv1.GroupName, Kind: "Gateway", Name: gwapiv1.ObjectName(b.gateway.Name)}
+		target := gwapiv1.LocalPolicyTargetReference{Group: gwapiv1.GroupName, Kind: "Gateway",
+			Name: gwapiv1.ObjectName(b.gateway.Name)}
 		if stage.MergeGateways {
 			target.Kind, target.Name = "GatewayClass", gwapiv1.ObjectName(b.class)
 		}
@@ -112,7 +117,8 @@ func FuzzApplyPatch(f *testing.F) {
 			ObjectMeta: metav1.ObjectMeta{Name: "fuzz", Namespace: b.gateway.Namespace},
 			Spec:       egv1a1.EnvoyPatchPolicySpec{Type: egv1a1.JSONPatchEnvoyPatchType, TargetRef: target, JSONPatches: ops},
 		}
-		objs := append(append([]resource.Object(nil), b.objs...), resource.Object{Obj: policy, Kind: egv1a1.KindEnvoyPatchPolicy})
+		objs := append(append([]resource.Object(nil), b.objs...),
+			resource.Object{Obj: policy, Kind: egv1a1.KindEnvoyPatchPolicy})
 
 		run := func() (patch.Output, []byte) {
 			x := cloneXDS(b.xds)

@@ -35,7 +35,8 @@ func applyOperation(doc []byte, op egv1a1.JSONPatchOperation) ([]byte, string, [
 		var err error
 		pointers, err = pointersOf(doc, *op.JSONPath, suffix)
 		if err != nil {
-			return nil, ReasonInvalidOperation, []string{fmt.Sprintf("unable to convert jsonPath: '%s' into jsonPointers, err: %s", *op.JSONPath, err)}
+			return nil, ReasonInvalidOperation,
+				[]string{fmt.Sprintf("unable to convert jsonPath: '%s' into jsonPointers, err: %s", *op.JSONPath, err)}
 		}
 		if len(pointers) == 0 {
 			return nil, ReasonNoPath, []string{fmt.Sprintf("no jsonPointers were found while evaluating the jsonPath: '%s'. "+

@@ -71,7 +71,8 @@ func (s Stage) Apply(objs []resource.Object, statuses []result.ObjectStatus, x *
 				errs = append(errs, st.err)
 			}
 		}
-		out.Statuses = append(out.Statuses, policyStatus(ref, *decision.ancestor, programmed(decision.conditions, errs, notFound)))
+		out.Statuses = append(out.Statuses,
+			policyStatus(ref, *decision.ancestor, programmed(decision.conditions, errs, notFound)))
 	}
 	out.Warnings = snap.finish()
 	return out

@@ -32,7 +32,8 @@ func trustStore() *result.XDS {
 		Secrets: []*tlsv3.Secret{{
 			Name: SystemTrustStoreSecret,
 			Type: &tlsv3.Secret_ValidationContext{ValidationContext: &tlsv3.CertificateValidationContext{
-				TrustedCa: &corev3.DataSource{Specifier: &corev3.DataSource_Filename{Filename: "/etc/ssl/certs/ca-certificates.crt"}},
+				TrustedCa: &corev3.DataSource{
+					Specifier: &corev3.DataSource_Filename{Filename: "/etc/ssl/certs/ca-certificates.crt"}},
 			}},
 		}},
 		Clusters: []*clusterv3.Cluster{{Name: "c", ConnectTimeout: durationpb.New(10e9)}},
@@ -46,9 +47,11 @@ func TestSystemTrustStoreIsNotPatched(t *testing.T) {
 	before := proto.Clone(x.Secrets[0])
 	rec, st := newSnapshot(x, false).apply(egv1a1.EnvoyJSONPatchConfig{
 		Type: egv1a1.SecretEnvoyResourceType, Name: SystemTrustStoreSecret,
-		Operation: egv1a1.JSONPatchOperation{Op: "replace", Path: str("/validation_context/trusted_ca/filename"), Value: value(t, "/tmp/mine.pem")},
+		Operation: egv1a1.JSONPatchOperation{Op: "replace", Path: str("/validation_context/trusted_ca/filename"),
+			Value: value(t, "/tmp/mine.pem")},
 	})
-	if rec.Hit || !strings.HasPrefix(rec.Reason, ReasonRefused+": ") || !strings.Contains(st.err, "cannot be modified by patches") {
+	if rec.Hit || !strings.HasPrefix(rec.Reason, ReasonRefused+": ") ||
+		!strings.Contains(st.err, "cannot be modified by patches") {
 		t.Fatalf("got %+v / %+v, want a refusal", rec, st)
 	}
 	if !proto.Equal(before, x.Secrets[0]) {
@@ -95,19 +98,28 @@ func TestMissReasons(t *testing.T) {
 		op     egv1a1.JSONPatchOperation
 		reason string
 	}{
-		{"missing value", egv1a1.JSONPatchOperation{Op: "add", Path: str("/name")}, ReasonInvalidOperation + ": the add operation requires a value"},
-		{"no path at all", egv1a1.JSONPatchOperation{Op: "remove"}, ReasonInvalidOperation + ": a patch operation must specify a path or jsonPath"},
-		{"unknown op", egv1a1.JSONPatchOperation{Op: "merge", Path: str("/name")}, ReasonInvalidOperation + ": unsupported JSONPatch operation"},
+		{"missing value", egv1a1.JSONPatchOperation{Op: "add", Path: str("/name")},
+			ReasonInvalidOperation + ": the add operation requires a value"},
+		{"no path at all", egv1a1.JSONPatchOperation{Op: "remove"},
+			ReasonInvalidOperation + ": a patch operation must specify a path or jsonPath"},
+		{"unknown op", egv1a1.JSONPatchOperation{Op: "merge", Path: str("/name")},
+			ReasonInvalidOperation + ": unsupported JSONPatch operation"},
 		{"missing key", egv1a1.JSONPatchOperation{Op: "remove", Path: str("/lb_policy")}, ReasonNoPath},
-		{"bad index", egv1a1.JSONPatchOperation{Op: "replace", Path: str("/load_assignment/endpoints/4"), Value: value(t, map[string]any{})}, ReasonNoPath},
+		{"bad index",
+			egv1a1.JSONPatchOperation{Op: "replace", Path: str("/load_assignment/endpoints/4"),
+				Value: value(t, map[string]any{})}, ReasonNoPath},
 		{"test", egv1a1.JSONPatchOperation{Op: "test", Path: str("/name"), Value: value(t, "d")}, ReasonTestFailed},
-		{"root only jsonPath", egv1a1.JSONPatchOperation{Op: "remove", JSONPath: str("$")}, ReasonInvalidOperation + `: Cluster "c": unable to convert jsonPath`},
-		{"jsonPath selects nothing", egv1a1.JSONPatchOperation{Op: "remove", JSONPath: str("$.load_assignment")}, ReasonNoPath},
-		{"unknown field", egv1a1.JSONPatchOperation{Op: "add", Path: str("/nope"), Value: value(t, true)}, ReasonInvalidResult + `: Cluster "c" is no longer a Cluster`},
+		{"root only jsonPath", egv1a1.JSONPatchOperation{Op: "remove", JSONPath: str("$")},
+			ReasonInvalidOperation + `: Cluster "c": unable to convert jsonPath`},
+		{"jsonPath selects nothing", egv1a1.JSONPatchOperation{Op: "remove", JSONPath: str("$.load_assignment")},
+			ReasonNoPath},
+		{"unknown field", egv1a1.JSONPatchOperation{Op: "add", Path: str("/nope"), Value: value(t, true)},
+			ReasonInvalidResult + `: Cluster "c" is no longer a Cluster`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			rec, _ := newSnapshot(trustStore(), false).apply(egv1a1.EnvoyJSONPatchConfig{Type: egv1a1.ClusterEnvoyResourceType, Name: "c", Operation: tc.op})
+			rec, _ := newSnapshot(trustStore(), false).apply(
+				egv1a1.EnvoyJSONPatchConfig{Type: egv1a1.ClusterEnvoyResourceType, Name: "c", Operation: tc.op})
 			if rec.Hit || !strings.HasPrefix(rec.Reason, tc.reason) {
 				t.Errorf("got %+v, want a miss starting %q", rec, tc.reason)
 			}
@@ -138,7 +150,8 @@ func TestDuplicateNameKeepsTheLater(t *testing.T) {
 	x := trustStore()
 	s := newSnapshot(x, false)
 	rec, _ := s.apply(egv1a1.EnvoyJSONPatchConfig{Type: egv1a1.ClusterEnvoyResourceType,
-		Operation: egv1a1.JSONPatchOperation{Op: "add", Path: str(""), Value: value(t, map[string]any{"name": "c", "connect_timeout": "3s"})}})
+		Operation: egv1a1.JSONPatchOperation{Op: "add", Path: str(""),
+			Value: value(t, map[string]any{"name": "c", "connect_timeout": "3s"})}})
 	if !rec.Hit {
 		t.Fatalf("add: %+v", rec)
 	}

@@ -74,7 +74,9 @@ func (s Stage) decide(p *egv1a1.EnvoyPatchPolicy, t targets) decision {
 		kind = "GatewayClass"
 		d.ancestor = &result.ParentRef{Kind: kind, Name: string(ref.Name)}
 		if !t.classes[string(ref.Name)] {
-			msg := fmt.Sprintf("TargetRef.Group:%s TargetRef.Kind:%s TargetRef.Namespace:%s TargetRef.Name:%s not found or not accepted (MergeGateways=%t).",
+			msg := fmt.Sprintf(
+				"TargetRef.Group:%s TargetRef.Kind:%s TargetRef.Namespace:%s TargetRef.Name:%s not found or not "+
+					"accepted (MergeGateways=%t).",
 				ref.Group, ref.Kind, p.Namespace, ref.Name, s.MergeGateways)
 			d.why = "with mergeGateways the target must be an accepted GatewayClass: " + msg
 			d.conditions = []result.Condition{accepted("False", string(gwapiv1.PolicyReasonInvalid), msg)}
@@ -83,7 +85,9 @@ func (s Stage) decide(p *egv1a1.EnvoyPatchPolicy, t targets) decision {
 	} else {
 		gw := resource.Ref{Kind: "Gateway", Namespace: p.Namespace, Name: string(ref.Name)}
 		if !t.gateways[gw] {
-			d.why = fmt.Sprintf("no Gateway %s/%s that EG translates (the target is looked up by name in the policy's namespace); EG gives the policy no status",
+			d.why = fmt.Sprintf(
+				"no Gateway %s/%s that EG translates (the target is looked up by name in the policy's namespace); "+
+					"EG gives the policy no status",
 				p.Namespace, ref.Name)
 			return d
 		}
@@ -95,7 +99,8 @@ func (s Stage) decide(p *egv1a1.EnvoyPatchPolicy, t targets) decision {
 		return d
 	}
 	if string(ref.Group) != gwapiv1.GroupName || string(ref.Kind) != kind {
-		msg := fmt.Sprintf("TargetRef.Group:%s TargetRef.Kind:%s, only TargetRef.Group:%s and TargetRef.Kind:%s is supported.",
+		msg := fmt.Sprintf(
+			"TargetRef.Group:%s TargetRef.Kind:%s, only TargetRef.Group:%s and TargetRef.Kind:%s is supported.",
 			ref.Group, ref.Kind, gwapiv1.GroupName, kind)
 		d.why = "wrong target: " + msg
 		d.conditions = []result.Condition{accepted("False", string(gwapiv1.PolicyReasonInvalid), msg)}
@@ -107,7 +112,8 @@ func (s Stage) decide(p *egv1a1.EnvoyPatchPolicy, t targets) decision {
 }
 
 func accepted(status, reason, msg string) result.Condition {
-	return result.Condition{Type: string(gwapiv1.PolicyConditionAccepted), Status: status, Reason: reason, Message: conditions.Truncate(msg)}
+	return result.Condition{Type: string(gwapiv1.PolicyConditionAccepted), Status: status, Reason: reason,
+		Message: conditions.Truncate(msg)}
 }
 
 func policyStatus(ref resource.Ref, ancestor result.ParentRef, conds []result.Condition) result.ObjectStatus {

@@ -41,7 +41,7 @@ type pol[T any] struct {
 	refs      egv1a1.PolicyTargetReferences
 	mergeType *egv1a1.MergeType
 	spec      *T
-	st        ancestors
+	status    ancestors
 	handled   bool
 	// usesTargetRef: the deprecated singular targetRef is set.
 	usesTargetRef bool
@@ -68,8 +68,8 @@ func (s *attachState) claimSection(name string) bool {
 }
 
 type sectionKey struct {
-	nn      types.NamespacedName
-	section string
+	namespacedName types.NamespacedName
+	section        string
 }
 
 // resolveErr is why a policy cannot take a target: Accepted=False with this reason.
@@ -134,7 +134,7 @@ func (e *engine[T]) run() {
 	}
 	e.attach(isGateway, e.w.gatewayCands, e.forGateway)
 	for _, p := range e.pols {
-		p.st.truncate()
+		p.status.truncate()
 	}
 }
 
@@ -169,12 +169,12 @@ func (e *engine[T]) parentPolicies() {
 			if t.kind != "Gateway" {
 				continue
 			}
-			nn := types.NamespacedName{Namespace: t.namespace, Name: t.name}
-			g := e.w.gateways[nn]
+			namespacedName := types.NamespacedName{Namespace: t.namespace, Name: t.name}
+			g := e.w.gateways[namespacedName]
 			if g == nil || (t.section != nil && !hasDirectListener(g, *t.section)) {
 				continue
 			}
-			k := sectionKey{nn, t.sectionOr()}
+			k := sectionKey{namespacedName, t.sectionOr()}
 			if _, ok := e.gwPolicy[k]; !ok {
 				e.gwPolicy[k] = p
 			}
@@ -183,12 +183,12 @@ func (e *engine[T]) parentPolicies() {
 			if t.kind != "ListenerSet" {
 				continue
 			}
-			nn := types.NamespacedName{Namespace: t.namespace, Name: t.name}
-			ls := e.w.sets[nn]
-			if ls == nil || (t.section != nil && !hasSetListener(ls, *t.section)) {
+			namespacedName := types.NamespacedName{Namespace: t.namespace, Name: t.name}
+			listenerSet := e.w.sets[namespacedName]
+			if listenerSet == nil || (t.section != nil && !hasSetListener(listenerSet, *t.section)) {
 				continue
 			}
-			k := sectionKey{nn, t.sectionOr()}
+			k := sectionKey{namespacedName, t.sectionOr()}
 			if _, ok := e.lsPolicy[k]; !ok {
 				e.lsPolicy[k] = p
 			}
@@ -213,7 +213,8 @@ func (e *engine[T]) apply(rs []irRoute, a *ir.Applied[T], rule func(int) bool) {
 }
 
 func (e *engine[T]) conflict(what string) *resolveErr {
-	return &resolveErr{reasonConflicted, fmt.Sprintf("Unable to target %s, another %s has already attached to it", what, e.k.kind)}
+	return &resolveErr{reasonConflicted,
+		fmt.Sprintf("Unable to target %s, another %s has already attached to it", what, e.k.kind)}
 }
 
 // check runs the kind's feature validation, if it has one.
@@ -228,29 +229,31 @@ func (e *engine[T]) check(a *ir.Applied[T], targetKind string) error {
 // ancestor for the more specific scopes whose policies merged into it or replaced it, and
 // removes them when no such scope is left (after unmerge).
 func (e *engine[T]) scopeConditions(p *pol[T], anc result.ParentRef, own scope) {
-	e.scoped = append(e.scoped, scopedAncestor{st: &p.st, anc: anc, own: own})
-	e.writeScopeConditions(&p.st, anc, own)
+	e.scoped = append(e.scoped, scopedAncestor{status: &p.status, anc: anc, own: own})
+	e.writeScopeConditions(&p.status, anc, own)
 }
 
-func (e *engine[T]) writeScopeConditions(st *ancestors, anc result.ParentRef, own scope) {
+func (e *engine[T]) writeScopeConditions(status *ancestors, anc result.ParentRef, own scope) {
 	merged := e.merged.direct(own)
 	overridden := e.overrides.withDescendants(own).minus(merged)
 	if m := merged.describe(); m != "" {
-		st.set(anc, conditions.New(condMerged, "True", reasonMerged, fmt.Sprintf("This policy is being merged by other %s for %s", e.k.plural, m)))
+		status.set(anc, conditions.New(condMerged, "True", reasonMerged,
+			fmt.Sprintf("This policy is being merged by other %s for %s", e.k.plural, m)))
 	} else {
-		st.unset(anc, condMerged)
+		status.unset(anc, condMerged)
 	}
 	if m := overridden.describe(); m != "" {
-		st.set(anc, conditions.New(condOverridden, "True", reasonOverridden, fmt.Sprintf("This policy is being overridden by other %s for %s", e.k.plural, m)))
+		status.set(anc, conditions.New(condOverridden, "True", reasonOverridden,
+			fmt.Sprintf("This policy is being overridden by other %s for %s", e.k.plural, m)))
 	} else {
-		st.unset(anc, condOverridden)
+		status.unset(anc, condOverridden)
 	}
 }
 
 // mergeRecord is one route policy merged into the policy of a parent scope.
 type mergeRecord struct {
 	child  ir.PolicyRef
-	st     *ancestors
+	status *ancestors
 	anc    result.ParentRef
 	parent scope
 	route  scope
@@ -258,9 +261,9 @@ type mergeRecord struct {
 
 // scopedAncestor is a Gateway or ListenerSet policy's ancestor that lists its scopes.
 type scopedAncestor struct {
-	st  *ancestors
-	anc result.ParentRef
-	own scope
+	status *ancestors
+	anc    result.ParentRef
+	own    scope
 }
 
 // unmerge undoes the merges of the route policies whose features could not be built: EG
@@ -273,14 +276,14 @@ func (e *engine[T]) unmerge(failed FeatureErrors) {
 			continue
 		}
 		e.merged.remove(m.parent, m.route)
-		m.st.unset(m.anc, condMerged)
+		m.status.unset(m.anc, condMerged)
 		changed = true
 	}
 	if !changed {
 		return
 	}
 	for _, s := range e.scoped {
-		e.writeScopeConditions(s.st, s.anc, s.own)
+		e.writeScopeConditions(s.status, s.anc, s.own)
 	}
 }
 
@@ -296,7 +299,7 @@ func (e *engine[T]) warnDeprecated(p *pol[T], ancs ...result.ParentRef) {
 	}
 	msg := deprecationMessage(fields)
 	for _, a := range ancs {
-		p.st.warn(a, reasonDeprecated, msg)
+		p.status.warn(a, reasonDeprecated, msg)
 	}
 }
 
@@ -324,7 +327,7 @@ func statuses[T any](pols []*pol[T], kind string) []result.ObjectStatus {
 		if !p.handled {
 			continue
 		}
-		out = append(out, objectStatus(kind, p.meta, p.st.list))
+		out = append(out, objectStatus(kind, p.meta, p.status.list))
 	}
 	return out
 }

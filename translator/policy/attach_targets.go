@@ -25,8 +25,8 @@ func hasDirectListener(g *gatewayapi.GatewayNode, name string) bool {
 	return false
 }
 
-func hasSetListener(ls *gwapiv1.ListenerSet, name string) bool {
-	for _, l := range ls.Spec.Listeners {
+func hasSetListener(listenerSet *gwapiv1.ListenerSet, name string) bool {
+	for _, l := range listenerSet.Spec.Listeners {
 		if string(l.Name) == name {
 			return true
 		}
@@ -41,7 +41,7 @@ func (e *engine[T]) forRoute(p *pol[T], t target) {
 	if route == nil {
 		return // not a route of ours: EG writes nothing
 	}
-	st := state(e.routeState, key)
+	status := state(e.routeState, key)
 	var rerr *resolveErr
 	ruleIdx := -1
 	if t.section != nil {
@@ -53,15 +53,16 @@ func (e *engine[T]) forRoute(p *pol[T], t target) {
 		}
 		switch {
 		case ruleIdx < 0:
-			rerr = &resolveErr{reasonTargetNotFound, fmt.Sprintf("No section name %s found for %s %s/%s", *t.section, t.kind, t.namespace, t.name)}
-		case !st.claimSection(*t.section):
+			rerr = &resolveErr{reasonTargetNotFound,
+				fmt.Sprintf("No section name %s found for %s %s/%s", *t.section, t.kind, t.namespace, t.name)}
+		case !status.claimSection(*t.section):
 			rerr = e.conflict(fmt.Sprintf("RouteRule %s/%s", t.name, *t.section))
 		}
 	} else {
-		if st.attached {
+		if status.attached {
 			rerr = e.conflict(fmt.Sprintf("%s %s", t.kind, t.name))
 		}
-		st.attached = true
+		status.attached = true
 	}
 
 	routeScope := scope{kind: scopeRoute, namespace: t.namespace, name: t.name, routeKind: t.kind}
@@ -71,36 +72,39 @@ func (e *engine[T]) forRoute(p *pol[T], t target) {
 		if pr.Namespace != nil {
 			ns = string(*pr.Namespace)
 		}
-		nn := types.NamespacedName{Namespace: ns, Name: string(pr.Name)}
+		namespacedName := types.NamespacedName{Namespace: ns, Name: string(pr.Name)}
 		section := ""
 		if pr.SectionName != nil {
 			section = string(*pr.SectionName)
 		}
 		if pr.Kind == nil || *pr.Kind == "Gateway" {
 			if section != "" {
-				e.overrides.add(scope{kind: scopeGatewayListener, namespace: ns, name: nn.Name, section: section}, routeScope)
+				e.overrides.add(scope{kind: scopeGatewayListener, namespace: ns, name: namespacedName.Name, section: section},
+					routeScope)
 			} else {
-				e.overrides.add(scope{kind: scopeGateway, namespace: ns, name: nn.Name}, routeScope)
+				e.overrides.add(scope{kind: scopeGateway, namespace: ns, name: namespacedName.Name}, routeScope)
 			}
-			ancs = append(ancs, gatewayAncestor(nn, section))
+			ancs = append(ancs, gatewayAncestor(namespacedName, section))
 			continue
 		}
-		ls := e.w.sets[nn]
-		if ls == nil {
+		listenerSet := e.w.sets[namespacedName]
+		if listenerSet == nil {
 			continue
 		}
-		gw := parentOf(ls)
-		e.overrides.registerListenerSet(scope{kind: scopeListenerSet, namespace: ns, name: nn.Name}, scope{kind: scopeGateway, namespace: gw.Namespace, name: gw.Name})
+		gw := parentOf(listenerSet)
+		e.overrides.registerListenerSet(scope{kind: scopeListenerSet, namespace: ns, name: namespacedName.Name},
+			scope{kind: scopeGateway, namespace: gw.Namespace, name: gw.Name})
 		if section != "" {
-			e.overrides.add(scope{kind: scopeListenerSetListener, namespace: ns, name: nn.Name, section: section}, routeScope)
+			e.overrides.add(scope{kind: scopeListenerSetListener, namespace: ns, name: namespacedName.Name, section: section},
+				routeScope)
 		} else {
-			e.overrides.add(scope{kind: scopeListenerSet, namespace: ns, name: nn.Name}, routeScope)
+			e.overrides.add(scope{kind: scopeListenerSet, namespace: ns, name: namespacedName.Name}, routeScope)
 		}
-		ancs = append(ancs, setAncestor(nn, section))
+		ancs = append(ancs, setAncestor(namespacedName, section))
 	}
 	if rerr != nil {
 		for _, a := range ancs {
-			p.st.reject(a, rerr.reason, rerr.msg)
+			p.status.reject(a, rerr.reason, rerr.msg)
 		}
 		return
 	}
@@ -113,7 +117,7 @@ func (e *engine[T]) forRoute(p *pol[T], t target) {
 	if p.mergeType == nil {
 		if err := e.check(e.applied(p), t.kind); err != nil {
 			for _, a := range ancs {
-				p.st.reject(a, reasonInvalid, conditions.ErrorMessage(err))
+				p.status.reject(a, reasonInvalid, conditions.ErrorMessage(err))
 			}
 		}
 		e.apply(rs, e.applied(p), rule)
@@ -121,18 +125,18 @@ func (e *engine[T]) forRoute(p *pol[T], t target) {
 		e.mergeOnListeners(p, rs, rule, routeScope)
 	}
 	for _, a := range ancs {
-		p.st.accept(a)
+		p.status.accept(a)
 	}
 	e.warnDeprecated(p, ancs...)
-	if t.section == nil && len(st.sections) > 0 {
-		names := make([]string, 0, len(st.sections))
-		for n := range st.sections {
+	if t.section == nil && len(status.sections) > 0 {
+		names := make([]string, 0, len(status.sections))
+		for n := range status.sections {
 			names = append(names, n)
 		}
 		sort.Strings(names)
 		msg := fmt.Sprintf("This policy is being overridden by other %s for these route rules: %v", e.k.routeOverride, names)
 		for _, a := range ancs {
-			p.st.set(a, conditions.New(condOverridden, "True", reasonOverridden, msg))
+			p.status.set(a, conditions.New(condOverridden, "True", reasonOverridden, msg))
 		}
 	}
 }
@@ -161,7 +165,8 @@ func (e *engine[T]) mergeOnListeners(p *pol[T], rs []irRoute, rule func(int) boo
 			lsNN := types.NamespacedName{Namespace: l.Set.Namespace, Name: l.Set.Name}
 			anc = setAncestor(lsNN, l.Name)
 			if q, ok := e.lsPolicy[sectionKey{lsNN, l.Name}]; ok {
-				parent, pscope = q, scope{kind: scopeListenerSetListener, namespace: lsNN.Namespace, name: lsNN.Name, section: l.Name}
+				parent, pscope = q,
+					scope{kind: scopeListenerSetListener, namespace: lsNN.Namespace, name: lsNN.Name, section: l.Name}
 			} else if q, ok := e.lsPolicy[sectionKey{lsNN, ""}]; ok {
 				parent, pscope = q, scope{kind: scopeListenerSet, namespace: lsNN.Namespace, name: lsNN.Name}
 			} else if q, ok := e.gwPolicy[sectionKey{gwNN, ""}]; ok {
@@ -177,7 +182,7 @@ func (e *engine[T]) mergeOnListeners(p *pol[T], rs []irRoute, rule func(int) boo
 		}
 		if parent == nil {
 			if err := e.check(e.applied(p), routeScope.routeKind); err != nil {
-				p.st.reject(anc, reasonInvalid, conditions.ErrorMessage(err))
+				p.status.reject(anc, reasonInvalid, conditions.ErrorMessage(err))
 			}
 			e.apply(groups[l], e.applied(p), rule)
 			continue
@@ -187,54 +192,58 @@ func (e *engine[T]) mergeOnListeners(p *pol[T], rs []irRoute, rule func(int) boo
 			err = e.check(a, routeScope.routeKind)
 		}
 		if err != nil {
-			p.st.reject(anc, reasonInvalid, conditions.ErrorMessage(err))
+			p.status.reject(anc, reasonInvalid, conditions.ErrorMessage(err))
 			continue
 		}
 		e.apply(groups[l], a, rule)
 		e.merged.add(pscope, routeScope)
-		e.merges = append(e.merges, mergeRecord{child: p.ref, st: &p.st, anc: anc, parent: pscope, route: routeScope})
-		p.st.set(anc, conditions.New(condMerged, "True", reasonMerged, fmt.Sprintf("Merged with policy %s/%s", parent.ref.Namespace, parent.ref.Name)))
+		e.merges = append(e.merges, mergeRecord{child: p.ref, status: &p.status, anc: anc, parent: pscope, route: routeScope})
+		p.status.set(anc,
+			conditions.New(condMerged, "True", reasonMerged,
+				fmt.Sprintf("Merged with policy %s/%s", parent.ref.Namespace, parent.ref.Name)))
 	}
 }
 
 // forListenerSet attaches a policy to a ListenerSet or one of its listeners; the
 // ancestor is the ListenerSet itself.
 func (e *engine[T]) forListenerSet(p *pol[T], t target) {
-	nn := types.NamespacedName{Namespace: t.namespace, Name: t.name}
-	ls := e.w.sets[nn]
-	if ls == nil {
+	namespacedName := types.NamespacedName{Namespace: t.namespace, Name: t.name}
+	listenerSet := e.w.sets[namespacedName]
+	if listenerSet == nil {
 		return
 	}
-	st := state(e.lsState, nn)
+	status := state(e.lsState, namespacedName)
 	var rerr *resolveErr
 	if t.section != nil {
 		switch {
-		case !hasSetListener(ls, *t.section):
-			rerr = &resolveErr{reasonTargetNotFound, fmt.Sprintf("No section name %s found for ListenerSet %s", *t.section, nn)}
-		case !st.claimSection(*t.section):
+		case !hasSetListener(listenerSet, *t.section):
+			rerr = &resolveErr{reasonTargetNotFound,
+				fmt.Sprintf("No section name %s found for ListenerSet %s", *t.section, namespacedName)}
+		case !status.claimSection(*t.section):
 			rerr = e.conflict(fmt.Sprintf("Listener %s/%s", t.name, *t.section))
 		}
 	} else {
-		if st.attached {
+		if status.attached {
 			rerr = e.conflict("ListenerSet " + t.name)
 		}
-		st.attached = true
+		status.attached = true
 	}
-	gwNN := parentOf(ls)
+	gwNN := parentOf(listenerSet)
 	g := e.w.gateways[gwNN]
 	if g == nil {
 		return
 	}
-	anc := setAncestor(nn, t.sectionOr())
+	anc := setAncestor(namespacedName, t.sectionOr())
 	if rerr != nil {
-		p.st.reject(anc, rerr.reason, rerr.msg)
+		p.status.reject(anc, rerr.reason, rerr.msg)
 		return
 	}
-	lsScope := scope{kind: scopeListenerSet, namespace: nn.Namespace, name: nn.Name}
+	lsScope := scope{kind: scopeListenerSet, namespace: namespacedName.Namespace, name: namespacedName.Name}
 	gwScope := scope{kind: scopeGateway, namespace: gwNN.Namespace, name: gwNN.Name}
 	own := lsScope
 	if t.section != nil {
-		own = scope{kind: scopeListenerSetListener, namespace: nn.Namespace, name: nn.Name, section: *t.section}
+		own = scope{kind: scopeListenerSetListener, namespace: namespacedName.Namespace, name: namespacedName.Name,
+			section: *t.section}
 		e.overrides.registerListenerSet(lsScope, gwScope)
 		e.overrides.add(lsScope, own)
 	} else {
@@ -242,7 +251,7 @@ func (e *engine[T]) forListenerSet(p *pol[T], t target) {
 	}
 	a := e.applied(p)
 	for _, l := range g.Listeners {
-		if l.Set == nil || l.Set.Namespace != nn.Namespace || l.Set.Name != nn.Name {
+		if l.Set == nil || l.Set.Namespace != namespacedName.Namespace || l.Set.Name != namespacedName.Name {
 			continue
 		}
 		if t.section != nil && l.Name != *t.section {
@@ -251,9 +260,9 @@ func (e *engine[T]) forListenerSet(p *pol[T], t target) {
 		e.apply(e.w.byListener[l], a, nil)
 	}
 	if err := e.check(e.applied(p), "ListenerSet"); err != nil {
-		p.st.reject(anc, reasonInvalid, conditions.ErrorMessage(err))
+		p.status.reject(anc, reasonInvalid, conditions.ErrorMessage(err))
 	}
-	p.st.accept(anc)
+	p.status.accept(anc)
 	e.scopeConditions(p, anc, own)
 	e.warnDeprecated(p, anc)
 }
@@ -261,36 +270,38 @@ func (e *engine[T]) forListenerSet(p *pol[T], t target) {
 // forGateway attaches a policy to a Gateway (all its listeners, ListenerSet listeners
 // included) or to one of its own listeners.
 func (e *engine[T]) forGateway(p *pol[T], t target) {
-	nn := types.NamespacedName{Namespace: t.namespace, Name: t.name}
-	g := e.w.gateways[nn]
+	namespacedName := types.NamespacedName{Namespace: t.namespace, Name: t.name}
+	g := e.w.gateways[namespacedName]
 	if g == nil {
 		return
 	}
-	st := state(e.gwState, nn)
+	status := state(e.gwState, namespacedName)
 	var rerr *resolveErr
 	if t.section != nil {
 		switch {
 		case !hasDirectListener(g, *t.section):
-			rerr = &resolveErr{reasonTargetNotFound, fmt.Sprintf("No section name %s found for Gateway %s", *t.section, nn)}
-		case !st.claimSection(*t.section):
-			rerr = e.conflict(fmt.Sprintf("Listener %s/%s", nn, *t.section))
+			rerr = &resolveErr{reasonTargetNotFound,
+				fmt.Sprintf("No section name %s found for Gateway %s", *t.section, namespacedName)}
+		case !status.claimSection(*t.section):
+			rerr = e.conflict(fmt.Sprintf("Listener %s/%s", namespacedName, *t.section))
 		}
 	} else {
-		if st.attached {
+		if status.attached {
 			rerr = e.conflict("Gateway " + t.name)
 		}
-		st.attached = true
+		status.attached = true
 	}
-	anc := gatewayAncestor(nn, t.sectionOr())
+	anc := gatewayAncestor(namespacedName, t.sectionOr())
 	if rerr != nil {
-		p.st.reject(anc, rerr.reason, rerr.msg)
+		p.status.reject(anc, rerr.reason, rerr.msg)
 		return
 	}
-	own := scope{kind: scopeGateway, namespace: nn.Namespace, name: nn.Name}
+	own := scope{kind: scopeGateway, namespace: namespacedName.Namespace, name: namespacedName.Name}
 	if t.section != nil {
-		ls := scope{kind: scopeGatewayListener, namespace: nn.Namespace, name: nn.Name, section: *t.section}
-		e.overrides.add(own, ls)
-		own = ls
+		listenerScope := scope{kind: scopeGatewayListener, namespace: namespacedName.Namespace, name: namespacedName.Name,
+			section: *t.section}
+		e.overrides.add(own, listenerScope)
+		own = listenerScope
 	}
 	a := e.applied(p)
 	for _, l := range g.Listeners {
@@ -300,9 +311,9 @@ func (e *engine[T]) forGateway(p *pol[T], t target) {
 		e.apply(e.w.byListener[l], a, nil)
 	}
 	if err := e.check(e.applied(p), "Gateway"); err != nil {
-		p.st.reject(anc, reasonInvalid, conditions.ErrorMessage(err))
+		p.status.reject(anc, reasonInvalid, conditions.ErrorMessage(err))
 	}
-	p.st.accept(anc)
+	p.status.accept(anc)
 	e.warnDeprecated(p, anc)
 	e.scopeConditions(p, anc, own)
 }

@@ -21,7 +21,8 @@ func ResolveAuthorization(a *ir.Applied[egv1a1.SecurityPolicySpec]) *ir.Authoriz
 	}
 	auth := a.Spec.Authorization
 	owner := a.OwnerOf("authorization")
-	out := &ir.Authorization{DefaultAllow: auth.DefaultAction != nil && *auth.DefaultAction == egv1a1.AuthorizationActionAllow}
+	out := &ir.Authorization{DefaultAllow: auth.DefaultAction != nil &&
+		*auth.DefaultAction == egv1a1.AuthorizationActionAllow}
 	for i, rule := range auth.Rules {
 		name := fmt.Sprintf("securitypolicy/%s/%s/authorization/rule/%d", owner.Namespace, owner.Name, i)
 		if rule.Name != nil && *rule.Name != "" {
@@ -60,7 +61,8 @@ func authorizationRule(name string, rule egv1a1.AuthorizationRule) ir.Authorizat
 	for _, g := range p.ClientIPGeoLocations {
 		loc := ir.GeoLocation{Country: g.Country, Region: g.Region, City: g.City, ASN: g.ASN, ISP: g.ISP}
 		if an := g.Anonymous; an != nil {
-			loc.IsAnonymous, loc.IsVPN, loc.IsHosting, loc.IsTor, loc.IsProxy = an.IsAnonymous, an.IsVPN, an.IsHosting, an.IsTor, an.IsProxy
+			loc.IsAnonymous, loc.IsVPN, loc.IsHosting, loc.IsTor, loc.IsProxy = an.IsAnonymous, an.IsVPN, an.IsHosting, an.IsTor,
+				an.IsProxy
 		}
 		out.GeoLocations = append(out.GeoLocations, loc)
 	}

@@ -37,7 +37,8 @@ func resolveBackendTrafficSettings(x *ir.XDS) {
 // ResolveBackendTraffic is what a (nil for none) sets on a route: bodies are the response
 // bodies its responseOverride rules read from ConfigMaps (PolicyData.ResponseBodies); on a
 // UDP route EG applies the load balancer alone. Exported for the xDS stage's tests.
-func ResolveBackendTraffic(a *ir.Applied[egv1a1.BackendTrafficPolicySpec], bodies map[int]string, udp bool) *ir.BackendTraffic {
+func ResolveBackendTraffic(a *ir.Applied[egv1a1.BackendTrafficPolicySpec], bodies map[int]string,
+	udp bool) *ir.BackendTraffic {
 	if a == nil || a.Spec == nil {
 		return nil
 	}
@@ -56,7 +57,8 @@ func ResolveBackendTraffic(a *ir.Applied[egv1a1.BackendTrafficPolicySpec], bodie
 		out.StreamIdleTimeout = ir.Duration(t.HTTP.StreamIdleTimeout)
 	}
 	if lb := spec.LoadBalancer; lb != nil && lb.Type == egv1a1.BackendUtilizationLoadBalancerType {
-		keep := lb.BackendUtilization != nil && lb.BackendUtilization.KeepResponseHeaders != nil && *lb.BackendUtilization.KeepResponseHeaders
+		keep := lb.BackendUtilization != nil && lb.BackendUtilization.KeepResponseHeaders != nil &&
+			*lb.BackendUtilization.KeepResponseHeaders
 		out.RemoveLoadReportHeaders = !keep
 	}
 	return out

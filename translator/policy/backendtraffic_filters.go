@@ -105,7 +105,8 @@ func resolveRequestBuffer(rb *egv1a1.RequestBuffer) *ir.RequestBuffer {
 	}
 	limit, ok := rb.Limit.AsInt64()
 	if !ok || limit < 0 || limit > math.MaxUint32 {
-		return &ir.RequestBuffer{OutOfRange: fmt.Sprintf("requestBuffer: limit %s is out of range, must be between 0 and %d", rb.Limit.String(), uint32(math.MaxUint32))}
+		return &ir.RequestBuffer{OutOfRange: fmt.Sprintf("requestBuffer: limit %s is out of range, must be between 0 and %d",
+			rb.Limit.String(), uint32(math.MaxUint32))}
 	}
 	return &ir.RequestBuffer{MaxRequestBytes: uint32(limit)}
 }

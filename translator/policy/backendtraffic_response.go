@@ -31,7 +31,8 @@ func responseBodies(a *ir.Applied[egv1a1.BackendTrafficPolicySpec], objs *RefObj
 		case !cmFound:
 			return nil, fmt.Errorf("ResponseOverride: can't find the referenced configmap %s/%s", ns, b.ValueRef.Name)
 		case !keyFound:
-			return nil, fmt.Errorf("ResponseOverride: can't find the key response.body in the referenced configmap %s/%s", ns, b.ValueRef.Name)
+			return nil, fmt.Errorf("ResponseOverride: can't find the key response.body in the referenced configmap %s/%s", ns,
+				b.ValueRef.Name)
 		}
 		if out == nil {
 			out = map[int]string{}
@@ -43,7 +44,8 @@ func responseBodies(a *ir.Applied[egv1a1.BackendTrafficPolicySpec], objs *RefObj
 
 // resolveResponseOverride is the policy's rules (nil without any); bodies are the ones
 // read from ConfigMaps, by rule index.
-func resolveResponseOverride(a *ir.Applied[egv1a1.BackendTrafficPolicySpec], bodies map[int]string) *ir.ResponseOverride {
+func resolveResponseOverride(a *ir.Applied[egv1a1.BackendTrafficPolicySpec],
+	bodies map[int]string) *ir.ResponseOverride {
 	if len(a.Spec.ResponseOverride) == 0 {
 		return nil
 	}
@@ -59,7 +61,8 @@ func resolveResponseOverride(a *ir.Applied[egv1a1.BackendTrafficPolicySpec], bod
 		for _, h := range ro.Match.ResponseHeaders {
 			rule.ResponseHeaders = append(rule.ResponseHeaders, stringMatch(string(h.Name), h.Value))
 		}
-		if src := ro.Source; src != nil && (*src == egv1a1.ResponseOverrideSourceLocal || *src == egv1a1.ResponseOverrideSourceBackend) {
+		if src := ro.Source; src != nil &&
+			(*src == egv1a1.ResponseOverrideSourceLocal || *src == egv1a1.ResponseOverrideSourceBackend) {
 			local := *src == egv1a1.ResponseOverrideSourceLocal
 			rule.LocalReply = &local
 		}

@@ -89,7 +89,8 @@ func validateRequestBuffer(spec *egv1a1.BackendTrafficPolicySpec) error {
 		return fmt.Errorf("RequestBuffer: limit must be convertible to an int64")
 	}
 	if v < 0 || v > math.MaxUint32 {
-		return fmt.Errorf("RequestBuffer: limit value %s is out of range, must be between 0 and %d", spec.RequestBuffer.Limit.String(), uint32(math.MaxUint32))
+		return fmt.Errorf("RequestBuffer: limit value %s is out of range, must be between 0 and %d",
+			spec.RequestBuffer.Limit.String(), uint32(math.MaxUint32))
 	}
 	return nil
 }

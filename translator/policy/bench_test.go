@@ -57,9 +57,12 @@ func policyInput(routes, gatewayPolicies int, perRoute bool) []resource.Object {
 			add(egAPI, "BackendTrafficPolicy", &egv1a1.BackendTrafficPolicy{
 				ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: fmt.Sprintf("route-%d", i)},
 				Spec: egv1a1.BackendTrafficPolicySpec{
-					PolicyTargetReferences: egv1a1.PolicyTargetReferences{TargetRefs: []gwapiv1.LocalPolicyTargetReferenceWithSectionName{{
-						LocalPolicyTargetReference: gwapiv1.LocalPolicyTargetReference{Group: gwapiv1.GroupName, Kind: "HTTPRoute", Name: gwapiv1.ObjectName(fmt.Sprintf("r%d", i))}}}},
-					ClusterSettings: egv1a1.ClusterSettings{Timeout: &egv1a1.Timeout{HTTP: &egv1a1.HTTPTimeout{RequestTimeout: &timeout}}},
+					PolicyTargetReferences: egv1a1.PolicyTargetReferences{
+						TargetRefs: []gwapiv1.LocalPolicyTargetReferenceWithSectionName{{
+							LocalPolicyTargetReference: gwapiv1.LocalPolicyTargetReference{Group: gwapiv1.GroupName, Kind: "HTTPRoute",
+								Name: gwapiv1.ObjectName(fmt.Sprintf("r%d", i))}}}},
+					ClusterSettings: egv1a1.ClusterSettings{
+						Timeout: &egv1a1.Timeout{HTTP: &egv1a1.HTTPTimeout{RequestTimeout: &timeout}}},
 				},
 			})
 		}
@@ -69,9 +72,12 @@ func policyInput(routes, gatewayPolicies int, perRoute bool) []resource.Object {
 			ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: fmt.Sprintf("gw-%d", i),
 				CreationTimestamp: metav1.NewTime(base.Add(time.Duration(i) * time.Second))},
 			Spec: egv1a1.BackendTrafficPolicySpec{
-				PolicyTargetReferences: egv1a1.PolicyTargetReferences{TargetRefs: []gwapiv1.LocalPolicyTargetReferenceWithSectionName{{
-					LocalPolicyTargetReference: gwapiv1.LocalPolicyTargetReference{Group: gwapiv1.GroupName, Kind: "Gateway", Name: "eg"}}}},
-				ClusterSettings: egv1a1.ClusterSettings{Timeout: &egv1a1.Timeout{HTTP: &egv1a1.HTTPTimeout{RequestTimeout: &timeout}}},
+				PolicyTargetReferences: egv1a1.PolicyTargetReferences{
+					TargetRefs: []gwapiv1.LocalPolicyTargetReferenceWithSectionName{{
+						LocalPolicyTargetReference: gwapiv1.LocalPolicyTargetReference{Group: gwapiv1.GroupName, Kind: "Gateway",
+							Name: "eg"}}}},
+				ClusterSettings: egv1a1.ClusterSettings{
+					Timeout: &egv1a1.Timeout{HTTP: &egv1a1.HTTPTimeout{RequestTimeout: &timeout}}},
 			},
 		})
 	}

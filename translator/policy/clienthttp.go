@@ -69,7 +69,8 @@ func clientSocket(s *egv1a1.ClientTrafficPolicySpec, fail func(string, error)) *
 		if out.TLSHandshakeTimeout, err = parseDuration("TCP TLSHandshakeTimeout", t.TCP.TLSHandshakeTimeout); err != nil {
 			fail("Timeout", err)
 		}
-		if out.ConnectionInspectionTimeout, err = parseDuration("TCP ConnectionInspectionTimeout", t.TCP.ConnectionInspectionTimeout); err != nil {
+		if out.ConnectionInspectionTimeout, err = parseDuration("TCP ConnectionInspectionTimeout",
+			t.TCP.ConnectionInspectionTimeout); err != nil {
 			fail("Timeout", err)
 		}
 	}
@@ -108,7 +109,8 @@ func clientConnection(c *egv1a1.ClientConnection) (*ir.ClientConnection, error) 
 			return nil, fmt.Errorf("invalid BufferLimit value %s", q.String())
 		}
 		if v < 0 || v > math.MaxUint32 {
-			return nil, fmt.Errorf("BufferLimit value %s is out of range, must be between 0 and %d", q.String(), uint64(math.MaxUint32))
+			return nil, fmt.Errorf("BufferLimit value %s is out of range, must be between 0 and %d", q.String(),
+				uint64(math.MaxUint32))
 		}
 		b := uint32(v)
 		out.BufferLimitBytes = &b
@@ -142,7 +144,8 @@ func clientHTTP1(s *egv1a1.HTTP1Settings, conn *egv1a1.ClientConnection, l *ir.H
 		out.IgnoredUpgradeTypes = append(out.IgnoredUpgradeTypes, stringMatch("", m))
 	}
 	if conn != nil && conn.ConnectionLimit != nil && conn.ConnectionLimit.MaxConnectionDuration != nil {
-		out.DisableSafeMaxConnectionDuration = s.DisableSafeMaxConnectionDuration != nil && *s.DisableSafeMaxConnectionDuration
+		out.DisableSafeMaxConnectionDuration = s.DisableSafeMaxConnectionDuration != nil &&
+			*s.DisableSafeMaxConnectionDuration
 	}
 	if s.HTTP10 == nil {
 		return out, nil
@@ -170,7 +173,8 @@ func clientHTTP1(s *egv1a1.HTTP1Settings, conn *egv1a1.ClientConnection, l *ir.H
 			case exact == 0:
 				return out, errors.New("cannot set http10 default host on listener with only wildcard hostnames")
 			case exact > 1:
-				return out, errors.New("cannot set http10 default host on listener with only wildcard hostnames and more than one possible default route")
+				return out, errors.New(
+					"cannot set http10 default host on listener with only wildcard hostnames and more than one possible default route")
 			}
 		}
 		out.DefaultHost = host
@@ -195,7 +199,9 @@ func clientHTTP2(s *egv1a1.HTTP2Settings) (*ir.ClientHTTP2, error) {
 		case !ok:
 			errs = errors.Join(errs, fmt.Errorf("invalid %s value %s", name, q.String()))
 		case v < minHTTP2Window || v > maxHTTP2Window:
-			errs = errors.Join(errs, fmt.Errorf("%s value %s is out of range, must be between %d and %d", name, q.String(), minHTTP2Window, maxHTTP2Window))
+			errs = errors.Join(errs,
+				fmt.Errorf("%s value %s is out of range, must be between %d and %d", name, q.String(), minHTTP2Window,
+					maxHTTP2Window))
 		default:
 			w := uint32(v)
 			return &w
@@ -297,7 +303,8 @@ func clientHeaders(s *egv1a1.HeaderSettings) *ir.ClientHeaders {
 		if x.Mode != nil {
 			out.XFCCMode = string(*x.Mode)
 		}
-		if out.XFCCMode == string(egv1a1.XFCCForwardModeAppendForward) || out.XFCCMode == string(egv1a1.XFCCForwardModeSanitizeSet) {
+		if out.XFCCMode == string(egv1a1.XFCCForwardModeAppendForward) ||
+			out.XFCCMode == string(egv1a1.XFCCForwardModeSanitizeSet) {
 			for _, d := range x.CertDetailsToAdd {
 				out.XFCCDetails = append(out.XFCCDetails, string(d))
 			}

@@ -113,7 +113,8 @@ func (o *ctpObjects) downstreamTLS(ref ir.PolicyRef, spec *egv1a1.ClientTrafficP
 // clientValidation turns client validation on with its mode, then gathers the CA bundle:
 // each reference's valid CAs (expired and not-yet-valid ones dropped, TLS-05), each CA once.
 // A reference whose CAs are all invalid, or that cannot be read, fails the policy.
-func (o *ctpObjects) clientValidation(ref ir.PolicyRef, cv *egv1a1.ClientValidationContext, out *ir.DownstreamTLS) error {
+func (o *ctpObjects) clientValidation(ref ir.PolicyRef, cv *egv1a1.ClientValidationContext,
+	out *ir.DownstreamTLS) error {
 	mode := egv1a1.ClientValidationRequireAndVerify
 	switch {
 	case cv.Mode != nil:
@@ -145,7 +146,8 @@ func (o *ctpObjects) clientValidation(ref ir.PolicyRef, cv *egv1a1.ClientValidat
 		}
 		bundle = appendNewCerts(bundle, valid, seen)
 	}
-	if len(bundle) == 0 && (mode == egv1a1.ClientValidationVerifyIfGiven || mode == egv1a1.ClientValidationRequireAndVerify) {
+	if len(bundle) == 0 &&
+		(mode == egv1a1.ClientValidationVerifyIfGiven || mode == egv1a1.ClientValidationRequireAndVerify) {
 		if cv.Mode == nil && cv.Optional {
 			return fmt.Errorf("tls.clientValidation.optional=true requires caCertificateRefs (maps to mode %q)", mode)
 		}

@@ -44,27 +44,32 @@ func (e *ctpEngine) claim(m map[types.NamespacedName]map[string]bool, gw types.N
 	m[gw][k] = true
 }
 
-func setPrefix(ls *gwapiv1.ListenerSet) string { return ls.Namespace + "/" + ls.Name + "/" }
+func setPrefix(listenerSet *gwapiv1.ListenerSet) string {
+	return listenerSet.Namespace + "/" + listenerSet.Name + "/"
+}
 
 // resolveCTP finds the Gateway (and ListenerSet) a target names; nil when it is not
 // ours, which EG reports nowhere.
 func (e *ctpEngine) resolve(t target) (*gatewayapi.GatewayNode, *gwapiv1.ListenerSet, *resolveErr) {
-	nn := types.NamespacedName{Namespace: t.namespace, Name: t.name}
+	namespacedName := types.NamespacedName{Namespace: t.namespace, Name: t.name}
 	if t.kind == "ListenerSet" {
-		ls := e.w.sets[nn]
-		if ls == nil {
+		listenerSet := e.w.sets[namespacedName]
+		if listenerSet == nil {
 			return nil, nil, nil
 		}
-		g := e.w.gateways[parentOf(ls)]
+		g := e.w.gateways[parentOf(listenerSet)]
 		if g == nil {
 			return nil, nil, nil
 		}
-		if t.section != nil && !hasSetListener(ls, *t.section) {
-			return g, ls, &resolveErr{reasonTargetNotFound, fmt.Sprintf("ListenerSet %s/%s does not have a listener named %q", ls.Namespace, ls.Name, *t.section)}
+		if t.section != nil && !hasSetListener(listenerSet, *t.section) {
+			return g, listenerSet,
+				&resolveErr{reasonTargetNotFound,
+					fmt.Sprintf("ListenerSet %s/%s does not have a listener named %q", listenerSet.Namespace, listenerSet.Name,
+						*t.section)}
 		}
-		return g, ls, nil
+		return g, listenerSet, nil
 	}
-	g := e.w.gateways[nn]
+	g := e.w.gateways[namespacedName]
 	if g == nil {
 		return nil, nil, nil
 	}
@@ -74,15 +79,17 @@ func (e *ctpEngine) resolve(t target) (*gatewayapi.GatewayNode, *gwapiv1.Listene
 			found = found || l.Name == *t.section
 		}
 		if !found {
-			return g, nil, &resolveErr{reasonTargetNotFound, fmt.Sprintf("No section name %s found for Gateway %s", *t.section, nn)}
+			return g, nil,
+				&resolveErr{reasonTargetNotFound,
+					fmt.Sprintf("No section name %s found for Gateway %s", *t.section, namespacedName)}
 		}
 	}
 	return g, nil, nil
 }
 
-func (e *ctpEngine) ancestor(t target, g *gatewayapi.GatewayNode, ls *gwapiv1.ListenerSet) result.ParentRef {
+func (e *ctpEngine) ancestor(t target, g *gatewayapi.GatewayNode, listenerSet *gwapiv1.ListenerSet) result.ParentRef {
 	if t.kind == "ListenerSet" {
-		return setAncestor(types.NamespacedName{Namespace: ls.Namespace, Name: ls.Name}, t.sectionOr())
+		return setAncestor(types.NamespacedName{Namespace: listenerSet.Namespace, Name: listenerSet.Name}, t.sectionOr())
 	}
 	return gatewayAncestor(types.NamespacedName{Namespace: g.Object.Namespace, Name: g.Object.Name}, t.sectionOr())
 }
@@ -115,34 +122,46 @@ func (e *ctpEngine) run() {
 		}
 	}
 	for _, p := range e.pols {
-		p.st.truncate()
+		p.status.truncate()
 	}
 }
 
-func (e *ctpEngine) forSection(p *pol[egv1a1.ClientTrafficPolicySpec], t target) {
-	g, ls, rerr := e.resolve(t)
+// resolveAncestor resolves the policy's target t and its ancestor; ok is false when the
+// policy goes no further there: the target is not found, or the policy was rejected at anc.
+func (e *ctpEngine) resolveAncestor(p *pol[egv1a1.ClientTrafficPolicySpec], t target) (g *gatewayapi.GatewayNode,
+	listenerSet *gwapiv1.ListenerSet, anc result.ParentRef, ok bool) {
+	g, listenerSet, rerr := e.resolve(t)
 	if g == nil {
-		return
+		return nil, nil, result.ParentRef{}, false
 	}
-	anc := e.ancestor(t, g, ls)
+	anc = e.ancestor(t, g, listenerSet)
 	if rerr != nil {
-		p.st.reject(anc, rerr.reason, rerr.msg)
+		p.status.reject(anc, rerr.reason, rerr.msg)
+		return g, listenerSet, anc, false
+	}
+	return g, listenerSet, anc, true
+}
+
+func (e *ctpEngine) forSection(p *pol[egv1a1.ClientTrafficPolicySpec], t target) {
+	g, listenerSet, anc, ok := e.resolveAncestor(p, t)
+	if !ok {
 		return
 	}
 	gw := types.NamespacedName{Namespace: g.Object.Namespace, Name: g.Object.Name}
 	key := *t.section
-	if ls != nil {
-		key = setPrefix(ls) + key
+	if listenerSet != nil {
+		key = setPrefix(listenerSet) + key
 	}
 	if e.sections[gw][key] {
-		p.st.reject(anc, reasonConflicted, fmt.Sprintf("Unable to target section of %s, another ClientTrafficPolicy has already attached to it", t.name))
+		p.status.reject(anc, reasonConflicted,
+			fmt.Sprintf("Unable to target section of %s, another ClientTrafficPolicy has already attached to it", t.name))
 		return
 	}
 	e.claim(e.sections, gw, key)
 	var err error
 	var http3Off []string
 	for _, l := range g.Listeners {
-		if ls != nil && !inSet(l, ls) {
+		if listenerSet != nil && !inSet(l, listenerSet) {
 			continue
 		}
 		if l.Name == *t.section {
@@ -156,41 +175,37 @@ func (e *ctpEngine) forSection(p *pol[egv1a1.ClientTrafficPolicySpec], t target)
 		}
 	}
 	if err != nil {
-		p.st.reject(anc, reasonInvalid, conditions.ErrorMessage(err))
+		p.status.reject(anc, reasonInvalid, conditions.ErrorMessage(err))
 	}
-	p.st.accept(anc)
-	p.st.warn(anc, reasonUnsupportedHTTP3, http3OffMessage(http3Off))
+	p.status.accept(anc)
+	p.status.warn(anc, reasonUnsupportedHTTP3, http3OffMessage(http3Off))
 	e.warnDeprecated(p, anc)
 }
 
 func (e *ctpEngine) forWhole(p *pol[egv1a1.ClientTrafficPolicySpec], t target) {
-	g, ls, rerr := e.resolve(t)
-	if g == nil {
-		return
-	}
-	anc := e.ancestor(t, g, ls)
-	if rerr != nil {
-		p.st.reject(anc, rerr.reason, rerr.msg)
+	g, listenerSet, anc, ok := e.resolveAncestor(p, t)
+	if !ok {
 		return
 	}
 	gw := types.NamespacedName{Namespace: g.Object.Namespace, Name: g.Object.Name}
 	scopeKey := wholeGateway
-	if ls != nil {
-		scopeKey = "listenerset/" + ls.Namespace + "/" + ls.Name
+	if listenerSet != nil {
+		scopeKey = "listenerset/" + listenerSet.Namespace + "/" + listenerSet.Name
 	}
 	if e.scopes[gw][scopeKey] {
 		what := "Gateway " + t.name
-		if ls != nil {
+		if listenerSet != nil {
 			what = "ListenerSet " + t.name
 		}
-		p.st.reject(anc, reasonConflicted, fmt.Sprintf("Unable to target %s, another ClientTrafficPolicy has already attached to it", what))
+		p.status.reject(anc, reasonConflicted,
+			fmt.Sprintf("Unable to target %s, another ClientTrafficPolicy has already attached to it", what))
 		return
 	}
 	var overriding []string
 	for s := range e.sections[gw] {
-		if ls != nil {
-			if strings.HasPrefix(s, setPrefix(ls)) {
-				overriding = append(overriding, strings.TrimPrefix(s, setPrefix(ls)))
+		if listenerSet != nil {
+			if strings.HasPrefix(s, setPrefix(listenerSet)) {
+				overriding = append(overriding, strings.TrimPrefix(s, setPrefix(listenerSet)))
 			}
 			continue
 		}
@@ -198,13 +213,13 @@ func (e *ctpEngine) forWhole(p *pol[egv1a1.ClientTrafficPolicySpec], t target) {
 	}
 	if len(overriding) > 0 {
 		sort.Strings(overriding)
-		p.st.set(anc, conditions.New(condOverridden, "True", reasonOverridden,
+		p.status.set(anc, conditions.New(condOverridden, "True", reasonOverridden,
 			fmt.Sprintf("There are existing ClientTrafficPolicies that are overriding these sections %v", overriding)))
 	}
 	e.claim(e.scopes, gw, scopeKey)
 	var errs, http3Off []string
 	for _, l := range g.Listeners {
-		if ls != nil && !inSet(l, ls) {
+		if listenerSet != nil && !inSet(l, listenerSet) {
 			continue
 		}
 		key := l.Name
@@ -215,8 +230,8 @@ func (e *ctpEngine) forWhole(p *pol[egv1a1.ClientTrafficPolicySpec], t target) {
 			continue
 		}
 		prefix := gw.Namespace + "/" + gw.Name
-		if ls != nil {
-			prefix = gw.Namespace + "/" + gw.Name + "/" + ls.Namespace + "/" + ls.Name + "/"
+		if listenerSet != nil {
+			prefix = gw.Namespace + "/" + gw.Name + "/" + listenerSet.Namespace + "/" + listenerSet.Name + "/"
 		}
 		if err := e.portOverlap(g, l, prefix); err != nil {
 			errs = append(errs, err.Error())
@@ -228,20 +243,20 @@ func (e *ctpEngine) forWhole(p *pol[egv1a1.ClientTrafficPolicySpec], t target) {
 		if err := e.apply(p, l); err != nil {
 			errs = append(errs, err.Error())
 		}
-		if ls != nil {
+		if listenerSet != nil {
 			e.claim(e.sections, gw, key)
 		}
 	}
 	if len(errs) > 0 {
-		p.st.reject(anc, reasonInvalid, conditions.Message(strings.Join(errs, "\n")))
+		p.status.reject(anc, reasonInvalid, conditions.Message(strings.Join(errs, "\n")))
 	}
-	p.st.accept(anc)
-	p.st.warn(anc, reasonUnsupportedHTTP3, http3OffMessage(http3Off))
+	p.status.accept(anc)
+	p.status.warn(anc, reasonUnsupportedHTTP3, http3OffMessage(http3Off))
 	e.warnDeprecated(p, anc)
 }
 
-func inSet(l *gatewayapi.ListenerNode, ls *gwapiv1.ListenerSet) bool {
-	return l.Set != nil && l.Set.Namespace == ls.Namespace && l.Set.Name == ls.Name
+func inSet(l *gatewayapi.ListenerNode, listenerSet *gwapiv1.ListenerSet) bool {
+	return l.Set != nil && l.Set.Namespace == listenerSet.Namespace && l.Set.Name == listenerSet.Name
 }
 
 // portOverlap refuses a policy on a plain HTTP listener that shares its Envoy port (and so
@@ -274,7 +289,10 @@ func (e *ctpEngine) portOverlap(g *gatewayapi.GatewayNode, l *gatewayapi.Listene
 	if len(same) == 0 {
 		return nil
 	}
-	return fmt.Errorf("ClientTrafficPolicy is being applied to multiple http (non https) listeners (%s) on the same port, which is not allowed", strings.Join(same, ", "))
+	return fmt.Errorf(
+		"ClientTrafficPolicy is being applied to multiple http (non https) listeners (%s) on the "+
+			"same port, which is not allowed",
+		strings.Join(same, ", "))
 }
 
 // apply puts the policy on the listener and resolves its settings in EG's order
@@ -324,7 +342,8 @@ func (e *ctpEngine) apply(p *pol[egv1a1.ClientTrafficPolicySpec], l *gatewayapi.
 	if len(errs) == 0 {
 		h.Connection = conn
 	}
-	if h.HTTP1 != nil || h.HTTP2 != nil || h.HTTP3 || h.MatchBackendScheme || h.GRPCWebSet || h.Headers != nil || h.Connection != nil {
+	if h.HTTP1 != nil || h.HTTP2 != nil || h.HTTP3 || h.MatchBackendScheme || h.GRPCWebSet || h.Headers != nil ||
+		h.Connection != nil {
 		lp.ClientHTTP = h
 	}
 	if len(errs) == 0 {
@@ -362,7 +381,8 @@ func http3OffMessage(names []string) string {
 		sort.Strings(sorted)
 		target = fmt.Sprintf("listeners %v", sorted)
 	}
-	return "HTTP/3 was disabled for " + target + " because Envoy does not support downstream client TLS validation over QUIC"
+	return "HTTP/3 was disabled for " + target + " because Envoy does not support downstream " +
+		"client TLS validation over QUIC"
 }
 
 // http3Blocked: Envoy cannot validate client certificates over QUIC, so a policy with
@@ -386,5 +406,5 @@ func (e *ctpEngine) warnDeprecated(p *pol[egv1a1.ClientTrafficPolicySpec], anc r
 	if s.TLS != nil && s.TLS.ClientValidation != nil && s.TLS.ClientValidation.Optional {
 		fields["spec.tls.clientValidation.optional"] = "spec.tls.clientValidation.mode"
 	}
-	p.st.warn(anc, reasonDeprecated, deprecationMessage(fields))
+	p.status.warn(anc, reasonDeprecated, deprecationMessage(fields))
 }

@@ -24,7 +24,8 @@ func resolveClusterSettings(cs *egv1a1.ClusterSettings) *ir.ClusterSettings {
 	if cs == nil {
 		return nil
 	}
-	return &ir.ClusterSettings{CircuitBreaker: resolveCircuitBreaker(cs.CircuitBreaker), LoadBalancer: resolveLoadBalancer(cs.LoadBalancer)}
+	return &ir.ClusterSettings{CircuitBreaker: resolveCircuitBreaker(cs.CircuitBreaker),
+		LoadBalancer: resolveLoadBalancer(cs.LoadBalancer)}
 }
 
 func resolveCircuitBreaker(cb *egv1a1.CircuitBreaker) *ir.ClusterCircuitBreaker {

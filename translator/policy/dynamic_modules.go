@@ -17,7 +17,8 @@ import (
 
 // dynamicModules resolves the policy's modules against the allowlist, with EG's errors;
 // every module that does resolve is returned.
-func dynamicModules(a *ir.Applied[egv1a1.EnvoyExtensionPolicySpec], allowlist []egv1a1.DynamicModuleEntry) ([]ir.DynamicModule, error) {
+func dynamicModules(a *ir.Applied[egv1a1.EnvoyExtensionPolicySpec],
+	allowlist []egv1a1.DynamicModuleEntry) ([]ir.DynamicModule, error) {
 	byName := make(map[string]*egv1a1.DynamicModuleEntry, len(allowlist))
 	for i := range allowlist {
 		byName[allowlist[i].Name] = &allowlist[i]
@@ -28,7 +29,8 @@ func dynamicModules(a *ir.Applied[egv1a1.EnvoyExtensionPolicySpec], allowlist []
 	for i, dm := range a.Spec.DynamicModule {
 		entry := byName[dm.Name]
 		if entry == nil {
-			errs = append(errs, fmt.Errorf("dynamic module %q is not registered in the EnvoyProxy dynamicModules allowlist", dm.Name))
+			errs = append(errs,
+				fmt.Errorf("dynamic module %q is not registered in the EnvoyProxy dynamicModules allowlist", dm.Name))
 			continue
 		}
 		m := ir.DynamicModule{

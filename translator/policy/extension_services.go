@@ -110,7 +110,8 @@ func contextExtensions(exts []*egv1a1.ContextExtension, ns string, objs *RefObje
 				}
 				dec, err := base64.StdEncoding.DecodeString(string(b))
 				if err != nil {
-					return nil, fmt.Errorf("error decoding the base64 value of the key %q in the referenced secret %q: %w", key, name, err)
+					return nil, fmt.Errorf("error decoding the base64 value of the key %q in the referenced secret %q: %w", key, name,
+						err)
 				}
 				v = string(dec)
 			default:
@@ -163,7 +164,8 @@ func resolveExtProcs(a *ir.Applied[egv1a1.EnvoyExtensionPolicySpec], objs *RefOb
 	return out, err, err != nil && !failClosed
 }
 
-func resolveExtService(objs *RefObjects, owner ir.PolicyRef, refs []egv1a1.BackendRef, feature string, idx int, http2 bool) (*ir.ExtService, error) {
+func resolveExtService(objs *RefObjects, owner ir.PolicyRef, refs []egv1a1.BackendRef, feature string, idx int,
+	http2 bool) (*ir.ExtService, error) {
 	if objs.backends == nil {
 		return nil, errors.New("backend references cannot be resolved")
 	}
@@ -174,7 +176,8 @@ func resolveExtService(objs *RefObjects, owner ir.PolicyRef, refs []egv1a1.Backe
 	if err != nil {
 		return nil, err
 	}
-	return &ir.ExtService{Destination: dest, Owner: owner, Authority: objs.backends.PolicyBackendAuthority(owner.Namespace, refs[0].BackendObjectReference)}, nil
+	return &ir.ExtService{Destination: dest, Owner: owner,
+		Authority: objs.backends.PolicyBackendAuthority(owner.Namespace, refs[0].BackendObjectReference)}, nil
 }
 
 // backendRefsOf is a service's backendRefs, or its deprecated single backendRef.
@@ -260,7 +263,8 @@ func resolveExtProcSettings(a *ir.Applied[egv1a1.EnvoyExtensionPolicySpec], i in
 	ep := a.Spec.ExtProc[i]
 	owner := a.OwnerOf("extProc")
 	out := ir.ExtProc{
-		FilterName:    fmt.Sprintf("%s/envoyextensionpolicy/%s/%s/extproc/%d", ir.FilterExtProc, owner.Namespace, owner.Name, i),
+		FilterName: fmt.Sprintf("%s/envoyextensionpolicy/%s/%s/extproc/%d", ir.FilterExtProc, owner.Namespace, owner.Name,
+			i),
 		ShadowMode:    ep.ShadowMode != nil && *ep.ShadowMode,
 		FailOpen:      ep.FailOpen != nil && *ep.FailOpen,
 		StatusOnError: ep.StatusOnError,

@@ -14,14 +14,15 @@ func MarkFeatureErrors(statuses []result.ObjectStatus, errs FeatureErrors) {
 		return
 	}
 	for i := range statuses {
-		st := &statuses[i]
+		status := &statuses[i]
 		for ref, err := range errs {
-			if st.Object.Kind != ref.Kind || st.Object.Namespace != ref.Namespace || st.Object.Name != ref.Name {
+			if status.Object.Kind != ref.Kind || status.Object.Namespace != ref.Namespace || status.Object.Name != ref.Name {
 				continue
 			}
 			msg := conditions.ErrorMessage(err)
-			for j := range st.Parents {
-				st.Parents[j].Conditions = conditions.Set(st.Parents[j].Conditions, conditions.New("Accepted", "False", "Invalid", msg))
+			for j := range status.Parents {
+				status.Parents[j].Conditions = conditions.Set(status.Parents[j].Conditions,
+					conditions.New("Accepted", "False", "Invalid", msg))
 			}
 		}
 	}

@@ -152,8 +152,10 @@ func ResolveFeatures(x *ir.XDS, objs *RefObjects, luaOn bool) FeatureErrors {
 			if extFailed || btpFailed || geoDirect500 {
 				r.DirectResponse = &ir.DirectResponse{Status: 500}
 			}
-			if data.LocalJWKS != nil || data.RemoteJWKS != nil || data.BasicAuthUsers != nil || data.APIKeys != nil || data.Lua != nil ||
-				data.ExtAuth != nil || data.ExtProc != nil || data.OIDC != nil || data.DynamicModules != nil || data.ResponseBodies != nil {
+			if data.LocalJWKS != nil || data.RemoteJWKS != nil || data.BasicAuthUsers != nil || data.APIKeys != nil ||
+				data.Lua != nil ||
+				data.ExtAuth != nil || data.ExtProc != nil || data.OIDC != nil || data.DynamicModules != nil ||
+				data.ResponseBodies != nil {
 				d := data
 				r.PolicyData = &d
 			}
@@ -201,12 +203,15 @@ type resolved struct {
 // failOpenOnly says whether the only security feature that failed is an extAuth that
 // fails open: EG then lets requests through without it instead of answering 500.
 func (r *resolved) failOpenOnly(spec *egv1a1.SecurityPolicySpec) bool {
-	return len(r.failed) == 1 && r.failed["extAuth"] && spec.ExtAuth != nil && spec.ExtAuth.FailOpen != nil && *spec.ExtAuth.FailOpen
+	return len(r.failed) == 1 && r.failed["extAuth"] && spec.ExtAuth != nil && spec.ExtAuth.FailOpen != nil &&
+		*spec.ExtAuth.FailOpen
 }
 
 // withoutFailed is a's spec without the features that failed (EG keeps the others on the
 // routes), or nil when none is left; memo keeps one copy per policy.
-func withoutFailed(a *ir.Applied[egv1a1.SecurityPolicySpec], failed map[string]bool, memo map[*ir.Applied[egv1a1.SecurityPolicySpec]]*ir.Applied[egv1a1.SecurityPolicySpec]) *ir.Applied[egv1a1.SecurityPolicySpec] {
+func withoutFailed(a *ir.Applied[egv1a1.SecurityPolicySpec], failed map[string]bool,
+	memo map[*ir.Applied[egv1a1.SecurityPolicySpec]]*ir.Applied[egv1a1.SecurityPolicySpec],
+) *ir.Applied[egv1a1.SecurityPolicySpec] {
 	if c, ok := memo[a]; ok {
 		return c
 	}
@@ -228,7 +233,8 @@ func withoutFailed(a *ir.Applied[egv1a1.SecurityPolicySpec], failed map[string]b
 		}
 	}
 	var c *ir.Applied[egv1a1.SecurityPolicySpec]
-	if spec.JWT != nil || spec.OIDC != nil || spec.BasicAuth != nil || spec.APIKeyAuth != nil || spec.Authorization != nil ||
+	if spec.JWT != nil || spec.OIDC != nil || spec.BasicAuth != nil || spec.APIKeyAuth != nil ||
+		spec.Authorization != nil ||
 		spec.ExtAuth != nil || spec.CORS != nil || spec.CSRF != nil {
 		cp := *a
 		cp.Spec = &spec
@@ -321,7 +327,8 @@ func resolveLocalJWKS(a *ir.Applied[egv1a1.SecurityPolicySpec], objs *RefObjects
 		case !found:
 			return fmt.Errorf("local JWKS ConfigMap %s/%s not found", ns, l.ValueRef.Name)
 		case !ok:
-			return fmt.Errorf("JWKS data not found in ConfigMap %s/%s, no %q key and no other data found", ns, l.ValueRef.Name, jwksConfigMapKey)
+			return fmt.Errorf("JWKS data not found in ConfigMap %s/%s, no %q key and no other data found", ns, l.ValueRef.Name,
+				jwksConfigMapKey)
 		}
 		if data.LocalJWKS == nil {
 			data.LocalJWKS = map[string]string{}
@@ -344,7 +351,8 @@ func checkAuthorization(a *egv1a1.Authorization) error {
 				}
 			}
 		}
-		if op := r.Operation; op != nil && op.Path != nil && op.Path.Type != nil && *op.Path.Type == gwapiv1.PathMatchRegularExpression {
+		if op := r.Operation; op != nil && op.Path != nil && op.Path.Type != nil &&
+			*op.Path.Type == gwapiv1.PathMatchRegularExpression {
 			if _, err := regexp.Compile(op.Path.Value); err != nil {
 				return fmt.Errorf("unable to translate authorization rule: %w", err)
 			}
@@ -367,7 +375,8 @@ func basicAuthUsers(a *ir.Applied[egv1a1.SecurityPolicySpec], objs *RefObjects) 
 	}
 	users := s.Data[egv1a1.BasicAuthUsersSecretKey]
 	if len(users) == 0 {
-		return nil, fmt.Errorf("secret %s/%s must contain a non-empty %q key", s.Namespace, s.Name, egv1a1.BasicAuthUsersSecretKey)
+		return nil, fmt.Errorf("secret %s/%s must contain a non-empty %q key", s.Namespace, s.Name,
+			egv1a1.BasicAuthUsersSecretKey)
 	}
 	users = bytes.ReplaceAll(users, []byte("\r\n"), []byte("\n"))
 	for _, line := range strings.Split(string(users), "\n") {
@@ -429,7 +438,8 @@ func apiKeys(a *ir.Applied[egv1a1.SecurityPolicySpec], objs *RefObjects) ([]ir.A
 // listener's EnvoyProxy allowlist). Wasm, ext_proc and dynamic modules are not gated by
 // enableLua (EEP-04). A failing Lua, Wasm or dynamic module fails the routes closed;
 // failing ext_proc services do only when one of them is not failOpen.
-func resolveExtension(a *ir.Applied[egv1a1.EnvoyExtensionPolicySpec], objs *RefObjects, luaOn bool, l *ir.HTTPListener) *resolved {
+func resolveExtension(a *ir.Applied[egv1a1.EnvoyExtensionPolicySpec], objs *RefObjects, luaOn bool,
+	l *ir.HTTPListener) *resolved {
 	allowlist := l.DynamicModules
 	res := &resolved{}
 	var errs []error
@@ -469,7 +479,8 @@ func resolveExtension(a *ir.Applied[egv1a1.EnvoyExtensionPolicySpec], objs *RefO
 
 // resolveLua checks the Lua gate, reads ConfigMap scripts and checks each script
 // (checkLua) as it is read, in spec order.
-func resolveLua(a *ir.Applied[egv1a1.EnvoyExtensionPolicySpec], objs *RefObjects, luaOn bool, validation *egv1a1.LuaValidation) ([]string, error) {
+func resolveLua(a *ir.Applied[egv1a1.EnvoyExtensionPolicySpec], objs *RefObjects, luaOn bool,
+	validation *egv1a1.LuaValidation) ([]string, error) {
 	if !luaOn {
 		return nil, errLuaDisabled
 	}
@@ -517,7 +528,8 @@ func resolveLua(a *ir.Applied[egv1a1.EnvoyExtensionPolicySpec], objs *RefObjects
 // rules on CEL, JWT, headers or geolocation, make the policy invalid.
 func CheckTCPSecurity(spec *egv1a1.SecurityPolicySpec) error {
 	err := func() error {
-		if spec.CORS != nil || spec.CSRF != nil || spec.JWT != nil || spec.OIDC != nil || spec.APIKeyAuth != nil || spec.BasicAuth != nil || spec.ExtAuth != nil {
+		if spec.CORS != nil || spec.CSRF != nil || spec.JWT != nil || spec.OIDC != nil || spec.APIKeyAuth != nil ||
+			spec.BasicAuth != nil || spec.ExtAuth != nil {
 			return errors.New("only authorization is supported for TCP (routes/listeners)")
 		}
 		if spec.Authorization == nil {

@@ -11,7 +11,8 @@ import (
 
 // Geolocation fields of SecurityPolicy clientIPGeoLocations, in the order EG v1.9 lists
 // them (its internal geoip headers and the MaxMind provider's field keys follow it).
-var geoFields = []string{"country", "region", "city", "asn", "isp", "anon", "anonVPN", "anonHosting", "anonTor", "anonProxy"}
+var geoFields = []string{"country", "region", "city", "asn", "isp", "anon", "anonVPN", "anonHosting", "anonTor",
+	"anonProxy"}
 
 // usesGeoIP says whether an authorization has a rule on client geolocations (S0-54).
 func usesGeoIP(a *egv1a1.Authorization) bool {
@@ -86,7 +87,8 @@ func validateGeoIP(a *egv1a1.Authorization, l *ir.HTTPListener) (*egv1a1.GeoIPMa
 		ip = ct.Spec.ClientIPDetection
 	}
 	if ip == nil {
-		return nil, errors.New("authorization clientIPGeoLocations requires ClientTrafficPolicy.spec.clientIPDetection to be configured")
+		return nil, errors.New(
+			"authorization clientIPGeoLocations requires ClientTrafficPolicy.spec.clientIPDetection to be configured")
 	}
 	modes := 0
 	for _, set := range []bool{ip.XForwardedFor != nil, ip.CustomHeader != nil, ip.DirectSourceIP != nil} {
@@ -95,10 +97,13 @@ func validateGeoIP(a *egv1a1.Authorization, l *ir.HTTPListener) (*egv1a1.GeoIPMa
 		}
 	}
 	if modes != 1 {
-		return nil, errors.New("authorization clientIPGeoLocations requires exactly one of ClientTrafficPolicy.spec.clientIPDetection.{xForwardedFor,customHeader,directSourceIP}")
+		return nil, errors.New(
+			"authorization clientIPGeoLocations requires exactly one of " +
+				"ClientTrafficPolicy.spec.clientIPDetection.{xForwardedFor,customHeader,directSourceIP}")
 	}
 	if ip.XForwardedFor != nil && len(ip.XForwardedFor.TrustedCIDRs) > 0 {
-		return nil, errors.New("authorization clientIPGeoLocations does not support ClientIPDetection.XForwardedFor.TrustedCIDRs")
+		return nil, errors.New(
+			"authorization clientIPGeoLocations does not support ClientIPDetection.XForwardedFor.TrustedCIDRs")
 	}
 	var mm *egv1a1.GeoIPMaxMind
 	if g := l.EnvoyProxyGeoIP; g != nil {
@@ -118,17 +123,24 @@ func validateGeoIP(a *egv1a1.Authorization, l *ir.HTTPListener) (*egv1a1.GeoIPMa
 	want := geoFieldsOf(a)
 	switch {
 	case want["country"] && mm.CountryDBSource == nil && mm.CityDBSource == nil:
-		return nil, errors.New("authorization clientIPGeoLocations.country requires EnvoyProxy.spec.geoIP.provider.maxMind.countryDbSource or cityDbSource")
+		return nil, errors.New(
+			"authorization clientIPGeoLocations.country requires " +
+				"EnvoyProxy.spec.geoIP.provider.maxMind.countryDbSource or cityDbSource")
 	case want["region"] && mm.CityDBSource == nil:
-		return nil, errors.New("authorization clientIPGeoLocations.region requires EnvoyProxy.spec.geoIP.provider.maxMind.cityDbSource")
+		return nil, errors.New(
+			"authorization clientIPGeoLocations.region requires EnvoyProxy.spec.geoIP.provider.maxMind.cityDbSource")
 	case want["city"] && mm.CityDBSource == nil:
-		return nil, errors.New("authorization clientIPGeoLocations.city requires EnvoyProxy.spec.geoIP.provider.maxMind.cityDbSource")
+		return nil, errors.New(
+			"authorization clientIPGeoLocations.city requires EnvoyProxy.spec.geoIP.provider.maxMind.cityDbSource")
 	case want["asn"] && mm.ASNDBSource == nil:
-		return nil, errors.New("authorization clientIPGeoLocations.asn requires EnvoyProxy.spec.geoIP.provider.maxMind.asnDbSource")
+		return nil, errors.New(
+			"authorization clientIPGeoLocations.asn requires EnvoyProxy.spec.geoIP.provider.maxMind.asnDbSource")
 	case want["isp"] && mm.ISPDBSource == nil:
-		return nil, errors.New("authorization clientIPGeoLocations.isp requires EnvoyProxy.spec.geoIP.provider.maxMind.ispDbSource")
+		return nil, errors.New(
+			"authorization clientIPGeoLocations.isp requires EnvoyProxy.spec.geoIP.provider.maxMind.ispDbSource")
 	case want["anonymous"] && mm.AnonymousIPDBSource == nil:
-		return nil, errors.New("authorization clientIPGeoLocations.anonymous requires EnvoyProxy.spec.geoIP.provider.maxMind.anonymousIpDbSource")
+		return nil, errors.New(
+			"authorization clientIPGeoLocations.anonymous requires EnvoyProxy.spec.geoIP.provider.maxMind.anonymousIpDbSource")
 	}
 	return mm, nil
 }

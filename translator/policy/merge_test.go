@@ -13,16 +13,18 @@ import (
 // sets: references there resolve in the parent's namespace (MRG-05).
 func TestMergeRecordsNestedOwners(t *testing.T) {
 	strategic := egv1a1.StrategicMerge
-	parent := &pol[egv1a1.SecurityPolicySpec]{ref: ir.PolicyRef{Kind: "SecurityPolicy", Namespace: "infra", Name: "gw"}, spec: &egv1a1.SecurityPolicySpec{
-		OIDC: &egv1a1.OIDC{
-			ClientIDRef:  &gwapiv1.SecretObjectReference{Name: "client-id"},
-			ClientSecret: gwapiv1.SecretObjectReference{Name: "client-secret"},
-		},
-		CORS: &egv1a1.CORS{},
-	}}
-	child := &pol[egv1a1.SecurityPolicySpec]{ref: ir.PolicyRef{Kind: "SecurityPolicy", Namespace: "app", Name: "shop"}, mergeType: &strategic, spec: &egv1a1.SecurityPolicySpec{
-		OIDC: &egv1a1.OIDC{ClientSecret: gwapiv1.SecretObjectReference{Name: "mine"}},
-	}}
+	parent := &pol[egv1a1.SecurityPolicySpec]{ref: ir.PolicyRef{Kind: "SecurityPolicy", Namespace: "infra", Name: "gw"},
+		spec: &egv1a1.SecurityPolicySpec{
+			OIDC: &egv1a1.OIDC{
+				ClientIDRef:  &gwapiv1.SecretObjectReference{Name: "client-id"},
+				ClientSecret: gwapiv1.SecretObjectReference{Name: "client-secret"},
+			},
+			CORS: &egv1a1.CORS{},
+		}}
+	child := &pol[egv1a1.SecurityPolicySpec]{ref: ir.PolicyRef{Kind: "SecurityPolicy", Namespace: "app", Name: "shop"},
+		mergeType: &strategic, spec: &egv1a1.SecurityPolicySpec{
+			OIDC: &egv1a1.OIDC{ClientSecret: gwapiv1.SecretObjectReference{Name: "mine"}},
+		}}
 	a, err := mergePolicies(parent, child)
 	if err != nil {
 		t.Fatal(err)

@@ -6,12 +6,10 @@ import (
 	"strings"
 
 	egv1a1 "github.com/envoyproxy/gateway/api/v1alpha1"
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
-	mcsv1a1 "sigs.k8s.io/mcs-api/pkg/apis/v1alpha1"
 
 	"github.com/egharness/egharness/translator/gatewayapi"
 	"github.com/egharness/egharness/translator/ir"
@@ -61,170 +59,6 @@ func MergeBackends(x *ir.XDS, topo *gatewayapi.Topology, objs []resource.Object)
 			m.listener(g, l)
 		}
 	}
-}
-
-// mscope is one level a policy can claim: a route rule, a route, a Gateway listener, a
-// Gateway, a ListenerSet listener or a ListenerSet.
-type mscope struct {
-	level, kind, namespace, name, section string
-}
-
-// entry is what the first policy on a scope says; effective is false for a rule or route
-// policy with mergeType and nothing of its own (the parents' then decide), and for a
-// listener or ListenerSet policy that sets nothing.
-type entry[T comparable] struct {
-	value     T
-	effective bool
-}
-
-type index[T comparable] map[mscope]entry[T]
-
-func (ix index[T]) putFirst(s mscope, e entry[T]) {
-	if _, ok := ix[s]; !ok {
-		ix[s] = e
-	}
-}
-
-// lookup resolves the value in force on a rule of a route on a listener: the rule's, the
-// route's, else the parents' (replaces says a rule or route entry decided).
-func (ix index[T]) lookup(routeKind string, route types.NamespacedName, gw types.NamespacedName, listener *string, set *types.NamespacedName, rule *string) (T, bool) {
-	if rule != nil {
-		if e, ok := ix[mscope{"rule", routeKind, route.Namespace, route.Name, *rule}]; ok {
-			return ix.resolve(e, gw, listener, set)
-		}
-	}
-	if e, ok := ix[mscope{"route", routeKind, route.Namespace, route.Name, ""}]; ok {
-		return ix.resolve(e, gw, listener, set)
-	}
-	return ix.parents(gw, listener, set), false
-}
-
-func (ix index[T]) resolve(e entry[T], gw types.NamespacedName, listener *string, set *types.NamespacedName) (T, bool) {
-	if e.effective {
-		return e.value, true
-	}
-	return ix.parents(gw, listener, set), false
-}
-
-func (ix index[T]) exact(s mscope) (T, bool) {
-	if e, ok := ix[s]; ok && e.effective {
-		return e.value, true
-	}
-	var zero T
-	return zero, false
-}
-
-func (ix index[T]) parents(gw types.NamespacedName, listener *string, set *types.NamespacedName) T {
-	if set != nil {
-		if listener != nil {
-			if v, ok := ix.exact(mscope{"setListener", "", set.Namespace, set.Name, *listener}); ok {
-				return v
-			}
-		}
-		if v, ok := ix.exact(mscope{"set", "", set.Namespace, set.Name, ""}); ok {
-			return v
-		}
-	} else if listener != nil {
-		if v, ok := ix.exact(mscope{"gatewayListener", "", gw.Namespace, gw.Name, *listener}); ok {
-			return v
-		}
-	}
-	v, _ := ix.exact(mscope{"gateway", "", gw.Namespace, gw.Name, ""})
-	return v
-}
-
-type merger struct {
-	w *world
-	// clusterSettings: a BackendTrafficPolicy below the Gateway sets a cluster field (or, on a
-	// rule or route, has no mergeType); routingType: the routingType in force; consistentHash:
-	// the Gateway's own policy balances by consistent hash; http1: a ClientTrafficPolicy on a
-	// listener or ListenerSet sets HTTP/1 options.
-	clusterSettings index[bool]
-	routingType     index[string]
-	consistentHash  index[bool]
-	http1           index[bool]
-	services        map[types.NamespacedName]*corev1.Service
-	imports         map[types.NamespacedName]*mcsv1a1.ServiceImport
-	backends        map[types.NamespacedName]*egv1a1.Backend
-}
-
-func newMerger(w *world, objs []resource.Object) *merger {
-	m := &merger{w: w, clusterSettings: index[bool]{}, routingType: index[string]{}, consistentHash: index[bool]{}, http1: index[bool]{},
-		services: map[types.NamespacedName]*corev1.Service{}, imports: map[types.NamespacedName]*mcsv1a1.ServiceImport{}, backends: map[types.NamespacedName]*egv1a1.Backend{}}
-	var btps []*pol[egv1a1.BackendTrafficPolicySpec]
-	var ctps []*pol[egv1a1.ClientTrafficPolicySpec]
-	for _, o := range objs {
-		nn := types.NamespacedName{Namespace: o.Obj.GetNamespace(), Name: o.Obj.GetName()}
-		switch v := o.Obj.(type) {
-		case *corev1.Service:
-			m.services[nn] = v
-		case *mcsv1a1.ServiceImport:
-			m.imports[nn] = v
-		case *egv1a1.Backend:
-			m.backends[nn] = v
-		case *egv1a1.BackendTrafficPolicy:
-			btps = append(btps, newPol("BackendTrafficPolicy", v, v.Spec.PolicyTargetReferences, v.Spec.MergeType, &v.Spec))
-		case *egv1a1.ClientTrafficPolicy:
-			ctps = append(ctps, newPol("ClientTrafficPolicy", v, v.Spec.PolicyTargetReferences, nil, &v.Spec))
-		}
-	}
-	sortByAge(btps)
-	sortByAge(ctps)
-	for _, p := range btps {
-		spec := p.spec
-		cluster := btpSetsCluster(spec)
-		rt := ""
-		if spec.RoutingType != nil {
-			rt = string(*spec.RoutingType)
-		}
-		for _, t := range w.resolve("BackendTrafficPolicy", p.refs, p.meta.GetNamespace(), w.routeCands, w.gatewayCands, w.setCands) {
-			sec := t.sectionOr()
-			routeEffective := func(set bool) bool { return set || p.mergeType == nil }
-			switch {
-			case t.kind == "Gateway" && t.section != nil:
-				m.routingType.putFirst(mscope{"gatewayListener", "", t.namespace, t.name, sec}, entry[string]{rt, rt != ""})
-				m.clusterSettings.putFirst(mscope{"gatewayListener", "", t.namespace, t.name, sec}, entry[bool]{cluster, true})
-			case t.kind == "Gateway":
-				m.routingType.putFirst(mscope{"gateway", "", t.namespace, t.name, ""}, entry[string]{rt, true})
-				ch := spec.LoadBalancer != nil && spec.LoadBalancer.Type == egv1a1.ConsistentHashLoadBalancerType
-				m.consistentHash.putFirst(mscope{"gateway", "", t.namespace, t.name, ""}, entry[bool]{ch, true})
-			case t.kind == "ListenerSet" && t.section != nil:
-				m.routingType.putFirst(mscope{"setListener", "", t.namespace, t.name, sec}, entry[string]{rt, rt != ""})
-				m.clusterSettings.putFirst(mscope{"setListener", "", t.namespace, t.name, sec}, entry[bool]{cluster, true})
-			case t.kind == "ListenerSet":
-				m.routingType.putFirst(mscope{"set", "", t.namespace, t.name, ""}, entry[string]{rt, rt != ""})
-				m.clusterSettings.putFirst(mscope{"set", "", t.namespace, t.name, ""}, entry[bool]{cluster, true})
-			case t.section != nil:
-				m.routingType.putFirst(mscope{"rule", t.kind, t.namespace, t.name, sec}, entry[string]{rt, routeEffective(rt != "")})
-				m.clusterSettings.putFirst(mscope{"rule", t.kind, t.namespace, t.name, sec}, entry[bool]{cluster, routeEffective(cluster)})
-			default:
-				m.routingType.putFirst(mscope{"route", t.kind, t.namespace, t.name, ""}, entry[string]{rt, routeEffective(rt != "")})
-				m.clusterSettings.putFirst(mscope{"route", t.kind, t.namespace, t.name, ""}, entry[bool]{cluster, routeEffective(cluster)})
-			}
-		}
-	}
-	for _, p := range ctps {
-		h1 := p.spec.HTTP1 != nil
-		for _, t := range w.resolve("ClientTrafficPolicy", p.refs, p.meta.GetNamespace(), w.gatewayCands, w.setCands) {
-			switch {
-			case t.kind == "Gateway" && t.section != nil:
-				m.http1.putFirst(mscope{"gatewayListener", "", t.namespace, t.name, t.sectionOr()}, entry[bool]{h1, true})
-			case t.kind == "ListenerSet" && t.section != nil:
-				m.http1.putFirst(mscope{"setListener", "", t.namespace, t.name, t.sectionOr()}, entry[bool]{h1, true})
-			case t.kind == "ListenerSet":
-				m.http1.putFirst(mscope{"set", "", t.namespace, t.name, ""}, entry[bool]{h1, true})
-			}
-		}
-	}
-	return m
-}
-
-// btpSetsCluster says whether a BackendTrafficPolicy sets a field of the cluster (EG's
-// btpSpecHasClusterScopedFields).
-func btpSetsCluster(s *egv1a1.BackendTrafficPolicySpec) bool {
-	return s.LoadBalancer != nil || s.ProxyProtocol != nil || s.HealthCheck != nil || s.CircuitBreaker != nil ||
-		s.Timeout != nil || s.TCPKeepalive != nil || s.Connection != nil || s.HTTP2 != nil || s.DNS != nil ||
-		s.AdmissionControl != nil || s.UseClientProtocol != nil
 }
 
 // mergeRule is what the merge decision needs of one route rule.
@@ -360,7 +194,8 @@ func (m *merger) rule(src ir.Source, l4 bool) (mergeRule, bool) {
 
 // l4Backends fills out from a TCPRoute's or UDPRoute's rules (the same fields): the first
 // rule's name, every rule's backendRefs, counted as the first rule's. False without rules.
-func l4Backends[R gwapiv1.TCPRouteRule | gwapiv1.UDPRouteRule](out *mergeRule, rules []R, name func(*gwapiv1.SectionName) *string) bool {
+func l4Backends[R gwapiv1.TCPRouteRule | gwapiv1.UDPRouteRule](out *mergeRule, rules []R,
+	name func(*gwapiv1.SectionName) *string) bool {
 	if len(rules) == 0 {
 		return false
 	}
@@ -396,7 +231,8 @@ func backendKey(ref gwapiv1.BackendObjectReference, routeNS string) string {
 // destination marks the backends of one IR route's destination that share a cluster; the
 // destination is copied first (one rule's destination may serve several listeners, which
 // decide apart).
-func (m *merger) destination(g *gatewayapi.GatewayNode, l *gatewayapi.ListenerNode, gw types.NamespacedName, set *types.NamespacedName, src ir.Source, rule mergeRule, cfg *egv1a1.MergeBackendsConfig, d **ir.Destination) {
+func (m *merger) destination(g *gatewayapi.GatewayNode, l *gatewayapi.ListenerNode, gw types.NamespacedName,
+	set *types.NamespacedName, src ir.Source, rule mergeRule, cfg *egv1a1.MergeBackendsConfig, d **ir.Destination) {
 	// A rule-wide reason first.
 	unsafe := false
 	switch {
@@ -445,24 +281,25 @@ func (m *merger) destination(g *gatewayapi.GatewayNode, l *gatewayapi.ListenerNo
 }
 
 // mergeable says whether one backend may share a cluster.
-func (m *merger) mergeable(s *ir.Backend, ref gwapiv1.BackendObjectReference, filters int, src ir.Source, cfg *egv1a1.MergeBackendsConfig) bool {
+func (m *merger) mergeable(s *ir.Backend, ref gwapiv1.BackendObjectReference, filters int, src ir.Source,
+	cfg *egv1a1.MergeBackendsConfig) bool {
 	if s.Invalid || s.Weight == 0 || s.Merged != "" || len(s.Endpoints) == 0 || filters > 0 {
 		return false
 	}
-	nn := types.NamespacedName{Namespace: s.Namespace, Name: s.ServiceName}
+	namespacedName := types.NamespacedName{Namespace: s.Namespace, Name: s.ServiceName}
 	var lbls map[string]string
 	found := false
 	switch s.Kind {
 	case "Service":
-		if svc := m.services[nn]; svc != nil {
+		if svc := m.services[namespacedName]; svc != nil {
 			lbls, found = svc.Labels, true
 		}
 	case "ServiceImport":
-		if si := m.imports[nn]; si != nil {
+		if si := m.imports[namespacedName]; si != nil {
 			lbls, found = si.Labels, true
 		}
 	case "Backend":
-		b := m.backends[nn]
+		b := m.backends[namespacedName]
 		if b == nil || b.Spec.Type != nil && *b.Spec.Type == egv1a1.BackendTypeDynamicResolver {
 			return false
 		}
@@ -492,7 +329,8 @@ func (m *merger) backendOf(ref gwapiv1.BackendObjectReference, routeNS string) *
 
 // parentRefOf is the sectionName and ListenerSet of the route's parentRef that reaches the
 // listener (EG resolves the rule's routing type by them).
-func (m *merger) parentRefOf(src ir.Source, g *gatewayapi.GatewayNode, l *gatewayapi.ListenerNode) (*string, *types.NamespacedName) {
+func (m *merger) parentRefOf(src ir.Source, g *gatewayapi.GatewayNode, l *gatewayapi.ListenerNode) (*string,
+	*types.NamespacedName) {
 	rn := m.w.routes[routeKey{src.Kind, src.Namespace, src.Name}]
 	if rn == nil {
 		return nil, nil
@@ -529,8 +367,8 @@ func (m *merger) parentRefOf(src ir.Source, g *gatewayapi.GatewayNode, l *gatewa
 }
 
 // serviceRouting is EG's IsServiceRouting: a routingType in force, else the EnvoyProxy's.
-func serviceRouting(ep *egv1a1.EnvoyProxy, rt string) bool {
-	switch egv1a1.RoutingType(rt) {
+func serviceRouting(ep *egv1a1.EnvoyProxy, routingType string) bool {
+	switch egv1a1.RoutingType(routingType) {
 	case egv1a1.ServiceRoutingType:
 		return true
 	case egv1a1.EndpointRoutingType:
@@ -563,10 +401,10 @@ func (m *merger) protocol(routeKind string, s *ir.Backend, ref gwapiv1.BackendOb
 			proto = "GRPC"
 		}
 	}
-	nn := types.NamespacedName{Namespace: s.Namespace, Name: s.ServiceName}
+	namespacedName := types.NamespacedName{Namespace: s.Namespace, Name: s.ServiceName}
 	switch s.Kind {
 	case "Service":
-		if svc := m.services[nn]; svc != nil {
+		if svc := m.services[namespacedName]; svc != nil {
 			for _, p := range svc.Spec.Ports {
 				if uint32(p.Port) == s.Port && p.AppProtocol != nil {
 					resolve(*p.AppProtocol)
@@ -574,7 +412,7 @@ func (m *merger) protocol(routeKind string, s *ir.Backend, ref gwapiv1.BackendOb
 			}
 		}
 	case "Backend":
-		if b := m.backends[nn]; b != nil {
+		if b := m.backends[namespacedName]; b != nil {
 			for _, ap := range b.Spec.AppProtocols {
 				resolve(string(ap))
 			}
@@ -586,7 +424,8 @@ func (m *merger) protocol(routeKind string, s *ir.Backend, ref gwapiv1.BackendOb
 // mergedName is EG's irBackendClusterName: kind, namespace, name and port of the backend,
 // and the protocol, lower case.
 func mergedName(s *ir.Backend, proto string) string {
-	return fmt.Sprintf("%s/%s/%s/%d/%s", strings.ToLower(s.Kind), s.Namespace, s.ServiceName, s.Port, strings.ToLower(proto))
+	return fmt.Sprintf("%s/%s/%s/%d/%s", strings.ToLower(s.Kind), s.Namespace, s.ServiceName, s.Port,
+		strings.ToLower(proto))
 }
 
 // backendIndex is the backendRef index of an IR backend, named <cluster>/backend/<i>.

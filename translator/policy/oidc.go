@@ -37,7 +37,8 @@ func resolveOIDC(a *ir.Applied[egv1a1.SecurityPolicySpec], objs *RefObjects) (*i
 	o := a.Spec.OIDC
 	owner := a.OwnerOf("oidc")
 	ns := owner.Namespace
-	d := &ir.OIDCData{RedirectURL: oidcDefaultRedirectURL, RedirectPath: oidcDefaultRedirectPath, LogoutPath: oidcDefaultLogoutPath}
+	d := &ir.OIDCData{RedirectURL: oidcDefaultRedirectURL, RedirectPath: oidcDefaultRedirectPath,
+		LogoutPath: oidcDefaultLogoutPath}
 	if err := resolveOIDCProvider(o.Provider, a.OwnerOfPath("oidc.provider.backendRefs"), objs, d); err != nil {
 		return nil, nil, err
 	}
@@ -111,10 +112,15 @@ func resolveOIDCProvider(p egv1a1.OIDCProvider, owner ir.PolicyRef, objs *RefObj
 		}
 		d.Provider = &ir.ExtService{Destination: dest, Owner: owner}
 	}
-	if p.AuthorizationEndpoint == nil || *p.AuthorizationEndpoint == "" || p.TokenEndpoint == nil || *p.TokenEndpoint == "" {
-		return fmt.Errorf("the openid-configuration of issuer %s cannot be fetched: the reference translator does not discover endpoints, set authorizationEndpoint and tokenEndpoint", p.Issuer)
+	if p.AuthorizationEndpoint == nil || *p.AuthorizationEndpoint == "" || p.TokenEndpoint == nil ||
+		*p.TokenEndpoint == "" {
+		return fmt.Errorf(
+			"the openid-configuration of issuer %s cannot be fetched: the reference translator does not discover endpoints, "+
+				"set authorizationEndpoint and tokenEndpoint",
+			p.Issuer)
 	}
-	d.AuthorizationEndpoint, d.TokenEndpoint, d.EndSessionEndpoint = *p.AuthorizationEndpoint, *p.TokenEndpoint, p.EndSessionEndpoint
+	d.AuthorizationEndpoint, d.TokenEndpoint, d.EndSessionEndpoint = *p.AuthorizationEndpoint, *p.TokenEndpoint,
+		p.EndSessionEndpoint
 	return checkTokenEndpoint(d.TokenEndpoint)
 }
 

@@ -116,7 +116,8 @@ func (t Translator) Translate(objs []resource.Object, x *ir.XDS, topo *gatewayap
 			// force, and a route policy's merge with it fails (EG's testdata:
 			// backendtrafficpolicy-with-response-override-merged-invalid-valueref).
 			_, bodiesErr := responseBodies(a, refObjs)
-			return errors.Join(validateRateLimit(s, t.Config.GlobalRateLimitOn()), validateBandwidthLimit(s), validateRequestBuffer(s), validateQuantities(s), bodiesErr)
+			return errors.Join(validateRateLimit(s, t.Config.GlobalRateLimitOn()), validateBandwidthLimit(s),
+				validateRequestBuffer(s), validateQuantities(s), bodiesErr)
 		},
 	}, btps).run()
 	btpByRef := make(map[ir.PolicyRef]*pol[egv1a1.BackendTrafficPolicySpec], len(btps))
@@ -173,7 +174,8 @@ func (t Translator) Translate(objs []resource.Object, x *ir.XDS, topo *gatewayap
 	return out
 }
 
-func newPol[T any](kind string, obj metav1.Object, refs egv1a1.PolicyTargetReferences, mt *egv1a1.MergeType, spec *T) *pol[T] {
+func newPol[T any](kind string, obj metav1.Object, refs egv1a1.PolicyTargetReferences, mt *egv1a1.MergeType,
+	spec *T) *pol[T] {
 	return &pol[T]{
 		ref:  ir.PolicyRef{Kind: kind, Namespace: obj.GetNamespace(), Name: obj.GetName()},
 		meta: obj, refs: refs, mergeType: mt, spec: spec,

@@ -65,7 +65,8 @@ func resolveRateLimits(x *ir.XDS, specs map[ir.PolicyRef]*pol[egv1a1.BackendTraf
 // After a merge EG builds the parent's and the child's rules apart, each named after its
 // policy, and merges those with the child's mergeType; when only the parent has a
 // rateLimit, the parent's rules keep the parent's name.
-func effectiveRateLimit(a *ir.Applied[egv1a1.BackendTrafficPolicySpec], specs map[ir.PolicyRef]*pol[egv1a1.BackendTrafficPolicySpec], globalOn bool) *ir.RateLimit {
+func effectiveRateLimit(a *ir.Applied[egv1a1.BackendTrafficPolicySpec],
+	specs map[ir.PolicyRef]*pol[egv1a1.BackendTrafficPolicySpec], globalOn bool) *ir.RateLimit {
 	own := func() *ir.RateLimit {
 		if a.Spec.RateLimit == nil {
 			return nil
@@ -276,8 +277,11 @@ func buildRule(rule *egv1a1.RateLimitRule) (*ir.RateLimitRule, error) {
 		out.LimitFromMetadata = &ir.MetadataKey{Namespace: md.Namespace, Key: md.Key}
 	}
 	for _, sel := range rule.ClientSelectors {
-		if len(sel.Headers) == 0 && len(sel.Methods) == 0 && sel.Path == nil && sel.SourceCIDR == nil && len(sel.QueryParams) == 0 {
-			return nil, errors.New("unable to translate rateLimit. At least one of the header or method or path or sourceCIDR or queryParameters must be specified")
+		if len(sel.Headers) == 0 && len(sel.Methods) == 0 && sel.Path == nil && sel.SourceCIDR == nil &&
+			len(sel.QueryParams) == 0 {
+			return nil, errors.New(
+				"unable to translate rateLimit. At least one of the header or method or path or sourceCIDR or " +
+					"queryParameters must be specified")
 		}
 		for _, h := range sel.Headers {
 			m, err := headerMatch(h)
@@ -288,7 +292,8 @@ func buildRule(rule *egv1a1.RateLimitRule) (*ir.RateLimitRule, error) {
 		}
 		for _, mm := range sel.Methods {
 			v := string(mm.Value)
-			out.Methods = append(out.Methods, &ir.RateLimitMatch{StringMatch: ir.StringMatch{Exact: &v}, Invert: isTrue(mm.Invert)})
+			out.Methods = append(out.Methods,
+				&ir.RateLimitMatch{StringMatch: ir.StringMatch{Exact: &v}, Invert: isTrue(mm.Invert)})
 		}
 		if p := sel.Path; p != nil {
 			m, err := pathMatch(p)
@@ -338,14 +343,16 @@ func headerMatch(h egv1a1.HeaderMatch) (*ir.RateLimitMatch, error) {
 		if _, err := regexp.Compile(*h.Value); err != nil {
 			return nil, fmt.Errorf("regex %q is invalid: %w", *h.Value, err)
 		}
-		return &ir.RateLimitMatch{StringMatch: ir.StringMatch{Name: h.Name, SafeRegex: h.Value}, Invert: isTrue(h.Invert)}, nil
+		return &ir.RateLimitMatch{StringMatch: ir.StringMatch{Name: h.Name, SafeRegex: h.Value}, Invert: isTrue(h.Invert)},
+			nil
 	case typ == egv1a1.HeaderMatchDistinct && h.Value == nil:
 		if isTrue(h.Invert) {
 			return nil, errors.New("unable to translate rateLimit.Invert is not applicable for distinct header match type")
 		}
 		return &ir.RateLimitMatch{StringMatch: ir.StringMatch{Name: h.Name}, Distinct: true}, nil
 	}
-	return nil, errors.New("unable to translate rateLimit. Either the header.Type is not valid or the header is missing a value")
+	return nil, errors.New(
+		"unable to translate rateLimit. Either the header.Type is not valid or the header is missing a value")
 }
 
 // pathMatch matches :path. A prefix other than "/" matches whole segments, which Envoy's
@@ -399,13 +406,16 @@ func queryMatch(q egv1a1.QueryParamMatch) (*ir.RateLimitMatch, error) {
 		if _, err := regexp.Compile(*q.Value); err != nil {
 			return nil, fmt.Errorf("regex %q is invalid: %w", *q.Value, err)
 		}
-		return &ir.RateLimitMatch{StringMatch: ir.StringMatch{Name: q.Name, SafeRegex: q.Value}, Invert: isTrue(q.Invert)}, nil
+		return &ir.RateLimitMatch{StringMatch: ir.StringMatch{Name: q.Name, SafeRegex: q.Value}, Invert: isTrue(q.Invert)},
+			nil
 	case egv1a1.QueryParamMatchDistinct:
 		if isTrue(q.Invert) {
-			return nil, errors.New("unable to translate rateLimit.Invert is not applicable for distinct query parameter match type")
+			return nil, errors.New(
+				"unable to translate rateLimit.Invert is not applicable for distinct query parameter match type")
 		}
 		if q.Value != nil {
-			return nil, errors.New("unable to translate rateLimit.Value is not applicable for distinct query parameter match type")
+			return nil, errors.New(
+				"unable to translate rateLimit.Value is not applicable for distinct query parameter match type")
 		}
 		return &ir.RateLimitMatch{StringMatch: ir.StringMatch{Name: q.Name}, Distinct: true}, nil
 	}

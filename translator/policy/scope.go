@@ -72,7 +72,7 @@ func (g *scopeGraph) remove(parent, child scope) {
 }
 
 // registerListenerSet records that the ListenerSet's listeners are below the Gateway.
-func (g *scopeGraph) registerListenerSet(ls, gw scope) { g.contain(gw, ls) }
+func (g *scopeGraph) registerListenerSet(listenerSet, gw scope) { g.contain(gw, listenerSet) }
 
 func (g *scopeGraph) contain(outer, inner scope) {
 	if g.contains[outer] == nil {

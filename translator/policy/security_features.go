@@ -26,7 +26,8 @@ func resolveSecurityFeatures(x *ir.XDS) {
 // ResolveSecurityFeatures sets the typed features of p.Security on p (none without it).
 // Exported for the xDS stage's tests, which build routes by hand.
 func ResolveSecurityFeatures(p *ir.RoutePolicies) {
-	p.Authorization, p.CORS, p.CSRF, p.BasicAuth, p.APIKeyAuth, p.JWT = ResolveAuthorization(p.Security), nil, nil, nil, nil, nil
+	p.Authorization, p.CORS, p.CSRF, p.BasicAuth, p.APIKeyAuth, p.JWT = ResolveAuthorization(p.Security), nil, nil, nil,
+		nil, nil
 	p.OIDC, p.ExtAuth = nil, nil
 	if a := p.Security; a != nil && a.Spec != nil {
 		p.CORS, p.CSRF = resolveCORS(a.Spec.CORS), resolveCSRF(a.Spec.CSRF)

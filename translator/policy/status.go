@@ -54,7 +54,8 @@ func (a *ancestors) set(ref result.ParentRef, c result.Condition) {
 			return
 		}
 	}
-	a.list = append(a.list, result.ParentStatus{Ref: ref, ControllerName: controllerName, Conditions: []result.Condition{c}})
+	a.list = append(a.list,
+		result.ParentStatus{Ref: ref, ControllerName: controllerName, Conditions: []result.Condition{c}})
 	if len(a.list) > softCap {
 		worst := 0
 		for i := 1; i < len(a.list); i++ {
@@ -131,7 +132,8 @@ func (a *ancestors) truncate() {
 	sort.SliceStable(a.list, func(i, j int) bool { return lessAncestor(&a.list[i], &a.list[j]) })
 	a.list = a.list[:maxAncestors]
 	last := &a.list[maxAncestors-1]
-	last.Conditions = conditions.Set(last.Conditions, conditions.New(condAggregated, "True", reasonAggregated, msgAggregated))
+	last.Conditions = conditions.Set(last.Conditions,
+		conditions.New(condAggregated, "True", reasonAggregated, msgAggregated))
 }
 
 func rank(p *result.ParentStatus) int {

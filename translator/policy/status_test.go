@@ -53,7 +53,8 @@ func TestScopeDescribe(t *testing.T) {
 		{kind: scopeGatewayListener, namespace: "a", name: "eg", section: "http"}:         {},
 		{kind: scopeListenerSetListener, namespace: "a", name: "ls", section: "listener"}: {},
 	}
-	want := "these gateway listeners: [a/eg/http] and these listenerset listeners: [a/ls/listener] and these routes: [a/r1 b/r2]"
+	want := "these gateway listeners: [a/eg/http] and these listenerset listeners: [a/ls/listener] " +
+		"and these routes: [a/r1 b/r2]"
 	if got := s.describe(); got != want {
 		t.Errorf("describe() = %q, want %q", got, want)
 	}

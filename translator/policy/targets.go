@@ -55,7 +55,8 @@ func fromRefs(refs egv1a1.PolicyTargetReferences, ns string) []target {
 
 // resolve is every target of the policy among the candidates: what its targetSelectors
 // match (oldest object first), then its targetRefs not already matched.
-func (w *world) resolve(policyKind string, refs egv1a1.PolicyTargetReferences, ns string, cands ...[]candidate) []target {
+func (w *world) resolve(policyKind string, refs egv1a1.PolicyTargetReferences, ns string,
+	cands ...[]candidate) []target {
 	type hit struct {
 		t       target
 		created time.Time
@@ -67,16 +68,17 @@ func (w *world) resolve(policyKind string, refs egv1a1.PolicyTargetReferences, n
 		if sel.Group != nil {
 			group = string(*sel.Group)
 		}
-		ls, err := metav1.LabelSelectorAsSelector(&metav1.LabelSelector{MatchLabels: sel.MatchLabels, MatchExpressions: sel.MatchExpressions})
+		selector, err := metav1.LabelSelectorAsSelector(
+			&metav1.LabelSelector{MatchLabels: sel.MatchLabels, MatchExpressions: sel.MatchExpressions})
 		if err != nil {
-			ls = labels.Nothing()
+			selector = labels.Nothing()
 		}
 		for _, list := range cands {
 			for _, c := range list {
 				if c.kind != string(sel.Kind) || group != gwapiv1.GroupName {
 					continue
 				}
-				if !w.namespaceSelected(sel.Namespaces, ns, c.namespace) || !ls.Matches(labels.Set(c.labels)) {
+				if !w.namespaceSelected(sel.Namespaces, ns, c.namespace) || !selector.Matches(labels.Set(c.labels)) {
 					continue
 				}
 				if c.namespace != ns && !w.granted(policyKind, ns, c.kind, c.namespace, c.name) {

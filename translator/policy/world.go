@@ -55,10 +55,11 @@ func newWorld(topo *gatewayapi.Topology) *world {
 			w.indexListener(l)
 		}
 	}
-	for _, ls := range topo.ListenerSets {
-		w.sets[types.NamespacedName{Namespace: ls.Namespace, Name: ls.Name}] = ls
-		w.setCands = append(w.setCands, candidate{kind: "ListenerSet", namespace: ls.Namespace, name: ls.Name,
-			labels: ls.Labels, created: ls.CreationTimestamp.Time})
+	for _, listenerSet := range topo.ListenerSets {
+		w.sets[types.NamespacedName{Namespace: listenerSet.Namespace, Name: listenerSet.Name}] = listenerSet
+		w.setCands = append(w.setCands,
+			candidate{kind: "ListenerSet", namespace: listenerSet.Namespace, name: listenerSet.Name,
+				labels: listenerSet.Labels, created: listenerSet.CreationTimestamp.Time})
 	}
 	for _, r := range topo.Routes {
 		k := routeKey{r.Kind, r.Object.GetNamespace(), r.Object.GetName()}
@@ -105,18 +106,20 @@ func listenerPolicies(l *gatewayapi.ListenerNode) *ir.ListenerPolicies {
 }
 
 // parentOf is a ListenerSet's parent Gateway.
-func parentOf(ls *gwapiv1.ListenerSet) types.NamespacedName {
-	ns := ls.Namespace
-	if ls.Spec.ParentRef.Namespace != nil {
-		ns = string(*ls.Spec.ParentRef.Namespace)
+func parentOf(listenerSet *gwapiv1.ListenerSet) types.NamespacedName {
+	ns := listenerSet.Namespace
+	if listenerSet.Spec.ParentRef.Namespace != nil {
+		ns = string(*listenerSet.Spec.ParentRef.Namespace)
 	}
-	return types.NamespacedName{Namespace: ns, Name: string(ls.Spec.ParentRef.Name)}
+	return types.NamespacedName{Namespace: ns, Name: string(listenerSet.Spec.ParentRef.Name)}
 }
 
-func gatewayAncestor(nn types.NamespacedName, section string) result.ParentRef {
-	return result.ParentRef{Kind: "Gateway", Namespace: nn.Namespace, Name: nn.Name, SectionName: section}
+func gatewayAncestor(namespacedName types.NamespacedName, section string) result.ParentRef {
+	return result.ParentRef{Kind: "Gateway", Namespace: namespacedName.Namespace, Name: namespacedName.Name,
+		SectionName: section}
 }
 
-func setAncestor(nn types.NamespacedName, section string) result.ParentRef {
-	return result.ParentRef{Kind: "ListenerSet", Namespace: nn.Namespace, Name: nn.Name, SectionName: section}
+func setAncestor(namespacedName types.NamespacedName, section string) result.ParentRef {
+	return result.ParentRef{Kind: "ListenerSet", Namespace: namespacedName.Namespace, Name: namespacedName.Name,
+		SectionName: section}
 }

@@ -68,8 +68,9 @@ const Default = "v1.9"
 var profiles = map[string]Profile{
 	"v1.8": {Name: "v1.8", CRDs: "v1.8.0", UpstreamTLSMax: "1.2", LuaDefaultOn: true},
 	"v1.9": {Name: "v1.9", CRDs: "v1.9.1", RouteRulesOverlap: true, DNSClusterExtension: true,
-		JWTStableNames: true, LuaPolicyFilters: true, ListenerSDSSecrets: true, UpstreamTLSMax: "1.3", SharedSystemCASecret: true,
-		RateLimitPerDomain: true},
+		JWTStableNames: true, LuaPolicyFilters: true, ListenerSDSSecrets: true, UpstreamTLSMax: "1.3",
+		SharedSystemCASecret: true,
+		RateLimitPerDomain:   true},
 	"v1.10-preview": {
 		Name: "v1.10-preview",
 		// No v1.10 release exists yet: the API server holds v1.9.1's CRDs with the

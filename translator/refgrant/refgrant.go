@@ -41,37 +41,37 @@ type Index struct {
 
 // New indexes the ReferenceGrants (v1 and v1beta1) among objs; other objects are ignored.
 func New(objs []resource.Object) *Index {
-	ix := &Index{byNS: map[string][]gwapiv1.ReferenceGrantSpec{}}
+	grants := &Index{byNS: map[string][]gwapiv1.ReferenceGrantSpec{}}
 	for _, o := range objs {
 		switch v := o.Obj.(type) {
 		case *gwapiv1.ReferenceGrant:
-			ix.Add(v.Namespace, v.Spec)
+			grants.Add(v.Namespace, v.Spec)
 		case *gwapiv1b1.ReferenceGrant:
-			ix.Add(v.Namespace, gwapiv1.ReferenceGrantSpec(v.Spec))
+			grants.Add(v.Namespace, gwapiv1.ReferenceGrantSpec(v.Spec))
 		}
 	}
-	return ix
+	return grants
 }
 
 // Add records one grant living in namespace ns.
-func (ix *Index) Add(ns string, spec gwapiv1.ReferenceGrantSpec) {
-	if ix.byNS == nil {
-		ix.byNS = map[string][]gwapiv1.ReferenceGrantSpec{}
+func (grants *Index) Add(ns string, spec gwapiv1.ReferenceGrantSpec) {
+	if grants.byNS == nil {
+		grants.byNS = map[string][]gwapiv1.ReferenceGrantSpec{}
 	}
-	ix.byNS[ns] = append(ix.byNS[ns], spec)
+	grants.byNS[ns] = append(grants.byNS[ns], spec)
 }
 
 // Permits reports whether from may refer to to: the same namespace, or a grant in to's
 // namespace that names from's group, kind and namespace and to's group, kind and name.
 // A nil Index permits only same-namespace references.
-func (ix *Index) Permits(from From, to To) bool {
+func (grants *Index) Permits(from From, to To) bool {
 	if from.Namespace == to.Namespace {
 		return true
 	}
-	if ix == nil {
+	if grants == nil {
 		return false
 	}
-	for _, g := range ix.byNS[to.Namespace] {
+	for _, g := range grants.byNS[to.Namespace] {
 		if fromMatches(g.From, from) && toMatches(g.To, to) {
 			return true
 		}
@@ -90,7 +90,8 @@ func fromMatches(froms []gwapiv1.ReferenceGrantFrom, from From) bool {
 
 func toMatches(tos []gwapiv1.ReferenceGrantTo, to To) bool {
 	for _, t := range tos {
-		if string(t.Group) == to.Group && string(t.Kind) == to.Kind && (t.Name == nil || *t.Name == "" || string(*t.Name) == to.Name) {
+		if string(t.Group) == to.Group && string(t.Kind) == to.Kind &&
+			(t.Name == nil || *t.Name == "" || string(*t.Name) == to.Name) {
 			return true
 		}
 	}

@@ -41,17 +41,36 @@ func TestPermits(t *testing.T) {
 		{"grant without a name covers every object of the kind", grant("backends", okFrom, anyName), route, svc, true},
 		{"grant with an empty name covers every object of the kind", grant("backends", okFrom, emptyName), route, svc, true},
 		{"grant in another namespace than the target's", grant("apps", okFrom, okTo), route, svc, false},
-		{"from another namespace", grant("backends", gwapiv1.ReferenceGrantFrom{Group: gw, Kind: "HTTPRoute", Namespace: "other"}, okTo), route, svc, false},
-		{"from another kind", grant("backends", gwapiv1.ReferenceGrantFrom{Group: gw, Kind: "GRPCRoute", Namespace: "apps"}, okTo), route, svc, false},
-		{"from another group", grant("backends", gwapiv1.ReferenceGrantFrom{Group: eg, Kind: "HTTPRoute", Namespace: "apps"}, okTo), route, svc, false},
-		{"to another name", grant("backends", okFrom, gwapiv1.ReferenceGrantTo{Group: "", Kind: "Service", Name: name("ledger")}), route, svc, false},
-		{"to another kind", grant("backends", okFrom, gwapiv1.ReferenceGrantTo{Group: "", Kind: "Secret", Name: name("payments")}), route, svc, false},
-		{"to another group", grant("backends", okFrom, gwapiv1.ReferenceGrantTo{Group: eg, Kind: "Service", Name: name("payments")}), route, svc, false},
-		{"core group is empty, not core", grant("backends", okFrom, gwapiv1.ReferenceGrantTo{Group: "core", Kind: "Service"}), route, svc, false},
-		{"policy referrer: EG group and kind", grant("vault", gwapiv1.ReferenceGrantFrom{Group: eg, Kind: "SecurityPolicy", Namespace: "infra"}, gwapiv1.ReferenceGrantTo{Kind: "Secret"}),
-			From{Group: eg, Kind: "SecurityPolicy", Namespace: "infra"}, To{Kind: "Secret", Namespace: "vault", Name: "users"}, true},
-		{"policy referrer from the route's namespace is not the policy's", grant("vault", gwapiv1.ReferenceGrantFrom{Group: eg, Kind: "SecurityPolicy", Namespace: "infra"}, gwapiv1.ReferenceGrantTo{Kind: "Secret"}),
-			From{Group: eg, Kind: "SecurityPolicy", Namespace: "app"}, To{Kind: "Secret", Namespace: "vault", Name: "users"}, false},
+		{"from another namespace",
+			grant("backends", gwapiv1.ReferenceGrantFrom{Group: gw, Kind: "HTTPRoute", Namespace: "other"}, okTo), route, svc,
+			false},
+		{"from another kind",
+			grant("backends", gwapiv1.ReferenceGrantFrom{Group: gw, Kind: "GRPCRoute", Namespace: "apps"}, okTo), route, svc,
+			false},
+		{"from another group",
+			grant("backends", gwapiv1.ReferenceGrantFrom{Group: eg, Kind: "HTTPRoute", Namespace: "apps"}, okTo), route, svc,
+			false},
+		{"to another name",
+			grant("backends", okFrom, gwapiv1.ReferenceGrantTo{Group: "", Kind: "Service", Name: name("ledger")}), route, svc,
+			false},
+		{"to another kind",
+			grant("backends", okFrom, gwapiv1.ReferenceGrantTo{Group: "", Kind: "Secret", Name: name("payments")}), route, svc,
+			false},
+		{"to another group",
+			grant("backends", okFrom, gwapiv1.ReferenceGrantTo{Group: eg, Kind: "Service", Name: name("payments")}), route, svc,
+			false},
+		{"core group is empty, not core", grant("backends", okFrom, gwapiv1.ReferenceGrantTo{Group: "core", Kind: "Service"}),
+			route, svc, false},
+		{"policy referrer: EG group and kind",
+			grant("vault", gwapiv1.ReferenceGrantFrom{Group: eg, Kind: "SecurityPolicy", Namespace: "infra"},
+				gwapiv1.ReferenceGrantTo{Kind: "Secret"}),
+			From{Group: eg, Kind: "SecurityPolicy", Namespace: "infra"}, To{Kind: "Secret", Namespace: "vault", Name: "users"},
+			true},
+		{"policy referrer from the route's namespace is not the policy's",
+			grant("vault", gwapiv1.ReferenceGrantFrom{Group: eg, Kind: "SecurityPolicy", Namespace: "infra"},
+				gwapiv1.ReferenceGrantTo{Kind: "Secret"}),
+			From{Group: eg, Kind: "SecurityPolicy", Namespace: "app"}, To{Kind: "Secret", Namespace: "vault", Name: "users"},
+			false},
 	}
 	for _, c := range cases {
 		if got := c.ix.Permits(c.from, c.to); got != c.want {
@@ -62,12 +81,14 @@ func TestPermits(t *testing.T) {
 
 func TestNewReadsBothVersions(t *testing.T) {
 	objs := []resource.Object{
-		{Obj: &gwapiv1.ReferenceGrant{ObjectMeta: metav1.ObjectMeta{Namespace: "b", Name: "v1"}, Spec: gwapiv1.ReferenceGrantSpec{
-			From: []gwapiv1.ReferenceGrantFrom{{Group: "gateway.networking.k8s.io", Kind: "HTTPRoute", Namespace: "a"}},
-			To:   []gwapiv1.ReferenceGrantTo{{Kind: "Service"}}}}},
-		{Obj: &gwapiv1b1.ReferenceGrant{ObjectMeta: metav1.ObjectMeta{Namespace: "c", Name: "v1beta1"}, Spec: gwapiv1b1.ReferenceGrantSpec{
-			From: []gwapiv1b1.ReferenceGrantFrom{{Group: "gateway.networking.k8s.io", Kind: "TCPRoute", Namespace: "a"}},
-			To:   []gwapiv1b1.ReferenceGrantTo{{Kind: "Service"}}}}},
+		{Obj: &gwapiv1.ReferenceGrant{ObjectMeta: metav1.ObjectMeta{Namespace: "b", Name: "v1"},
+			Spec: gwapiv1.ReferenceGrantSpec{
+				From: []gwapiv1.ReferenceGrantFrom{{Group: "gateway.networking.k8s.io", Kind: "HTTPRoute", Namespace: "a"}},
+				To:   []gwapiv1.ReferenceGrantTo{{Kind: "Service"}}}}},
+		{Obj: &gwapiv1b1.ReferenceGrant{ObjectMeta: metav1.ObjectMeta{Namespace: "c", Name: "v1beta1"},
+			Spec: gwapiv1b1.ReferenceGrantSpec{
+				From: []gwapiv1b1.ReferenceGrantFrom{{Group: "gateway.networking.k8s.io", Kind: "TCPRoute", Namespace: "a"}},
+				To:   []gwapiv1b1.ReferenceGrantTo{{Kind: "Service"}}}}},
 	}
 	ix := New(objs)
 	if !ix.Permits(From{"gateway.networking.k8s.io", "HTTPRoute", "a"}, To{"", "Service", "b", "s"}) {

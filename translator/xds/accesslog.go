@@ -121,8 +121,9 @@ func accessLogFilter(matches []string, noRoute bool) *accesslogv3.AccessLogFilte
 	for _, m := range matches {
 		filters = append(filters, &accesslogv3.AccessLogFilter{FilterSpecifier: &accesslogv3.AccessLogFilter_ExtensionFilter{
 			ExtensionFilter: &accesslogv3.ExtensionFilter{
-				Name:       celLogFilter,
-				ConfigType: &accesslogv3.ExtensionFilter_TypedConfig{TypedConfig: mustAny(&celfilterv3.ExpressionFilter{Expression: m})},
+				Name: celLogFilter,
+				ConfigType: &accesslogv3.ExtensionFilter_TypedConfig{TypedConfig: mustAny(
+					&celfilterv3.ExpressionFilter{Expression: m})},
 			},
 		}})
 	}
@@ -153,14 +154,16 @@ const (
 func alsLog(l *ir.ALSAccessLog, filter *accesslogv3.AccessLogFilter) *accesslogv3.AccessLog {
 	cc := &grpclogv3.CommonGrpcAccessLogConfig{
 		LogName: l.LogName,
-		GrpcService: &corev3.GrpcService{TargetSpecifier: &corev3.GrpcService_EnvoyGrpc_{EnvoyGrpc: &corev3.GrpcService_EnvoyGrpc{
-			ClusterName: l.Destination.Name,
-		}}},
+		GrpcService: &corev3.GrpcService{
+			TargetSpecifier: &corev3.GrpcService_EnvoyGrpc_{EnvoyGrpc: &corev3.GrpcService_EnvoyGrpc{
+				ClusterName: l.Destination.Name,
+			}}},
 		TransportApiVersion: corev3.ApiVersion_V3,
 	}
 	if l.Service == "TCP" {
 		return &accesslogv3.AccessLog{Name: tcpGRPCLogger, Filter: filter,
-			ConfigType: &accesslogv3.AccessLog_TypedConfig{TypedConfig: mustAny(&grpclogv3.TcpGrpcAccessLogConfig{CommonConfig: cc})}}
+			ConfigType: &accesslogv3.AccessLog_TypedConfig{TypedConfig: mustAny(
+				&grpclogv3.TcpGrpcAccessLogConfig{CommonConfig: cc})}}
 	}
 	return &accesslogv3.AccessLog{Name: httpGRPCLogger, Filter: filter,
 		ConfigType: &accesslogv3.AccessLog_TypedConfig{TypedConfig: mustAny(&grpclogv3.HttpGrpcAccessLogConfig{
@@ -268,10 +271,12 @@ const reqWithoutQuery = "%REQ_WITHOUT_QUERY"
 // reqWithoutQueryFormatter is the formatter extension a format using %REQ_WITHOUT_QUERY(...)%
 // needs.
 func reqWithoutQueryFormatter() *corev3.TypedExtensionConfig {
-	return &corev3.TypedExtensionConfig{Name: "envoy.formatter.req_without_query", TypedConfig: mustAny(&reqwithoutqueryv3.ReqWithoutQuery{})}
+	return &corev3.TypedExtensionConfig{Name: "envoy.formatter.req_without_query",
+		TypedConfig: mustAny(&reqwithoutqueryv3.ReqWithoutQuery{})}
 }
 
-func fileLog(path string, f *corev3.SubstitutionFormatString, filter *accesslogv3.AccessLogFilter) *accesslogv3.AccessLog {
+func fileLog(path string, f *corev3.SubstitutionFormatString,
+	filter *accesslogv3.AccessLogFilter) *accesslogv3.AccessLog {
 	return &accesslogv3.AccessLog{
 		Name:   fileLogger,
 		Filter: filter,

@@ -31,12 +31,14 @@ func TestOpenTelemetryAccessLogMatchesEG(t *testing.T) {
 		t.Fatal("EG's case has no listener with access logs")
 	}
 	al := &ir.AccessLog{OpenTelemetry: []ir.OpenTelemetryAccessLog{{
-		Body:               "[%START_TIME%] \"%REQ(:METHOD)% %REQ(X-ENVOY-ORIGINAL-PATH?:PATH)% %PROTOCOL%\" %RESPONSE_CODE%\n",
+		Body: "[%START_TIME%] \"%REQ(:METHOD)% %REQ(X-ENVOY-ORIGINAL-PATH?:PATH)% " +
+			"%PROTOCOL%\" %RESPONSE_CODE%\n",
 		Attributes:         []ir.KeyValue{{Key: "response_code", Value: "%RESPONSE_CODE%"}},
 		ResourceAttributes: []ir.KeyValue{{Key: "cluster_name", Value: "cluster1"}},
 		Authority:          "otel-collector.default.svc.cluster.local",
-		Headers:            []ir.KeyValue{{Key: "Authorization", Value: "Bearer my-api-key"}, {Key: "X-Tenant-ID", Value: "tenant-123"}},
-		Destination:        &ir.Destination{Name: "accesslog-0", HTTP2: true},
+		Headers: []ir.KeyValue{{Key: "Authorization", Value: "Bearer my-api-key"},
+			{Key: "X-Tenant-ID", Value: "tenant-123"}},
+		Destination: &ir.Destination{Name: "accesslog-0", HTTP2: true},
 	}}}
 	got := accessLogs(al, logAtListener)
 	if d := cmp.Diff(want.AccessLog, got, protocmp.Transform()); d != "" {
@@ -57,7 +59,8 @@ func TestAccessLogFilter(t *testing.T) {
 	}
 	f := accessLogFilter([]string{"a", "b"}, true)
 	fs := f.GetAndFilter().GetFilters()
-	if len(fs) != 3 || fs[0].GetExtensionFilter() == nil || fs[1].GetExtensionFilter() == nil || fs[2].GetResponseFlagFilter() == nil {
+	if len(fs) != 3 || fs[0].GetExtensionFilter() == nil || fs[1].GetExtensionFilter() == nil ||
+		fs[2].GetResponseFlagFilter() == nil {
 		t.Errorf("two matches and NR: got %v", f)
 	}
 }

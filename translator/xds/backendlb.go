@@ -98,12 +98,13 @@ func withRouteLB(rt *routev3.Route, r *ir.HTTPRoute) *routev3.Route {
 			rt.TypedPerFilterConfig = map[string]*anypb.Any{}
 		}
 		rt.TypedPerFilterConfig[statefulSessionFilter] = mustAny(&statefulsessionv3.StatefulSessionPerRoute{
-			Override: &statefulsessionv3.StatefulSessionPerRoute_StatefulSession{StatefulSession: &statefulsessionv3.StatefulSession{
-				SessionState: &corev3.TypedExtensionConfig{
-					Name:        "envoy.http.stateful_session.cookie",
-					TypedConfig: mustAny(&cookiev3.CookieBasedSessionState{Cookie: cookie}),
-				},
-			}},
+			Override: &statefulsessionv3.StatefulSessionPerRoute_StatefulSession{
+				StatefulSession: &statefulsessionv3.StatefulSession{
+					SessionState: &corev3.TypedExtensionConfig{
+						Name:        "envoy.http.stateful_session.cookie",
+						TypedConfig: mustAny(&cookiev3.CookieBasedSessionState{Cookie: cookie}),
+					},
+				}},
 		})
 	}
 	return rt
@@ -133,7 +134,8 @@ func addSessionFilters(listeners []*listenerv3.Listener, routeConfigs []*routev3
 		for _, fc := range chains {
 			for _, f := range fc.GetFilters() {
 				var hcm hcmv3.HttpConnectionManager
-				if f.GetTypedConfig() == nil || f.GetTypedConfig().UnmarshalTo(&hcm) != nil || !uses[hcm.GetRds().GetRouteConfigName()] {
+				if f.GetTypedConfig() == nil || f.GetTypedConfig().UnmarshalTo(&hcm) != nil ||
+					!uses[hcm.GetRds().GetRouteConfigName()] {
 					continue
 				}
 				filter := &hcmv3.HttpFilter{Name: statefulSessionFilter, Disabled: false,

@@ -22,8 +22,8 @@ func requestTimeout(r *ir.HTTPRoute) *time.Duration {
 	if r.Timeout != nil {
 		return r.Timeout
 	}
-	if bt := r.Policies.BackendTrafficSettings; bt != nil {
-		return bt.RequestTimeout
+	if traffic := r.Policies.BackendTrafficSettings; traffic != nil {
+		return traffic.RequestTimeout
 	}
 	return nil
 }
@@ -31,8 +31,8 @@ func requestTimeout(r *ir.HTTPRoute) *time.Duration {
 // streamIdleTimeout is the policy's timeout.http.streamIdleTimeout, which replaces the
 // idle timeout derived from the request timeout.
 func streamIdleTimeout(r *ir.HTTPRoute) *time.Duration {
-	if bt := r.Policies.BackendTrafficSettings; bt != nil {
-		return bt.StreamIdleTimeout
+	if traffic := r.Policies.BackendTrafficSettings; traffic != nil {
+		return traffic.StreamIdleTimeout
 	}
 	return nil
 }
@@ -40,11 +40,11 @@ func streamIdleTimeout(r *ir.HTTPRoute) *time.Duration {
 // btpRetryPolicy is the policy's retry, when the HTTPRoute rule has none of its own (the
 // rule's retry wins, as in EG): EG's defaults, then what the policy sets.
 func btpRetryPolicy(r *ir.HTTPRoute) *routev3.RetryPolicy {
-	bt := r.Policies.BackendTrafficSettings
-	if r.Retry != nil || bt == nil || bt.Retry == nil {
+	traffic := r.Policies.BackendTrafficSettings
+	if r.Retry != nil || traffic == nil || traffic.Retry == nil {
 		return nil
 	}
-	retry := bt.Retry
+	retry := traffic.Retry
 	rp := retryPolicy(&ir.Retry{})
 	if retry.NumRetries != nil {
 		rp.NumRetries = u32(*retry.NumRetries)
@@ -52,9 +52,10 @@ func btpRetryPolicy(r *ir.HTTPRoute) *routev3.RetryPolicy {
 	if retry.NumAttemptsPerPriority > 0 {
 		rp.RetryPriority = &routev3.RetryPolicy_RetryPriority{
 			Name: "envoy.retry_priorities.previous_priorities",
-			ConfigType: &routev3.RetryPolicy_RetryPriority_TypedConfig{TypedConfig: mustAny(&previousprioritiesv3.PreviousPrioritiesConfig{
-				UpdateFrequency: retry.NumAttemptsPerPriority,
-			})},
+			ConfigType: &routev3.RetryPolicy_RetryPriority_TypedConfig{
+				TypedConfig: mustAny(&previousprioritiesv3.PreviousPrioritiesConfig{
+					UpdateFrequency: retry.NumAttemptsPerPriority,
+				})},
 		}
 	}
 	if on := retry.RetryOn; on != nil {
@@ -82,8 +83,8 @@ func btpRetryPolicy(r *ir.HTTPRoute) *routev3.RetryPolicy {
 // applyBackendTrafficCluster puts the cluster settings of the route's policy on the
 // cluster of its backends (BTP-02).
 func applyBackendTrafficCluster(c *clusterv3.Cluster, r *ir.HTTPRoute) {
-	if bt := r.Policies.BackendTrafficSettings; bt != nil {
-		applyClusterSettings(c, bt.Cluster)
+	if traffic := r.Policies.BackendTrafficSettings; traffic != nil {
+		applyClusterSettings(c, traffic.Cluster)
 	}
 }
 
@@ -96,7 +97,7 @@ var loadReportHeaders = []string{"endpoint-load-metrics", "endpoint-load-metrics
 // the traffic features are set).
 func removedResponseHeaders(r *ir.HTTPRoute) []string {
 	out := r.RemoveResponseHeaders
-	if bt := r.Policies.BackendTrafficSettings; bt == nil || !bt.RemoveLoadReportHeaders {
+	if traffic := r.Policies.BackendTrafficSettings; traffic == nil || !traffic.RemoveLoadReportHeaders {
 		return out
 	}
 	out = append([]string(nil), out...)
@@ -111,8 +112,8 @@ func removedResponseHeaders(r *ir.HTTPRoute) []string {
 // addPolicyMetadata lists the BackendTrafficPolicy in force in the route's envoy-gateway
 // metadata ("policies"), beside the route's resources, as EG does.
 func addPolicyMetadata(out *routev3.Route, r *ir.HTTPRoute) {
-	bt := r.Policies.BackendTraffic
-	if bt == nil || out.Metadata == nil {
+	traffic := r.Policies.BackendTraffic
+	if traffic == nil || out.Metadata == nil {
 		return
 	}
 	eg := out.Metadata.FilterMetadata["envoy-gateway"]
@@ -121,9 +122,9 @@ func addPolicyMetadata(out *routev3.Route, r *ir.HTTPRoute) {
 	}
 	eg.Fields["policies"] = structpb.NewListValue(&structpb.ListValue{Values: []*structpb.Value{
 		structpb.NewStructValue(&structpb.Struct{Fields: map[string]*structpb.Value{
-			"kind":      structpb.NewStringValue(bt.Policy.Kind),
-			"name":      structpb.NewStringValue(bt.Policy.Name),
-			"namespace": structpb.NewStringValue(bt.Policy.Namespace),
+			"kind":      structpb.NewStringValue(traffic.Policy.Kind),
+			"name":      structpb.NewStringValue(traffic.Policy.Name),
+			"namespace": structpb.NewStringValue(traffic.Policy.Namespace),
 		}}),
 	}})
 }

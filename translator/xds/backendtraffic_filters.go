@@ -48,9 +48,10 @@ func (s *httpFilterSet) addTraffic(out *routev3.Route, r *ir.HTTPRoute) error {
 		}
 		// on for this route (the listener's filter is disabled), and the request's
 		// accept-encoding removed so the backend does not compress too
-		if err := setPerRoute(out, name, &compressorv3.CompressorPerRoute{Override: &compressorv3.CompressorPerRoute_Overrides{
-			Overrides: &compressorv3.CompressorOverrides{ResponseDirectionConfig: &compressorv3.ResponseDirectionOverrides{}},
-		}}); err != nil {
+		if err := setPerRoute(out, name,
+			&compressorv3.CompressorPerRoute{Override: &compressorv3.CompressorPerRoute_Overrides{
+				Overrides: &compressorv3.CompressorOverrides{ResponseDirectionConfig: &compressorv3.ResponseDirectionOverrides{}},
+			}}); err != nil {
 			return err
 		}
 		if !slices.Contains(out.RequestHeadersToRemove, "accept-encoding") {
@@ -71,7 +72,8 @@ func (s *httpFilterSet) addTraffic(out *routev3.Route, r *ir.HTTPRoute) error {
 			f.Disabled = true
 			s.named[bufferFilter] = f
 		}
-		if err := setPerRoute(out, bufferFilter, &bufferv3.BufferPerRoute{Override: &bufferv3.BufferPerRoute_Buffer{Buffer: buf}}); err != nil {
+		if err := setPerRoute(out, bufferFilter,
+			&bufferv3.BufferPerRoute{Override: &bufferv3.BufferPerRoute_Buffer{Buffer: buf}}); err != nil {
 			return err
 		}
 		// A buffered request cannot upgrade (the filter waits for the whole body): EG
@@ -145,7 +147,8 @@ func compressorFilter(c ir.Compressor) *hcmv3.HttpFilter {
 	}
 	if c.MinContentLength != nil {
 		comp.ResponseDirectionConfig = &compressorv3.Compressor_ResponseDirectionConfig{
-			CommonConfig: &compressorv3.Compressor_CommonDirectionConfig{MinContentLength: wrapperspb.UInt32(*c.MinContentLength)},
+			CommonConfig: &compressorv3.Compressor_CommonDirectionConfig{MinContentLength: wrapperspb.UInt32(
+				*c.MinContentLength)},
 		}
 	}
 	f := typedFilter(compressorFilterName(c.Type), comp)

@@ -33,11 +33,11 @@ const customResponseFilter = "envoy.filters.http.custom_response"
 // addResponseOverride puts the policy's custom_response filter on the listener (once per
 // policy) and turns it on for the route.
 func (s *httpFilterSet) addResponseOverride(out *routev3.Route, r *ir.HTTPRoute) error {
-	bt := r.Policies.BackendTrafficSettings
-	if bt == nil || bt.ResponseOverride == nil {
+	traffic := r.Policies.BackendTrafficSettings
+	if traffic == nil || traffic.ResponseOverride == nil {
 		return nil
 	}
-	ro := bt.ResponseOverride
+	ro := traffic.ResponseOverride
 	name := customResponseFilter + "/" + ro.Config
 	if _, ok := s.named[name]; !ok {
 		cfg, err := customResponseConfig(ro)
@@ -65,7 +65,9 @@ func customResponseConfig(ro *ir.ResponseOverride) (*customresponsev3.CustomResp
 		if len(rule.ResponseHeaders) > 0 {
 			var hs []*cncfmatcherv3.Matcher_MatcherList_Predicate
 			for _, h := range rule.ResponseHeaders {
-				hs = append(hs, crSingle(crExtension("http-response-header-match-input", &envoymatcherv3.HttpResponseHeaderMatchInput{HeaderName: h.Name}), valueMatch(h)))
+				hs = append(hs,
+					crSingle(crExtension("http-response-header-match-input",
+						&envoymatcherv3.HttpResponseHeaderMatchInput{HeaderName: h.Name}), valueMatch(h)))
 			}
 			preds = append(preds, crAllOf(hs))
 		}
@@ -73,14 +75,17 @@ func customResponseConfig(ro *ir.ResponseOverride) (*customresponsev3.CustomResp
 			return nil, fmt.Errorf("missing match criteria in response override rule")
 		}
 		if rule.LocalReply != nil {
-			preds = append(preds, crSingle(crExtension("http-response-local-reply-match-input", &envoymatcherv3.HttpResponseLocalReplyMatchInput{}), exactValue(strconv.FormatBool(*rule.LocalReply))))
+			preds = append(preds,
+				crSingle(crExtension("http-response-local-reply-match-input", &envoymatcherv3.HttpResponseLocalReplyMatchInput{}),
+					exactValue(strconv.FormatBool(*rule.LocalReply))))
 		}
 		matchers = append(matchers, &cncfmatcherv3.Matcher_MatcherList_FieldMatcher{
 			Predicate: crAllOf(preds),
-			OnMatch: &cncfmatcherv3.Matcher_OnMatch{OnMatch: &cncfmatcherv3.Matcher_OnMatch_Action{Action: &cncfcorev3.TypedExtensionConfig{
-				Name:        fmt.Sprintf("%s/responseoverride/rule/%d", ro.Config, rule.Index),
-				TypedConfig: mustAny(responseOverrideAction(rule)),
-			}}},
+			OnMatch: &cncfmatcherv3.Matcher_OnMatch{
+				OnMatch: &cncfmatcherv3.Matcher_OnMatch_Action{Action: &cncfcorev3.TypedExtensionConfig{
+					Name:        fmt.Sprintf("%s/responseoverride/rule/%d", ro.Config, rule.Index),
+					TypedConfig: mustAny(responseOverrideAction(rule)),
+				}}},
 		})
 	}
 	return &customresponsev3.CustomResponse{CustomResponseMatcher: &cncfmatcherv3.Matcher{
@@ -110,7 +115,8 @@ func responseOverrideAction(rule ir.ResponseOverrideRule) proto.Message {
 		return p
 	}
 	if resp.Body != "" {
-		p.BodyFormat = &corev3.SubstitutionFormatString{Format: &corev3.SubstitutionFormatString_TextFormat{TextFormat: resp.Body}}
+		p.BodyFormat = &corev3.SubstitutionFormatString{
+			Format: &corev3.SubstitutionFormatString_TextFormat{TextFormat: resp.Body}}
 	}
 	if resp.ContentType != "" {
 		p.ResponseHeadersToAdd = append(p.ResponseHeadersToAdd, &corev3.HeaderValueOption{
@@ -144,35 +150,44 @@ func statusCodePredicate(c ir.StatusCodeMatch) *cncfmatcherv3.Matcher_MatcherLis
 			}}}
 		}
 		bound := func(id int64, v int) *expr.Expr {
-			return &expr.Expr{Id: id, ExprKind: &expr.Expr_ConstExpr{ConstExpr: &expr.Constant{ConstantKind: &expr.Constant_Int64Value{Int64Value: int64(v)}}}}
+			return &expr.Expr{Id: id,
+				ExprKind: &expr.Expr_ConstExpr{ConstExpr: &expr.Constant{ConstantKind: &expr.Constant_Int64Value{Int64Value: int64(
+					v)}}}}
 		}
 		call := func(id int64, fn string, args ...*expr.Expr) *expr.Expr {
 			return &expr.Expr{Id: id, ExprKind: &expr.Expr_CallExpr{CallExpr: &expr.Expr_Call{Function: fn, Args: args}}}
 		}
 		cel := &cncfmatcherv3.CelMatcher{ExprMatch: &cncftypev3.CelExpression{CelExprParsed: &expr.ParsedExpr{
-			Expr: call(9, "_&&_", call(3, "_>=_", code(1), bound(4, c.Range.Start)), call(7, "_<=_", code(5), bound(8, c.Range.End))),
+			Expr: call(9, "_&&_", call(3, "_>=_", code(1), bound(4, c.Range.Start)),
+				call(7, "_<=_", code(5), bound(8, c.Range.End))),
 		}}}
-		return &cncfmatcherv3.Matcher_MatcherList_Predicate{MatchType: &cncfmatcherv3.Matcher_MatcherList_Predicate_SinglePredicate_{
-			SinglePredicate: &cncfmatcherv3.Matcher_MatcherList_Predicate_SinglePredicate{
-				Input:   crExtension("http-attributes-cel-match-input", &cncfmatcherv3.HttpAttributesCelMatchInput{}),
-				Matcher: &cncfmatcherv3.Matcher_MatcherList_Predicate_SinglePredicate_CustomMatch{CustomMatch: crExtension("cel-matcher", cel)},
-			},
-		}}
+		return &cncfmatcherv3.Matcher_MatcherList_Predicate{
+			MatchType: &cncfmatcherv3.Matcher_MatcherList_Predicate_SinglePredicate_{
+				SinglePredicate: &cncfmatcherv3.Matcher_MatcherList_Predicate_SinglePredicate{
+					Input: crExtension("http-attributes-cel-match-input", &cncfmatcherv3.HttpAttributesCelMatchInput{}),
+					Matcher: &cncfmatcherv3.Matcher_MatcherList_Predicate_SinglePredicate_CustomMatch{CustomMatch: crExtension(
+						"cel-matcher", cel)},
+				},
+			}}
 	}
-	return crSingle(crExtension("http-response-status-code-match-input", &envoymatcherv3.HttpResponseStatusCodeMatchInput{}), exactValue(strconv.Itoa(c.Value)))
+	return crSingle(
+		crExtension("http-response-status-code-match-input", &envoymatcherv3.HttpResponseStatusCodeMatchInput{}),
+		exactValue(strconv.Itoa(c.Value)))
 }
 
 func crExtension(name string, m proto.Message) *cncfcorev3.TypedExtensionConfig {
 	return &cncfcorev3.TypedExtensionConfig{Name: name, TypedConfig: mustAny(m)}
 }
 
-func crSingle(input *cncfcorev3.TypedExtensionConfig, m *cncfmatcherv3.StringMatcher) *cncfmatcherv3.Matcher_MatcherList_Predicate {
-	return &cncfmatcherv3.Matcher_MatcherList_Predicate{MatchType: &cncfmatcherv3.Matcher_MatcherList_Predicate_SinglePredicate_{
-		SinglePredicate: &cncfmatcherv3.Matcher_MatcherList_Predicate_SinglePredicate{
-			Input:   input,
-			Matcher: &cncfmatcherv3.Matcher_MatcherList_Predicate_SinglePredicate_ValueMatch{ValueMatch: m},
-		},
-	}}
+func crSingle(input *cncfcorev3.TypedExtensionConfig,
+	m *cncfmatcherv3.StringMatcher) *cncfmatcherv3.Matcher_MatcherList_Predicate {
+	return &cncfmatcherv3.Matcher_MatcherList_Predicate{
+		MatchType: &cncfmatcherv3.Matcher_MatcherList_Predicate_SinglePredicate_{
+			SinglePredicate: &cncfmatcherv3.Matcher_MatcherList_Predicate_SinglePredicate{
+				Input:   input,
+				Matcher: &cncfmatcherv3.Matcher_MatcherList_Predicate_SinglePredicate_ValueMatch{ValueMatch: m},
+			},
+		}}
 }
 
 func exactValue(v string) *cncfmatcherv3.StringMatcher {
@@ -187,10 +202,11 @@ func valueMatch(m ir.StringMatch) *cncfmatcherv3.StringMatcher {
 	case m.Suffix != nil:
 		return &cncfmatcherv3.StringMatcher{MatchPattern: &cncfmatcherv3.StringMatcher_Suffix{Suffix: *m.Suffix}}
 	case m.SafeRegex != nil:
-		return &cncfmatcherv3.StringMatcher{MatchPattern: &cncfmatcherv3.StringMatcher_SafeRegex{SafeRegex: &cncfmatcherv3.RegexMatcher{
-			Regex:      *m.SafeRegex,
-			EngineType: &cncfmatcherv3.RegexMatcher_GoogleRe2{GoogleRe2: &cncfmatcherv3.RegexMatcher_GoogleRE2{}},
-		}}}
+		return &cncfmatcherv3.StringMatcher{
+			MatchPattern: &cncfmatcherv3.StringMatcher_SafeRegex{SafeRegex: &cncfmatcherv3.RegexMatcher{
+				Regex:      *m.SafeRegex,
+				EngineType: &cncfmatcherv3.RegexMatcher_GoogleRe2{GoogleRe2: &cncfmatcherv3.RegexMatcher_GoogleRE2{}},
+			}}}
 	}
 	return exactValue(m.Value())
 }

@@ -26,7 +26,8 @@ func (s *httpFilterSet) addBandwidthLimit(out *routev3.Route, bl *ir.BandwidthLi
 	if c := bl.Request; c != nil {
 		s.bandwidthFilter(bandwidthLimitRequestFilter)
 		if err := setPerRoute(out, bandwidthLimitRequestFilter, &bwlimitv3.BandwidthLimit{
-			StatPrefix: bandwidthLimitStatPrefix, EnableMode: bwlimitv3.BandwidthLimit_REQUEST, LimitKbps: wrapperspb.UInt64(c.KiBps),
+			StatPrefix: bandwidthLimitStatPrefix, EnableMode: bwlimitv3.BandwidthLimit_REQUEST,
+			LimitKbps: wrapperspb.UInt64(c.KiBps),
 		}); err != nil {
 			return err
 		}
@@ -34,7 +35,8 @@ func (s *httpFilterSet) addBandwidthLimit(out *routev3.Route, bl *ir.BandwidthLi
 	if c := bl.Response; c != nil {
 		s.bandwidthFilter(bandwidthLimitResponseFilter)
 		if err := setPerRoute(out, bandwidthLimitResponseFilter, &bwlimitv3.BandwidthLimit{
-			StatPrefix: bandwidthLimitStatPrefix, EnableMode: bwlimitv3.BandwidthLimit_RESPONSE, LimitKbps: wrapperspb.UInt64(c.KiBps),
+			StatPrefix: bandwidthLimitStatPrefix, EnableMode: bwlimitv3.BandwidthLimit_RESPONSE,
+			LimitKbps:              wrapperspb.UInt64(c.KiBps),
 			EnableResponseTrailers: c.Trailers, ResponseTrailerPrefix: c.TrailerPrefix,
 		}); err != nil {
 			return err
@@ -48,7 +50,8 @@ func (s *httpFilterSet) bandwidthFilter(name string) {
 	if _, ok := s.named[name]; ok {
 		return
 	}
-	f := typedFilter(name, &bwlimitv3.BandwidthLimit{StatPrefix: bandwidthLimitStatPrefix, EnableMode: bwlimitv3.BandwidthLimit_DISABLED})
+	f := typedFilter(name,
+		&bwlimitv3.BandwidthLimit{StatPrefix: bandwidthLimitStatPrefix, EnableMode: bwlimitv3.BandwidthLimit_DISABLED})
 	f.Disabled = true
 	s.named[name] = f
 }

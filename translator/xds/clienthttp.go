@@ -40,7 +40,8 @@ func applyClientHTTP(hcm *hcmv3.HttpConnectionManager, h *ir.ClientHTTP) {
 		if o.PreserveHeaderCase {
 			p.HeaderKeyFormat = &corev3.Http1ProtocolOptions_HeaderKeyFormat{
 				HeaderFormat: &corev3.Http1ProtocolOptions_HeaderKeyFormat_StatefulFormatter{
-					StatefulFormatter: &corev3.TypedExtensionConfig{Name: "preserve_case", TypedConfig: mustAny(&preservecasev3.PreserveCaseFormatterConfig{})},
+					StatefulFormatter: &corev3.TypedExtensionConfig{Name: "preserve_case",
+						TypedConfig: mustAny(&preservecasev3.PreserveCaseFormatterConfig{})},
 				},
 			}
 		}
@@ -174,11 +175,13 @@ func connectionLimit(c *ir.ClientConnection, statPrefix string) *listenerv3.Filt
 	if c.CloseDelay != nil {
 		cfg.Delay = durationpb.New(*c.CloseDelay)
 	}
-	return &listenerv3.Filter{Name: connectionLimitFilter, ConfigType: &listenerv3.Filter_TypedConfig{TypedConfig: mustAny(cfg)}}
+	return &listenerv3.Filter{Name: connectionLimitFilter,
+		ConfigType: &listenerv3.Filter_TypedConfig{TypedConfig: mustAny(cfg)}}
 }
 
 // withConnectionLimit puts the connection limit, if any, before the chain's filters.
-func withConnectionLimit(c *ir.ClientConnection, statPrefix string, filters ...*listenerv3.Filter) []*listenerv3.Filter {
+func withConnectionLimit(c *ir.ClientConnection, statPrefix string,
+	filters ...*listenerv3.Filter) []*listenerv3.Filter {
 	if f := connectionLimit(c, statPrefix); f != nil {
 		return append([]*listenerv3.Filter{f}, filters...)
 	}
@@ -232,7 +235,8 @@ func applyListenerHTTP1Cluster(c *clusterv3.Cluster, l *ir.HTTPListener) {
 	if o.PreserveHeaderCase {
 		p1.HeaderKeyFormat = &corev3.Http1ProtocolOptions_HeaderKeyFormat{
 			HeaderFormat: &corev3.Http1ProtocolOptions_HeaderKeyFormat_StatefulFormatter{
-				StatefulFormatter: &corev3.TypedExtensionConfig{Name: "preserve_case", TypedConfig: mustAny(&preservecasev3.PreserveCaseFormatterConfig{})},
+				StatefulFormatter: &corev3.TypedExtensionConfig{Name: "preserve_case",
+					TypedConfig: mustAny(&preservecasev3.PreserveCaseFormatterConfig{})},
 			},
 		}
 	}
@@ -247,16 +251,18 @@ func applyListenerHTTP1Cluster(c *clusterv3.Cluster, l *ir.HTTPListener) {
 	}
 	switch u := opts.GetUpstreamProtocolOptions().(type) {
 	case nil:
-		opts.UpstreamProtocolOptions = &httpv3.HttpProtocolOptions_ExplicitHttpConfig_{ExplicitHttpConfig: &httpv3.HttpProtocolOptions_ExplicitHttpConfig{
-			ProtocolConfig: &httpv3.HttpProtocolOptions_ExplicitHttpConfig_HttpProtocolOptions{HttpProtocolOptions: p1},
-		}}
+		opts.UpstreamProtocolOptions = &httpv3.HttpProtocolOptions_ExplicitHttpConfig_{
+			ExplicitHttpConfig: &httpv3.HttpProtocolOptions_ExplicitHttpConfig{
+				ProtocolConfig: &httpv3.HttpProtocolOptions_ExplicitHttpConfig_HttpProtocolOptions{HttpProtocolOptions: p1},
+			}}
 	case *httpv3.HttpProtocolOptions_AutoConfig:
 		u.AutoConfig.HttpProtocolOptions = p1
 	case *httpv3.HttpProtocolOptions_ExplicitHttpConfig_:
 		if u.ExplicitHttpConfig.GetHttp2ProtocolOptions() != nil {
 			return
 		}
-		u.ExplicitHttpConfig.ProtocolConfig = &httpv3.HttpProtocolOptions_ExplicitHttpConfig_HttpProtocolOptions{HttpProtocolOptions: p1}
+		u.ExplicitHttpConfig.ProtocolConfig = &httpv3.HttpProtocolOptions_ExplicitHttpConfig_HttpProtocolOptions{
+			HttpProtocolOptions: p1}
 	default:
 		return
 	}
@@ -301,8 +307,9 @@ func proxyProtocolFirst(lis *listenerv3.Listener, c *ir.ClientConnection) {
 		}
 	}
 	f := &listenerv3.ListenerFilter{
-		Name:       proxyProtocolFilter,
-		ConfigType: &listenerv3.ListenerFilter_TypedConfig{TypedConfig: mustAny(&proxyprotocolv3.ProxyProtocol{AllowRequestsWithoutProxyProtocol: c.ProxyProtocolOptional})},
+		Name: proxyProtocolFilter,
+		ConfigType: &listenerv3.ListenerFilter_TypedConfig{TypedConfig: mustAny(
+			&proxyprotocolv3.ProxyProtocol{AllowRequestsWithoutProxyProtocol: c.ProxyProtocolOptional})},
 	}
 	lis.ListenerFilters = append([]*listenerv3.ListenerFilter{f}, lis.ListenerFilters...)
 }

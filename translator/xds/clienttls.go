@@ -99,7 +99,8 @@ func setClientValidation(common *tlsv3.CommonTlsContext, v *ir.ClientValidation)
 	if v.CA.SDS != nil { // the CA comes from the user's own SDS server
 		sds = externalSDS(v.CA.SDS)
 	}
-	if v.AcceptUntrusted || v.AllowExpiredCertificate || len(v.SPKIHashes)+len(v.CertificateHashes)+len(v.SubjectAltNames) > 0 {
+	if v.AcceptUntrusted || v.AllowExpiredCertificate ||
+		len(v.SPKIHashes)+len(v.CertificateHashes)+len(v.SubjectAltNames) > 0 {
 		common.ValidationContextType = &tlsv3.CommonTlsContext_CombinedValidationContext{
 			CombinedValidationContext: &tlsv3.CommonTlsContext_CombinedCertificateValidationContext{
 				DefaultValidationContext:         vc,
@@ -108,7 +109,8 @@ func setClientValidation(common *tlsv3.CommonTlsContext, v *ir.ClientValidation)
 		}
 		return
 	}
-	common.ValidationContextType = &tlsv3.CommonTlsContext_ValidationContextSdsSecretConfig{ValidationContextSdsSecretConfig: sds}
+	common.ValidationContextType = &tlsv3.CommonTlsContext_ValidationContextSdsSecretConfig{
+		ValidationContextSdsSecretConfig: sds}
 }
 
 // addClientCASecrets adds each client-validation CA once, as a validation-context secret
@@ -129,7 +131,8 @@ func addClientCASecrets(out *result.XDS, seen map[string]bool, v *ir.ClientValid
 		vc.Crl = &corev3.DataSource{Specifier: &corev3.DataSource_InlineBytes{InlineBytes: crl.PEM}}
 		vc.OnlyVerifyLeafCertCrl = crl.OnlyVerifyLeaf
 	}
-	out.Secrets = append(out.Secrets, &tlsv3.Secret{Name: ca.Name, Type: &tlsv3.Secret_ValidationContext{ValidationContext: vc}})
+	out.Secrets = append(out.Secrets,
+		&tlsv3.Secret{Name: ca.Name, Type: &tlsv3.Secret_ValidationContext{ValidationContext: vc}})
 }
 
 func fingerprintsOf(l *ir.HTTPListener) []string {
@@ -150,5 +153,6 @@ func tlsInspectorFilter(fingerprints []string) *listenerv3.ListenerFilter {
 			ti.EnableJa4Fingerprinting = wrapperspb.Bool(true)
 		}
 	}
-	return &listenerv3.ListenerFilter{Name: tlsInspector, ConfigType: &listenerv3.ListenerFilter_TypedConfig{TypedConfig: mustAny(ti)}}
+	return &listenerv3.ListenerFilter{Name: tlsInspector,
+		ConfigType: &listenerv3.ListenerFilter_TypedConfig{TypedConfig: mustAny(ti)}}
 }

@@ -52,13 +52,15 @@ func applyClusterSettings(c *clusterv3.Cluster, cs *ir.ClusterSettings) {
 		var cfg proto.Message
 		switch lb.Type {
 		case ir.LoadBalancerRoundRobin:
-			name, cfg = "envoy.load_balancing_policies.round_robin", &roundrobinv3.RoundRobin{LocalityLbConfig: locality, SlowStartConfig: slow}
+			name, cfg = "envoy.load_balancing_policies.round_robin",
+				&roundrobinv3.RoundRobin{LocalityLbConfig: locality, SlowStartConfig: slow}
 		case ir.LoadBalancerRandom:
 			name, cfg = "envoy.load_balancing_policies.random", &randomv3.Random{LocalityLbConfig: locality}
 		case ir.LoadBalancerLeastRequest:
 			name, cfg = leastRequestExtension, &leastrequestv3.LeastRequest{LocalityLbConfig: locality, SlowStartConfig: slow}
 		case ir.LoadBalancerBackendUtilization:
-			name, cfg = "envoy.load_balancing_policies.client_side_weighted_round_robin", clientSideWRR(lb.BackendUtilization, slow)
+			name, cfg = "envoy.load_balancing_policies.client_side_weighted_round_robin",
+				clientSideWRR(lb.BackendUtilization, slow)
 		}
 		if cfg != nil {
 			c.LoadBalancingPolicy = &clusterv3.LoadBalancingPolicy{Policies: []*clusterv3.LoadBalancingPolicy_Policy{{

@@ -103,7 +103,8 @@ func dnsCacheConfig(dns *ir.DNS) *dnscachev3.DnsCacheConfig {
 		origin = dns.Policy
 	}
 	return &dnscachev3.DnsCacheConfig{
-		Name:            fmt.Sprintf("%s-%s-%dms-%s", dfpCachePrefix, strings.ToLower(family.String()), refresh.Milliseconds(), origin),
+		Name: fmt.Sprintf("%s-%s-%dms-%s", dfpCachePrefix, strings.ToLower(family.String()),
+			refresh.Milliseconds(), origin),
 		DnsLookupFamily: family,
 		DnsRefreshRate:  durationpb.New(refresh),
 	}
@@ -156,7 +157,8 @@ func withoutAutoSANValidation(s *corev3.TransportSocket) *corev3.TransportSocket
 		return s
 	}
 	ctx.AutoSniSanValidation = false
-	return &corev3.TransportSocket{Name: s.Name, ConfigType: &corev3.TransportSocket_TypedConfig{TypedConfig: mustAny(ctx)}}
+	return &corev3.TransportSocket{Name: s.Name,
+		ConfigType: &corev3.TransportSocket_TypedConfig{TypedConfig: mustAny(ctx)}}
 }
 
 // dynamicResolverRoute is an HTTP route that forwards to a dynamic resolver.
@@ -199,10 +201,11 @@ func loopbackDenial(header string) *rbacv3.RBACPerRoute {
 	ps := make([]*predicate, 0, len(loopbackHostPatterns))
 	for _, p := range loopbackHostPatterns {
 		ps = append(ps, single("http_header", &envoymatcherv3.HttpRequestHeaderMatchInput{HeaderName: header}, "", nil,
-			&cncfmatcherv3.StringMatcher{MatchPattern: &cncfmatcherv3.StringMatcher_SafeRegex{SafeRegex: &cncfmatcherv3.RegexMatcher{
-				Regex:      p,
-				EngineType: &cncfmatcherv3.RegexMatcher_GoogleRe2{GoogleRe2: &cncfmatcherv3.RegexMatcher_GoogleRE2{}},
-			}}}))
+			&cncfmatcherv3.StringMatcher{
+				MatchPattern: &cncfmatcherv3.StringMatcher_SafeRegex{SafeRegex: &cncfmatcherv3.RegexMatcher{
+					Regex:      p,
+					EngineType: &cncfmatcherv3.RegexMatcher_GoogleRe2{GoogleRe2: &cncfmatcherv3.RegexMatcher_GoogleRE2{}},
+				}}}))
 	}
 	m := &cncfmatcherv3.Matcher{
 		MatcherType: &cncfmatcherv3.Matcher_MatcherList_{MatcherList: &cncfmatcherv3.Matcher_MatcherList{

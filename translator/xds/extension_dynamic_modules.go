@@ -33,9 +33,10 @@ func (s *httpFilterSet) addDynamicModules(out *routev3.Route, r *ir.HTTPRoute) e
 				return fmt.Errorf("dynamic module %s: %w", m.Name, err)
 			}
 			cfg := &dmfilterv3.DynamicModuleFilter{
-				DynamicModuleConfig: &dmconfigv3.DynamicModuleConfig{DoNotClose: m.DoNotClose, LoadGlobally: m.LoadGlobally, Module: src},
-				FilterName:          m.FilterName,
-				TerminalFilter:      m.TerminalFilter,
+				DynamicModuleConfig: &dmconfigv3.DynamicModuleConfig{DoNotClose: m.DoNotClose, LoadGlobally: m.LoadGlobally,
+					Module: src},
+				FilterName:     m.FilterName,
+				TerminalFilter: m.TerminalFilter,
 			}
 			if m.Config != nil {
 				// the module gets its JSON config as a string value

@@ -45,9 +45,10 @@ func (s *httpFilterSet) addExtAuth(out *routev3.Route, r *ir.HTTPRoute, ea *ir.E
 		s.named[ea.FilterName] = f
 		s.addCluster(extServiceCluster(svc.Destination, svc.Owner, ea.Cluster))
 	}
-	return setPerRoute(out, ea.FilterName, &extauthzv3.ExtAuthzPerRoute{Override: &extauthzv3.ExtAuthzPerRoute_CheckSettings{
-		CheckSettings: &extauthzv3.CheckSettings{ContextExtensions: svc.ContextExtensions},
-	}})
+	return setPerRoute(out, ea.FilterName,
+		&extauthzv3.ExtAuthzPerRoute{Override: &extauthzv3.ExtAuthzPerRoute_CheckSettings{
+			CheckSettings: &extauthzv3.CheckSettings{ContextExtensions: svc.ContextExtensions},
+		}})
 }
 
 func extAuthzConfig(ea *ir.ExtAuth, svc *ir.ExtService) *extauthzv3.ExtAuthz {
@@ -69,7 +70,8 @@ func extAuthzConfig(ea *ir.ExtAuth, svc *ir.ExtService) *extauthzv3.ExtAuthz {
 		cfg.StatusOnError = &typev3.HttpStatus{Code: typev3.StatusCode(*ea.StatusOnError)}
 	}
 	if h := ea.HTTP; h != nil {
-		hs := &extauthzv3.HttpService{RetryPolicy: extServiceRetry(ea.Retry), PathPrefix: h.PathPrefix, PathOverride: h.PathOverride}
+		hs := &extauthzv3.HttpService{RetryPolicy: extServiceRetry(ea.Retry), PathPrefix: h.PathPrefix,
+			PathOverride: h.PathOverride}
 		// The URI names the service; Envoy calls the cluster, so the scheme is nominal.
 		u := url.URL{Scheme: "http", Host: svc.Authority, Path: hs.PathPrefix}
 		if hs.PathOverride != "" {
@@ -157,10 +159,12 @@ func extProcConfig(ep *ir.ExtProc, svc *ir.ExtService) *extprocv3.ExternalProces
 	if ep.ForwardingNamespaces != nil || ep.ReceivingNamespaces != nil {
 		cfg.MetadataOptions = &extprocv3.MetadataOptions{}
 		if ns := ep.ForwardingNamespaces; ns != nil {
-			cfg.MetadataOptions.ForwardingNamespaces = &extprocv3.MetadataOptions_MetadataNamespaces{Untyped: append([]string(nil), ns.Untyped...)}
+			cfg.MetadataOptions.ForwardingNamespaces = &extprocv3.MetadataOptions_MetadataNamespaces{Untyped: append(
+				[]string(nil), ns.Untyped...)}
 		}
 		if ns := ep.ReceivingNamespaces; ns != nil {
-			cfg.MetadataOptions.ReceivingNamespaces = &extprocv3.MetadataOptions_MetadataNamespaces{Untyped: append([]string(nil), ns.Untyped...)}
+			cfg.MetadataOptions.ReceivingNamespaces = &extprocv3.MetadataOptions_MetadataNamespaces{Untyped: append(
+				[]string(nil), ns.Untyped...)}
 		}
 	}
 	if ep.StatusOnError != nil {
@@ -242,7 +246,8 @@ func extServiceRetry(retry *ir.ServiceRetry) *corev3.RetryPolicy {
 		rp.RetryOn = strings.Join(retry.Triggers, ",")
 	}
 	if retry.BackOffBase != nil && retry.BackOffMax != nil {
-		rp.RetryBackOff = &corev3.BackoffStrategy{BaseInterval: durationpb.New(*retry.BackOffBase), MaxInterval: durationpb.New(*retry.BackOffMax)}
+		rp.RetryBackOff = &corev3.BackoffStrategy{BaseInterval: durationpb.New(*retry.BackOffBase),
+			MaxInterval: durationpb.New(*retry.BackOffMax)}
 	}
 	return rp
 }

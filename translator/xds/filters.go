@@ -143,7 +143,8 @@ func applyURLRewrite(a *routev3.RouteAction, rw *ir.URLRewrite, match *ir.String
 }
 
 func regexSubstitute(r *ir.RegexReplace) *matcherv3.RegexMatchAndSubstitute {
-	return &matcherv3.RegexMatchAndSubstitute{Pattern: &matcherv3.RegexMatcher{Regex: r.Pattern}, Substitution: r.Substitution}
+	return &matcherv3.RegexMatchAndSubstitute{Pattern: &matcherv3.RegexMatcher{Regex: r.Pattern},
+		Substitution: r.Substitution}
 }
 
 // redirectAction maps a RequestRedirect filter. Ports 80 and 443 are left out so that the
@@ -159,7 +160,8 @@ func redirectAction(r *ir.HTTPRoute) *routev3.RedirectAction {
 		case p.FullReplace != nil:
 			out.PathRewriteSpecifier = &routev3.RedirectAction_PathRedirect{PathRedirect: *p.FullReplace}
 		case p.PrefixMatchReplace != nil && usePrefixRegex(r.PathMatch, *p.PrefixMatchReplace):
-			out.PathRewriteSpecifier = &routev3.RedirectAction_RegexRewrite{RegexRewrite: prefixRegexRewrite(*r.PathMatch.Prefix)}
+			out.PathRewriteSpecifier = &routev3.RedirectAction_RegexRewrite{RegexRewrite: prefixRegexRewrite(
+				*r.PathMatch.Prefix)}
 		case p.PrefixMatchReplace != nil:
 			out.PathRewriteSpecifier = &routev3.RedirectAction_PrefixRewrite{PrefixRewrite: *p.PrefixMatchReplace}
 		}
@@ -237,8 +239,9 @@ func retryPolicy(r *ir.Retry) *routev3.RetryPolicy {
 		RetriableStatusCodes: []uint32{retryDefaultStatusCode},
 		NumRetries:           u32(retryDefaultNumRetries),
 		RetryHostPredicate: []*routev3.RetryPolicy_RetryHostPredicate{{
-			Name:       retryPreviousHostsPredicate,
-			ConfigType: &routev3.RetryPolicy_RetryHostPredicate_TypedConfig{TypedConfig: mustAny(&previoushostsv3.PreviousHostsPredicate{})},
+			Name: retryPreviousHostsPredicate,
+			ConfigType: &routev3.RetryPolicy_RetryHostPredicate_TypedConfig{TypedConfig: mustAny(
+				&previoushostsv3.PreviousHostsPredicate{})},
 		}},
 		HostSelectionRetryMaxAttempts: retryHostSelectionAttempts,
 	}
@@ -267,7 +270,8 @@ func applyBackendFilters(cw *routev3.WeightedCluster_ClusterWeight, f *ir.Backen
 	cw.ResponseHeadersToAdd = addedHeaders(f.AddResponseHeaders)
 	cw.ResponseHeadersToRemove = f.RemoveResponseHeaders
 	if f.HostRewrite != nil {
-		cw.HostRewriteSpecifier = &routev3.WeightedCluster_ClusterWeight_HostRewriteLiteral{HostRewriteLiteral: *f.HostRewrite}
+		cw.HostRewriteSpecifier = &routev3.WeightedCluster_ClusterWeight_HostRewriteLiteral{
+			HostRewriteLiteral: *f.HostRewrite}
 	}
 }
 

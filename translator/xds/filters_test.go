@@ -24,14 +24,21 @@ func TestRedirectAction(t *testing.T) {
 	}{
 		{"ports 80 and 443 are left out", &ir.HTTPRoute{Redirect: &ir.Redirect{Scheme: sp("https"), Port: ptrU32(443)}},
 			&routev3.RedirectAction{SchemeRewriteSpecifier: &routev3.RedirectAction_SchemeRedirect{SchemeRedirect: "https"}}},
-		{"another port is kept, 302 is FOUND", &ir.HTTPRoute{Redirect: &ir.Redirect{Hostname: sp("a.example.com"), Port: ptrU32(8443), StatusCode: ptrI32(302)}},
-			&routev3.RedirectAction{HostRedirect: "a.example.com", PortRedirect: 8443, ResponseCode: routev3.RedirectAction_FOUND}},
-		{"301 is Envoy's default", &ir.HTTPRoute{Redirect: &ir.Redirect{Path: &ir.PathModifier{FullReplace: sp("/home")}, StatusCode: ptrI32(301)}},
+		{"another port is kept, 302 is FOUND",
+			&ir.HTTPRoute{Redirect: &ir.Redirect{Hostname: sp("a.example.com"), Port: ptrU32(8443), StatusCode: ptrI32(302)}},
+			&routev3.RedirectAction{HostRedirect: "a.example.com", PortRedirect: 8443,
+				ResponseCode: routev3.RedirectAction_FOUND}},
+		{"301 is Envoy's default",
+			&ir.HTTPRoute{Redirect: &ir.Redirect{Path: &ir.PathModifier{FullReplace: sp("/home")}, StatusCode: ptrI32(301)}},
 			&routev3.RedirectAction{PathRewriteSpecifier: &routev3.RedirectAction_PathRedirect{PathRedirect: "/home"}}},
-		{"a prefix replacement keeps its trailing slash", &ir.HTTPRoute{PathMatch: prefix, Redirect: &ir.Redirect{Path: &ir.PathModifier{PrefixMatchReplace: sp("/a/")}}},
+		{"a prefix replacement keeps its trailing slash",
+			&ir.HTTPRoute{PathMatch: prefix, Redirect: &ir.Redirect{Path: &ir.PathModifier{PrefixMatchReplace: sp("/a/")}}},
 			&routev3.RedirectAction{PathRewriteSpecifier: &routev3.RedirectAction_PrefixRewrite{PrefixRewrite: "/a/"}}},
-		{"a replacement by / is a regex of the prefix as written", &ir.HTTPRoute{PathMatch: prefix, Redirect: &ir.Redirect{Path: &ir.PathModifier{PrefixMatchReplace: sp("/")}, StatusCode: ptrI32(308)}},
-			&routev3.RedirectAction{PathRewriteSpecifier: &routev3.RedirectAction_RegexRewrite{RegexRewrite: prefixRegexRewrite("/docs/")},
+		{"a replacement by / is a regex of the prefix as written",
+			&ir.HTTPRoute{PathMatch: prefix,
+				Redirect: &ir.Redirect{Path: &ir.PathModifier{PrefixMatchReplace: sp("/")}, StatusCode: ptrI32(308)}},
+			&routev3.RedirectAction{PathRewriteSpecifier: &routev3.RedirectAction_RegexRewrite{RegexRewrite: prefixRegexRewrite(
+				"/docs/")},
 				ResponseCode: routev3.RedirectAction_PERMANENT_REDIRECT}},
 	}
 	for _, c := range cases {
@@ -54,14 +61,19 @@ func TestApplyURLRewrite(t *testing.T) {
 		match *ir.StringMatch
 		want  *routev3.RouteAction
 	}{
-		{"prefix without its trailing slash", &ir.URLRewrite{Path: &ir.PathModifier{PrefixMatchReplace: sp("/v2/")}}, &ir.StringMatch{Prefix: sp("/api")},
+		{"prefix without its trailing slash", &ir.URLRewrite{Path: &ir.PathModifier{PrefixMatchReplace: sp("/v2/")}},
+			&ir.StringMatch{Prefix: sp("/api")},
 			&routev3.RouteAction{PrefixRewrite: "/v2"}},
-		{"prefix replaced by /", &ir.URLRewrite{Path: &ir.PathModifier{PrefixMatchReplace: sp("/")}}, &ir.StringMatch{Prefix: sp("/static")},
+		{"prefix replaced by /", &ir.URLRewrite{Path: &ir.PathModifier{PrefixMatchReplace: sp("/")}},
+			&ir.StringMatch{Prefix: sp("/static")},
 			&routev3.RouteAction{RegexRewrite: prefixRegexRewrite("/static")}},
 		{"full path", &ir.URLRewrite{Path: &ir.PathModifier{FullReplace: sp("/index.html")}}, &ir.StringMatch{Exact: sp("/")},
-			&routev3.RouteAction{RegexRewrite: &matcherv3.RegexMatchAndSubstitute{Pattern: &matcherv3.RegexMatcher{Regex: "^/.*$"}, Substitution: "/index.html"}}},
+			&routev3.RouteAction{
+				RegexRewrite: &matcherv3.RegexMatchAndSubstitute{Pattern: &matcherv3.RegexMatcher{Regex: "^/.*$"},
+					Substitution: "/index.html"}}},
 		{"hostname", &ir.URLRewrite{Hostname: sp("internal")}, nil,
-			&routev3.RouteAction{HostRewriteSpecifier: &routev3.RouteAction_HostRewriteLiteral{HostRewriteLiteral: "internal"}, AppendXForwardedHost: true}},
+			&routev3.RouteAction{HostRewriteSpecifier: &routev3.RouteAction_HostRewriteLiteral{HostRewriteLiteral: "internal"},
+				AppendXForwardedHost: true}},
 	}
 	for _, c := range cases {
 		got := &routev3.RouteAction{}
@@ -80,7 +92,8 @@ func TestMirrorPercent(t *testing.T) {
 	}{
 		{nil, &typev3.FractionalPercent{Numerator: 100}},
 		{f(25), &typev3.FractionalPercent{Numerator: 250000, Denominator: typev3.FractionalPercent_MILLION}},
-		{f(100 * float32(1) / float32(3)), &typev3.FractionalPercent{Numerator: 333333, Denominator: typev3.FractionalPercent_MILLION}},
+		{f(100 * float32(1) / float32(3)),
+			&typev3.FractionalPercent{Numerator: 333333, Denominator: typev3.FractionalPercent_MILLION}},
 		{f(0), nil},
 	}
 	for _, c := range cases {
@@ -90,7 +103,8 @@ func TestMirrorPercent(t *testing.T) {
 		}
 	}
 	// no policy for a zero share, but the mirror's cluster is still made
-	r := &ir.HTTPRoute{Mirrors: []*ir.Mirror{{Percent: f(0), Destination: &ir.Destination{Name: "m", Settings: []*ir.Backend{{Name: "m/backend/-1", Weight: 1}}}}}}
+	r := &ir.HTTPRoute{Mirrors: []*ir.Mirror{{Percent: f(0),
+		Destination: &ir.Destination{Name: "m", Settings: []*ir.Backend{{Name: "m/backend/-1", Weight: 1}}}}}}
 	if ps := mirrorPolicies(r.Mirrors); len(ps) != 0 {
 		t.Errorf("policies %v", ps)
 	}
@@ -115,30 +129,39 @@ func TestTimeoutsAndRetry(t *testing.T) {
 	rp := retryPolicy(&ir.Retry{})
 	if rp.GetRetryOn() != retryDefaultOn || rp.GetNumRetries().GetValue() != 2 || len(rp.GetRetriableStatusCodes()) != 1 ||
 		rp.GetRetriableStatusCodes()[0] != 503 || rp.GetHostSelectionRetryMaxAttempts() != 5 ||
-		rp.GetRetryHostPredicate()[0].GetName() != "envoy.retry_host_predicates.previous_hosts" || rp.GetPerTryTimeout() != nil {
+		rp.GetRetryHostPredicate()[0].GetName() != "envoy.retry_host_predicates.previous_hosts" ||
+		rp.GetPerTryTimeout() != nil {
 		t.Errorf("defaults: %v", rp)
 	}
-	rp = retryPolicy(&ir.Retry{NumRetries: ptrU32(3), Codes: []uint32{500, 502}, PerTryTimeout: d("2s"), BackOff: d("100ms")})
-	if rp.GetNumRetries().GetValue() != 3 || len(rp.GetRetriableStatusCodes()) != 2 || rp.GetPerTryTimeout().AsDuration() != 2*time.Second ||
+	rp = retryPolicy(
+		&ir.Retry{NumRetries: ptrU32(3), Codes: []uint32{500, 502}, PerTryTimeout: d("2s"), BackOff: d("100ms")})
+	if rp.GetNumRetries().GetValue() != 3 || len(rp.GetRetriableStatusCodes()) != 2 ||
+		rp.GetPerTryTimeout().AsDuration() != 2*time.Second ||
 		rp.GetRetryBackOff().GetBaseInterval().AsDuration() != 100*time.Millisecond {
 		t.Errorf("overrides: %v", rp)
 	}
 
 	// header changes apply to any action, the rest only to a forwarding route
-	out := &routev3.Route{Action: &routev3.Route_DirectResponse{DirectResponse: &routev3.DirectResponseAction{Status: 500}}}
-	applyRouteFilters(out, &ir.HTTPRoute{AddRequestHeaders: []ir.AddHeader{{Name: "x-a", Value: "1", Append: true}, {Name: "x-b", Value: "2"}}, Timeout: d("1s")})
+	out := &routev3.Route{
+		Action: &routev3.Route_DirectResponse{DirectResponse: &routev3.DirectResponseAction{Status: 500}}}
+	applyRouteFilters(out,
+		&ir.HTTPRoute{AddRequestHeaders: []ir.AddHeader{{Name: "x-a", Value: "1", Append: true}, {Name: "x-b", Value: "2"}},
+			Timeout: d("1s")})
 	want := []*corev3.HeaderValueOption{
 		{Header: &corev3.HeaderValue{Key: "x-a", Value: "1"}, AppendAction: corev3.HeaderValueOption_APPEND_IF_EXISTS_OR_ADD},
-		{Header: &corev3.HeaderValue{Key: "x-b", Value: "2"}, AppendAction: corev3.HeaderValueOption_OVERWRITE_IF_EXISTS_OR_ADD},
+		{Header: &corev3.HeaderValue{Key: "x-b", Value: "2"},
+			AppendAction: corev3.HeaderValueOption_OVERWRITE_IF_EXISTS_OR_ADD},
 	}
-	if len(out.GetRequestHeadersToAdd()) != 2 || !proto.Equal(out.GetRequestHeadersToAdd()[0], want[0]) || !proto.Equal(out.GetRequestHeadersToAdd()[1], want[1]) {
+	if len(out.GetRequestHeadersToAdd()) != 2 || !proto.Equal(out.GetRequestHeadersToAdd()[0], want[0]) ||
+		!proto.Equal(out.GetRequestHeadersToAdd()[1], want[1]) {
 		t.Errorf("headers %v", out.GetRequestHeadersToAdd())
 	}
 }
 
 func TestDirectResponseBodyFormat(t *testing.T) {
 	got := directResponseAction(&ir.DirectResponse{Status: 503, Body: "down"})
-	if got.GetBody() != nil || string(got.GetBodyFormat().GetTextFormatSource().GetInlineBytes()) != "down" || got.GetStatus() != 503 {
+	if got.GetBody() != nil || string(got.GetBodyFormat().GetTextFormatSource().GetInlineBytes()) != "down" ||
+		got.GetStatus() != 503 {
 		t.Errorf("got %v", got)
 	}
 	if got := directResponseAction(&ir.DirectResponse{Status: 500}); got.GetBodyFormat() != nil {
@@ -148,7 +171,8 @@ func TestDirectResponseBodyFormat(t *testing.T) {
 
 func TestWeightedEntriesWithBackendFilters(t *testing.T) {
 	d := &ir.Destination{Name: "c", Settings: []*ir.Backend{
-		{Name: "c/backend/0", Weight: 3, Filters: &ir.BackendFilters{HostRewrite: sp("b0.internal"), RemoveRequestHeaders: []string{"x-drop"}}},
+		{Name: "c/backend/0", Weight: 3,
+			Filters: &ir.BackendFilters{HostRewrite: sp("b0.internal"), RemoveRequestHeaders: []string{"x-drop"}}},
 		{Name: "c/backend/1", Weight: 1},
 	}}
 	a := buildAction(d, false)

@@ -135,7 +135,8 @@ func geoPredicate(locs []ir.GeoLocation) *predicate {
 		for _, b := range []struct {
 			field string
 			v     *bool
-		}{{"anon", g.IsAnonymous}, {"anonVPN", g.IsVPN}, {"anonHosting", g.IsHosting}, {"anonTor", g.IsTor}, {"anonProxy", g.IsProxy}} {
+		}{{"anon", g.IsAnonymous}, {"anonVPN", g.IsVPN}, {"anonHosting", g.IsHosting}, {"anonTor", g.IsTor},
+			{"anonProxy", g.IsProxy}} {
 			if b.v != nil {
 				add(b.field, strconv.FormatBool(*b.v), false)
 			}

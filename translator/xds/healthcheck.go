@@ -22,11 +22,11 @@ import (
 // check's Host is the policy's hostname, else the hostname of the route the cluster was
 // built for. An override port sends the active checks to another port of every endpoint.
 func applyHealthCheck(c *clusterv3.Cluster, cla *endpointv3.ClusterLoadAssignment, r *ir.HTTPRoute) {
-	bt := r.Policies.BackendTrafficSettings
-	if bt == nil || bt.HealthCheck == nil {
+	traffic := r.Policies.BackendTrafficSettings
+	if traffic == nil || traffic.HealthCheck == nil {
 		return
 	}
-	hc := bt.HealthCheck
+	hc := traffic.HealthCheck
 	if hc.Active != nil {
 		if h := activeHealthCheck(hc.Active, r.Hostname); h != nil {
 			c.HealthChecks = []*corev3.HealthCheck{h}
@@ -85,7 +85,8 @@ func activeHealthCheck(a *ir.ActiveHealthCheck, routeHost string) *corev3.Health
 		}
 		hc.HealthChecker = &corev3.HealthCheck_TcpHealthCheck_{TcpHealthCheck: check}
 	case a.GRPC != nil:
-		hc.HealthChecker = &corev3.HealthCheck_GrpcHealthCheck_{GrpcHealthCheck: &corev3.HealthCheck_GrpcHealthCheck{ServiceName: a.GRPC.ServiceName}}
+		hc.HealthChecker = &corev3.HealthCheck_GrpcHealthCheck_{
+			GrpcHealthCheck: &corev3.HealthCheck_GrpcHealthCheck{ServiceName: a.GRPC.ServiceName}}
 	default:
 		return nil
 	}

@@ -70,8 +70,9 @@ func (t Translator) buildQUICListener(el *envoyListener) *listenerv3.Listener {
 			Name:    c.l.Name,
 			Filters: withConnectionLimit(connectionOf(clientHTTPOf(c.l)), t.Naming.StatPrefix(c.l), wrapHCM(hcm)),
 			TransportSocket: &corev3.TransportSocket{
-				Name:       quicTransportSocket,
-				ConfigType: &corev3.TransportSocket_TypedConfig{TypedConfig: mustAny(&quicv3.QuicDownstreamTransport{DownstreamTlsContext: ctx})},
+				Name: quicTransportSocket,
+				ConfigType: &corev3.TransportSocket_TypedConfig{TypedConfig: mustAny(
+					&quicv3.QuicDownstreamTransport{DownstreamTlsContext: ctx})},
 			},
 		}
 		if h := c.l.Hostnames[0]; h != "*" {

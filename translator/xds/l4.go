@@ -131,7 +131,8 @@ func downstreamTLSContext(cfg *ir.TLSConfig, alpn []string, ctp *ir.DownstreamTL
 		},
 	}
 	for _, c := range cfg.Certificates {
-		ctx.CommonTlsContext.TlsCertificateSdsSecretConfigs = append(ctx.CommonTlsContext.TlsCertificateSdsSecretConfigs, certificateSDS(c))
+		ctx.CommonTlsContext.TlsCertificateSdsSecretConfigs = append(ctx.CommonTlsContext.TlsCertificateSdsSecretConfigs,
+			certificateSDS(c))
 	}
 	applyClientTLS(ctx, ctp)
 	applyClientValidation(ctx, clientValidation(cfg, ctp))
@@ -155,10 +156,11 @@ func (t Translator) buildUDPListener(l *ir.UDPListener) *listenerv3.Listener {
 		StatPrefix: "service",
 		AccessLog:  accessLogs(l.AccessLog, logAtRoute),
 		RouteSpecifier: &udpproxyv3.UdpProxyConfig_Matcher{Matcher: &matcherv3.Matcher{
-			OnNoMatch: &matcherv3.Matcher_OnMatch{OnMatch: &matcherv3.Matcher_OnMatch_Action{Action: &xdscorev3.TypedExtensionConfig{
-				Name:        "route",
-				TypedConfig: mustAny(&udpproxyv3.Route{Cluster: l.Route.Destination.ClusterName()}),
-			}}},
+			OnNoMatch: &matcherv3.Matcher_OnMatch{
+				OnMatch: &matcherv3.Matcher_OnMatch_Action{Action: &xdscorev3.TypedExtensionConfig{
+					Name:        "route",
+					TypedConfig: mustAny(&udpproxyv3.Route{Cluster: l.Route.Destination.ClusterName()}),
+				}}},
 		}},
 	}
 	return &listenerv3.Listener{

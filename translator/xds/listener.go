@@ -83,7 +83,8 @@ func noRouteFilter() *accesslogv3.AccessLogFilter {
 	}}
 }
 
-func (t Translator) buildListener(l *ir.HTTPListener, routeConfig string, grpc bool, policyFilters []*hcmv3.HttpFilter) (*listenerv3.Listener, error) {
+func (t Translator) buildListener(l *ir.HTTPListener, routeConfig string, grpc bool,
+	policyFilters []*hcmv3.HttpFilter) (*listenerv3.Listener, error) {
 	name := t.Naming.Listener(l)
 	conn := connectionOf(clientHTTPOf(l))
 	lis := &listenerv3.Listener{
@@ -91,8 +92,9 @@ func (t Translator) buildListener(l *ir.HTTPListener, routeConfig string, grpc b
 		Address:   listenAddress(l.Address, l.Port, l.IPv4Compat),
 		AccessLog: accessLogs(l.AccessLog, logAtListener),
 		DefaultFilterChain: &listenerv3.FilterChain{
-			Name:    routeConfig, // the port's one route configuration and its chain share a name
-			Filters: withConnectionLimit(conn, t.Naming.StatPrefix(l), hcmFilterOf(routeConfig, t.Naming.StatPrefix(l), grpc, policyFilters, l)),
+			Name: routeConfig, // the port's one route configuration and its chain share a name
+			Filters: withConnectionLimit(conn, t.Naming.StatPrefix(l),
+				hcmFilterOf(routeConfig, t.Naming.StatPrefix(l), grpc, policyFilters, l)),
 		},
 		MaxConnectionsToAcceptPerSocketEvent: u32(1),
 		PerConnectionBufferLimitBytes:        u32(bufferLimitBytes),
@@ -126,8 +128,9 @@ func (t Translator) buildTLSListener(el *envoyListener) *listenerv3.Listener {
 	}
 	for _, c := range el.chains {
 		fc := &listenerv3.FilterChain{
-			Name:            c.l.Name,
-			Filters:         withConnectionLimit(connectionOf(clientHTTPOf(c.l)), t.Naming.StatPrefix(c.l), hcmFilterOf(c.rc.Name, t.Naming.StatPrefix(c.l), c.l.GRPC, c.filters.filters(), c.l)),
+			Name: c.l.Name,
+			Filters: withConnectionLimit(connectionOf(clientHTTPOf(c.l)), t.Naming.StatPrefix(c.l),
+				hcmFilterOf(c.rc.Name, t.Naming.StatPrefix(c.l), c.l.GRPC, c.filters.filters(), c.l)),
 			TransportSocket: downstreamTLS(c.l.TLS, c.l.Policies.ClientTLS),
 		}
 		if h := c.l.Hostnames[0]; h != "*" {
@@ -166,7 +169,8 @@ func buildTLSSecret(c ir.TLSCertificate) *tlsv3.Secret {
 // hcmFilterOf is the connection manager of a route configuration: the policy filters its
 // routes use, the gRPC filters, and the router, in EG's order; l is the IR listener whose
 // ClientTrafficPolicy applies to the connection manager.
-func hcmFilterOf(routeConfig, statPrefix string, grpc bool, policyFilters []*hcmv3.HttpFilter, l *ir.HTTPListener) *listenerv3.Filter {
+func hcmFilterOf(routeConfig, statPrefix string, grpc bool, policyFilters []*hcmv3.HttpFilter,
+	l *ir.HTTPListener) *listenerv3.Filter {
 	return wrapHCM(hcmOf(routeConfig, statPrefix, grpc, policyFilters, l))
 }
 
@@ -176,7 +180,8 @@ func wrapHCM(hcm *hcmv3.HttpConnectionManager) *listenerv3.Filter {
 
 // hcmOf builds the connection manager hcmFilterOf wraps (the QUIC listener of an HTTP/3
 // port takes the same one with the HTTP/3 codec).
-func hcmOf(routeConfig, statPrefix string, grpc bool, policyFilters []*hcmv3.HttpFilter, l *ir.HTTPListener) *hcmv3.HttpConnectionManager {
+func hcmOf(routeConfig, statPrefix string, grpc bool, policyFilters []*hcmv3.HttpFilter,
+	l *ir.HTTPListener) *hcmv3.HttpConnectionManager {
 	own := append([]*hcmv3.HttpFilter(nil), policyFilters...) // never the caller's backing array
 	filters := append(append(own, grpcFiltersOf(grpc, clientHTTPOf(l), l.GRPCStats)...), &hcmv3.HttpFilter{
 		Name:       routerFilter,
@@ -231,13 +236,17 @@ func grpcFiltersOf(grpc bool, h *ir.ClientHTTP, statsSetting *bool) []*hcmv3.Htt
 	}
 	var out []*hcmv3.HttpFilter
 	if web {
-		out = append(out, &hcmv3.HttpFilter{Name: grpcWebFilter, ConfigType: &hcmv3.HttpFilter_TypedConfig{TypedConfig: mustAny(&grpcwebv3.GrpcWeb{})}})
+		out = append(out,
+			&hcmv3.HttpFilter{Name: grpcWebFilter,
+				ConfigType: &hcmv3.HttpFilter_TypedConfig{TypedConfig: mustAny(&grpcwebv3.GrpcWeb{})}})
 	}
 	if stats {
-		out = append(out, &hcmv3.HttpFilter{Name: grpcStatsFilter, ConfigType: &hcmv3.HttpFilter_TypedConfig{TypedConfig: mustAny(&grpcstatsv3.FilterConfig{
-			EmitFilterState:        true,
-			PerMethodStatSpecifier: &grpcstatsv3.FilterConfig_StatsForAllMethods{StatsForAllMethods: wrapperspb.Bool(true)},
-		})}})
+		out = append(out,
+			&hcmv3.HttpFilter{Name: grpcStatsFilter,
+				ConfigType: &hcmv3.HttpFilter_TypedConfig{TypedConfig: mustAny(&grpcstatsv3.FilterConfig{
+					EmitFilterState:        true,
+					PerMethodStatSpecifier: &grpcstatsv3.FilterConfig_StatsForAllMethods{StatsForAllMethods: wrapperspb.Bool(true)},
+				})}})
 	}
 	return out
 }

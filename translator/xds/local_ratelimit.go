@@ -50,7 +50,8 @@ func (s *httpFilterSet) addLocalRateLimit(out *routev3.Route, r *ir.HTTPRoute, l
 	if _, off := listenerHeaderSettings(l); off {
 		headers = commonrlv3.XRateLimitHeadersRFCVersion_OFF
 	}
-	hundred := &corev3.RuntimeFractionalPercent{DefaultValue: &typev3.FractionalPercent{Numerator: 100, Denominator: typev3.FractionalPercent_HUNDRED}}
+	hundred := &corev3.RuntimeFractionalPercent{DefaultValue: &typev3.FractionalPercent{Numerator: 100,
+		Denominator: typev3.FractionalPercent_HUNDRED}}
 	cfg := &localrlv3.LocalRateLimit{
 		StatPrefix:                      localRateLimitStatPrefix,
 		TokenBucket:                     tokenBucket(local.Default),
@@ -68,7 +69,8 @@ func (s *httpFilterSet) addLocalRateLimit(out *routev3.Route, r *ir.HTTPRoute, l
 		}
 		for _, m := range methods {
 			actions := ruleActions(rule, i, m, true)
-			cfg.RateLimits = append(cfg.RateLimits, &routev3.RateLimit{Actions: actions, XRatelimitOption: xRateLimitOption(rule.XRateLimitHeaders)})
+			cfg.RateLimits = append(cfg.RateLimits,
+				&routev3.RateLimit{Actions: actions, XRatelimitOption: xRateLimitOption(rule.XRateLimitHeaders)})
 			cfg.Descriptors = append(cfg.Descriptors, &commonrlv3.LocalRateLimitDescriptor{
 				Entries:     descriptorEntries(actions),
 				TokenBucket: tokenBucket(rule.Limit),

@@ -92,11 +92,14 @@ func remoteProvider(claims ...egv1a1.ClaimToHeader) egv1a1.JWTProvider {
 }
 
 func TestJWTStableNamesMatchEG(t *testing.T) {
-	first := &ir.HTTPRoute{Name: "first-route", Policies: security(egv1a1.SecurityPolicySpec{JWT: &egv1a1.JWT{Providers: []egv1a1.JWTProvider{
-		remoteProvider(egv1a1.ClaimToHeader{Header: "first-route-key", Claim: "claim.neteased.key"}),
-	}}})}
-	second := &ir.HTTPRoute{Name: "second-route", Policies: security(egv1a1.SecurityPolicySpec{JWT: &egv1a1.JWT{Providers: []egv1a1.JWTProvider{remoteProvider()}}})}
-	third := &ir.HTTPRoute{Name: "third-route", Policies: security(egv1a1.SecurityPolicySpec{JWT: &egv1a1.JWT{Providers: []egv1a1.JWTProvider{remoteProvider()}}})}
+	first := &ir.HTTPRoute{Name: "first-route",
+		Policies: security(egv1a1.SecurityPolicySpec{JWT: &egv1a1.JWT{Providers: []egv1a1.JWTProvider{
+			remoteProvider(egv1a1.ClaimToHeader{Header: "first-route-key", Claim: "claim.neteased.key"}),
+		}}})}
+	second := &ir.HTTPRoute{Name: "second-route",
+		Policies: security(egv1a1.SecurityPolicySpec{JWT: &egv1a1.JWT{Providers: []egv1a1.JWTProvider{remoteProvider()}}})}
+	third := &ir.HTTPRoute{Name: "third-route",
+		Policies: security(egv1a1.SecurityPolicySpec{JWT: &egv1a1.JWT{Providers: []egv1a1.JWTProvider{remoteProvider()}}})}
 	out, hcm := translateFor(t, Features{JWTStableNames: true}, policyListener(first, second, third))
 
 	// EG v1.9.1 testdata/out/xds-ir/jwt-multi-route-single-provider: the requirement each
@@ -115,7 +118,8 @@ func TestJWTStableNamesMatchEG(t *testing.T) {
 		}
 	}
 	if len(jwt.Providers) != 2 || len(jwt.RequirementMap) != 2 {
-		t.Errorf("identical providers must be shared: %d providers, %d requirements", len(jwt.Providers), len(jwt.RequirementMap))
+		t.Errorf("identical providers must be shared: %d providers, %d requirements", len(jwt.Providers),
+			len(jwt.RequirementMap))
 	}
 	routes := routesByName(out)
 	for name, w := range want {
@@ -146,8 +150,11 @@ func TestJWTStableNamesMatchEG(t *testing.T) {
 
 func TestJWTPerRouteNamesV18(t *testing.T) {
 	opt := true
-	a := &ir.HTTPRoute{Name: "a", Policies: security(egv1a1.SecurityPolicySpec{JWT: &egv1a1.JWT{Optional: &opt, Providers: []egv1a1.JWTProvider{remoteProvider()}}})}
-	b := &ir.HTTPRoute{Name: "b", Policies: security(egv1a1.SecurityPolicySpec{JWT: &egv1a1.JWT{Providers: []egv1a1.JWTProvider{remoteProvider()}}})}
+	a := &ir.HTTPRoute{Name: "a",
+		Policies: security(
+			egv1a1.SecurityPolicySpec{JWT: &egv1a1.JWT{Optional: &opt, Providers: []egv1a1.JWTProvider{remoteProvider()}}})}
+	b := &ir.HTTPRoute{Name: "b",
+		Policies: security(egv1a1.SecurityPolicySpec{JWT: &egv1a1.JWT{Providers: []egv1a1.JWTProvider{remoteProvider()}}})}
 	out, hcm := translateFor(t, Features{}, policyListener(a, b))
 	jwt := &jwtauthnv3.JwtAuthentication{}
 	if err := hcm.HttpFilters[0].GetTypedConfig().UnmarshalTo(jwt); err != nil {
@@ -158,11 +165,13 @@ func TestJWTPerRouteNamesV18(t *testing.T) {
 			t.Errorf("v1.8 provider %q missing: %v", k, jwt.Providers)
 		}
 	}
-	if any := jwt.RequirementMap["a"].GetRequiresAny(); len(any.GetRequirements()) != 2 || any.Requirements[1].GetAllowMissing() == nil {
+	if any := jwt.RequirementMap["a"].GetRequiresAny(); len(any.GetRequirements()) != 2 ||
+		any.Requirements[1].GetAllowMissing() == nil {
 		t.Errorf("optional JWT: requirement a must be any of provider or missing, got %v", jwt.RequirementMap["a"])
 	}
 	per := &jwtauthnv3.PerRouteConfig{}
-	if err := routesByName(out)["b"].TypedPerFilterConfig[jwtAuthnFilter].UnmarshalTo(per); err != nil || per.GetRequirementName() != "b" {
+	if err := routesByName(out)["b"].TypedPerFilterConfig[jwtAuthnFilter].UnmarshalTo(per); err != nil ||
+		per.GetRequirementName() != "b" {
 		t.Errorf("v1.8 route b names requirement %q (%v), want b", per.GetRequirementName(), err)
 	}
 }
@@ -192,7 +201,8 @@ func TestHTTPFilterOrder(t *testing.T) {
 	want := []string{
 		corsFilterName, csrfFilterName, "envoy.filters.http.basic_auth", jwtAuthnFilter,
 		"envoy.filters.http.lua/envoyextensionpolicy/ns/p/lua/0", "envoy.filters.http.lua/envoyextensionpolicy/ns/p/lua/1",
-		"envoy.filters.http.ext_proc/envoyextensionpolicy/ns/p/extproc/0", "envoy.filters.http.rbac", grpcWebFilter, routerFilter,
+		"envoy.filters.http.ext_proc/envoyextensionpolicy/ns/p/extproc/0", "envoy.filters.http.rbac", grpcWebFilter,
+		routerFilter,
 	}
 	for i := range want {
 		if fs[i].Name != want[i] {
@@ -211,17 +221,22 @@ func TestCSRFShadowFraction(t *testing.T) {
 	}{
 		{"unset: all enforced", nil, percent(100), false},
 		{"100%: only shadow", &gwapiv1.Fraction{Numerator: 100}, percent(0), true},
-		{"25 of 1000", &gwapiv1.Fraction{Numerator: 25, Denominator: &den}, &typev3.FractionalPercent{Numerator: 9750, Denominator: typev3.FractionalPercent_TEN_THOUSAND}, true},
+		{"25 of 1000", &gwapiv1.Fraction{Numerator: 25, Denominator: &den},
+			&typev3.FractionalPercent{Numerator: 9750, Denominator: typev3.FractionalPercent_TEN_THOUSAND}, true},
 	}
 	for _, c := range cases {
-		p := csrfPolicy(&ir.CSRF{ShadowFraction: c.shadow, AdditionalOrigins: []string{"https://*.trusted.com", "http://a.example.com:8080"}})
-		if got := p.FilterEnabled.DefaultValue; got.Numerator != c.enforced.Numerator || got.Denominator != c.enforced.Denominator {
+		p := csrfPolicy(
+			&ir.CSRF{ShadowFraction: c.shadow,
+				AdditionalOrigins: []string{"https://*.trusted.com", "http://a.example.com:8080"}})
+		if got := p.FilterEnabled.DefaultValue; got.Numerator != c.enforced.Numerator ||
+			got.Denominator != c.enforced.Denominator {
 			t.Errorf("%s: enforced %v, want %v", c.name, got, c.enforced)
 		}
 		if (p.ShadowEnabled != nil) != c.shadowEnabled {
 			t.Errorf("%s: shadow enabled %v", c.name, p.ShadowEnabled)
 		}
-		if p.AdditionalOrigins[0].GetSafeRegex().GetRegex() != `.*\.trusted\.com` || p.AdditionalOrigins[1].GetExact() != "a.example.com:8080" {
+		if p.AdditionalOrigins[0].GetSafeRegex().GetRegex() != `.*\.trusted\.com` ||
+			p.AdditionalOrigins[1].GetExact() != "a.example.com:8080" {
 			t.Errorf("%s: origins lose their scheme, wildcards become regexes: %v", c.name, p.AdditionalOrigins)
 		}
 	}
@@ -273,7 +288,8 @@ func TestLuaSlotFiltersV18(t *testing.T) {
 	a := &ir.HTTPRoute{Name: "a", Policies: extension("p1", lua("-- one", ""), lua("-- two", ""))}
 	b := &ir.HTTPRoute{Name: "b", Policies: extension("p2", lua("-- three", ""))}
 	out, hcm := translateFor(t, Features{}, policyListener(a, b))
-	if got := filterNames(hcm); len(got) != 3 || got[0] != "envoy.filters.http.lua/0" || got[1] != "envoy.filters.http.lua/1" {
+	if got := filterNames(hcm); len(got) != 3 || got[0] != "envoy.filters.http.lua/0" ||
+		got[1] != "envoy.filters.http.lua/1" {
 		t.Fatalf("v1.8: one slot per script index, got %v", got)
 	}
 	per := &luav3.LuaPerRoute{}

@@ -221,9 +221,10 @@ func ruleActions(rule *ir.RateLimitRule, idx int, method *ir.RateLimitMatch, loc
 		out = append(out, &routev3.RateLimit_Action{ActionSpecifier: &routev3.RateLimit_Action_QueryParameterValueMatch_{
 			QueryParameterValueMatch: &routev3.RateLimit_Action_QueryParameterValueMatch{
 				DescriptorKey: k, DescriptorValue: k, ExpectMatch: wrapperspb.Bool(!q.Invert),
-				QueryParameters: []*routev3.QueryParameterMatcher{{Name: q.Name, QueryParameterMatchSpecifier: &routev3.QueryParameterMatcher_StringMatch{
-					StringMatch: stringMatcher(&q.StringMatch),
-				}}},
+				QueryParameters: []*routev3.QueryParameterMatcher{
+					{Name: q.Name, QueryParameterMatchSpecifier: &routev3.QueryParameterMatcher_StringMatch{
+						StringMatch: stringMatcher(&q.StringMatch),
+					}}},
 			},
 		}})
 	}
@@ -247,7 +248,8 @@ func headerValueMatch(key, header string, m *ir.RateLimitMatch) *routev3.RateLim
 	return &routev3.RateLimit_Action{ActionSpecifier: &routev3.RateLimit_Action_HeaderValueMatch_{
 		HeaderValueMatch: &routev3.RateLimit_Action_HeaderValueMatch{
 			DescriptorKey: key, DescriptorValue: key, ExpectMatch: wrapperspb.Bool(!m.Invert),
-			Headers: []*routev3.HeaderMatcher{{Name: header, HeaderMatchSpecifier: &routev3.HeaderMatcher_StringMatch{StringMatch: stringMatcher(&m.StringMatch)}}},
+			Headers: []*routev3.HeaderMatcher{{Name: header,
+				HeaderMatchSpecifier: &routev3.HeaderMatcher_StringMatch{StringMatch: stringMatcher(&m.StringMatch)}}},
 		},
 	}}
 }
@@ -371,7 +373,8 @@ func (t Translator) rateLimitServiceCluster(svc *RateLimitService) clusterPair {
 		Locality:            &corev3.Locality{Region: rateLimitCluster + "/backend/-1"},
 		LoadBalancingWeight: u32(1),
 		LbEndpoints: []*endpointv3.LbEndpoint{{
-			HostIdentifier:      &endpointv3.LbEndpoint_Endpoint{Endpoint: &endpointv3.Endpoint{Address: socketAddress(svc.Host, svc.Port)}},
+			HostIdentifier: &endpointv3.LbEndpoint_Endpoint{Endpoint: &endpointv3.Endpoint{Address: socketAddress(svc.Host,
+				svc.Port)}},
 			LoadBalancingWeight: u32(1),
 		}},
 	}}}
@@ -380,9 +383,10 @@ func (t Translator) rateLimitServiceCluster(svc *RateLimitService) clusterPair {
 		ConfigType: &corev3.TransportSocket_TypedConfig{TypedConfig: mustAny(&tlsv3.UpstreamTlsContext{
 			CommonTlsContext: &tlsv3.CommonTlsContext{
 				TlsParams: &tlsv3.TlsParameters{TlsMaximumProtocolVersion: tlsv3.TlsParameters_TLSv1_3},
-				ValidationContextType: &tlsv3.CommonTlsContext_ValidationContext{ValidationContext: &tlsv3.CertificateValidationContext{
-					TrustedCa: &corev3.DataSource{Specifier: &corev3.DataSource_Filename{Filename: rateLimitClientCAFile}},
-				}},
+				ValidationContextType: &tlsv3.CommonTlsContext_ValidationContext{
+					ValidationContext: &tlsv3.CertificateValidationContext{
+						TrustedCa: &corev3.DataSource{Specifier: &corev3.DataSource_Filename{Filename: rateLimitClientCAFile}},
+					}},
 				TlsCertificateSdsSecretConfigs: []*tlsv3.SdsSecretConfig{{Name: rateLimitClientCert, SdsConfig: adsSource()}},
 			},
 		})},

@@ -53,7 +53,8 @@ func RateLimitServiceConfigs(x *ir.XDS) []*rlsconfv3.RateLimitConfig {
 
 // addDescriptorChain merges the descriptors of one rate limit's actions into list, the
 // rule's limit on the last.
-func addDescriptorChain(list *[]*rlsconfv3.RateLimitDescriptor, actions []*routev3.RateLimit_Action, rule *ir.RateLimitRule) {
+func addDescriptorChain(list *[]*rlsconfv3.RateLimitDescriptor, actions []*routev3.RateLimit_Action,
+	rule *ir.RateLimitRule) {
 	for i, a := range actions {
 		key, value := descriptorEntry(a)
 		var d *rlsconfv3.RateLimitDescriptor

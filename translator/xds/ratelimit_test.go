@@ -48,10 +48,12 @@ func rateLimitGlobalSharedIR(v18 bool) *ir.XDS {
 	if !v18 {
 		shared := rule("test-namespace/test-policy-4/rule/0", true, header("x-user-id", "shared-with-cost"), 5)
 		shared.RequestCost = &ir.RateLimitCost{Number: &three}
-		routes["fifth-route"] = []*ir.RateLimitRule{shared, rule("test-namespace/test-policy-4/rule/1", false, header("x-user-id", "non-shared"), 5)}
+		routes["fifth-route"] = []*ir.RateLimitRule{shared,
+			rule("test-namespace/test-policy-4/rule/1", false, header("x-user-id", "non-shared"), 5)}
 		order = append(order, "fifth-route")
 	}
-	l := &ir.HTTPListener{Name: "first-listener", Gateway: "default/gw", SectionName: "http", Address: "0.0.0.0", Port: 10080, GatewayPort: 80, Hostnames: []string{"*"}}
+	l := &ir.HTTPListener{Name: "first-listener", Gateway: "default/gw", SectionName: "http", Address: "0.0.0.0",
+		Port: 10080, GatewayPort: 80, Hostnames: []string{"*"}}
 	for i, name := range order {
 		l.Routes = append(l.Routes, &ir.HTTPRoute{
 			Name: name, Hostname: "*", Source: ir.Source{Kind: "HTTPRoute", Namespace: "default", Name: "r"},
@@ -72,7 +74,8 @@ func egOutput(t *testing.T, version, file string) [][]byte {
 	if err != nil {
 		t.Skipf("go env GOMODCACHE: %v", err)
 	}
-	path := filepath.Join(strings.TrimSpace(string(out)), "github.com/envoyproxy/gateway@"+version, "internal/xds/translator/testdata/out/xds-ir", file)
+	path := filepath.Join(strings.TrimSpace(string(out)), "github.com/envoyproxy/gateway@"+version,
+		"internal/xds/translator/testdata/out/xds-ir", file)
 	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Skipf("EG %s testdata not in the module cache: %v", version, err)
@@ -104,7 +107,8 @@ func TestGlobalRateLimitsMatchEG(t *testing.T) {
 		perDomain bool
 	}{{"v1.9.1", true}, {"v1.8.0", false}} {
 		t.Run(tc.version, func(t *testing.T) {
-			out, err := Translator{Features: Features{RateLimitPerDomain: tc.perDomain}, RateLimit: &RateLimitService{Host: "ratelimit", Port: 8081}}.Translate(rateLimitGlobalSharedIR(!tc.perDomain))
+			out, err := Translator{Features: Features{RateLimitPerDomain: tc.perDomain},
+				RateLimit: &RateLimitService{Host: "ratelimit", Port: 8081}}.Translate(rateLimitGlobalSharedIR(!tc.perDomain))
 			if err != nil {
 				t.Fatal(err)
 			}

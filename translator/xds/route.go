@@ -11,9 +11,11 @@ import (
 
 func buildRoute(r *ir.HTTPRoute) *routev3.Route {
 	out := &routev3.Route{
-		Name:     r.Name,
-		Match:    buildMatch(r),
-		Metadata: resourceMetadata(resourceRef{Kind: r.Source.Kind, Name: r.Source.Name, Namespace: r.Source.Namespace, SectionName: r.Source.RuleName}),
+		Name:  r.Name,
+		Match: buildMatch(r),
+		Metadata: resourceMetadata(
+			resourceRef{Kind: r.Source.Kind, Name: r.Source.Name, Namespace: r.Source.Namespace,
+				SectionName: r.Source.RuleName}),
 	}
 	switch {
 	case r.DirectResponse != nil:
@@ -51,7 +53,8 @@ func buildAction(d *ir.Destination, http2 bool) *routev3.RouteAction {
 	_, invalid := d.ValidWeight()
 	wc := &routev3.WeightedCluster{}
 	if invalid > 0 {
-		wc.Clusters = append(wc.Clusters, &routev3.WeightedCluster_ClusterWeight{Name: invalidBackendCluster, Weight: u32(invalid)})
+		wc.Clusters = append(wc.Clusters,
+			&routev3.WeightedCluster_ClusterWeight{Name: invalidBackendCluster, Weight: u32(invalid)})
 	}
 	for _, s := range d.Settings {
 		if s.Invalid {
@@ -114,6 +117,7 @@ func stringMatcher(s *ir.StringMatch) *matcherv3.StringMatcher {
 	case s.Suffix != nil:
 		return &matcherv3.StringMatcher{MatchPattern: &matcherv3.StringMatcher_Suffix{Suffix: *s.Suffix}}
 	default:
-		return &matcherv3.StringMatcher{MatchPattern: &matcherv3.StringMatcher_SafeRegex{SafeRegex: &matcherv3.RegexMatcher{Regex: s.Value()}}}
+		return &matcherv3.StringMatcher{
+			MatchPattern: &matcherv3.StringMatcher_SafeRegex{SafeRegex: &matcherv3.RegexMatcher{Regex: s.Value()}}}
 	}
 }

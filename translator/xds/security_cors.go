@@ -62,7 +62,8 @@ func wildcardMatcher(v string) *matcherv3.StringMatcher {
 		return &matcherv3.StringMatcher{MatchPattern: &matcherv3.StringMatcher_Exact{Exact: v}}
 	}
 	re := strings.ReplaceAll(regexp.QuoteMeta(v), `\*`, ".*")
-	return &matcherv3.StringMatcher{MatchPattern: &matcherv3.StringMatcher_SafeRegex{SafeRegex: &matcherv3.RegexMatcher{Regex: re}}}
+	return &matcherv3.StringMatcher{
+		MatchPattern: &matcherv3.StringMatcher_SafeRegex{SafeRegex: &matcherv3.RegexMatcher{Regex: re}}}
 }
 
 // csrfFilter is the listener's CSRF filter, enforcing nothing by itself (0%): only routes

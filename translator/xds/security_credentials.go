@@ -58,7 +58,8 @@ func apiKeyAuthConfig(k *ir.APIKeyAuth, keys []ir.APIKey) *apikeyauthv3.ApiKeyAu
 		cfg.Credentials = append(cfg.Credentials, &apikeyauthv3.Credential{Client: key.Client, Key: key.Key})
 	}
 	for _, src := range k.KeySources {
-		cfg.KeySources = append(cfg.KeySources, &apikeyauthv3.KeySource{Header: src.Header, Query: src.Query, Cookie: src.Cookie})
+		cfg.KeySources = append(cfg.KeySources,
+			&apikeyauthv3.KeySource{Header: src.Header, Query: src.Query, Cookie: src.Cookie})
 	}
 	if k.ForwardClientIDHeader != "" || k.Sanitize {
 		cfg.Forwarding = &apikeyauthv3.Forwarding{Header: k.ForwardClientIDHeader, HideCredentials: k.Sanitize}

@@ -87,15 +87,19 @@ func (s *httpFilterSet) addJWT(out *routev3.Route, r *ir.HTTPRoute, j *ir.JWT) e
 		}
 		s.jwt.Providers[key] = provider
 		names = append(names, p.Name)
-		reqs = append(reqs, &jwtauthnv3.JwtRequirement{RequiresType: &jwtauthnv3.JwtRequirement_ProviderName{ProviderName: key}})
+		reqs = append(reqs,
+			&jwtauthnv3.JwtRequirement{RequiresType: &jwtauthnv3.JwtRequirement_ProviderName{ProviderName: key}})
 	}
 	switch {
 	case j.FailOpen:
 		names = append(names, "missing-or-failed")
-		reqs = append(reqs, &jwtauthnv3.JwtRequirement{RequiresType: &jwtauthnv3.JwtRequirement_AllowMissingOrFailed{AllowMissingOrFailed: &emptypb.Empty{}}})
+		reqs = append(reqs,
+			&jwtauthnv3.JwtRequirement{
+				RequiresType: &jwtauthnv3.JwtRequirement_AllowMissingOrFailed{AllowMissingOrFailed: &emptypb.Empty{}}})
 	case j.Optional:
 		names = append(names, "missing")
-		reqs = append(reqs, &jwtauthnv3.JwtRequirement{RequiresType: &jwtauthnv3.JwtRequirement_AllowMissing{AllowMissing: &emptypb.Empty{}}})
+		reqs = append(reqs,
+			&jwtauthnv3.JwtRequirement{RequiresType: &jwtauthnv3.JwtRequirement_AllowMissing{AllowMissing: &emptypb.Empty{}}})
 	}
 	req := reqs[0]
 	if len(reqs) > 1 {
@@ -244,9 +248,10 @@ func urlClusterOf(raw string) (*clusterPair, error) {
 				Sni: host,
 				CommonTlsContext: &tlsv3.CommonTlsContext{
 					TlsParams: &tlsv3.TlsParameters{TlsMaximumProtocolVersion: tlsv3.TlsParameters_TLSv1_3},
-					ValidationContextType: &tlsv3.CommonTlsContext_ValidationContext{ValidationContext: &tlsv3.CertificateValidationContext{
-						TrustedCa: &corev3.DataSource{Specifier: &corev3.DataSource_Filename{Filename: systemCAFile}},
-					}},
+					ValidationContextType: &tlsv3.CommonTlsContext_ValidationContext{
+						ValidationContext: &tlsv3.CertificateValidationContext{
+							TrustedCa: &corev3.DataSource{Specifier: &corev3.DataSource_Filename{Filename: systemCAFile}},
+						}},
 				},
 			})},
 		}

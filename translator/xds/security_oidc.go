@@ -89,9 +89,10 @@ func oauth2Config(o *ir.OIDC, d *ir.OIDCData, cluster string) *oauth2v3.OAuth2Co
 		UseRefreshToken:       wrapperspb.Bool(o.UseRefreshToken),
 		ForwardBearerToken:    o.ForwardAccessToken,
 		Credentials: &oauth2v3.OAuth2Credentials{
-			ClientId:       d.ClientID,
-			TokenSecret:    &tlsv3.SdsSecretConfig{Name: o.ClientSecretName, SdsConfig: adsSource()},
-			TokenFormation: &oauth2v3.OAuth2Credentials_HmacSecret{HmacSecret: &tlsv3.SdsSecretConfig{Name: o.HMACSecretName, SdsConfig: adsSource()}},
+			ClientId:    d.ClientID,
+			TokenSecret: &tlsv3.SdsSecretConfig{Name: o.ClientSecretName, SdsConfig: adsSource()},
+			TokenFormation: &oauth2v3.OAuth2Credentials_HmacSecret{HmacSecret: &tlsv3.SdsSecretConfig{Name: o.HMACSecretName,
+				SdsConfig: adsSource()}},
 			CookieNames: &oauth2v3.OAuth2Credentials_CookieNames{
 				BearerToken:  names.BearerToken,
 				OauthHmac:    names.OauthHMAC,
@@ -172,7 +173,8 @@ func denyRedirectMatchers(headers []ir.StringMatch) []*routev3.HeaderMatcher {
 		default:
 			m.MatchPattern = &matcherv3.StringMatcher_Exact{Exact: h.Value()}
 		}
-		out = append(out, &routev3.HeaderMatcher{Name: h.Name, HeaderMatchSpecifier: &routev3.HeaderMatcher_StringMatch{StringMatch: m}})
+		out = append(out,
+			&routev3.HeaderMatcher{Name: h.Name, HeaderMatchSpecifier: &routev3.HeaderMatcher_StringMatch{StringMatch: m}})
 	}
 	return out
 }

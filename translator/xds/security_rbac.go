@@ -58,7 +58,8 @@ func rbacPerRoute(a *ir.Authorization) (*rbacv3.RBACPerRoute, error) {
 // filter (SP-05) and the network one (SP-02) alike: the rules in order, each named as EG
 // names it and matching on what predicateOf makes of it, first match decides;
 // defaultAction (Deny unless set) when none matches.
-func authorizationMatcher(auth *ir.Authorization, predicateOf func(ir.AuthorizationRule) (*predicate, error)) (*cncfmatcherv3.Matcher, error) {
+func authorizationMatcher(auth *ir.Authorization,
+	predicateOf func(ir.AuthorizationRule) (*predicate, error)) (*cncfmatcherv3.Matcher, error) {
 	allow, deny := rbacAction("ALLOW", rbacconfigv3.RBAC_ALLOW), rbacAction("DENY", rbacconfigv3.RBAC_DENY)
 	var matchers []*cncfmatcherv3.Matcher_MatcherList_FieldMatcher
 	for _, rule := range auth.Rules {
@@ -71,7 +72,8 @@ func authorizationMatcher(auth *ir.Authorization, predicateOf func(ir.Authorizat
 		if rule.Deny {
 			action = deny
 		}
-		matchers = append(matchers, &cncfmatcherv3.Matcher_MatcherList_FieldMatcher{Predicate: pred, OnMatch: decision(name, action)})
+		matchers = append(matchers,
+			&cncfmatcherv3.Matcher_MatcherList_FieldMatcher{Predicate: pred, OnMatch: decision(name, action)})
 	}
 	def := deny
 	if auth.DefaultAllow {
@@ -79,7 +81,8 @@ func authorizationMatcher(auth *ir.Authorization, predicateOf func(ir.Authorizat
 	}
 	m := &cncfmatcherv3.Matcher{OnNoMatch: decision("default", def)}
 	if len(matchers) > 0 {
-		m.MatcherType = &cncfmatcherv3.Matcher_MatcherList_{MatcherList: &cncfmatcherv3.Matcher_MatcherList{Matchers: matchers}}
+		m.MatcherType = &cncfmatcherv3.Matcher_MatcherList_{
+			MatcherList: &cncfmatcherv3.Matcher_MatcherList{Matchers: matchers}}
 	}
 	return m, nil
 }
@@ -157,7 +160,8 @@ func anyOf(ps []*predicate) *predicate {
 	}}
 }
 
-func single(inputName string, input proto.Message, custom string, m proto.Message, value *cncfmatcherv3.StringMatcher) *predicate {
+func single(inputName string, input proto.Message, custom string, m proto.Message,
+	value *cncfmatcherv3.StringMatcher) *predicate {
 	sp := &cncfmatcherv3.Matcher_MatcherList_Predicate_SinglePredicate{
 		Input: &cncfv3.TypedExtensionConfig{Name: inputName, TypedConfig: mustAny(input)},
 	}
@@ -185,9 +189,10 @@ func headerPredicates(name string, values []string, ignoreCase bool) []*predicat
 func pathPredicate(p *ir.AuthorizationPath) *predicate {
 	typ := gwapiv1.PathMatchType(p.Type)
 	re := func(r string) *cncfmatcherv3.StringMatcher {
-		return &cncfmatcherv3.StringMatcher{MatchPattern: &cncfmatcherv3.StringMatcher_SafeRegex{SafeRegex: &cncfmatcherv3.RegexMatcher{
-			Regex: r, EngineType: &cncfmatcherv3.RegexMatcher_GoogleRe2{GoogleRe2: &cncfmatcherv3.RegexMatcher_GoogleRE2{}},
-		}}}
+		return &cncfmatcherv3.StringMatcher{
+			MatchPattern: &cncfmatcherv3.StringMatcher_SafeRegex{SafeRegex: &cncfmatcherv3.RegexMatcher{
+				Regex: r, EngineType: &cncfmatcherv3.RegexMatcher_GoogleRe2{GoogleRe2: &cncfmatcherv3.RegexMatcher_GoogleRE2{}},
+			}}}
 	}
 	var m *cncfmatcherv3.StringMatcher
 	switch {
@@ -214,7 +219,8 @@ func ipPredicate(cidrs []string) (*predicate, error) {
 		if err != nil {
 			return nil, fmt.Errorf("unable to translate authorization rule: %w", err)
 		}
-		ip.CidrRanges = append(ip.CidrRanges, &corev3.CidrRange{AddressPrefix: pfx.Masked().Addr().String(), PrefixLen: u32(uint32(pfx.Bits()))})
+		ip.CidrRanges = append(ip.CidrRanges,
+			&corev3.CidrRange{AddressPrefix: pfx.Masked().Addr().String(), PrefixLen: u32(uint32(pfx.Bits()))})
 	}
 	return single("client_ip", &networkinputv3.SourceIPInput{}, "ip_matcher", ip, nil), nil
 }
@@ -251,16 +257,21 @@ func jwtPredicates(j ir.AuthorizationJWT) []*predicate {
 	meta := func(path ...string) *networkinputv3.DynamicMetadataInput {
 		in := &networkinputv3.DynamicMetadataInput{Filter: jwtAuthnFilter}
 		for _, k := range path {
-			in.Path = append(in.Path, &networkinputv3.DynamicMetadataInput_PathSegment{Segment: &networkinputv3.DynamicMetadataInput_PathSegment_Key{Key: k}})
+			in.Path = append(in.Path,
+				&networkinputv3.DynamicMetadataInput_PathSegment{
+					Segment: &networkinputv3.DynamicMetadataInput_PathSegment_Key{Key: k}})
 		}
 		return in
 	}
 	oneOf := func(v string) *metadatamatcherv3.Metadata {
-		return &metadatamatcherv3.Metadata{Value: &envoymatcherv3.ValueMatcher{MatchPattern: &envoymatcherv3.ValueMatcher_ListMatch{
-			ListMatch: &envoymatcherv3.ListMatcher{MatchPattern: &envoymatcherv3.ListMatcher_OneOf{OneOf: &envoymatcherv3.ValueMatcher{
-				MatchPattern: &envoymatcherv3.ValueMatcher_StringMatch{StringMatch: &envoymatcherv3.StringMatcher{MatchPattern: &envoymatcherv3.StringMatcher_Exact{Exact: v}}},
-			}}},
-		}}}
+		return &metadatamatcherv3.Metadata{
+			Value: &envoymatcherv3.ValueMatcher{MatchPattern: &envoymatcherv3.ValueMatcher_ListMatch{
+				ListMatch: &envoymatcherv3.ListMatcher{
+					MatchPattern: &envoymatcherv3.ListMatcher_OneOf{OneOf: &envoymatcherv3.ValueMatcher{
+						MatchPattern: &envoymatcherv3.ValueMatcher_StringMatch{
+							StringMatch: &envoymatcherv3.StringMatcher{MatchPattern: &envoymatcherv3.StringMatcher_Exact{Exact: v}}},
+					}}},
+			}}}
 	}
 	for _, scope := range j.Scopes {
 		var ps []*predicate
@@ -277,9 +288,10 @@ func jwtPredicates(j ir.AuthorizationJWT) []*predicate {
 			if c.StringArray {
 				m = oneOf(v)
 			} else {
-				m = &metadatamatcherv3.Metadata{Value: &envoymatcherv3.ValueMatcher{MatchPattern: &envoymatcherv3.ValueMatcher_StringMatch{
-					StringMatch: &envoymatcherv3.StringMatcher{MatchPattern: &envoymatcherv3.StringMatcher_Exact{Exact: v}},
-				}}}
+				m = &metadatamatcherv3.Metadata{
+					Value: &envoymatcherv3.ValueMatcher{MatchPattern: &envoymatcherv3.ValueMatcher_StringMatch{
+						StringMatch: &envoymatcherv3.StringMatcher{MatchPattern: &envoymatcherv3.StringMatcher_Exact{Exact: v}},
+					}}}
 			}
 			ps = append(ps, single("claim", meta(path...), "claim_matcher", m, nil))
 		}

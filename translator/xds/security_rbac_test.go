@@ -18,10 +18,12 @@ func TestAuthorizationCELMatchesEG(t *testing.T) {
 	spec := egv1a1.SecurityPolicySpec{Authorization: &egv1a1.Authorization{
 		DefaultAction: &deny,
 		Rules: []egv1a1.AuthorizationRule{
-			{Name: ruleName("allow-admin-path"), Action: allow, CEL: cel("request.path.startsWith('/admin')"), Principal: &egv1a1.Principal{}},
-			{Name: ruleName("allow-team-post"), Action: allow, CEL: cel("request.method == 'POST'"), Principal: &egv1a1.Principal{
-				Headers: []egv1a1.AuthorizationHeaderMatch{{Name: "x-team", Values: []string{"team-a"}}},
-			}},
+			{Name: ruleName("allow-admin-path"), Action: allow, CEL: cel("request.path.startsWith('/admin')"),
+				Principal: &egv1a1.Principal{}},
+			{Name: ruleName("allow-team-post"), Action: allow, CEL: cel("request.method == 'POST'"),
+				Principal: &egv1a1.Principal{
+					Headers: []egv1a1.AuthorizationHeaderMatch{{Name: "x-team", Values: []string{"team-a"}}},
+				}},
 		},
 	}}
 	r := &ir.HTTPRoute{Name: name, Policies: security(spec)}
@@ -46,7 +48,8 @@ func TestAuthorizationRuleNamesAndDefault(t *testing.T) {
 		t.Fatal(err)
 	}
 	m := per.Rbac.Matcher
-	if got := m.GetMatcherList().GetMatchers()[0].GetOnMatch().GetAction().GetName(); got != "securitypolicy/default/sp/authorization/rule/0" {
+	got := m.GetMatcherList().GetMatchers()[0].GetOnMatch().GetAction().GetName()
+	if got != "securitypolicy/default/sp/authorization/rule/0" {
 		t.Errorf("unnamed rule: %q", got)
 	}
 	if m.GetOnNoMatch().GetAction().GetName() != "default" {
@@ -68,9 +71,11 @@ func TestTCPAuthorizationMatchesEG(t *testing.T) {
 			{Name: n("allow-corp"), Action: allow, Principal: &egv1a1.Principal{ClientCIDRs: []egv1a1.CIDR{"192.168.100.0/24"}}},
 		},
 	}}
-	x := &ir.XDS{TCP: []*ir.TCPListener{{Name: "default/gw/tcp", Address: "0.0.0.0", Port: 10080, Protocol: "TCP", Routes: []*ir.TCPRoute{{
-		Name: "tcproute/default/r", Destination: &ir.Destination{Name: "tcproute/default/r"}, Policies: security(spec),
-	}}}}}
+	x := &ir.XDS{
+		TCP: []*ir.TCPListener{
+			{Name: "default/gw/tcp", Address: "0.0.0.0", Port: 10080, Protocol: "TCP", Routes: []*ir.TCPRoute{{
+				Name: "tcproute/default/r", Destination: &ir.Destination{Name: "tcproute/default/r"}, Policies: security(spec),
+			}}}}}
 	out, err := Translator{}.Translate(x)
 	if err != nil {
 		t.Fatal(err)
@@ -84,7 +89,8 @@ func TestTCPAuthorizationMatchesEG(t *testing.T) {
 	spec.Authorization.Rules[0].Principal.ClientCIDRs = []egv1a1.CIDR{"bad"}
 	f := tcpAuthorizationFilter("tcp-10080", security(spec).Authorization)
 	per := &networkrbacv3.RBAC{}
-	if err := f.GetTypedConfig().UnmarshalTo(per); err != nil || per.Matcher.GetMatcherList() != nil || per.Matcher.GetOnNoMatch().GetAction().GetName() != "default" {
+	if err := f.GetTypedConfig().UnmarshalTo(per); err != nil || per.Matcher.GetMatcherList() != nil ||
+		per.Matcher.GetOnNoMatch().GetAction().GetName() != "default" {
 		t.Errorf("an unparsable CIDR must deny every connection: %v", per)
 	}
 }

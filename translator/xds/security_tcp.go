@@ -35,7 +35,8 @@ func tcpAuthorizationFilter(statPrefix string, a *ir.Authorization) *listenerv3.
 
 func networkRBAC(statPrefix string, m *cncfmatcherv3.Matcher) *listenerv3.Filter {
 	return &listenerv3.Filter{
-		Name:       networkRBACFilter,
-		ConfigType: &listenerv3.Filter_TypedConfig{TypedConfig: mustAny(&networkrbacv3.RBAC{StatPrefix: statPrefix, Matcher: m})},
+		Name: networkRBACFilter,
+		ConfigType: &listenerv3.Filter_TypedConfig{TypedConfig: mustAny(
+			&networkrbacv3.RBAC{StatPrefix: statPrefix, Matcher: m})},
 	}
 }

@@ -109,13 +109,18 @@ func customTags(custom map[string]ir.TracingCustomTag, tags map[string]string) [
 	for k, v := range custom {
 		switch {
 		case v.Literal != nil:
-			byName[k] = &tracingtypev3.CustomTag{Tag: k, Type: &tracingtypev3.CustomTag_Literal_{Literal: &tracingtypev3.CustomTag_Literal{Value: *v.Literal}}}
+			byName[k] = &tracingtypev3.CustomTag{Tag: k,
+				Type: &tracingtypev3.CustomTag_Literal_{Literal: &tracingtypev3.CustomTag_Literal{Value: *v.Literal}}}
 		case v.Environment != nil:
 			e := v.Environment
-			byName[k] = &tracingtypev3.CustomTag{Tag: k, Type: &tracingtypev3.CustomTag_Environment_{Environment: &tracingtypev3.CustomTag_Environment{Name: e.Name, DefaultValue: e.Default}}}
+			byName[k] = &tracingtypev3.CustomTag{Tag: k,
+				Type: &tracingtypev3.CustomTag_Environment_{Environment: &tracingtypev3.CustomTag_Environment{Name: e.Name,
+					DefaultValue: e.Default}}}
 		case v.RequestHeader != nil:
 			h := v.RequestHeader
-			byName[k] = &tracingtypev3.CustomTag{Tag: k, Type: &tracingtypev3.CustomTag_RequestHeader{RequestHeader: &tracingtypev3.CustomTag_Header{Name: h.Name, DefaultValue: h.Default}}}
+			byName[k] = &tracingtypev3.CustomTag{Tag: k,
+				Type: &tracingtypev3.CustomTag_RequestHeader{RequestHeader: &tracingtypev3.CustomTag_Header{Name: h.Name,
+					DefaultValue: h.Default}}}
 		}
 	}
 	for k, v := range tags {
@@ -158,7 +163,8 @@ func otelSampler(s *ir.TracingSampler) *corev3.TypedExtensionConfig {
 }
 
 func alwaysOnSampler() *corev3.TypedExtensionConfig {
-	return &corev3.TypedExtensionConfig{Name: "envoy.tracers.opentelemetry.samplers.always_on", TypedConfig: mustAny(&samplersv3.AlwaysOnSamplerConfig{})}
+	return &corev3.TypedExtensionConfig{Name: "envoy.tracers.opentelemetry.samplers.always_on",
+		TypedConfig: mustAny(&samplersv3.AlwaysOnSamplerConfig{})}
 }
 
 func ratioSampler(f *gwapiv1.Fraction) *corev3.TypedExtensionConfig {
@@ -185,7 +191,8 @@ func fractionalPercent(f *gwapiv1.Fraction) *typev3.FractionalPercent {
 	case 100:
 		return &typev3.FractionalPercent{Numerator: uint32(f.Numerator), Denominator: typev3.FractionalPercent_HUNDRED}
 	case 1000:
-		return &typev3.FractionalPercent{Numerator: uint32(f.Numerator * 10), Denominator: typev3.FractionalPercent_TEN_THOUSAND}
+		return &typev3.FractionalPercent{Numerator: uint32(f.Numerator * 10),
+			Denominator: typev3.FractionalPercent_TEN_THOUSAND}
 	case 10000:
 		return &typev3.FractionalPercent{Numerator: uint32(f.Numerator), Denominator: typev3.FractionalPercent_TEN_THOUSAND}
 	case 100000:
@@ -193,5 +200,6 @@ func fractionalPercent(f *gwapiv1.Fraction) *typev3.FractionalPercent {
 	case 1000000:
 		return &typev3.FractionalPercent{Numerator: uint32(f.Numerator), Denominator: typev3.FractionalPercent_MILLION}
 	}
-	return &typev3.FractionalPercent{Numerator: uint32(int64(f.Numerator) * 1000000 / int64(*f.Denominator)), Denominator: typev3.FractionalPercent_MILLION}
+	return &typev3.FractionalPercent{Numerator: uint32(int64(f.Numerator) * 1000000 / int64(*f.Denominator)),
+		Denominator: typev3.FractionalPercent_MILLION}
 }

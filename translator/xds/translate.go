@@ -165,9 +165,10 @@ func (t Translator) Translate(x *ir.XDS) (result.XDS, error) {
 			vh := el.vhost[vkey]
 			if vh == nil {
 				vh = &routev3.VirtualHost{
-					Name:     t.Naming.VirtualHost(l, r.Hostname),
-					Domains:  []string{r.Hostname},
-					Metadata: resourceMetadata(resourceRef{Kind: "Gateway", Name: gatewayName(l), Namespace: gatewayNamespace(l), SectionName: l.SectionName}),
+					Name:    t.Naming.VirtualHost(l, r.Hostname),
+					Domains: []string{r.Hostname},
+					Metadata: resourceMetadata(
+						resourceRef{Kind: "Gateway", Name: gatewayName(l), Namespace: gatewayNamespace(l), SectionName: l.SectionName}),
 				}
 				el.vhost[vkey] = vh
 				rc.VirtualHosts = append(rc.VirtualHosts, vh)
@@ -241,7 +242,9 @@ func (t Translator) Translate(x *ir.XDS) (result.XDS, error) {
 			// A listener without routes proxies to a cluster without hosts (EG keeps the
 			// port open rather than leave Envoy a listener with no filter chain).
 			clusters[emptyCluster] = true
-			out.Clusters = append(out.Clusters, &clusterv3.Cluster{Name: emptyCluster, ClusterDiscoveryType: &clusterv3.Cluster_Type{Type: clusterv3.Cluster_STATIC}})
+			out.Clusters = append(out.Clusters,
+				&clusterv3.Cluster{Name: emptyCluster,
+					ClusterDiscoveryType: &clusterv3.Cluster_Type{Type: clusterv3.Cluster_STATIC}})
 		}
 		addSecrets(&out, secrets, l.TLS)
 		addClientCASecrets(&out, secrets, clientValidation(l.TLS, l.Policies.ClientTLS))
@@ -254,7 +257,8 @@ func (t Translator) Translate(x *ir.XDS) (result.XDS, error) {
 			continue
 		}
 		out.Listeners = append(out.Listeners, t.buildUDPListener(l))
-		t.addL4Cluster(&out, clusters, l.Route.Source, l.Route.Destination, l4ClusterSettings(l.Route.Policies), l.Route.Policies.DNS)
+		t.addL4Cluster(&out, clusters, l.Route.Source, l.Route.Destination, l4ClusterSettings(l.Route.Policies),
+			l.Route.Policies.DNS)
 	}
 	for _, k := range order {
 		el := byPort[k]
@@ -350,7 +354,8 @@ func addSecrets(out *result.XDS, seen map[string]bool, cfg *ir.TLSConfig) {
 // addL4Cluster adds a layer-4 route's cluster once: its valid backends as localities; with
 // hostnames among them (an EG Backend's FQDN endpoints), a cluster Envoy resolves by DNS;
 // for a dynamic resolver, a dynamic forward proxy cluster with the route's dns settings.
-func (t Translator) addL4Cluster(out *result.XDS, seen map[string]bool, src ir.Source, d *ir.Destination, cs *ir.ClusterSettings, dns *ir.DNS) {
+func (t Translator) addL4Cluster(out *result.XDS, seen map[string]bool, src ir.Source, d *ir.Destination,
+	cs *ir.ClusterSettings, dns *ir.DNS) {
 	name := d.ClusterName()
 	if seen[name] {
 		return
@@ -385,8 +390,8 @@ func (t Translator) addL4Cluster(out *result.XDS, seen map[string]bool, src ir.S
 // (internal/gatewayapi/backendtrafficpolicy.go), the load balancer and, on a TCP route, the
 // circuit breaker.
 func l4ClusterSettings(p ir.RoutePolicies) *ir.ClusterSettings {
-	if bt := p.BackendTrafficSettings; bt != nil {
-		return bt.Cluster
+	if traffic := p.BackendTrafficSettings; traffic != nil {
+		return traffic.Cluster
 	}
 	return nil
 }
@@ -428,7 +433,8 @@ type clusterPair struct {
 // cluster of its own so that the route can give the invalid share to a missing cluster.
 func buildClusters(r *ir.HTTPRoute) []clusterPair {
 	d := r.Destination
-	owner := resourceRef{Kind: r.Source.Kind, Name: r.Source.Name, Namespace: r.Source.Namespace, SectionName: r.Source.RuleName}
+	owner := resourceRef{Kind: r.Source.Kind, Name: r.Source.Name, Namespace: r.Source.Namespace,
+		SectionName: r.Source.RuleName}
 	if merged := d.MergedBackends(); len(merged) > 0 {
 		// mergeBackends: the rule's other backends get a cluster each (the route names
 		// them one by one beside the shared ones), and each merged backend its shared one.
@@ -475,7 +481,9 @@ func mergedCluster(s *ir.Backend, http, http2 bool) clusterPair {
 	}
 	b := *s
 	b.Name, b.Weight = s.Merged, 1
-	c, cla := buildCluster(s.Merged, resourceRef{Kind: s.Kind, Name: s.ServiceName, Namespace: s.Namespace, SectionName: section}, http2), buildCLA(s.Merged, []*ir.Backend{&b})
+	c, cla := buildCluster(s.Merged,
+		resourceRef{Kind: s.Kind, Name: s.ServiceName, Namespace: s.Namespace, SectionName: section}, http2),
+		buildCLA(s.Merged, []*ir.Backend{&b})
 	withUpstreamTLS(c, cla, []*ir.Backend{&b}, http, http2)
 	withClusterLB(c, s.BackendLB)
 	return clusterPair{cluster: c, cla: cla, dns: s.DNS, merged: true}
@@ -530,7 +538,8 @@ func buildCLA(name string, settings []*ir.Backend) *endpointv3.ClusterLoadAssign
 			if s.Port != 0 && s.Kind != "Backend" { // EG names no section for an EG Backend, port or not
 				section = fmt.Sprint(s.Port)
 			}
-			loc.Metadata = resourceMetadata(resourceRef{Kind: s.Kind, Name: s.ServiceName, Namespace: s.Namespace, SectionName: section})
+			loc.Metadata = resourceMetadata(
+				resourceRef{Kind: s.Kind, Name: s.ServiceName, Namespace: s.Namespace, SectionName: section})
 		}
 		for _, e := range s.Endpoints {
 			loc.LbEndpoints = append(loc.LbEndpoints, &endpointv3.LbEndpoint{

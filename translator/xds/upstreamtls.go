@@ -30,7 +30,8 @@ const transportSocketMatchKey = "envoy.transport_socket_match"
 // placeholder too). If then none of them sends an SNI of its own (an EG Backend without
 // sni), Envoy sends the request's host as SNI (auto SNI) and checks the certificate
 // against it.
-func withUpstreamTLS(c *clusterv3.Cluster, cla *endpointv3.ClusterLoadAssignment, settings []*ir.Backend, http, http2 bool) {
+func withUpstreamTLS(c *clusterv3.Cluster, cla *endpointv3.ClusterLoadAssignment, settings []*ir.Backend, http,
+	http2 bool) {
 	all := len(settings) > 0
 	literalSNI, hostSNI := false, false
 	for _, s := range settings {
@@ -64,8 +65,9 @@ func withUpstreamTLS(c *clusterv3.Cluster, cla *endpointv3.ClusterLoadAssignment
 		return
 	}
 	c.TransportSocket = &corev3.TransportSocket{
-		Name:       "dummy.transport_socket",
-		ConfigType: &corev3.TransportSocket_TypedConfig{TypedConfig: mustAny(&tlsv3.UpstreamTlsContext{CommonTlsContext: &tlsv3.CommonTlsContext{}})},
+		Name: "dummy.transport_socket",
+		ConfigType: &corev3.TransportSocket_TypedConfig{TypedConfig: mustAny(
+			&tlsv3.UpstreamTlsContext{CommonTlsContext: &tlsv3.CommonTlsContext{}})},
 	}
 	if http2 { // gRPC keeps its explicit HTTP/2 options, the placeholder socket all the same
 		if autoSNI {
@@ -74,13 +76,14 @@ func withUpstreamTLS(c *clusterv3.Cluster, cla *endpointv3.ClusterLoadAssignment
 		return
 	}
 	opts := &httpv3.HttpProtocolOptions{
-		UpstreamProtocolOptions: &httpv3.HttpProtocolOptions_AutoConfig{AutoConfig: &httpv3.HttpProtocolOptions_AutoHttpConfig{
-			HttpProtocolOptions: &corev3.Http1ProtocolOptions{},
-			Http2ProtocolOptions: &corev3.Http2ProtocolOptions{
-				InitialConnectionWindowSize: u32(1048576),
-				InitialStreamWindowSize:     u32(65536),
-			},
-		}},
+		UpstreamProtocolOptions: &httpv3.HttpProtocolOptions_AutoConfig{
+			AutoConfig: &httpv3.HttpProtocolOptions_AutoHttpConfig{
+				HttpProtocolOptions: &corev3.Http1ProtocolOptions{},
+				Http2ProtocolOptions: &corev3.Http2ProtocolOptions{
+					InitialConnectionWindowSize: u32(1048576),
+					InitialStreamWindowSize:     u32(65536),
+				},
+			}},
 	}
 	if autoSNI {
 		opts.UpstreamHttpProtocolOptions = &corev3.UpstreamHttpProtocolOptions{AutoSni: true}
@@ -146,7 +149,8 @@ func upstreamTLSSocket(t *ir.UpstreamTLS, autoSNI bool) *corev3.TransportSocket 
 		AutoHostSni: t.AutoHostSNI,
 	}
 	for _, cert := range t.ClientCertificates {
-		ctx.CommonTlsContext.TlsCertificateSdsSecretConfigs = append(ctx.CommonTlsContext.TlsCertificateSdsSecretConfigs, certificateSDS(cert))
+		ctx.CommonTlsContext.TlsCertificateSdsSecretConfigs = append(ctx.CommonTlsContext.TlsCertificateSdsSecretConfigs,
+			certificateSDS(cert))
 	}
 	if !t.Insecure {
 		ctx.AutoSniSanValidation = len(sans) == 0 && (autoSNI || t.AutoHostSNI)

@@ -40,9 +40,10 @@ type Facade struct {
 // facade speaks neither protobuf nor CBOR.
 func (f *Facade) RestConfig() *rest.Config {
 	return &rest.Config{
-		Host:               Host,
-		Transport:          roundTripperFunc(f.roundTrip),
-		ContentConfig:      rest.ContentConfig{ContentType: runtime.ContentTypeJSON, AcceptContentTypes: runtime.ContentTypeJSON},
+		Host:      Host,
+		Transport: roundTripperFunc(f.roundTrip),
+		ContentConfig: rest.ContentConfig{ContentType: runtime.ContentTypeJSON,
+			AcceptContentTypes: runtime.ContentTypeJSON},
 		QPS:                -1, // no client-side rate limiting
 		DisableCompression: true,
 	}
@@ -177,7 +178,8 @@ func (f *Facade) body(r *http.Request, t *target) (*unstructured.Unstructured, e
 			u.SetNamespace(t.namespace)
 		}
 		if u.GetNamespace() != t.namespace {
-			return nil, apierrors.NewBadRequest("the namespace of the provided object does not match the namespace sent on the request")
+			return nil, apierrors.NewBadRequest(
+				"the namespace of the provided object does not match the namespace sent on the request")
 		}
 	} else {
 		u.SetNamespace("")
@@ -365,6 +367,7 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 func unsupportedMedia(ct string) error {
 	return &apierrors.StatusError{ErrStatus: metav1.Status{
 		Status: metav1.StatusFailure, Code: http.StatusUnsupportedMediaType, Reason: metav1.StatusReasonUnsupportedMediaType,
-		Message: fmt.Sprintf("the body of the request was in an unknown format - accepted media types are application/json; got %s", ct),
+		Message: fmt.Sprintf(
+			"the body of the request was in an unknown format - accepted media types are application/json; got %s", ct),
 	}}
 }

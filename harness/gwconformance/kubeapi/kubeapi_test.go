@@ -56,16 +56,19 @@ func TestWriteSemantics(t *testing.T) {
 		t.Fatal(err)
 	}
 	if got.UID == "" || got.CreationTimestamp.IsZero() || got.Generation != 1 || got.ResourceVersion == "" {
-		t.Fatalf("system fields not set: uid %q created %v generation %d rv %q", got.UID, got.CreationTimestamp, got.Generation, got.ResourceVersion)
+		t.Fatalf("system fields not set: uid %q created %v generation %d rv %q", got.UID, got.CreationTimestamp,
+			got.Generation, got.ResourceVersion)
 	}
 	// The CRD defaults allowedRoutes.namespaces.from to Same.
 	ar := got.Spec.Listeners[0].AllowedRoutes
-	if ar == nil || ar.Namespaces == nil || ar.Namespaces.From == nil || *ar.Namespaces.From != gwapiv1.NamespacesFromSame {
+	if ar == nil || ar.Namespaces == nil || ar.Namespaces.From == nil ||
+		*ar.Namespaces.From != gwapiv1.NamespacesFromSame {
 		t.Fatalf("CRD default not applied: allowedRoutes %+v", ar)
 	}
 
 	// A status write keeps the spec and the generation.
-	got.Status.Conditions = []metav1.Condition{{Type: "Accepted", Status: "True", Reason: "Accepted", LastTransitionTime: metav1.Now(), ObservedGeneration: 1}}
+	got.Status.Conditions = []metav1.Condition{{Type: "Accepted", Status: "True", Reason: "Accepted",
+		LastTransitionTime: metav1.Now(), ObservedGeneration: 1}}
 	if err := c.Status().Update(ctx, got); err != nil {
 		t.Fatal(err)
 	}
@@ -80,7 +83,8 @@ func TestWriteSemantics(t *testing.T) {
 		t.Fatal(err)
 	}
 	if got.Generation != 1 || len(got.Status.Conditions) != 1 {
-		t.Fatalf("a label change: generation %d (want 1), conditions %d (want the status kept)", got.Generation, len(got.Status.Conditions))
+		t.Fatalf("a label change: generation %d (want 1), conditions %d (want the status kept)", got.Generation,
+			len(got.Status.Conditions))
 	}
 	patched := got.DeepCopy()
 	patched.Spec.Listeners[0].Port = 8080

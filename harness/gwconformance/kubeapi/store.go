@@ -131,7 +131,8 @@ func copyAs(o map[string]any, apiVersion string) *unstructured.Unstructured {
 
 // List returns copies of the objects of gk in namespace ns ("" for all) that match sel,
 // sorted by namespace and name.
-func (s *Store) List(gk schema.GroupKind, ns string, sel labels.Selector, apiVersion string) []*unstructured.Unstructured {
+func (s *Store) List(gk schema.GroupKind, ns string, sel labels.Selector,
+	apiVersion string) []*unstructured.Unstructured {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	var keys []Key
@@ -183,7 +184,8 @@ func (s *Store) Create(u *unstructured.Unstructured) (*unstructured.Unstructured
 	if k.Namespace != "" && k.GroupKind.Kind != "Namespace" {
 		nsKey := Key{GroupKind: schema.GroupKind{Kind: "Namespace"}, Name: k.Namespace}
 		if ns, ok := s.objects[nsKey]; ok && isTerminating(ns) {
-			return nil, apierrors.NewForbidden(grOf(k.GroupKind), k.Name, fmt.Errorf("unable to create new content in namespace %s because it is being terminated", k.Namespace))
+			return nil, apierrors.NewForbidden(grOf(k.GroupKind), k.Name,
+				fmt.Errorf("unable to create new content in namespace %s because it is being terminated", k.Namespace))
 		}
 	}
 	if s.statusKinds[k.GroupKind] {
@@ -213,7 +215,8 @@ func (s *Store) Update(u *unstructured.Unstructured, status bool) (*unstructured
 	}
 	oldU := &unstructured.Unstructured{Object: old}
 	if rv := u.GetResourceVersion(); rv != "" && rv != oldU.GetResourceVersion() {
-		return nil, apierrors.NewConflict(grOf(k.GroupKind), k.Name, fmt.Errorf("the object has been modified; please apply your changes to the latest version and try again"))
+		return nil, apierrors.NewConflict(grOf(k.GroupKind), k.Name,
+			fmt.Errorf("the object has been modified; please apply your changes to the latest version and try again"))
 	}
 	next := u
 	if status {

@@ -270,7 +270,8 @@ func (k *Kubelet) ensurePod(d *appsv1.Deployment, key kubeapi.Key, hash string) 
 		start = k.startCoreDNS
 	case !runsEchoBasic(pod):
 		// Only the suite's own images run here: the Pod is Ready with nothing behind it.
-		k.failOnce(key, fmt.Errorf("image %s is not run offline (only echo-basic and CoreDNS's whoami are)", pod.Spec.Containers[0].Image))
+		k.failOnce(key,
+			fmt.Errorf("image %s is not run offline (only echo-basic and CoreDNS's whoami are)", pod.Spec.Containers[0].Image))
 	default:
 		start = k.startProcess
 	}
@@ -289,9 +290,11 @@ func (k *Kubelet) ensurePod(d *appsv1.Deployment, key kubeapi.Key, hash string) 
 		return corev1.PodCondition{Type: t, Status: corev1.ConditionTrue, LastTransitionTime: now}
 	}
 	pod.Status = corev1.PodStatus{
-		Phase:      corev1.PodRunning,
-		Conditions: []corev1.PodCondition{cond(corev1.PodInitialized), cond(corev1.PodReady), cond(corev1.ContainersReady), cond(corev1.PodScheduled)},
-		HostIP:     "127.0.0.1", HostIPs: []corev1.HostIP{{IP: "127.0.0.1"}}, PodIP: ip, PodIPs: []corev1.PodIP{{IP: ip}}, StartTime: &now,
+		Phase: corev1.PodRunning,
+		Conditions: []corev1.PodCondition{cond(corev1.PodInitialized), cond(corev1.PodReady), cond(corev1.ContainersReady),
+			cond(corev1.PodScheduled)},
+		HostIP: "127.0.0.1", HostIPs: []corev1.HostIP{{IP: "127.0.0.1"}}, PodIP: ip, PodIPs: []corev1.PodIP{{IP: ip}},
+		StartTime: &now,
 	}
 	for _, c := range pod.Spec.Containers {
 		pod.Status.ContainerStatuses = append(pod.Status.ContainerStatuses, corev1.ContainerStatus{
@@ -353,8 +356,10 @@ func (k *Kubelet) deploymentStatus(du *unstructured.Unstructured, d *appsv1.Depl
 	}
 	now := metav1.NewTime(time.Now().Truncate(time.Second))
 	for _, c := range []appsv1.DeploymentCondition{
-		{Type: appsv1.DeploymentAvailable, Status: avail, Reason: "MinimumReplicasAvailable", Message: "Deployment has minimum availability."},
-		{Type: appsv1.DeploymentProgressing, Status: corev1.ConditionTrue, Reason: "NewReplicaSetAvailable", Message: fmt.Sprintf("ReplicaSet %q has successfully progressed.", d.Name)},
+		{Type: appsv1.DeploymentAvailable, Status: avail, Reason: "MinimumReplicasAvailable",
+			Message: "Deployment has minimum availability."},
+		{Type: appsv1.DeploymentProgressing, Status: corev1.ConditionTrue, Reason: "NewReplicaSetAvailable",
+			Message: fmt.Sprintf("ReplicaSet %q has successfully progressed.", d.Name)},
 	} {
 		c.LastUpdateTime, c.LastTransitionTime = now, now
 		if o, ok := old[c.Type]; ok && o.Status == c.Status {
@@ -465,7 +470,9 @@ func (k *Kubelet) ensureSlice(svc *corev1.Service, pods []*corev1.Pod, existing 
 		if !ok {
 			continue
 		}
-		ports = append(ports, discoveryv1.EndpointPort{Name: new(sp.Name), Port: new(port), Protocol: new(sp.Protocol), AppProtocol: sp.AppProtocol})
+		ports = append(ports,
+			discoveryv1.EndpointPort{Name: new(sp.Name), Port: new(port), Protocol: new(sp.Protocol),
+				AppProtocol: sp.AppProtocol})
 	}
 	slice := &discoveryv1.EndpointSlice{
 		ObjectMeta: metav1.ObjectMeta{

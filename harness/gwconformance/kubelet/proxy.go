@@ -61,7 +61,8 @@ func (k *Kubelet) syncProxy(svc *corev1.Service, pods []*corev1.Pod) {
 		}
 		var members []*corev1.Pod
 		for _, p := range pods {
-			if p.Namespace == svc.Namespace && svc.Spec.Selector != nil && sel.Matches(labels.Set(p.Labels)) && podReady(p) && p.Status.PodIP != "" {
+			if p.Namespace == svc.Namespace && svc.Spec.Selector != nil && sel.Matches(labels.Set(p.Labels)) && podReady(p) &&
+				p.Status.PodIP != "" {
 				members = append(members, p)
 			}
 		}

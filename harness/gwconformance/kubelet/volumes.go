@@ -24,7 +24,8 @@ func (k *Kubelet) volumeFiles(pod *corev1.Pod, dir string) (map[string]string, e
 		var items []corev1.KeyToPath
 		switch {
 		case v.Secret != nil:
-			u, err := k.store.Get(kubeapi.Key{GroupKind: schema.GroupKind{Kind: "Secret"}, Namespace: pod.Namespace, Name: v.Secret.SecretName}, "v1")
+			u, err := k.store.Get(
+				kubeapi.Key{GroupKind: schema.GroupKind{Kind: "Secret"}, Namespace: pod.Namespace, Name: v.Secret.SecretName}, "v1")
 			if err != nil {
 				return nil, fmt.Errorf("volume %s: Secret %s: %w", v.Name, v.Secret.SecretName, err)
 			}
@@ -39,7 +40,8 @@ func (k *Kubelet) volumeFiles(pod *corev1.Pod, dir string) (map[string]string, e
 			}
 			items = v.Secret.Items
 		case v.ConfigMap != nil:
-			u, err := k.store.Get(kubeapi.Key{GroupKind: schema.GroupKind{Kind: "ConfigMap"}, Namespace: pod.Namespace, Name: v.ConfigMap.Name}, "v1")
+			u, err := k.store.Get(
+				kubeapi.Key{GroupKind: schema.GroupKind{Kind: "ConfigMap"}, Namespace: pod.Namespace, Name: v.ConfigMap.Name}, "v1")
 			if err != nil {
 				return nil, fmt.Errorf("volume %s: ConfigMap %s: %w", v.Name, v.ConfigMap.Name, err)
 			}
