@@ -253,7 +253,8 @@ func containsRef(list []resource.Ref, r resource.Ref) bool {
 }
 
 // addEntity records a finding about e on each object it is attributed to, with its context.
-func (d *differ) addEntity(change Change, e *entity, subjects []string, text, summary, before, after string, x *XDSRef) {
+func (d *differ) addEntity(change Change, e *entity, subjects []string, text, summary, before, after string,
+	x *XDSRef) {
 	owners := e.owners
 	if len(owners) == 0 {
 		owners = []resource.Ref{e.owner}
@@ -283,7 +284,8 @@ func (d *differ) systemCAPolicies() []resource.Ref {
 	var out []resource.Ref
 	for ref, o := range d.objects {
 		p, ok := o.Obj.(*gwapiv1.BackendTLSPolicy)
-		if ok && p.Spec.Validation.WellKnownCACertificates != nil && *p.Spec.Validation.WellKnownCACertificates == gwapiv1.WellKnownCACertificatesSystem {
+		if ok && p.Spec.Validation.WellKnownCACertificates != nil &&
+			*p.Spec.Validation.WellKnownCACertificates == gwapiv1.WellKnownCACertificatesSystem {
 			out = append(out, ref)
 		}
 	}
@@ -315,7 +317,8 @@ func (c *collector) rateLimitPatchers(rc string, rt *routev3.Route) []resource.R
 			continue
 		}
 		op, ok := c.d.opOf(p.Policy, p.Operation)
-		if ok && strings.HasSuffix(op.typ, "RouteConfiguration") && op.name == rc && strings.Contains(op.path, "/rate_limits") {
+		if ok && strings.HasSuffix(op.typ, "RouteConfiguration") && op.name == rc &&
+			strings.Contains(op.path, "/rate_limits") {
 			seen[p.Policy] = true
 			out = append(out, p.Policy)
 		}

@@ -23,7 +23,8 @@ func ScenarioPair(s *scenario.Scenario) (from, to string) {
 
 // CheckScenario runs the upgrade check of a scenario with the reference translator (or im)
 // between from and to.
-func CheckScenario(ctx context.Context, s *scenario.Scenario, im impl.Implementation, from, to string) (*Report, error) {
+func CheckScenario(ctx context.Context, s *scenario.Scenario, im impl.Implementation, from, to string) (*Report,
+	error) {
 	if im == nil {
 		im = impl.Reference{}
 	}
@@ -65,9 +66,12 @@ func Unmet(r *Report, exp *scenario.UpgradeExpect) []string {
 		}
 		switch {
 		case e.Absent && n > 0:
-			out = append(out, fmt.Sprintf("upgrade.findings[%d]: %s %s %s is found but must be absent", i, e.Severity, e.ID, e.Object))
+			out = append(out,
+				fmt.Sprintf("upgrade.findings[%d]: %s %s %s is found but must be absent", i, e.Severity, e.ID, e.Object))
 		case !e.Absent && n == 0:
-			out = append(out, fmt.Sprintf("upgrade.findings[%d]: no %s finding %s on %s%s; found:\n%s", i, e.Severity, e.ID, e.Object, summaryPart(e.Summary), listFindings(r)))
+			out = append(out,
+				fmt.Sprintf("upgrade.findings[%d]: no %s finding %s on %s%s; found:\n%s", i, e.Severity, e.ID, e.Object,
+					summaryPart(e.Summary), listFindings(r)))
 		}
 	}
 	for _, f := range r.Findings {
@@ -82,7 +86,9 @@ func Unmet(r *Report, exp *scenario.UpgradeExpect) []string {
 			}
 		}
 		if !listed {
-			out = append(out, fmt.Sprintf("unexpected %s finding %s on %s: %s (before: %s, after: %s)", f.Severity, f.ID, f.Object, f.Summary, f.Before, f.After))
+			out = append(out,
+				fmt.Sprintf("unexpected %s finding %s on %s: %s (before: %s, after: %s)", f.Severity, f.ID, f.Object, f.Summary,
+					f.Before, f.After))
 		}
 	}
 	return out

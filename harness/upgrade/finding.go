@@ -128,7 +128,8 @@ func sortFindings(fs []Finding) []Finding {
 	for i, f := range fs {
 		if i > 0 {
 			p := out[len(out)-1]
-			if p.Object == f.Object && p.ID == f.ID && p.Severity == f.Severity && p.Summary == f.Summary && p.Before == f.Before && p.After == f.After {
+			if p.Object == f.Object && p.ID == f.ID && p.Severity == f.Severity && p.Summary == f.Summary &&
+				p.Before == f.Before && p.After == f.After {
 				continue
 			}
 		}

@@ -31,7 +31,10 @@ spec:
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rep.Notes) != 1 || !strings.HasPrefix(rep.Notes[0], "BackendTrafficPolicy default/p: spec.admissionControl is not translated by the reference translator, so its effect is not compared") {
+	if len(rep.Notes) != 1 ||
+		!strings.HasPrefix(rep.Notes[0],
+			"BackendTrafficPolicy default/p: spec.admissionControl is not translated by the reference translator, "+
+				"so its effect is not compared") {
 		t.Errorf("notes %q, want the admissionControl field named once", rep.Notes)
 	}
 	other := Side{Label: "x", Impl: impl.Exec{Command: "true"}, Profile: to.Profile}

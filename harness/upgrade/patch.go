@@ -85,8 +85,9 @@ func (d *differ) patches() {
 					id = k.id
 				}
 				d.findings = append(d.findings, Finding{ID: id, Object: pb.Policy, Severity: sev, Change: PatchRetargeted,
-					Summary: what + " still applies, but what it addressed under " + k.key + " has moved: it now changes something else",
-					Before:  "hit: " + op.String(), After: "hit, elsewhere: " + op.String(), XDS: d.patchXDS(op)})
+					Summary: what + " still applies, but what it addressed under " + k.key + " has moved: " +
+						"it now changes something else",
+					Before: "hit: " + op.String(), After: "hit, elsewhere: " + op.String(), XDS: d.patchXDS(op)})
 			}
 			continue
 		}

@@ -60,7 +60,8 @@ func (r *Report) headline() string {
 		}
 		return fmt.Sprintf("%d %ss", k, s)
 	}
-	return fmt.Sprintf("upgrade %s → %s: %s, %s, %s", r.From, r.To, plural(n[Breaking], "breaking"), plural(n[Warning], "warning"), plural(n[Info], "info"))
+	return fmt.Sprintf("upgrade %s → %s: %s, %s, %s", r.From, r.To, plural(n[Breaking], "breaking"),
+		plural(n[Warning], "warning"), plural(n[Info], "info"))
 }
 
 // groups splits the findings by object, in report order.
@@ -145,13 +146,15 @@ func (r *Report) writeMarkdown(w io.Writer) error {
 	if len(r.Findings) == 0 {
 		b.WriteString("No differences: the objects translate the same way on both sides.\n")
 	} else {
-		b.WriteString("| severity | behavior | object to change | affects | finding | before | after |\n|---|---|---|---|---|---|---|\n")
+		b.WriteString(
+			"| severity | behavior | object to change | affects | finding | before | after |\n|---|---|---|---|---|---|---|\n")
 		for _, f := range r.Findings {
 			sev := string(f.Severity)
 			if f.Severity == Breaking {
 				sev = "**breaking**"
 			}
-			fmt.Fprintf(&b, "| %s | %s | `%s` | %s | %s | %s | %s |\n", sev, mdCell(f.ID), mdCell(f.Object.String()), mdCell(refList(f.Context)), mdCell(f.Summary), mdCell(f.Before), mdCell(f.After))
+			fmt.Fprintf(&b, "| %s | %s | `%s` | %s | %s | %s | %s |\n", sev, mdCell(f.ID), mdCell(f.Object.String()),
+				mdCell(refList(f.Context)), mdCell(f.Summary), mdCell(f.Before), mdCell(f.After))
 		}
 	}
 	if len(r.Notes) > 0 {
@@ -248,7 +251,9 @@ func sideBySide(a, b string) []diffRow {
 			switch op.Tag {
 			case 'e':
 				for i := 0; i < op.I2-op.I1; i++ {
-					rows = append(rows, diffRow{Left: trim(al[op.I1+i]), Right: trim(bl[op.J1+i]), LeftNo: op.I1 + i + 1, RightNo: op.J1 + i + 1, Op: "equal"})
+					rows = append(rows,
+						diffRow{Left: trim(al[op.I1+i]), Right: trim(bl[op.J1+i]), LeftNo: op.I1 + i + 1, RightNo: op.J1 + i + 1,
+							Op: "equal"})
 				}
 			default:
 				n := max(op.I2-op.I1, op.J2-op.J1)
@@ -424,7 +429,9 @@ func (r *Report) writeHTML(w io.Writer) error {
 		hg := htmlGroup{Kind: o.Kind, Name: name, Anchor: fmt.Sprintf("g%d", gi)}
 		seen := map[XDSRef]bool{}
 		for _, f := range g {
-			hg.Findings = append(hg.Findings, htmlFinding{Finding: f, Severity: severityWord(f.Severity), Summary: HumanSummary(f.Summary), Affects: refList(f.Context)})
+			hg.Findings = append(hg.Findings,
+				htmlFinding{Finding: f, Severity: severityWord(f.Severity), Summary: HumanSummary(f.Summary),
+					Affects: refList(f.Context)})
 			if f.Severity == Breaking {
 				hg.Breaking = true
 			}
@@ -492,7 +499,8 @@ func (r *Report) writeHTML(w io.Writer) error {
 		Report                  *Report
 		Groups                  []htmlGroup
 		Notes                   []string
-	}{"Envoy Gateway upgrade check: " + r.From + " → " + r.To, r.From, r.To, n[Breaking], n[Warning], n[Info], r, groups, r.Notes})
+	}{"Envoy Gateway upgrade check: " + r.From + " → " + r.To, r.From, r.To, n[Breaking], n[Warning], n[Info], r, groups,
+		r.Notes})
 	if err != nil {
 		return err
 	}

@@ -45,7 +45,9 @@ func ParseSide(spec, implName string, o impl.Options) (Side, error) {
 	if m := releaseRE.FindStringSubmatch(spec); m != nil && implName == "" {
 		p, err := profile.Get("v" + m[2] + "." + m[3])
 		if err != nil {
-			return Side{}, fmt.Errorf("%s: no version profile for release v%s.%s (known: %s)", spec, m[2], m[3], strings.Join(profile.Names(), ", "))
+			return Side{},
+				fmt.Errorf("%s: no version profile for release v%s.%s (known: %s)", spec, m[2], m[3],
+					strings.Join(profile.Names(), ", "))
 		}
 		im, err := impl.Open(spec, o)
 		if err != nil {
@@ -99,7 +101,8 @@ func Check(ctx context.Context, req Request) (*Report, error) {
 					errs[i] = fmt.Errorf("panic: %v", r)
 				}
 			}()
-			res[i], errs[i] = s.Impl.Translate(ctx, impl.Request{Scenario: req.Name, Objects: req.Objects, Config: req.Config, Profile: s.Profile})
+			res[i], errs[i] = s.Impl.Translate(ctx,
+				impl.Request{Scenario: req.Name, Objects: req.Objects, Config: req.Config, Profile: s.Profile})
 		}()
 	}
 	wg.Wait()

@@ -44,7 +44,8 @@ type keyID struct{ key, id string }
 func newDiffer(cat *catalog.Catalog, before, after *result.Result, objects []resource.Object) *differ {
 	d := &differ{cat: cat, before: before, after: after, objects: map[resource.Ref]resource.Object{},
 		byKindLower: map[string]string{}, targets: map[resource.Ref][]resource.Ref{},
-		refused: map[resource.Ref]bool{}, renames: map[string]string{}, movedKeys: map[string][]keyID{}, resRenamed: map[string]string{}}
+		refused: map[resource.Ref]bool{}, renames: map[string]string{}, movedKeys: map[string][]keyID{},
+		resRenamed: map[string]string{}}
 	for _, o := range objects {
 		d.objects[o.Ref()] = o
 		d.byKindLower[strings.ToLower(o.Kind)] = o.Kind
@@ -63,7 +64,8 @@ func newDiffer(cat *catalog.Catalog, before, after *result.Result, objects []res
 }
 
 // add classifies and records a finding.
-func (d *differ) add(change Change, obj resource.Ref, subjects []string, text, summary, before, after string, x *XDSRef, also ...string) {
+func (d *differ) add(change Change, obj resource.Ref, subjects []string, text, summary, before, after string, x *XDSRef,
+	also ...string) {
 	id, sev := classify(d.cat, change, subjects, text, also...)
 	d.findings = append(d.findings, Finding{ID: id, Object: obj, Severity: sev, Summary: summary,
 		Before: before, After: after, XDS: x, Change: change})
@@ -129,7 +131,8 @@ func selectorTargets(o resource.Object, objects []resource.Object) []resource.Re
 	}
 	var out []resource.Ref
 	for _, ts := range doc.Spec.TargetSelectors {
-		sel, err := metav1.LabelSelectorAsSelector(&metav1.LabelSelector{MatchLabels: ts.MatchLabels, MatchExpressions: ts.MatchExpressions})
+		sel, err := metav1.LabelSelectorAsSelector(
+			&metav1.LabelSelector{MatchLabels: ts.MatchLabels, MatchExpressions: ts.MatchExpressions})
 		if err != nil {
 			continue
 		}
@@ -157,7 +160,8 @@ func (d *differ) admission() {
 		}
 		kind := []string{a.Object.Kind}
 		if p.Allowed {
-			d.add(AdmissionRefused, a.Object, kind, a.Message, "the API server refuses the object on create and update", "admitted", "refused: "+a.Message, nil)
+			d.add(AdmissionRefused, a.Object, kind, a.Message, "the API server refuses the object on create and update",
+				"admitted", "refused: "+a.Message, nil)
 		} else {
 			// What the object does once admitted is part of this finding, so that what it
 			// brings (a listener's attached route) is traced to it.
@@ -167,7 +171,8 @@ func (d *differ) admission() {
 					after += "; " + summarizeStatus(&d.after.Statuses[i])
 				}
 			}
-			d.add(AdmissionAllowed, a.Object, kind, p.Message, "the API server now admits the object", "refused: "+p.Message, after, nil)
+			d.add(AdmissionAllowed, a.Object, kind, p.Message, "the API server now admits the object", "refused: "+p.Message,
+				after, nil)
 		}
 	}
 	for _, a := range d.before.Admission {
@@ -203,7 +208,8 @@ func (d *differ) statuses() {
 	}
 	for _, sa := range d.after.Statuses {
 		if before[sa.Object] == nil && !d.refused[sa.Object] {
-			d.add(ObjectSeen, sa.Object, []string{sa.Object.Kind}, "", "newly processed: the object now gets a status and takes effect",
+			d.add(ObjectSeen, sa.Object, []string{sa.Object.Kind}, "",
+				"newly processed: the object now gets a status and takes effect",
 				"no status", summarizeStatus(&sa), nil, d.warningsAbout(sa.Object)...)
 		}
 	}
@@ -303,9 +309,11 @@ func (d *differ) conditions(ref resource.Ref, where string, before, after []resu
 		subjects := []string{ref.Kind, t}
 		switch {
 		case cb == nil:
-			d.add(ConditionAdded, ref, subjects, ca.Message, fmt.Sprintf("new condition %s=%s%s", t, ca.Status, at), "absent", condText(ca), nil)
+			d.add(ConditionAdded, ref, subjects, ca.Message, fmt.Sprintf("new condition %s=%s%s", t, ca.Status, at), "absent",
+				condText(ca), nil)
 		case ca == nil:
-			d.add(ConditionRemoved, ref, subjects, cb.Message, fmt.Sprintf("condition %s is no longer set%s", t, at), condText(cb), "absent", nil)
+			d.add(ConditionRemoved, ref, subjects, cb.Message, fmt.Sprintf("condition %s is no longer set%s", t, at),
+				condText(cb), "absent", nil)
 		case cb.Status != ca.Status:
 			change := ConditionChanged
 			summary := fmt.Sprintf("%s turns from %s to %s%s", t, cb.Status, ca.Status, at)
@@ -321,7 +329,9 @@ func (d *differ) conditions(ref resource.Ref, where string, before, after []resu
 			}
 			d.add(change, ref, subjects, text, summary, condText(cb), condText(ca), nil, cb.Message)
 		case cb.Reason != ca.Reason || cb.Message != ca.Message:
-			d.add(ConditionReworded, ref, subjects, ca.Message, fmt.Sprintf("condition %s keeps status %s with another reason or message%s", t, ca.Status, at), condText(cb), condText(ca), nil)
+			d.add(ConditionReworded, ref, subjects, ca.Message,
+				fmt.Sprintf("condition %s keeps status %s with another reason or message%s", t, ca.Status, at), condText(cb),
+				condText(ca), nil)
 		}
 	}
 }
@@ -351,7 +361,8 @@ func (d *differ) listeners(ref resource.Ref, before, after []result.ListenerStat
 		}
 		d.conditions(ref, "on listener "+lb.Name, lb.Conditions, la.Conditions)
 		if lb.AttachedRoutes != la.AttachedRoutes {
-			d.add(AttachedRoutes, ref, []string{ref.Kind}, "", fmt.Sprintf("listener %s: attached routes change from %d to %d", lb.Name, lb.AttachedRoutes, la.AttachedRoutes),
+			d.add(AttachedRoutes, ref, []string{ref.Kind}, "",
+				fmt.Sprintf("listener %s: attached routes change from %d to %d", lb.Name, lb.AttachedRoutes, la.AttachedRoutes),
 				fmt.Sprint(lb.AttachedRoutes), fmt.Sprint(la.AttachedRoutes), nil)
 		}
 	}
@@ -368,14 +379,16 @@ func (d *differ) parents(ref resource.Ref, before, after []result.ParentStatus) 
 		b[key] = true
 		pa := a[key]
 		if pa == nil {
-			d.add(ParentLost, ref, []string{ref.Kind}, "", "no longer attached to "+key, key+": "+condsText(pb.Conditions), "absent", nil, d.warningsAbout(ref)...)
+			d.add(ParentLost, ref, []string{ref.Kind}, "", "no longer attached to "+key, key+": "+condsText(pb.Conditions),
+				"absent", nil, d.warningsAbout(ref)...)
 			continue
 		}
 		d.conditions(ref, "on "+key, pb.Conditions, pa.Conditions)
 	}
 	for _, pa := range after {
 		if key := pa.Ref.String(); !b[key] {
-			d.add(ParentGained, ref, []string{ref.Kind}, "", "newly attached to "+key, "absent", key+": "+condsText(pa.Conditions), nil, d.warningsAbout(ref)...)
+			d.add(ParentGained, ref, []string{ref.Kind}, "", "newly attached to "+key, "absent",
+				key+": "+condsText(pa.Conditions), nil, d.warningsAbout(ref)...)
 		}
 	}
 }
@@ -419,7 +432,8 @@ func (d *differ) warnings() {
 // attached routes change takes the ID of the route that came or went. A new warning that
 // only repeats another finding of its object is dropped.
 func (d *differ) inherit() {
-	attach := map[Change]bool{ObjectUnseen: true, ObjectSeen: true, ParentLost: true, ParentGained: true, AdmissionAllowed: true}
+	attach := map[Change]bool{ObjectUnseen: true, ObjectSeen: true, ParentLost: true, ParentGained: true,
+		AdmissionAllowed: true}
 	for i := range d.findings {
 		f := &d.findings[i]
 		if f.ID != Unmapped || f.Change != AttachedRoutes {
@@ -440,8 +454,9 @@ func (d *differ) inherit() {
 	// Causes are what happens to objects (admission, statuses), not other xDS changes of
 	// theirs: a route whose JWT provider is renamed does not lose its routes for it.
 	causes := map[Change]bool{AdmissionRefused: true, AdmissionAllowed: true, ObjectUnseen: true, ObjectSeen: true,
-		ConditionLost: true, ConditionGained: true, ConditionChanged: true, ParentLost: true, ParentGained: true, AttachedRoutes: true,
-		PatchMissed: true, PatchHits: true} // a patch policy no longer Programmed because its operations miss
+		ConditionLost: true, ConditionGained: true, ConditionChanged: true, ParentLost: true, ParentGained: true,
+		AttachedRoutes: true,
+		PatchMissed:    true, PatchHits: true} // a patch policy no longer Programmed because its operations miss
 	cause := map[resource.Ref]Finding{}
 	for _, f := range d.findings {
 		if f.ID == Unmapped || !causes[f.Change] {

@@ -86,7 +86,8 @@ func (d *differ) patchedRateLimits(gone, born []*entity) ([]*entity, []*entity) 
 		var pair *entity
 		if b.kind == "RateLimit" {
 			for _, a := range born {
-				if !used[a] && a.kind == "RateLimit" && a.parent == b.parent && (isPrefix(a.parts, b.parts) || isPrefix(b.parts, a.parts)) {
+				if !used[a] && a.kind == "RateLimit" && a.parent == b.parent &&
+					(isPrefix(a.parts, b.parts) || isPrefix(b.parts, a.parts)) {
 					pair = a
 					break
 				}
@@ -168,11 +169,13 @@ func (d *differ) xds() {
 	for _, b := range gone {
 		if a := reconfigured[b.label()]; a != nil && b.kind == "HTTPFilter" && !paired[a] {
 			paired[a] = true
-			d.addEntity(ShapeChanged, b, []string{b.kind}, b.text+" "+a.text, fmt.Sprintf("HTTPFilter %s changes its config (%s)", a.name, a.where),
+			d.addEntity(ShapeChanged, b, []string{b.kind}, b.text+" "+a.text,
+				fmt.Sprintf("HTTPFilter %s changes its config (%s)", a.name, a.where),
 				"config "+b.shape, "config "+a.shape, &XDSRef{Type: b.res.typ, Before: b.res.name, After: a.res.name})
 			continue
 		}
-		d.addEntity(Removed, b, []string{b.kind}, b.text+" "+b.name, fmt.Sprintf("%s %s is no longer generated", b.kind, b.nameAt()),
+		d.addEntity(Removed, b, []string{b.kind}, b.text+" "+b.name,
+			fmt.Sprintf("%s %s is no longer generated", b.kind, b.nameAt()),
 			b.nameAt(), "absent", &XDSRef{Type: b.res.typ, Before: b.res.name, After: d.counterpart(ag, b)})
 	}
 	for _, a := range born {
@@ -234,7 +237,8 @@ func (d *differ) matched(bs, as []*entity) {
 			}
 			if a == nil {
 				if reportPresence[b.kind] {
-					d.addEntity(Removed, b, []string{b.kind}, b.text+" "+b.name, fmt.Sprintf("%s %s is no longer generated", b.kind, b.nameAt()),
+					d.addEntity(Removed, b, []string{b.kind}, b.text+" "+b.name,
+						fmt.Sprintf("%s %s is no longer generated", b.kind, b.nameAt()),
 						b.nameAt(), "absent", &XDSRef{Type: b.res.typ, Before: b.res.name})
 				}
 				continue

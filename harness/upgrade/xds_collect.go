@@ -30,7 +30,8 @@ import (
 // name, place and owners.
 
 func (d *differ) collect(r *result.Result) []*entity {
-	c := &collector{d: d, res: r, gwsAt: d.gatewaysByPort(), namedBy: map[string]resource.Ref{}, jwks: map[string]*entity{}}
+	c := &collector{d: d, res: r, gwsAt: d.gatewaysByPort(), namedBy: map[string]resource.Ref{},
+		jwks: map[string]*entity{}}
 	rcRefs := map[string][]string{} // route configuration name → filter chain identities
 	rcOwner := map[string]resource.Ref{}
 	for _, l := range r.XDS.Listeners {
@@ -85,7 +86,8 @@ func (d *differ) collect(r *result.Result) []*entity {
 		c.add(cent)
 		for i, t := range upstreamTLS(cl) {
 			c.add(&entity{kind: "UpstreamTLS", identity: fmt.Sprintf("%s tls#%d sni=%s", id, i, t.sni), name: cl.GetName(),
-				where: "SNI " + t.sni, place: id, shape: t.versions, owner: cowner, owners: cent.owners, ctx: cent.ctx, res: loc, parent: cent.key()})
+				where: "SNI " + t.sni, place: id, shape: t.versions, owner: cowner, owners: cent.owners, ctx: cent.ctx, res: loc,
+				parent: cent.key()})
 		}
 	}
 	for _, s := range r.XDS.Secrets {
@@ -101,7 +103,8 @@ func (d *differ) collect(r *result.Result) []*entity {
 			kind = "session_ticket_keys"
 		}
 		sent := &entity{kind: "Secret", identity: kind + " " + fp(cp), name: s.GetName(), text: s.GetName(),
-			res: xdsLoc{"Secret", s.GetName()}, owner: c.owner(s.GetName(), nil, resource.Ref{Kind: "Secret", Name: s.GetName()})}
+			res:   xdsLoc{"Secret", s.GetName()},
+			owner: c.owner(s.GetName(), nil, resource.Ref{Kind: "Secret", Name: s.GetName()})}
 		if s.GetName() == systemCASecret {
 			if ps := d.systemCAPolicies(); len(ps) > 0 {
 				sent.owner, sent.owners = ps[0], ps
@@ -155,7 +158,8 @@ func (c *collector) listener(l *listenerv3.Listener, rcRefs map[string][]string,
 		}
 		for _, nf := range fc.GetFilters() {
 			var hcm hcmv3.HttpConnectionManager
-			if nf.GetTypedConfig() == nil || !nf.GetTypedConfig().MessageIs(&hcm) || nf.GetTypedConfig().UnmarshalTo(&hcm) != nil {
+			if nf.GetTypedConfig() == nil || !nf.GetTypedConfig().MessageIs(&hcm) ||
+				nf.GetTypedConfig().UnmarshalTo(&hcm) != nil {
 				continue
 			}
 			// HTTP filter chains are named by the scheme (NAME-02); layer-4 chains are named
@@ -181,13 +185,15 @@ func (c *collector) listener(l *listenerv3.Listener, rcRefs map[string][]string,
 	}
 }
 
-func (c *collector) httpFilter(hf *hcmv3.HttpFilter, fcid, where string, owner resource.Ref, loc xdsLoc, parent string) {
+func (c *collector) httpFilter(hf *hcmv3.HttpFilter, fcid, where string, owner resource.Ref, loc xdsLoc,
+	parent string) {
 	a := hf.GetTypedConfig()
 	tu := a.GetTypeUrl()
 	msg := facts.Unpack(a)
 	fowner := c.owner(hf.GetName(), nil, owner)
 	conf := fpAny(a, msg)
-	fent := &entity{kind: "HTTPFilter", identity: fcid + " " + tu + " " + conf, name: hf.GetName(), where: where, place: fcid, shape: conf,
+	fent := &entity{kind: "HTTPFilter", identity: fcid + " " + tu + " " + conf, name: hf.GetName(), where: where,
+		place: fcid, shape: conf,
 		text: tu + " " + hf.GetName(), owner: fowner, res: loc, parent: parent}
 	c.attribute(fent, hf.GetName(), fowner, owner)
 	c.add(fent)
@@ -265,14 +271,16 @@ func (c *collector) routeConfig(rc *routev3.RouteConfiguration, refs []string, o
 		domains := append([]string(nil), vh.GetDomains()...)
 		sort.Strings(domains)
 		vhid := rcid + " domains=" + strings.Join(domains, ",")
-		vent := &entity{kind: "VirtualHost", identity: vhid, name: vh.GetName(), where: "route configuration " + rc.GetName(), place: rcid,
+		vent := &entity{kind: "VirtualHost", identity: vhid, name: vh.GetName(), where: "route configuration " + rc.GetName(),
+			place: rcid,
 			owner: owner, res: loc, parent: rent.key()}
 		c.add(vent)
 		for _, rt := range vh.GetRoutes() {
 			m := fp(rt.GetMatch())
 			rid := fmt.Sprintf("%s match=%s", vhid, m)
 			rowner := c.owner(rt.GetName(), metaOwners(rt.GetMetadata()), owner)
-			rtent := &entity{kind: "Route", identity: rid, name: rt.GetName(), where: "virtual host " + vh.GetName(), place: vhid,
+			rtent := &entity{kind: "Route", identity: rid, name: rt.GetName(), where: "virtual host " + vh.GetName(),
+				place: vhid,
 				shape: routeShape(rt), owner: rowner, res: loc, parent: vent.key()}
 			c.attribute(rtent, "", rowner, owner)
 			c.add(rtent)
@@ -284,8 +292,9 @@ func (c *collector) routeConfig(rc *routev3.RouteConfiguration, refs []string, o
 			}
 			patchers := c.rateLimitPatchers(rc.GetName(), rt)
 			for _, rl := range rt.GetRoute().GetRateLimits() {
-				e := &entity{kind: "RateLimit", identity: rid + " " + fp(rl), where: at + ": route.rateLimits", place: rid + " route.rateLimits",
-					text: "rate_limits", owner: rowner, res: loc, parent: rtent.key(), parts: actionParts(rl)}
+				e := &entity{kind: "RateLimit", identity: rid + " " + fp(rl), where: at + ": route.rateLimits",
+					place: rid + " route.rateLimits",
+					text:  "rate_limits", owner: rowner, res: loc, parent: rtent.key(), parts: actionParts(rl)}
 				ent(e, "")
 				if len(patchers) > 0 {
 					// Made by a patch, not by a policy: the patch is what to change.
@@ -315,7 +324,8 @@ func (c *collector) routeConfig(rc *routev3.RouteConfiguration, refs []string, o
 				case *ratelimitv3.RateLimitPerRoute:
 					for _, rl := range pm.GetRateLimits() {
 						ent(&entity{kind: "RateLimit", identity: rid + " " + fp(rl),
-							where: at + ": typedPerFilterConfig[" + k + "].rateLimits", place: rid + " typedPerFilterConfig " + tu, text: tu + " " + k,
+							where: at + ": typedPerFilterConfig[" + k + "].rateLimits", place: rid + " typedPerFilterConfig " + tu,
+							text:  tu + " " + k,
 							owner: rowner, res: loc, parent: rtent.key(), parts: actionParts(rl)}, k)
 					}
 				case *luav3.LuaPerRoute:

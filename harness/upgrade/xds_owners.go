@@ -139,7 +139,8 @@ func metaOwners(md *corev3.Metadata) []resource.Ref {
 	var out []resource.Ref
 	for _, v := range st.GetFields()["resources"].GetListValue().GetValues() {
 		f := v.GetStructValue().GetFields()
-		ref := resource.Ref{Kind: f["kind"].GetStringValue(), Namespace: f["namespace"].GetStringValue(), Name: f["name"].GetStringValue()}
+		ref := resource.Ref{Kind: f["kind"].GetStringValue(), Namespace: f["namespace"].GetStringValue(),
+			Name: f["name"].GetStringValue()}
 		if ref.Kind != "" && ref.Name != "" {
 			out = append(out, ref)
 		}

@@ -17,13 +17,15 @@ import (
 func TestSameBytesAsJSONToYAML(t *testing.T) {
 	docs := []string{
 		`{"b":1,"a":[1,-2,3.5,1e3,18446744073709551615,9223372036854775807,-9223372036854775808,0.1],"c":null,"d":{},"e":[]}`,
-		`{"s":["true","1","","null","a: b","- x","multi\nline\n","  lead","long ` + string(bytes.Repeat([]byte("word "), 40)) + `"]}`,
+		`{"s":["true","1","","null","a: b","- x","multi\nline\n","  lead","long ` + string(
+			bytes.Repeat([]byte("word "), 40)) + `"]}`,
 		`{"a10":1,"a9":2,"A":3,"_":4,"1":5,"10":6,"2":7}`,
 		`[{"x":{"y":[{"z":[]}]}},"é✓",false,true]`,
 		`"plain"`,
 		`{"yamlout-split-list-0":[{"a":[1,2,{"b":[3,4]}]},{"c":"yamlout-split-list-1"}],"d":[[1,2],[3,[4,5]]]}`,
 		`7`,
-		`{"a: b":{"c":[1]},"x\ny":{"z":{}},"k10":{"v":1},"k9":{"v":[{"w":"` + string(bytes.Repeat([]byte("long "), 30)) + `"}]},"":{"e":1}}`,
+		`{"a: b":{"c":[1]},"x\ny":{"z":{}},"k10":{"v":1},"k9":{"v":[{"w":"` + string(
+			bytes.Repeat([]byte("long "), 30)) + `"}]},"":{"e":1}}`,
 	}
 	// Every golden file is JSON the harness printed as YAML; convert it back and forth.
 	files, _ := filepath.Glob("../../golden/*/*/*/*.yaml")
@@ -113,7 +115,8 @@ func TestObjectMembers(t *testing.T) {
 // FuzzSameBytes holds the piecewise printer to JSONToYAML's bytes on any JSON document, with
 // every list split and every object printed member by member.
 func FuzzSameBytes(f *testing.F) {
-	for _, s := range []string{`{"a":[1,{"b":"c"}],"d":{"e":null}}`, `[{"x":{"y":[{"z":[]}]}}]`, `{"k10":1,"k9":{"":2}}`, `"s"`} {
+	for _, s := range []string{`{"a":[1,{"b":"c"}],"d":{"e":null}}`, `[{"x":{"y":[{"z":[]}]}}]`, `{"k10":1,"k9":{"":2}}`,
+		`"s"`} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, doc string) {
@@ -209,7 +212,8 @@ func TestMixedKeysDeterministic(t *testing.T) {
 			t.Fatalf("two runs differ:\n%s\n%s", first, again)
 		}
 	}
-	want := "a1b: 3\na2: 1\na19: 2\nissuer_1b: 4\nissuer_2a: 6\nissuer_19: 5\nx:\n  k1b:\n  - 1\n  k2a:\n  - 3\n  k19:\n  - 2\n"
+	want := "a1b: 3\na2: 1\na19: 2\nissuer_1b: 4\nissuer_2a: 6\nissuer_19: 5\nx:\n  k1b:\n  - 1\n  k2a:\n  - 3\n  k19:\n" +
+		"  - 2\n"
 	if string(first) != want {
 		t.Errorf("got\n%s\nwant\n%s", first, want)
 	}

@@ -127,7 +127,8 @@ func BenchmarkServeReload(b *testing.B) {
 		b.Fatal(err)
 	}
 	p, _ := profile.Get("v1.9")
-	src := xdsserver.FileSource{Path: file, Profile: p, Namespace: "default", Memo: &admission.Memo{}, Decoded: &resource.JSONCache{}}
+	src := xdsserver.FileSource{Path: file, Profile: p, Namespace: "default", Memo: &admission.Memo{},
+		Decoded: &resource.JSONCache{}}
 	ctx := b.Context()
 	s := xdsserver.New(ctx, xdsserver.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	l, err := src.Load()
@@ -142,7 +143,8 @@ func BenchmarkServeReload(b *testing.B) {
 	for b.Loop() {
 		// An edit: one route's path prefix, a new one each time.
 		i++
-		edited := bytes.Replace(original, []byte("name: r5, namespace: team5"), []byte(fmt.Sprintf("name: r5, namespace: team5, labels: {edit: e%d}", i)), 1)
+		edited := bytes.Replace(original, []byte("name: r5, namespace: team5"),
+			[]byte(fmt.Sprintf("name: r5, namespace: team5, labels: {edit: e%d}", i)), 1)
 		if err := os.WriteFile(file, edited, 0o644); err != nil {
 			b.Fatal(err)
 		}

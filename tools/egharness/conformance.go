@@ -66,12 +66,17 @@ Flags after -- are the suite's own (-conformance-profiles, -supported-features, 
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.impl, "impl", "reference", "the implementation: reference, exec:COMMAND or egctl@VERSION")
-	f.StringVar(&o.peersDir, "peers-dir", "", "the `DIR` make peers installed egctl into (default $EGHARNESS_PEERS, else peers/)")
+	f.StringVar(&o.peersDir, "peers-dir", "",
+		"the `DIR` make peers installed egctl into (default $EGHARNESS_PEERS, else peers/)")
 	f.StringVar(&o.envoy, "envoy", "", "the Envoy `BINARY` (default $EGHARNESS_ENVOY, else make envoy's install)")
-	f.StringVar(&o.echoBasic, "echo-basic", "", "the suite's echo-basic `BINARY` every Pod runs (default make echo-basic's build, "+echoBasicPath+")")
-	f.BoolVar(&o.noEnvoy, "no-envoy", false, "no Envoy: the route checker answers plain HTTP requests (statuses and plain routing only)")
-	f.StringVar(&o.profiles, "profile", string(suite.GatewayHTTPConformanceProfileName), "the conformance `PROFILES` to run and report, comma-separated (GATEWAY-HTTP, GATEWAY-TLS, GATEWAY-GRPC...)")
-	f.StringVar(&o.features, "supported-features", "", "the features the implementation supports, comma-separated (default: those EG v1.9 declares)")
+	f.StringVar(&o.echoBasic, "echo-basic", "",
+		"the suite's echo-basic `BINARY` every Pod runs (default make echo-basic's build, "+echoBasicPath+")")
+	f.BoolVar(&o.noEnvoy, "no-envoy", false,
+		"no Envoy: the route checker answers plain HTTP requests (statuses and plain routing only)")
+	f.StringVar(&o.profiles, "profile", string(suite.GatewayHTTPConformanceProfileName),
+		"the conformance `PROFILES` to run and report, comma-separated (GATEWAY-HTTP, GATEWAY-TLS, GATEWAY-GRPC...)")
+	f.StringVar(&o.features, "supported-features", "",
+		"the features the implementation supports, comma-separated (default: those EG v1.9 declares)")
 	f.StringVar(&o.exempt, "exempt-features", "", "features left out of the supported ones, comma-separated")
 	f.StringVar(&o.runTest, "run-test", "", "run only the test of this short `NAME` (HTTPRouteSimpleSameNamespace...)")
 	f.StringVar(&o.skipTests, "skip-tests", "", "tests to skip, comma-separated short names")
@@ -185,10 +190,13 @@ func findEchoBasic(explicit, dir string) (string, error) {
 			if _, err := os.Stat(p); err == nil {
 				return p, nil
 			}
-			return "", fmt.Errorf("no echo-basic backend: %s is not built (run `make echo-basic`) and --echo-basic is not set", p)
+			return "", fmt.Errorf("no echo-basic backend: %s is not built (run `make echo-basic`) and --echo-basic is not set",
+				p)
 		}
 		if filepath.Dir(d) == d {
-			return "", fmt.Errorf("no echo-basic backend: --echo-basic is not set and no repository root (go.mod) above %s holds %s", dir, echoBasicPath)
+			return "", fmt.Errorf(
+				"no echo-basic backend: --echo-basic is not set and no repository root (go.mod) above %s holds %s", dir,
+				echoBasicPath)
 		}
 	}
 }

@@ -66,7 +66,9 @@ func newCoverageCmd() *cobra.Command {
 			}
 			tw.Flush()
 			printLoadErrors(w, set)
-			fmt.Fprintf(w, "\n%d of %d behavior IDs covered by assertion, %d only by goldens, %d only by labels, %d not at all\n", c.Covered(), c.Total, len(c.GoldenOnly), len(c.LabelOnly), len(c.Uncovered))
+			fmt.Fprintf(w,
+				"\n%d of %d behavior IDs covered by assertion, %d only by goldens, %d only by labels, %d not at all\n", c.Covered(),
+				c.Total, len(c.GoldenOnly), len(c.LabelOnly), len(c.Uncovered))
 			if len(set.Errors) > 0 {
 				return &exitError{code: exitBad, err: fmt.Errorf("%d scenario file(s) could not be loaded", len(set.Errors))}
 			}

@@ -91,7 +91,8 @@ func crdSetOf(name string) (*crds.Set, error) {
 	if p, err := profile.Get(name); err == nil {
 		release = p.CRDRelease()
 	} else if strings.Count(name, ".") != 2 {
-		return nil, fmt.Errorf("%q is neither a profile (%s) nor an EG release such as v1.8.0", name, strings.Join(profile.Names(), ", "))
+		return nil, fmt.Errorf("%q is neither a profile (%s) nor an EG release such as v1.8.0", name,
+			strings.Join(profile.Names(), ", "))
 	}
 	return crds.ForRelease(release)
 }

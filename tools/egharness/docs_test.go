@@ -47,7 +47,8 @@ func TestDocSamples(t *testing.T) {
 				return m
 			}
 			if sub[2] != want && !*updateDocs {
-				t.Errorf("%s: the sample of `egharness %s` is stale (run make docs):\n--- in the file\n%s\n--- the tool prints\n%s", file, sub[1], sub[2], want)
+				t.Errorf("%s: the sample of `egharness %s` is stale (run make docs):\n--- in the file\n%s\n--- the tool prints\n%s",
+					file, sub[1], sub[2], want)
 			}
 			return "<!-- sample: " + sub[1] + " -->\n" + want + "<!-- sample:end -->"
 		})

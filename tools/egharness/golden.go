@@ -119,6 +119,7 @@ commit: a golden is a claim about EG's behavior. --update is refused when CI is 
 		},
 	}
 	cmd.Flags().BoolVar(&update, "update", false, "rewrite the golden files")
-	cmd.Flags().BoolVar(&summary, "summary", false, "print the summaries (summary.txt) of the scenarios given instead of checking")
+	cmd.Flags().BoolVar(&summary, "summary", false,
+		"print the summaries (summary.txt) of the scenarios given instead of checking")
 	return cmd
 }

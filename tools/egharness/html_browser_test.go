@@ -78,7 +78,8 @@ document.body.appendChild(out);
 		t.Errorf("the viewport is %d px wide, want about %d", cw, width)
 	}
 	if sw > cw {
-		t.Errorf("the page overflows sideways at %d px: scrollWidth %d > clientWidth %d; wider elements:\n%s", width, sw, cw, html.UnescapeString(m[3]))
+		t.Errorf("the page overflows sideways at %d px: scrollWidth %d > clientWidth %d; wider elements:\n%s", width, sw, cw,
+			html.UnescapeString(m[3]))
 	}
 	text := html.UnescapeString(dom)
 	for _, f := range doc.Findings {

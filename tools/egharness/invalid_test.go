@@ -61,7 +61,8 @@ func TestTranslateInvalidInputs(t *testing.T) {
 				if code != 0 || json.Unmarshal([]byte(stdout), &out) != nil {
 					t.Fatalf("exit %d (%q), output %.300s: want the translation with a refusal", code, msg, stdout)
 				}
-				if len(out.Admission) != 1 || out.Admission[0].Allowed || out.Admission[0].Message != strings.TrimRight(string(refused), "\n") {
+				if len(out.Admission) != 1 || out.Admission[0].Allowed ||
+					out.Admission[0].Message != strings.TrimRight(string(refused), "\n") {
 					t.Errorf("admission %+v, want one refusal:\n%s", out.Admission, refused)
 				}
 				return
@@ -111,10 +112,12 @@ func TestTranslateLimitFlags(t *testing.T) {
 		want string
 	}{
 		{[]string{"--max-objects", "2"}, "<stdin>:10: object 3 is over the object limit of 2 (raise it with --max-objects)"},
-		{[]string{"--max-file-size", "64B"}, "<stdin>: the file is over the file size limit of 64 bytes (raise it with --max-file-size)"},
-		{[]string{"--max-depth", "1"}, "<stdin>:4: mappings and sequences nest deeper than the depth limit of 1 level (raise it with --max-depth)\n" +
-			"<stdin>:8: mappings and sequences nest deeper than the depth limit of 1 level (raise it with --max-depth)\n" +
-			"<stdin>:12: mappings and sequences nest deeper than the depth limit of 1 level (raise it with --max-depth)"},
+		{[]string{"--max-file-size", "64B"},
+			"<stdin>: the file is over the file size limit of 64 bytes (raise it with --max-file-size)"},
+		{[]string{"--max-depth", "1"},
+			"<stdin>:4: mappings and sequences nest deeper than the depth limit of 1 level (raise it with --max-depth)\n" +
+				"<stdin>:8: mappings and sequences nest deeper than the depth limit of 1 level (raise it with --max-depth)\n" +
+				"<stdin>:12: mappings and sequences nest deeper than the depth limit of 1 level (raise it with --max-depth)"},
 	}
 	for _, tt := range tests {
 		code, _, msg := execute(t, input, append([]string{"translate", "-f", "-"}, tt.args...)...)
@@ -123,14 +126,17 @@ func TestTranslateLimitFlags(t *testing.T) {
 		}
 	}
 	// The same input within its limits translates.
-	if code, out, msg := execute(t, input, "translate", "-f", "-", "--max-objects", "3", "--max-file-size", "1KiB", "--max-depth", "2"); code != 0 || out == "" {
+	if code, out, msg := execute(t, input, "translate", "-f", "-", "--max-objects", "3", "--max-file-size", "1KiB",
+		"--max-depth", "2"); code != 0 || out == "" {
 		t.Errorf("within limits: exit %d, message %q", code, msg)
 	}
 	// -1 lifts a limit.
-	if code, _, msg := execute(t, input, "translate", "-f", "-", "--max-objects", "-1", "--max-file-size", "-1"); code != 0 {
+	if code, _, msg := execute(t, input, "translate", "-f", "-", "--max-objects", "-1", "--max-file-size",
+		"-1"); code != 0 {
 		t.Errorf("no limits: exit %d, message %q", code, msg)
 	}
-	if code, _, msg := execute(t, input, "translate", "-f", "-", "--max-file-size", "lots"); code != exitBad || !strings.Contains(msg, `size "lots"`) {
+	if code, _, msg := execute(t, input, "translate", "-f", "-", "--max-file-size", "lots"); code != exitBad ||
+		!strings.Contains(msg, `size "lots"`) {
 		t.Errorf("bad size: exit %d, message %q", code, msg)
 	}
 }
@@ -138,7 +144,9 @@ func TestTranslateLimitFlags(t *testing.T) {
 func TestTranslateAliasFlag(t *testing.T) {
 	input := "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  a: &a \"0123456789\"\n  b: *a\n  c: *a\n"
 	code, _, msg := execute(t, input, "translate", "-f", "-", "--max-alias-expansion", "20")
-	if want := "<stdin>:7: YAML aliases expand past the alias expansion limit of 20 bytes (raise it with --max-alias-expansion)"; code != exitBad || msg != want {
+	if want := "<stdin>:7: YAML aliases expand past the alias expansion limit of 20 bytes (raise " +
+		"it with --max-alias-expansion)"; code != exitBad ||
+		msg != want {
 		t.Errorf("exit %d, message %q, want %q", code, msg, want)
 	}
 	if code, _, msg := execute(t, input, "translate", "-f", "-"); code != 0 {
@@ -159,7 +167,8 @@ func TestRunSkipsInvalidUnlessNamed(t *testing.T) {
 		t.Errorf("run scenarios/invalid: exit %d\n%s", code, out)
 	}
 	code, out, _ = execute(t, "", "run", "--max-depth", "3", "scenarios/routing/weighted-canary.yaml")
-	if code != exitBad || !strings.Contains(out, "nest deeper than the depth limit of 3 levels (raise it with --max-depth)") {
+	if code != exitBad ||
+		!strings.Contains(out, "nest deeper than the depth limit of 3 levels (raise it with --max-depth)") {
 		t.Errorf("run --max-depth 3: exit %d\n%s", code, out)
 	}
 }
@@ -174,7 +183,9 @@ func TestTranslateRefusesFIFO(t *testing.T) {
 	go func() {
 		defer close(done)
 		code, _, msg := execute(t, "", "translate", "-f", fifo)
-		if want := fifo + ": is a named pipe (FIFO); only regular files are read (to read a pipe or a command's output, give it on standard input with -f -)"; code != exitBad || msg != want {
+		if want := fifo + ": is a named pipe (FIFO); only regular files are read (to read a pipe or a command's output, " +
+			"give it on standard input with -f -)"; code != exitBad ||
+			msg != want {
 			t.Errorf("exit %d, %q\nwant 2, %q", code, msg, want)
 		}
 	}()

@@ -11,8 +11,10 @@ func addLimitFlags(f *pflag.FlagSet) *resource.Limits {
 	l := resource.Limits{}.Resolved()
 	f.Var((*sizeFlag)(&l.MaxFileSize), "max-file-size", "largest input file read (e.g. 64MiB; -1: no limit)")
 	f.IntVar(&l.MaxObjects, "max-objects", l.MaxObjects, "most objects (YAML documents) in one file (-1: no limit)")
-	f.IntVar(&l.MaxDepth, "max-depth", l.MaxDepth, "deepest nesting of mappings and sequences in one document (-1: no limit)")
-	f.Var((*sizeFlag)(&l.MaxAliasExpansion), "max-alias-expansion", "most bytes YAML aliases may add to a file once expanded (-1: no limit)")
+	f.IntVar(&l.MaxDepth, "max-depth", l.MaxDepth,
+		"deepest nesting of mappings and sequences in one document (-1: no limit)")
+	f.Var((*sizeFlag)(&l.MaxAliasExpansion), "max-alias-expansion",
+		"most bytes YAML aliases may add to a file once expanded (-1: no limit)")
 	return &l
 }
 

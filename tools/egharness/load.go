@@ -53,7 +53,9 @@ func findProject(paths []string) (project, error) {
 				return project{}, err
 			}
 			if root != "" && r != root {
-				return project{}, badInput("%s and %s belong to two projects (%s and %s); run them apart or set --root", paths[0], p, display(root), display(r))
+				return project{},
+					badInput("%s and %s belong to two projects (%s and %s); run them apart or set --root", paths[0], p, display(root),
+						display(r))
 			}
 			root = r
 		}
@@ -64,10 +66,15 @@ func findProject(paths []string) (project, error) {
 		}
 		root = upTo(wd, func(d string) bool { return isDir(filepath.Join(d, scenariosDir)) })
 		if root == "" {
-			return project{}, badInput("no %s/ folder in %s or above it: run from inside an egharness project, name scenario files or folders, or set --root", scenariosDir, wd)
+			return project{},
+				badInput(
+					"no %s/ folder in %s or above it: run from inside an egharness project, name scenario "+
+						"files or folders, or set --root",
+					scenariosDir, wd)
 		}
 	}
-	return project{root: display(root), scenarios: display(filepath.Join(root, scenariosDir)), golden: display(filepath.Join(root, goldenDir))}, nil
+	return project{root: display(root), scenarios: display(filepath.Join(root, scenariosDir)),
+		golden: display(filepath.Join(root, goldenDir))}, nil
 }
 
 // rootOf finds the project root of one scenario path.
@@ -145,7 +152,9 @@ func loadScenarios(paths []string, limits resource.Limits) (*catalog.Catalog, *s
 		return nil, nil, proj, badInput("%v", err)
 	}
 	if len(set.Scenarios) == 0 && len(set.Errors) == 0 {
-		return nil, nil, proj, badInput("no scenario files in %s (a scenario is a .yaml file; folders named %s are skipped unless named)", strings.Join(load, ", "), scenario.InvalidDir)
+		return nil, nil, proj,
+			badInput("no scenario files in %s (a scenario is a .yaml file; folders named %s are skipped unless named)",
+				strings.Join(load, ", "), scenario.InvalidDir)
 	}
 	return cat, set, proj, nil
 }
@@ -189,7 +198,8 @@ func selectJobs(set *scenario.Set, ro runner.Options) ([]runner.Job, error) {
 	case len(none) > 0:
 		return nil, badInput("nothing to run: %s matches none of the %s", strings.Join(none, " and "), n)
 	case len(all) > 0:
-		return nil, badInput("nothing to run: %s match no scenario together (each matches some of the %s)", strings.Join(all, " and "), n)
+		return nil, badInput("nothing to run: %s match no scenario together (each matches some of the %s)",
+			strings.Join(all, " and "), n)
 	}
 	return nil, badInput("nothing to run: the %s have no profile to run", n)
 }

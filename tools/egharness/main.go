@@ -68,7 +68,9 @@ interrupted by SIGINT/SIGTERM.`,
 		Version:       versionText(),
 	}
 	root.SetVersionTemplate("{{.Version}}")
-	root.PersistentFlags().StringVar(&rootFlag, "root", "", "the project root: the `DIR` holding scenarios/ and golden/ (default: found from the scenario paths, else from the current folder upwards)")
+	root.PersistentFlags().StringVar(&rootFlag, "root", "",
+		"the project root: the `DIR` holding scenarios/ and golden/ (default: found from the scenario paths, else "+
+			"from the current folder upwards)")
 	root.AddCommand(newRunCmd(), newTranslateCmd(), newGoldenCmd(), newCoverageCmd())
 	root.AddCommand(newReportCmd(), newAdaptEgctlCmd())
 	root.AddCommand(newUpgradeCheckCmd(), newCRDDiffCmd())

@@ -14,7 +14,8 @@ func TestRunEmptySelection(t *testing.T) {
 		want string
 	}{
 		{[]string{"--label", "no-such-label"}, "nothing to run: --label no-such-label matches none of the "},
-		{[]string{"--label", "lua", "--focus", "TLS-01"}, "nothing to run: --label lua and --focus TLS-01 match no scenario together"},
+		{[]string{"--label", "lua", "--focus", "TLS-01"},
+			"nothing to run: --label lua and --focus TLS-01 match no scenario together"},
 		{[]string{"--focus", "NOPE-99"}, "--focus NOPE-99: no such behavior ID"},
 		{[]string{emptyScenarios(t)}, "no scenario files in "},
 		{[]string{t.TempDir()}, ": no project root above it (a folder holding scenarios/); set --root"},
@@ -136,7 +137,8 @@ func TestGoldenFolderFollowsPathAndSummary(t *testing.T) {
 	if err != nil {
 		t.Fatalf("no summary where the path leads: %v", err)
 	}
-	if !strings.Contains(string(summary), "prefix /, header env = \"canary\" -> cluster httproute/default/checkout/rule/1\n") {
+	if !strings.Contains(string(summary),
+		"prefix /, header env = \"canary\" -> cluster httproute/default/checkout/rule/1\n") {
 		t.Errorf("summary.txt:\n%s", summary)
 	}
 	code, out, msg := execute(t, "", "golden", "--summary", deep)

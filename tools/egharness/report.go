@@ -63,7 +63,8 @@ Exit codes as for run: 1 when a scenario failed (the report is still written).`,
 			if opts.into != "" && opts.format != "agreement" {
 				return badInput("--into applies to --format agreement")
 			}
-			im, err := openImpl(opts.impl, opts.caps, opts.profiles, impl.Options{Limits: *opts.limits, PeersDir: opts.peersDir, Timeout: opts.execTimeout})
+			im, err := openImpl(opts.impl, opts.caps, opts.profiles,
+				impl.Options{Limits: *opts.limits, PeersDir: opts.peersDir, Timeout: opts.execTimeout})
 			if err != nil {
 				return err
 			}
@@ -85,7 +86,8 @@ Exit codes as for run: 1 when a scenario failed (the report is still written).`,
 			if err != nil {
 				return err
 			}
-			ro := runner.Options{Impl: im, Profiles: opts.profiles, Labels: opts.labels, Focus: opts.focus, Parallel: opts.parallel, GoldenRoot: proj.golden}
+			ro := runner.Options{Impl: im, Profiles: opts.profiles, Labels: opts.labels, Focus: opts.focus,
+				Parallel: opts.parallel, GoldenRoot: proj.golden}
 			for _, id := range opts.focus {
 				if cat.Get(id) == nil {
 					return badInput("--focus %s: no such behavior ID", id)
@@ -137,7 +139,8 @@ Exit codes as for run: 1 when a scenario failed (the report is still written).`,
 				}
 			}
 			if failed > 0 {
-				return &exitError{code: exitFail, err: fmt.Errorf("%d of %d scenario runs failed (see the report)", failed, len(outcomes))}
+				return &exitError{code: exitFail,
+					err: fmt.Errorf("%d of %d scenario runs failed (see the report)", failed, len(outcomes))}
 			}
 			return nil
 		},
@@ -145,17 +148,21 @@ Exit codes as for run: 1 when a scenario failed (the report is still written).`,
 	f := cmd.Flags()
 	f.StringVar(&opts.format, "format", "", "conformance, junit or agreement (required)")
 	f.StringVar(&opts.impl, "impl", "reference", "implementation to test: reference, exec:COMMAND, egctl@VERSION")
-	f.StringSliceVar(&opts.caps, "impl-capabilities", nil, "what an exec: implementation does not produce: no-admission, no-secrets, no-warnings")
-	f.StringVar(&opts.peersDir, "peers-dir", "", "the `DIR` make peers installed egctl into (default $EGHARNESS_PEERS, else peers/)")
+	f.StringSliceVar(&opts.caps, "impl-capabilities", nil,
+		"what an exec: implementation does not produce: no-admission, no-secrets, no-warnings")
+	f.StringVar(&opts.peersDir, "peers-dir", "",
+		"the `DIR` make peers installed egctl into (default $EGHARNESS_PEERS, else peers/)")
 	f.StringVarP(&opts.output, "output", "o", "", "write the report to this file (default: standard output)")
 	f.StringVar(&opts.into, "into", "", "agreement: replace the table between the agreement markers of this Markdown file")
 	f.StringVar(&opts.date, "date", "", "conformance: the report's date (RFC 3339; default: now)")
-	f.StringVar(&opts.envoy, "envoy", "", "also serve each scenario to the real Envoy binary at `PATH` and report its outcome (default $"+envoytier.EnvVar+")")
+	f.StringVar(&opts.envoy, "envoy", "",
+		"also serve each scenario to the real Envoy binary at `PATH` and report its outcome (default $"+envoytier.EnvVar+")")
 	f.StringSliceVar(&opts.profiles, "profile", nil, "only these profiles ("+strings.Join(profile.Names(), ", ")+")")
 	f.StringSliceVar(&opts.labels, "label", nil, "only scenarios with one of these labels or areas")
 	f.StringSliceVar(&opts.focus, "focus", nil, "only scenarios covering one of these behavior IDs")
 	f.IntVar(&opts.parallel, "parallel", 0, "scenarios run at once (default: number of CPUs)")
-	f.DurationVar(&opts.execTimeout, "exec-timeout", time.Minute, "how long one translation by an exec: or egctl@ implementation may take")
+	f.DurationVar(&opts.execTimeout, "exec-timeout", time.Minute,
+		"how long one translation by an exec: or egctl@ implementation may take")
 	f.StringVar(&opts.meta.Organization, "organization", "", "conformance: the implementation's organization")
 	f.StringVar(&opts.meta.Project, "project", "", "conformance: the implementation's project")
 	f.StringVar(&opts.meta.URL, "url", "", "conformance: the implementation's URL")
@@ -168,13 +175,15 @@ Exit codes as for run: 1 when a scenario failed (the report is still written).`,
 
 // implementationMeta fills what the flags leave empty from what the harness knows of im.
 func implementationMeta(im impl.Implementation, set report.Implementation) report.Implementation {
-	def := report.Implementation{Organization: "egharness", Project: im.Name(), URL: "https://github.com/egharness/egharness",
+	def := report.Implementation{Organization: "egharness", Project: im.Name(),
+		URL:     "https://github.com/egharness/egharness",
 		Version: "unknown", Contact: []string{"https://github.com/egharness/egharness/issues"}}
 	switch x := im.(type) {
 	case impl.Reference:
 		def.Project, def.Version = "egharness reference translator", "EG v1.9 profile"
 	case *impl.Egctl:
-		def = report.Implementation{Organization: "envoyproxy", Project: "gateway (egctl x translate)", URL: "https://github.com/envoyproxy/gateway",
+		def = report.Implementation{Organization: "envoyproxy", Project: "gateway (egctl x translate)",
+			URL:     "https://github.com/envoyproxy/gateway",
 			Version: x.Version, Contact: []string{"https://github.com/envoyproxy/gateway/issues"}}
 	}
 	if set.Organization != "" {

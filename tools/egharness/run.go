@@ -64,7 +64,8 @@ finished are printed, and the exit status is 130 (SIGINT) or 143 (SIGTERM).`,
   egharness run --impl "exec:./my-adapter" --exec-timeout 10s
   egharness run --envoy peers/envoy/envoy/_bin/envoy -v`,
 		RunE: func(cmd *cobra.Command, paths []string) error {
-			im, err := openImpl(opts.impl, opts.caps, opts.profiles, impl.Options{Limits: *opts.limits, PeersDir: opts.peersDir, Timeout: opts.execTimeout})
+			im, err := openImpl(opts.impl, opts.caps, opts.profiles,
+				impl.Options{Limits: *opts.limits, PeersDir: opts.peersDir, Timeout: opts.execTimeout})
 			if err != nil {
 				return err
 			}
@@ -72,7 +73,8 @@ finished are printed, and the exit status is 130 (SIGINT) or 143 (SIGTERM).`,
 			if err != nil {
 				return err
 			}
-			ro := runner.Options{Impl: im, Profiles: opts.profiles, Labels: opts.labels, Focus: opts.focus, Parallel: opts.parallel}
+			ro := runner.Options{Impl: im, Profiles: opts.profiles, Labels: opts.labels, Focus: opts.focus,
+				Parallel: opts.parallel}
 			if !opts.noGolden {
 				ro.GoldenRoot = proj.golden
 			}
@@ -105,14 +107,16 @@ finished are printed, and the exit status is 130 (SIGINT) or 143 (SIGTERM).`,
 			w := cmd.OutOrStdout()
 			sig := interrupted()
 			if sig != nil {
-				fmt.Fprintf(w, "Interrupted by %s: %d of %d scenario runs finished; the results below are theirs.\n\n", signalName(sig), len(outcomes), len(jobs))
+				fmt.Fprintf(w, "Interrupted by %s: %d of %d scenario runs finished; the results below are theirs.\n\n",
+					signalName(sig), len(outcomes), len(jobs))
 			} else if envoyErr != nil {
 				return &exitError{code: exitFail, err: envoyErr}
 			}
 			failed := printOutcomes(w, outcomes)
 			printLoadErrors(w, set)
 			done := ran(outcomes)
-			printCoverageSummary(w, runner.CoverageOf(cat, done, goldenIn(proj.golden)), len(paths) > 0 || len(done) < len(set.Scenarios))
+			printCoverageSummary(w, runner.CoverageOf(cat, done, goldenIn(proj.golden)), len(paths) > 0 ||
+				len(done) < len(set.Scenarios))
 			if envoySummary != "" {
 				fmt.Fprintf(w, "\n%s\n", envoySummary)
 			}
@@ -123,13 +127,15 @@ finished are printed, and the exit status is 130 (SIGINT) or 143 (SIGTERM).`,
 				}
 			}
 			if skipped > 0 {
-				fmt.Fprintf(w, "\n%d passed, %d failed, %d skipped\n", len(outcomes)-failed-skipped, failed+len(set.Errors), skipped)
+				fmt.Fprintf(w, "\n%d passed, %d failed, %d skipped\n", len(outcomes)-failed-skipped, failed+len(set.Errors),
+					skipped)
 			} else {
 				fmt.Fprintf(w, "\n%d passed, %d failed\n", len(outcomes)-failed, failed+len(set.Errors))
 			}
 			switch {
 			case sig != nil:
-				return &exitError{code: signalExit(sig), err: fmt.Errorf("interrupted by %s after %d of %d scenario runs", signalName(sig), len(outcomes), len(jobs))}
+				return &exitError{code: signalExit(sig),
+					err: fmt.Errorf("interrupted by %s after %d of %d scenario runs", signalName(sig), len(outcomes), len(jobs))}
 			case len(set.Errors) > 0:
 				return &exitError{code: exitBad, err: fmt.Errorf("%d scenario file(s) could not be loaded", len(set.Errors))}
 			case failed > 0:
@@ -140,16 +146,21 @@ finished are printed, and the exit status is 130 (SIGINT) or 143 (SIGTERM).`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&opts.impl, "impl", "reference", "implementation to test: reference, exec:COMMAND, egctl@VERSION")
-	f.StringSliceVar(&opts.caps, "impl-capabilities", nil, "what an exec: implementation does not produce: no-admission, no-secrets, no-warnings")
-	f.StringVar(&opts.peersDir, "peers-dir", "", "the `DIR` make peers installed egctl into (default $EGHARNESS_PEERS, else peers/)")
+	f.StringSliceVar(&opts.caps, "impl-capabilities", nil,
+		"what an exec: implementation does not produce: no-admission, no-secrets, no-warnings")
+	f.StringVar(&opts.peersDir, "peers-dir", "",
+		"the `DIR` make peers installed egctl into (default $EGHARNESS_PEERS, else peers/)")
 	f.StringSliceVar(&opts.profiles, "profile", nil, "only these profiles ("+strings.Join(profile.Names(), ", ")+")")
 	f.StringSliceVar(&opts.labels, "label", nil, "only scenarios with one of these labels or areas")
 	f.StringSliceVar(&opts.focus, "focus", nil, "only scenarios covering one of these behavior IDs")
 	f.IntVar(&opts.parallel, "parallel", 0, "scenarios run at once (default: number of CPUs)")
 	f.BoolVarP(&opts.verbose, "verbose", "v", false, "print each scenario as it finishes")
 	f.BoolVar(&opts.noGolden, "no-golden", false, "skip golden file checks")
-	f.DurationVar(&opts.execTimeout, "exec-timeout", time.Minute, "how long one translation by an exec: or egctl@ implementation may take")
-	f.StringVar(&opts.envoy, "envoy", "", "after the offline checks, serve each scenario to the real Envoy binary at `PATH` and replay its traffic (default $"+envoytier.EnvVar+"; make envoy installs one in peers/envoy)")
+	f.DurationVar(&opts.execTimeout, "exec-timeout", time.Minute,
+		"how long one translation by an exec: or egctl@ implementation may take")
+	f.StringVar(&opts.envoy, "envoy", "",
+		"after the offline checks, serve each scenario to the real Envoy binary at `PATH` and "+
+			"replay its traffic (default $"+envoytier.EnvVar+"; make envoy installs one in peers/envoy)")
 	opts.limits = addLimitFlags(f)
 	return cmd
 }
@@ -177,7 +188,8 @@ func printOutcomes(w io.Writer, outcomes []*runner.Outcome) int {
 		if !o.Passed() {
 			failed++
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", o.Scenario.Name, o.Scenario.Area, o.Profile, verdict(o), strings.Join(o.Scenario.Covers, ","))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", o.Scenario.Name, o.Scenario.Area, o.Profile, verdict(o),
+			strings.Join(o.Scenario.Covers, ","))
 	}
 	tw.Flush()
 	printSkipsAndDivergences(w, outcomes)
@@ -239,7 +251,8 @@ func printCoverageSummary(w io.Writer, c runner.Coverage, partial bool) {
 	if partial {
 		of = " of the scenarios selected"
 	}
-	fmt.Fprintf(w, "\nBehavior coverage%s: %d of %d IDs covered by assertion (%d named in covers)\n", of, c.Covered(), c.Total, c.Labelled())
+	fmt.Fprintf(w, "\nBehavior coverage%s: %d of %d IDs covered by assertion (%d named in covers)\n", of, c.Covered(),
+		c.Total, c.Labelled())
 	if len(c.GoldenOnly) > 0 {
 		fmt.Fprintf(w, "Covered only by goldens (%d): %s\n", len(c.GoldenOnly), strings.Join(c.GoldenOnly, " "))
 	}
@@ -289,7 +302,8 @@ func envoyFor(flag string, im impl.Implementation, root string) (string, error) 
 	return found, nil
 }
 
-func runEnvoyTier(ctx context.Context, bin string, outcomes []*runner.Outcome, verbose bool, progress io.Writer) (string, error) {
+func runEnvoyTier(ctx context.Context, bin string, outcomes []*runner.Outcome, verbose bool,
+	progress io.Writer) (string, error) {
 	tier, err := envoytier.Start(ctx, envoytier.Options{Envoy: bin})
 	if err != nil {
 		return "", fmt.Errorf("real Envoy tier: %w", err)
@@ -304,7 +318,8 @@ func runEnvoyTier(ctx context.Context, bin string, outcomes []*runner.Outcome, v
 		outs = append(outs, eo)
 		o.Envoy = eo.Describe(true)
 		if verbose {
-			fmt.Fprintf(progress, "[envoy %d/%d %s] %s\n", i+1, len(outcomes), eo.Duration.Round(time.Millisecond), eo.Describe(true))
+			fmt.Fprintf(progress, "[envoy %d/%d %s] %s\n", i+1, len(outcomes), eo.Duration.Round(time.Millisecond),
+				eo.Describe(true))
 		}
 		if !eo.Passed() {
 			o.Failures = append(o.Failures, check.Failure{Check: "envoy", Msg: eo.Describe(false)})

@@ -37,7 +37,8 @@ func newServeCmd() *cobra.Command {
 	var o serveOptions
 	var limits *resource.Limits
 	cmd := &cobra.Command{
-		Use:   "serve -f FILE | --scenario NAME [--profile P] [--watch] [--xds-addr 127.0.0.1:18000] [--admin-addr 127.0.0.1:19080]",
+		Use: "serve -f FILE | --scenario NAME [--profile P] [--watch] [--xds-addr 127.0.0.1:18000] " +
+			"[--admin-addr 127.0.0.1:19080]",
 		Short: "Serve the reference translation as xDS (ADS) to real Envoy proxies, with a management API",
 		Long: `serve translates a file of Kubernetes objects (-f, as translate reads them) or one
 scenario (--scenario NAME, found under --scenarios) and serves the xDS over gRPC: the
@@ -70,12 +71,17 @@ gracefully: the management API finishes its requests, xDS streams get 5 seconds.
 	f := cmd.Flags()
 	f.StringVarP(&o.file, "file", "f", "", "objects to serve (multi-document YAML)")
 	f.StringVar(&o.scenarioName, "scenario", "", "serve this scenario (by name)")
-	f.StringVar(&o.scenarioDir, "scenarios", "", "the scenarios folder --scenario looks in (default: the project's, found from the current folder upwards or --root)")
-	f.StringVar(&o.profile, "profile", "", "version profile (default: v1.9 for -f, the scenario's first profile for --scenario)")
-	f.StringVarP(&o.namespace, "namespace", "n", "envoy-gateway-system", "namespace of objects that name none (-f; as translate)")
+	f.StringVar(&o.scenarioDir, "scenarios", "",
+		"the scenarios folder --scenario looks in (default: the project's, found from the current folder upwards or --root)")
+	f.StringVar(&o.profile, "profile", "",
+		"version profile (default: v1.9 for -f, the scenario's first profile for --scenario)")
+	f.StringVarP(&o.namespace, "namespace", "n", "envoy-gateway-system",
+		"namespace of objects that name none (-f; as translate)")
 	f.BoolVar(&o.watch, "watch", false, "serve a new version when the input files change")
-	f.StringVar(&o.xdsAddr, "xds-addr", "127.0.0.1:18000", "address of the xDS gRPC server (0.0.0.0:18000: every interface)")
-	f.StringVar(&o.adminAddr, "admin-addr", "127.0.0.1:19080", "address of the management API (0.0.0.0:19080: every interface)")
+	f.StringVar(&o.xdsAddr, "xds-addr", "127.0.0.1:18000",
+		"address of the xDS gRPC server (0.0.0.0:18000: every interface)")
+	f.StringVar(&o.adminAddr, "admin-addr", "127.0.0.1:19080",
+		"address of the management API (0.0.0.0:19080: every interface)")
 	f.BoolVarP(&o.verbose, "verbose", "v", false, "log every discovery request, not only ACKs, NACKs and reloads")
 	limits = addLimitFlags(f)
 	return cmd
@@ -127,7 +133,8 @@ func runServe(ctx context.Context, o serveOptions, logw io.Writer, ready func(xd
 		if err != nil {
 			return badInput("%v", err)
 		}
-		src = xdsserver.FileSource{Path: o.file, Profile: p, Namespace: o.namespace, Limits: o.limits, Memo: &admission.Memo{}, Decoded: &resource.JSONCache{}}
+		src = xdsserver.FileSource{Path: o.file, Profile: p, Namespace: o.namespace, Limits: o.limits,
+			Memo: &admission.Memo{}, Decoded: &resource.JSONCache{}}
 	} else {
 		if o.profile != "" {
 			if _, err := profile.Get(o.profile); err != nil {
@@ -164,7 +171,8 @@ func runServe(ctx context.Context, o serveOptions, logw io.Writer, ready func(xd
 	}
 	g := grpc.NewServer()
 	srv.Register(g)
-	api := &http.Server{Handler: (&xdsserver.API{Server: srv, Scenarios: listScenarios}).Handler(), ReadHeaderTimeout: 10 * time.Second}
+	api := &http.Server{Handler: (&xdsserver.API{Server: srv, Scenarios: listScenarios}).Handler(),
+		ReadHeaderTimeout: 10 * time.Second}
 
 	errc := make(chan error, 3)
 	go func() { errc <- g.Serve(xl) }()
@@ -184,7 +192,8 @@ func runServe(ctx context.Context, o serveOptions, logw io.Writer, ready func(xd
 		"xds", xl.Addr().String(), "admin", "http://"+al.Addr().String(), "watch", o.watch)
 	for _, a := range []net.Addr{xl.Addr(), al.Addr()} {
 		if ta, ok := a.(*net.TCPAddr); ok && !ta.IP.IsLoopback() {
-			logger.Warn("listening beyond this machine: whoever reaches this address reads the xDS, secrets included", "addr", a.String())
+			logger.Warn("listening beyond this machine: whoever reaches this address reads the xDS, secrets included", "addr",
+				a.String())
 		}
 	}
 	if ready != nil {

@@ -74,7 +74,8 @@ func TestServeScenario(t *testing.T) {
 	}
 	err = json.NewDecoder(resp.Body).Decode(&view)
 	resp.Body.Close()
-	if err != nil || resp.StatusCode != 200 || view.Version == "" || !strings.Contains(view.Source, "request-mirror") || len(view.XDS.Clusters) == 0 {
+	if err != nil || resp.StatusCode != 200 || view.Version == "" || !strings.Contains(view.Source, "request-mirror") ||
+		len(view.XDS.Clusters) == 0 {
 		t.Fatalf("/snapshots: %d %v %+v", resp.StatusCode, err, view)
 	}
 
@@ -98,16 +99,20 @@ func TestServeScenario(t *testing.T) {
 		t.Fatal(err)
 	}
 	if r.GetVersionInfo() != view.Version || len(r.GetResources()) != len(view.XDS.Clusters) {
-		t.Errorf("CDS: version %q with %d clusters; /snapshots says %q with %d", r.GetVersionInfo(), len(r.GetResources()), view.Version, len(view.XDS.Clusters))
+		t.Errorf("CDS: version %q with %d clusters; /snapshots says %q with %d", r.GetVersionInfo(), len(r.GetResources()),
+			view.Version, len(view.XDS.Clusters))
 	}
-	if err := stream.Send(&discoverygrpc.DiscoveryRequest{Node: node, TypeUrl: resourcev3.ClusterType, VersionInfo: r.GetVersionInfo(), ResponseNonce: r.GetNonce()}); err != nil {
+	if err := stream.Send(
+		&discoverygrpc.DiscoveryRequest{Node: node, TypeUrl: resourcev3.ClusterType, VersionInfo: r.GetVersionInfo(),
+			ResponseNonce: r.GetNonce()}); err != nil {
 		t.Fatal(err)
 	}
 	deadline := time.Now().Add(10 * time.Second)
 	for !strings.Contains(logs.String(), "msg=ACK") && time.Now().Before(deadline) {
 		time.Sleep(20 * time.Millisecond)
 	}
-	if line := grepLine(logs.String(), "msg=ACK"); !strings.Contains(line, "node=serve-test") || !strings.Contains(line, "version="+view.Version) || !strings.Contains(line, "type=Cluster") {
+	if line := grepLine(logs.String(), "msg=ACK"); !strings.Contains(line, "node=serve-test") ||
+		!strings.Contains(line, "version="+view.Version) || !strings.Contains(line, "type=Cluster") {
 		t.Errorf("ACK log line %q\n%s", line, logs.String())
 	}
 
@@ -149,11 +154,13 @@ func TestServeBadInput(t *testing.T) {
 	if code != exitBad || !strings.Contains(msg, "-f FILE or --scenario NAME") {
 		t.Errorf("no source: %d %q", code, msg)
 	}
-	code, _, msg = execute(t, "", "serve", "--scenario", "no-such-scenario", "--scenarios", "../../scenarios", "--admin-addr", "127.0.0.1:0", "--xds-addr", "127.0.0.1:0")
+	code, _, msg = execute(t, "", "serve", "--scenario", "no-such-scenario", "--scenarios", "../../scenarios",
+		"--admin-addr", "127.0.0.1:0", "--xds-addr", "127.0.0.1:0")
 	if code != exitBad || !strings.Contains(msg, `no scenario named "no-such-scenario"`) {
 		t.Errorf("unknown scenario: %d %q", code, msg)
 	}
-	code, _, msg = execute(t, "", "serve", "-f", "../../scenarios/invalid/malformed-yaml.resources.yaml", "--admin-addr", "127.0.0.1:0", "--xds-addr", "127.0.0.1:0")
+	code, _, msg = execute(t, "", "serve", "-f", "../../scenarios/invalid/malformed-yaml.resources.yaml", "--admin-addr",
+		"127.0.0.1:0", "--xds-addr", "127.0.0.1:0")
 	if code != exitBad || !strings.Contains(msg, "malformed-yaml.resources.yaml") {
 		t.Errorf("bad file: %d %q", code, msg)
 	}

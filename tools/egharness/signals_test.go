@@ -28,7 +28,8 @@ func TestRunInterrupted(t *testing.T) {
 	if code != 143 {
 		t.Fatalf("exit %d (%s), want 143\n%s", code, msg, out)
 	}
-	if !strings.HasPrefix(out, "Interrupted by SIGTERM: ") || !strings.Contains(out, "SCENARIO") || !strings.Contains(out, " skip ") {
+	if !strings.HasPrefix(out, "Interrupted by SIGTERM: ") || !strings.Contains(out, "SCENARIO") ||
+		!strings.Contains(out, " skip ") {
 		t.Errorf("no partial table:\n%s", out)
 	}
 	if !strings.Contains(msg, "interrupted by SIGTERM after ") {

@@ -100,10 +100,13 @@ alias expansion); bad input exits 2 with the file and line.`,
 	}
 	cmd.Flags().StringVarP(&file, "file", "f", "", "objects to translate (multi-document YAML; - for stdin)")
 	cmd.Flags().StringVar(&prof, "profile", profile.Default, "version profile")
-	cmd.Flags().BoolVar(&mergeGateways, "merge-gateways", false, "put every Gateway of a GatewayClass on one proxy, as an EnvoyProxy's spec.mergeGateways does (the exec protocol's $EGHARNESS_MERGE_GATEWAYS)")
+	cmd.Flags().BoolVar(&mergeGateways, "merge-gateways", false,
+		"put every Gateway of a GatewayClass on one proxy, as an EnvoyProxy's spec.mergeGateways does (the exec "+
+			"protocol's $EGHARNESS_MERGE_GATEWAYS)")
 	cmd.Flags().StringVar(&cfgFile, "config", "", "a file with an EnvoyGateway configuration document")
 	cmd.Flags().StringVarP(&output, "output", "o", "yaml", "output format: yaml or json")
-	cmd.Flags().StringVarP(&namespace, "namespace", "n", "envoy-gateway-system", "namespace of objects that name none (egctl x translate's default)")
+	cmd.Flags().StringVarP(&namespace, "namespace", "n", "envoy-gateway-system",
+		"namespace of objects that name none (egctl x translate's default)")
 	limits = addLimitFlags(cmd.Flags())
 	return cmd
 }
@@ -111,7 +114,8 @@ alias expansion); bad input exits 2 with the file and line.`,
 // decodeInput reads and decodes a user's objects (file "-": stdin, named <stdin>) the way
 // every command that takes -f does: namespace for objects that name none, unknown kinds
 // skipped with a note, the input limits applied.
-func decodeInput(file string, stdin io.Reader, namespace string, limits resource.Limits) (string, resource.Decoded, error) {
+func decodeInput(file string, stdin io.Reader, namespace string, limits resource.Limits) (string, resource.Decoded,
+	error) {
 	name := file
 	if file == "-" {
 		name = "<stdin>"
@@ -120,7 +124,8 @@ func decodeInput(file string, stdin io.Reader, namespace string, limits resource
 	if err != nil {
 		return name, resource.Decoded{}, err
 	}
-	dec, err := resource.Decode(name, data, resource.Options{DefaultNamespace: namespace, SkipUnknownKinds: true, Limits: limits})
+	dec, err := resource.Decode(name, data,
+		resource.Options{DefaultNamespace: namespace, SkipUnknownKinds: true, Limits: limits})
 	return name, dec, err
 }
 

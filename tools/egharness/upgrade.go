@@ -28,8 +28,9 @@ func newUpgradeCheckCmd() *cobra.Command {
 	var limits *resource.Limits
 	var execTimeout time.Duration
 	cmd := &cobra.Command{
-		Use:   "upgrade-check --from P --to P -f FILE [--config EGCFG] [-o text|json|markdown|html]",
-		Short: "What an Envoy Gateway upgrade changes for your own objects: refusals, inert policies, renamed xDS, missed patches",
+		Use: "upgrade-check --from P --to P -f FILE [--config EGCFG] [-o text|json|markdown|html]",
+		Short: "What an Envoy Gateway upgrade changes for your own objects: refusals, inert " +
+			"policies, renamed xDS, missed patches",
 		Long: `upgrade-check reads your objects (a cluster dump: multi-document YAML, kind: List documents,
 status and managedFields included), translates them as the version you run (--from) and as the
 version you upgrade to (--to), and reports every difference as a finding:
@@ -102,7 +103,8 @@ cannot be written (a full disk, a closed pipe).`,
 			if err != nil {
 				return badInput("%v", err)
 			}
-			rep, err := upgrade.Check(cmd.Context(), upgrade.Request{Objects: dec.Objects, Config: cfg, From: fromSide, To: toSide, Name: name})
+			rep, err := upgrade.Check(cmd.Context(),
+				upgrade.Request{Objects: dec.Objects, Config: cfg, From: fromSide, To: toSide, Name: name})
 			if err != nil {
 				// No comparison was made (a side cannot translate or express the input):
 				// that is not a breaking finding, so not exit 1.
@@ -121,13 +123,18 @@ cannot be written (a full disk, a closed pipe).`,
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&from, "from", "", "the side you run: a profile ("+strings.Join(profile.Names(), ", ")+") or NAME@VERSION")
+	cmd.Flags().StringVar(&from, "from", "",
+		"the side you run: a profile ("+strings.Join(profile.Names(), ", ")+") or NAME@VERSION")
 	cmd.Flags().StringVar(&to, "to", "", "the side you upgrade to")
-	cmd.Flags().StringVar(&peersDir, "peers-dir", "", "the `DIR` make peers installed egctl into, for NAME@VERSION sides (default $EGHARNESS_PEERS, else peers/)")
-	cmd.Flags().StringVar(&fromImpl, "from-impl", "", "implementation of the --from side (default: the reference translator; exec:COMMAND)")
+	cmd.Flags().StringVar(&peersDir, "peers-dir", "",
+		"the `DIR` make peers installed egctl into, for NAME@VERSION sides (default $EGHARNESS_PEERS, else peers/)")
+	cmd.Flags().StringVar(&fromImpl, "from-impl", "",
+		"implementation of the --from side (default: the reference translator; exec:COMMAND)")
 	cmd.Flags().StringVar(&toImpl, "to-impl", "", "implementation of the --to side")
-	cmd.Flags().DurationVar(&execTimeout, "exec-timeout", time.Minute, "how long one translation by an exec: or NAME@VERSION side may take")
-	cmd.Flags().StringVarP(&file, "file", "f", "", "your objects: multi-document YAML or kubectl's kind: List (- for stdin)")
+	cmd.Flags().DurationVar(&execTimeout, "exec-timeout", time.Minute,
+		"how long one translation by an exec: or NAME@VERSION side may take")
+	cmd.Flags().StringVarP(&file, "file", "f", "",
+		"your objects: multi-document YAML or kubectl's kind: List (- for stdin)")
 	cmd.Flags().StringVar(&cfgFile, "config", "", "a file with the EnvoyGateway configuration document")
 	cmd.Flags().StringVarP(&output, "output", "o", "text", "output format: "+strings.Join(upgrade.Formats, ", "))
 	cmd.Flags().StringVarP(&namespace, "namespace", "n", "default", "namespace of objects that name none")
@@ -146,7 +153,8 @@ func validFormat(f string) bool {
 
 // dumpConfig finds the EG configuration of a dump: an EnvoyGateway document, else EG's
 // ConfigMap, combined with --config (which may not repeat what the dump says).
-func dumpConfig(name string, dec resource.Decoded, cfgFile string, limits resource.Limits) (config.Config, []string, error) {
+func dumpConfig(name string, dec resource.Decoded, cfgFile string, limits resource.Limits) (config.Config, []string,
+	error) {
 	var notes []string
 	eg := dec.EnvoyGateway
 	if eg == nil {
@@ -155,16 +163,20 @@ func dumpConfig(name string, dec resource.Decoded, cfgFile string, limits resour
 			if !ok || cm.Name != egConfigMapName || cm.Data[egConfigMapKey] == "" {
 				continue
 			}
-			cdec, err := resource.Decode(fmt.Sprintf("%s: ConfigMap %s/%s key %s", o.Where(), cm.Namespace, cm.Name, egConfigMapKey),
+			cdec, err := resource.Decode(
+				fmt.Sprintf("%s: ConfigMap %s/%s key %s", o.Where(), cm.Namespace, cm.Name, egConfigMapKey),
 				[]byte(cm.Data[egConfigMapKey]), resource.Options{Limits: limits})
 			if err != nil {
 				return config.Config{}, nil, err
 			}
 			if cdec.EnvoyGateway == nil {
-				return config.Config{}, nil, fmt.Errorf("%s: ConfigMap %s/%s: key %s holds no EnvoyGateway document", o.Where(), cm.Namespace, cm.Name, egConfigMapKey)
+				return config.Config{}, nil,
+					fmt.Errorf("%s: ConfigMap %s/%s: key %s holds no EnvoyGateway document", o.Where(), cm.Namespace, cm.Name,
+						egConfigMapKey)
 			}
 			eg = cdec.EnvoyGateway
-			notes = append(notes, fmt.Sprintf("%s: EG configuration read from ConfigMap %s/%s", o.Where(), cm.Namespace, cm.Name))
+			notes = append(notes,
+				fmt.Sprintf("%s: EG configuration read from ConfigMap %s/%s", o.Where(), cm.Namespace, cm.Name))
 			break
 		}
 	}

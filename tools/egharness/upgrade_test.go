@@ -103,7 +103,8 @@ func TestUpgradeCheckSampleDump(t *testing.T) {
 	code, stdout, _ = execute(t, "", "upgrade-check", "--from", "v1.9", "--to", "v1.10-preview", "-f", sampleDump)
 	for _, want := range []string{
 		"NAME-02   Listener renamed: shop/eg/http → tcp-80",
-		"EPP-05    operation 3 (add /per_connection_buffer_limit_bytes on Listener shop/eg/http) hits before and misses after",
+		"EPP-05    operation 3 (add /per_connection_buffer_limit_bytes on Listener shop/eg/http) " +
+			"hits before and misses after",
 	} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("v1.9 → v1.10-preview (exit %d) lacks %q:\n%s", code, want, stdout)
@@ -112,7 +113,8 @@ func TestUpgradeCheckSampleDump(t *testing.T) {
 	if code != exitFail {
 		t.Errorf("patches that stop applying are breaking: exit %d", code)
 	}
-	if !strings.Contains(stdout, "skipped Deployment shop/storefront") || !strings.Contains(stdout, "EG configuration read from ConfigMap envoy-gateway-system/envoy-gateway-config") {
+	if !strings.Contains(stdout, "skipped Deployment shop/storefront") ||
+		!strings.Contains(stdout, "EG configuration read from ConfigMap envoy-gateway-system/envoy-gateway-config") {
 		t.Errorf("the notes about the input are missing:\n%s", stdout)
 	}
 }
@@ -136,11 +138,13 @@ items:
 `), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if code, stdout, _ := execute(t, "", "upgrade-check", "--from", "v1.8", "--to", "v1.9", "-f", clean); code != 0 || !strings.Contains(stdout, "No differences") {
+	if code, stdout, _ := execute(t, "", "upgrade-check", "--from", "v1.8", "--to", "v1.9", "-f", clean); code != 0 ||
+		!strings.Contains(stdout, "No differences") {
 		t.Errorf("a dump without differences: exit %d\n%s", code, stdout)
 	}
 	// Only warnings: exit 0.
-	if code, stdout, _ := execute(t, "", "upgrade-check", "--from", "v1.9", "--to", "v1.10-preview", "-f", clean, "-o", "markdown"); code != 0 || !strings.Contains(stdout, "NAME-02") {
+	if code, stdout, _ := execute(t, "", "upgrade-check", "--from", "v1.9", "--to", "v1.10-preview", "-f", clean, "-o",
+		"markdown"); code != 0 || !strings.Contains(stdout, "NAME-02") {
 		t.Errorf("warnings only: exit %d\n%s", code, stdout)
 	}
 	broken := filepath.Join(dir, "broken.yaml")
@@ -156,10 +160,12 @@ items:
 		{[]string{"--from", "v1.7", "--to", "v1.9", "-f", clean}, `--from: unknown profile "v1.7"`},
 		{[]string{"--from", "v1.8", "--to", "nosuch@v1.9.1", "-f", clean}, "--to: nosuch@v1.9.1: unknown implementation"},
 		// a release side is looked for where --peers-dir says, and the message says how to install it
-		{[]string{"--from", "egctl@v1.8.0", "--to", "v1.9", "-f", clean, "--peers-dir", dir}, "egctl@v1.8.0 is not installed (no " + filepath.Join(dir, "egctl-v1.8.0", "egctl")},
+		{[]string{"--from", "egctl@v1.8.0", "--to", "v1.9", "-f", clean, "--peers-dir", dir},
+			"egctl@v1.8.0 is not installed (no " + filepath.Join(dir, "egctl-v1.8.0", "egctl")},
 		{[]string{"--from", "v1.8", "-f", clean}, "needs --from and --to"},
 		{[]string{"--from", "v1.8", "--to", "v1.9"}, "needs -f FILE"},
-		{[]string{"--from", "v1.8", "--to", "v1.9", "-f", clean, "-o", "pdf"}, `-o must be one of text, json, markdown, html, not "pdf"`},
+		{[]string{"--from", "v1.8", "--to", "v1.9", "-f", clean, "-o", "pdf"},
+			`-o must be one of text, json, markdown, html, not "pdf"`},
 		{[]string{"--from", "v1.8", "--to", "v1.9", "-f", clean, "--config", broken}, broken},
 	}
 	for _, b := range bad {
@@ -171,21 +177,24 @@ items:
 	// A dump of kinds egharness does not translate only is bad input, said with the file.
 	only := filepath.Join(dir, "only.yaml")
 	_ = os.WriteFile(only, []byte("apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: x}\n"), 0o644)
-	if code, _, msg := execute(t, "", "upgrade-check", "--from", "v1.8", "--to", "v1.9", "-f", only); code != exitBad || !strings.HasPrefix(msg, only+": no objects") {
+	if code, _, msg := execute(t, "", "upgrade-check", "--from", "v1.8", "--to", "v1.9", "-f", only); code != exitBad ||
+		!strings.HasPrefix(msg, only+": no objects") {
 		t.Errorf("only skipped kinds: exit %d, %q", code, msg)
 	}
 }
 
 func TestUpgradeCheckHTML(t *testing.T) {
 	_, stdout, _ := execute(t, "", "upgrade-check", "--from", "v1.8", "--to", "v1.9", "-f", sampleDump, "-o", "html")
-	for _, want := range []string{"<!DOCTYPE html>", `<span class="kind">BackendTrafficPolicy</span> shop/checkout-limits`, `<table class="diff">`, "BTP-03"} {
+	for _, want := range []string{"<!DOCTYPE html>", `<span class="kind">BackendTrafficPolicy</span> shop/checkout-limits`,
+		`<table class="diff">`, "BTP-03"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("the page lacks %q", want)
 		}
 	}
 	// Diffs are named in words and say what comes and goes; a route table that stays (a Lua
 	// script leaves it) is shown on both sides, not as deleted.
-	if !strings.Contains(stdout, "Generated Envoy configuration: Envoy upstream cluster &#34;ratelimit_cluster&#34;: new in v1.9") ||
+	if !strings.Contains(stdout,
+		"Generated Envoy configuration: Envoy upstream cluster &#34;ratelimit_cluster&#34;: new in v1.9") ||
 		strings.Contains(stdout, "route table &#34;shop/eg/http&#34;: not generated") {
 		t.Error("the diff titles do not say what the page shows")
 	}
@@ -260,7 +269,8 @@ func TestUpgradeCheckAttribution(t *testing.T) {
 		"SP-06":  "SecurityPolicy/shop/api-jwt",
 		"BTP-03": "BackendTrafficPolicy/shop/checkout-limits",
 		"EEP-02": "EnvoyExtensionPolicy/shop/add-header",
-	}, map[string]string{"SP-06": "HTTPRoute/shop/orders-api", "BTP-03": "HTTPRoute/shop/checkout", "EEP-02": "HTTPRoute/shop/storefront"})
+	}, map[string]string{"SP-06": "HTTPRoute/shop/orders-api", "BTP-03": "HTTPRoute/shop/checkout",
+		"EEP-02": "HTTPRoute/shop/storefront"})
 }
 
 // checkAttribution: every finding of each ID in owner is on an allowed object (the policy,
@@ -345,10 +355,13 @@ func TestUpgradeCheckAttributionTargetSelectors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := strings.Replace(string(data), `metadata: {name: orders-api, namespace: shop, creationTimestamp: "2025-09-06T10:00:00Z"}`,
+	s := strings.Replace(string(data),
+		`metadata: {name: orders-api, namespace: shop, creationTimestamp: "2025-09-06T10:00:00Z"}`,
 		`metadata: {name: orders-api, namespace: shop, creationTimestamp: "2025-09-06T10:00:00Z", labels: {team: orders}}`, 1)
 	s = strings.Replace(s, "  - {group: gateway.networking.k8s.io, kind: HTTPRoute, name: orders-api}\n  jwt:",
-		"  - {group: gateway.networking.k8s.io, kind: HTTPRoute, name: no-such-route}\n  targetSelectors:\n  - {kind: HTTPRoute, matchLabels: {team: orders}}\n  jwt:", 1)
+		"  - {group: gateway.networking.k8s.io, kind: HTTPRoute, name: no-such-route}\n  targetSelectors:\n"+
+			"  - {kind: HTTPRoute, matchLabels: {team: orders}}\n  jwt:",
+		1)
 	if !strings.Contains(s, "matchLabels: {team: orders}") || !strings.Contains(s, "labels: {team: orders}") {
 		t.Fatal("the dump changed: the test's edits no longer apply")
 	}
@@ -356,7 +369,8 @@ func TestUpgradeCheckAttributionTargetSelectors(t *testing.T) {
 	if len(doc.Findings) == 0 {
 		t.Fatalf("no findings (%s)", msg)
 	}
-	checkAttribution(t, doc, map[string]string{"SP-06": "SecurityPolicy/shop/api-jwt"}, map[string]string{"SP-06": "HTTPRoute/shop/orders-api"})
+	checkAttribution(t, doc, map[string]string{"SP-06": "SecurityPolicy/shop/api-jwt"},
+		map[string]string{"SP-06": "HTTPRoute/shop/orders-api"})
 }
 
 // Lua on the Gateway rather than a route: v1.9 (Lua off) fails every route of the Gateway
@@ -384,7 +398,8 @@ func TestUpgradeCheckFailClosedByGatewayPolicy(t *testing.T) {
 			continue
 		}
 		closed++
-		if f.ID != "EEP-02" || obj != "EnvoyExtensionPolicy/shop/add-header" || len(f.Context) == 0 || f.Context[0].Kind != "HTTPRoute" {
+		if f.ID != "EEP-02" || obj != "EnvoyExtensionPolicy/shop/add-header" || len(f.Context) == 0 ||
+			f.Context[0].Kind != "HTTPRoute" {
 			t.Errorf("%s on %s (context %v): %s", f.ID, obj, f.Context, f.Summary)
 		}
 	}
@@ -435,7 +450,8 @@ func TestUpgradeCheckMixHasNoUnmappedFinding(t *testing.T) {
 		if f.ID == "UNMAPPED" {
 			t.Errorf("UNMAPPED: %s (%s)", f.Summary, f.Object)
 		}
-		if gw := f.Object; gw.Kind == "Gateway" && strings.Contains(f.Summary, "(listener infra/") && !strings.Contains(f.Summary, "(listener infra/"+gw.Name+"/") {
+		if gw := f.Object; gw.Kind == "Gateway" && strings.Contains(f.Summary, "(listener infra/") &&
+			!strings.Contains(f.Summary, "(listener infra/"+gw.Name+"/") {
 			t.Errorf("Gateway %s blamed for: %s", gw.Name, f.Summary)
 		}
 	}

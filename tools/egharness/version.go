@@ -79,7 +79,8 @@ func versionText() string {
 	own, eg, gwapi := buildVersions()
 	var b strings.Builder
 	fmt.Fprintf(&b, "egharness %s\n", own)
-	fmt.Fprintf(&b, "models Envoy Gateway %s (version profiles: %s) and Gateway API %s\n", eg, strings.Join(profile.Names(), ", "), gwapi)
+	fmt.Fprintf(&b, "models Envoy Gateway %s (version profiles: %s) and Gateway API %s\n", eg,
+		strings.Join(profile.Names(), ", "), gwapi)
 	fmt.Fprintf(&b, "built with %s\n", runtime.Version())
 	return b.String()
 }

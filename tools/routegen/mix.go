@@ -203,7 +203,8 @@ spec:
 `, i, ns, i%gateways)
 		svc := (i / teams) / 4 % services
 		if i%10 == 3 {
-			p("    - {name: svc%d, port: 8080, weight: 90}\n    - {name: common, namespace: shared, port: 8080, weight: 10}\n", svc)
+			p("    - {name: svc%d, port: 8080, weight: 90}\n    - {name: common, namespace: shared, port: 8080, weight: 10}\n",
+				svc)
 		} else {
 			p("    - {name: svc%d, port: 8080}\n", svc)
 		}
@@ -214,7 +215,10 @@ spec:
 		target := fmt.Sprintf("targetRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: r%d}]", i)
 		switch {
 		case i%5 == 0:
-			p("---\napiVersion: gateway.envoyproxy.io/v1alpha1\nkind: SecurityPolicy\nmetadata: {name: sp-r%d, namespace: team%d}\nspec:\n  %s\n", i, ns, target)
+			p(
+				"---\napiVersion: gateway.envoyproxy.io/v1alpha1\nkind: SecurityPolicy\n"+
+					"metadata: {name: sp-r%d, namespace: team%d}\nspec:\n  %s\n",
+				i, ns, target)
 			switch (i / 5) % 3 {
 			case 0:
 				p(`  jwt:
@@ -226,7 +230,9 @@ spec:
       claimToHeaders: [{claim: sub, header: x-user}]
 `, i)
 			case 1:
-				p("  cors:\n    allowOrigins: [\"https://*.example.com\"]\n    allowMethods: [GET, POST]\n    allowHeaders: [x-token]\n    maxAge: 1h\n")
+				p(
+					"  cors:\n    allowOrigins: [\"https://*.example.com\"]\n    allowMethods: [GET, POST]\n" +
+						"    allowHeaders: [x-token]\n    maxAge: 1h\n")
 			default:
 				p("  basicAuth: {users: {name: users}}\n")
 			}

@@ -28,7 +28,8 @@ import (
 // filled in, in the storage version); the checks of this package add what no CRD can
 // express. An error means the release's CRDs cannot be had, not that an object is bad.
 // memo, when not nil, answers objects the previous review with it saw unchanged.
-func Review(objs []resource.Object, p profile.Profile, memo *Memo) ([]result.Admission, []resource.Object, []string, error) {
+func Review(objs []resource.Object, p profile.Profile, memo *Memo) ([]result.Admission, []resource.Object, []string,
+	error) {
 	set, err := crds.ForRelease(p.CRDRelease())
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("profile %s: %w", p.Name, err)

@@ -68,7 +68,8 @@ spec: {ports: [{port: 80}]}
 `)
 	want := []string{
 		"HTTPRoute/apps/old allowed",
-		`HTTPRoute/apps/typo refused: HTTPRoute.gateway.networking.k8s.io "typo" is invalid: [spec.hostnames: Invalid value: "string": spec.hostnames in body must be of type array`,
+		`HTTPRoute/apps/typo refused: HTTPRoute.gateway.networking.k8s.io "typo" is invalid: [spec.hostnames: Invalid ` +
+			`value: "string": spec.hostnames in body must be of type array`,
 		`FooRoute/apps/foo refused: no matches for kind "FooRoute" in version "gateway.networking.k8s.io/v1"`,
 		"BackendLBPolicy/apps/lb allowed",
 		"Service/apps/app allowed",
@@ -86,7 +87,8 @@ spec: {ports: [{port: 80}]}
 	}
 	route, ok := admitted[0].Obj.(*gwapiv1.HTTPRoute)
 	if !ok || admitted[0].APIVersion != "gateway.networking.k8s.io/v1" {
-		t.Fatalf("the v1beta1 route is admitted as %T %s, want the stored v1 HTTPRoute", admitted[0].Obj, admitted[0].APIVersion)
+		t.Fatalf("the v1beta1 route is admitted as %T %s, want the stored v1 HTTPRoute", admitted[0].Obj,
+			admitted[0].APIVersion)
 	}
 	if route.Namespace != "apps" {
 		t.Errorf("namespace %q, want the harness's apps", route.Namespace)
@@ -104,7 +106,9 @@ spec: {ports: [{port: 80}]}
 func TestReviewListsEveryRefusal(t *testing.T) {
 	var b strings.Builder
 	for i := 0; i < 12; i++ {
-		b.WriteString("---\napiVersion: gateway.networking.k8s.io/v1\nkind: Gateway\nmetadata: {name: g" + string(rune('a'+i)) + "}\nspec: {gatewayClassName: eg, listeners: [{name: http, protocol: HTTP, port: 70000}]}\n")
+		b.WriteString(
+			"---\napiVersion: gateway.networking.k8s.io/v1\nkind: Gateway\nmetadata: {name: g" + string(
+				rune('a'+i)) + "}\nspec: {gatewayClassName: eg, listeners: [{name: http, protocol: HTTP, port: 70000}]}\n")
 	}
 	verdicts, admitted, _ := review(t, b.String())
 	if len(verdicts) != 12 || len(admitted) != 0 {
@@ -168,7 +172,8 @@ spec: {hostnames: [` + hostname + `]}
 	}
 	nofresh, _, _, _ := Review(decode(text("B.example.com")), v19, nil)
 	edited, hits, misses := run(v19, text("B.example.com")) // upper case: refused
-	if hits != 1 || misses != 1 || edited[1] != fmt.Sprint(nofresh[1].Object, nofresh[1].Allowed, nofresh[1].Message) || nofresh[1].Allowed {
+	if hits != 1 || misses != 1 || edited[1] != fmt.Sprint(nofresh[1].Object, nofresh[1].Allowed, nofresh[1].Message) ||
+		nofresh[1].Allowed {
 		t.Errorf("one object edited: %d hits, %d misses, %v", hits, misses, edited)
 	}
 	if _, hits, misses = run(v18, text("B.example.com")); hits != 0 || misses != 2 {

@@ -60,7 +60,8 @@ func TestAdditionThatDoesNotApply(t *testing.T) {
 	}
 	bad := f.Additions[0]
 	var patchErr error
-	bad.patch, patchErr = decodePatch(`[{"op": "replace", "path": "/properties/spec/properties/nosuchfield/type", "value": "string"}]`)
+	bad.patch, patchErr = decodePatch(
+		`[{"op": "replace", "path": "/properties/spec/properties/nosuchfield/type", "value": "string"}]`)
 	if patchErr != nil {
 		t.Fatal(patchErr)
 	}

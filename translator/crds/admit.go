@@ -89,7 +89,8 @@ func buildVersion(crd *apiextensionsv1.CustomResourceDefinition, name string) (*
 		return nil, fmt.Errorf("no schema")
 	}
 	internal := &apiextensionsinternal.CustomResourceValidation{}
-	if err := apiextensionsv1.Convert_v1_CustomResourceValidation_To_apiextensions_CustomResourceValidation(val, internal, nil); err != nil {
+	if err := apiextensionsv1.Convert_v1_CustomResourceValidation_To_apiextensions_CustomResourceValidation(val, internal,
+		nil); err != nil {
 		return nil, err
 	}
 	ss, err := structuralschema.NewStructural(internal.OpenAPIV3Schema)
@@ -153,9 +154,13 @@ func (s sortedCEL) Validate(ctx context.Context, obj runtime.Object) field.Error
 	}
 	for _, e := range errs {
 		switch e.Type {
-		case field.ErrorTypeNotSupported, field.ErrorTypeRequired, field.ErrorTypeTooLong, field.ErrorTypeTooMany, field.ErrorTypeTypeInvalid:
+		case field.ErrorTypeNotSupported, field.ErrorTypeRequired, field.ErrorTypeTooLong, field.ErrorTypeTooMany,
+			field.ErrorTypeTypeInvalid:
 			// The API server's words for the rules it then skips.
-			return append(errs, field.Invalid(nil, nil, "some validation rules were not checked because the object was invalid; correct the existing errors to complete validation"))
+			return append(errs,
+				field.Invalid(nil, nil,
+					"some validation rules were not checked because the object was invalid; correct the existing "+
+						"errors to complete validation"))
 		}
 	}
 	var celErrs field.ErrorList
@@ -302,14 +307,18 @@ func (s *Set) Admit(js []byte) (Verdict, error) {
 // dropped, embedded ObjectMeta coerced.
 func coerce(u *unstructured.Unstructured, ss *structuralschema.Structural) ([]string, error) {
 	kind, apiVersion := u.GetKind(), u.GetAPIVersion()
-	om, found, unknown, err := schemaobjectmeta.GetObjectMetaWithOptions(u.Object, schemaobjectmeta.ObjectMetaOptions{ReturnUnknownFieldPaths: true})
+	om, found, unknown, err := schemaobjectmeta.GetObjectMetaWithOptions(u.Object,
+		schemaobjectmeta.ObjectMetaOptions{ReturnUnknownFieldPaths: true})
 	if err != nil {
 		return nil, err
 	}
-	unknown = append(unknown, structuralpruning.PruneWithOptions(u.Object, ss, true, structuralschema.UnknownFieldPathOptions{TrackUnknownFieldPaths: true})...)
+	unknown = append(unknown,
+		structuralpruning.PruneWithOptions(u.Object, ss, true,
+			structuralschema.UnknownFieldPathOptions{TrackUnknownFieldPaths: true})...)
 	structuraldefaulting.PruneNonNullableNullsWithoutDefaults(u.Object, ss)
 	// CoerceWithOptions returns a *field.Error: compared as such, a nil one is no error.
-	ferr, paths := schemaobjectmeta.CoerceWithOptions(nil, u.Object, ss, false, schemaobjectmeta.CoerceOptions{ReturnUnknownFieldPaths: true})
+	ferr, paths := schemaobjectmeta.CoerceWithOptions(nil, u.Object, ss, false,
+		schemaobjectmeta.CoerceOptions{ReturnUnknownFieldPaths: true})
 	if ferr != nil {
 		return nil, ferr
 	}

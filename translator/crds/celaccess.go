@@ -265,14 +265,8 @@ func appendRead(b []byte, v any, a *access) ([]byte, bool) {
 		b = append(b, 'm')
 		if a.keys || a.size || a.elems != nil {
 			b = binary.AppendUvarint(b, uint64(len(x)))
-			keys := make([]string, 0, len(x))
-			for k := range x {
-				keys = append(keys, k)
-			}
-			slices.Sort(keys)
-			for _, k := range keys {
-				b = binary.AppendUvarint(b, uint64(len(k)))
-				b = append(b, k...)
+			for _, k := range sortedKeys(x, make([]string, 0, len(x))) {
+				b = appendKey(b, k)
 				if a.elems != nil {
 					var ok bool
 					if b, ok = appendRead(b, x[k], a.elems); !ok {

@@ -16,11 +16,15 @@ func TestOwnAccess(t *testing.T) {
 	obj := func(props map[string]structuralschema.Structural) structuralschema.Structural {
 		return structuralschema.Structural{Generic: structuralschema.Generic{Type: "object"}, Properties: props}
 	}
-	filter := obj(map[string]structuralschema.Structural{"type": str, "header": obj(map[string]structuralschema.Structural{"name": str})})
+	filter := obj(
+		map[string]structuralschema.Structural{"type": str,
+			"header": obj(map[string]structuralschema.Structural{"name": str})})
 	list := structuralschema.Structural{Generic: structuralschema.Generic{Type: "array"}, Items: &filter}
 	labels := structuralschema.Structural{Generic: structuralschema.Generic{Type: "object"},
 		AdditionalProperties: &structuralschema.StructuralOrBool{Structural: &str}}
-	node := obj(map[string]structuralschema.Structural{"type": str, "header": filter.Properties["header"], "filters": list, "labels": labels, "name": str})
+	node := obj(
+		map[string]structuralschema.Structural{"type": str, "header": filter.Properties["header"], "filters": list,
+			"labels": labels, "name": str})
 
 	for _, c := range []struct {
 		rules []string

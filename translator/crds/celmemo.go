@@ -102,7 +102,8 @@ func (m *celMemo) Validate(ctx context.Context, obj any, budget int64) field.Err
 	return errs
 }
 
-func (m *celMemo) walk(ctx context.Context, n *memoNode, path *field.Path, obj any, budget int64, buf *[]byte) (field.ErrorList, int64) {
+func (m *celMemo) walk(ctx context.Context, n *memoNode, path *field.Path, obj any, budget int64,
+	buf *[]byte) (field.ErrorList, int64) {
 	if n == nil || obj == nil {
 		return nil, budget
 	}
@@ -175,7 +176,8 @@ func (m *celMemo) walk(ctx context.Context, n *memoNode, path *field.Path, obj a
 
 // validateOwn runs a node's own rules, or takes their answer from memory when a value that
 // reads the same to them was seen before (n.read).
-func (m *celMemo) validateOwn(ctx context.Context, n *memoNode, path *field.Path, obj any, budget int64, buf *[]byte) (field.ErrorList, int64) {
+func (m *celMemo) validateOwn(ctx context.Context, n *memoNode, path *field.Path, obj any, budget int64,
+	buf *[]byte) (field.ErrorList, int64) {
 	if path == nil || n.read == nil {
 		return n.own.Validate(ctx, path, nil, obj, nil, budget)
 	}
@@ -287,14 +289,8 @@ func appendCanonical(b []byte, v any) ([]byte, bool) {
 		b = append(b, 'm')
 		b = binary.AppendUvarint(b, uint64(len(x)))
 		var small [16]string
-		keys := small[:0]
-		for k := range x {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		for _, k := range keys {
-			b = binary.AppendUvarint(b, uint64(len(k)))
-			b = append(b, k...)
+		for _, k := range sortedKeys(x, small[:0]) {
+			b = appendKey(b, k)
 			var ok bool
 			if b, ok = appendCanonical(b, x[k]); !ok {
 				return b, false
@@ -307,3 +303,18 @@ func appendCanonical(b []byte, v any) ([]byte, bool) {
 
 // noCELMemo runs the CEL validator without celMemo (tests compare the two).
 var noCELMemo = false
+
+// sortedKeys appends m's keys to buf, sorted.
+func sortedKeys(m map[string]any, buf []string) []string {
+	for k := range m {
+		buf = append(buf, k)
+	}
+	slices.Sort(buf)
+	return buf
+}
+
+// appendKey appends a map key, prefixed with its length.
+func appendKey(b []byte, k string) []byte {
+	b = binary.AppendUvarint(b, uint64(len(k)))
+	return append(b, k...)
+}

@@ -80,7 +80,8 @@ spec:
 				t.Fatal(err)
 			}
 			if got.Allowed != want.Allowed || got.Message != want.Message || !reflect.DeepEqual(got.Object, want.Object) {
-				t.Fatalf("pass %d: %s\nwith memory: %v %s\nwithout:     %v %s", pass, js, got.Allowed, got.Message, want.Allowed, want.Message)
+				t.Fatalf("pass %d: %s\nwith memory: %v %s\nwithout:     %v %s", pass, js, got.Allowed, got.Message, want.Allowed,
+					want.Message)
 			}
 			if pass == 0 && !got.Allowed {
 				refused++

@@ -27,7 +27,8 @@ func TestVerdictsAgreeWithKubectlValidate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	oracle, err := validator.New(openapiclient.NewLocalCRDFiles(fstest.MapFS{"crds.yaml": {Data: envoygateway.GatewayCRDs}}))
+	oracle, err := validator.New(
+		openapiclient.NewLocalCRDFiles(fstest.MapFS{"crds.yaml": {Data: envoygateway.GatewayCRDs}}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,7 +50,8 @@ func TestVerdictsAgreeWithKubectlValidate(t *testing.T) {
 			}
 			switch {
 			case ours.Allowed != (theirs == ""):
-				t.Errorf("%s %s: egharness allowed=%v (%s), kubectl-validate %q", o.Where(), o.Ref(), ours.Allowed, ours.Message, theirs)
+				t.Errorf("%s %s: egharness allowed=%v (%s), kubectl-validate %q", o.Where(), o.Ref(), ours.Allowed, ours.Message,
+					theirs)
 			case strings.Contains(ours.Message, " is invalid: ") && ours.Message != theirs:
 				t.Errorf("%s %s: message\n  egharness       %s\n  kubectl-validate %s", o.Where(), o.Ref(), ours.Message, theirs)
 			}

@@ -212,5 +212,6 @@ func parsedIdentity(doc []byte) (schema.GroupKind, bool) {
 	if err := yaml.Unmarshal(doc, &crd); err != nil || crd.Kind != "CustomResourceDefinition" {
 		return schema.GroupKind{}, false
 	}
-	return schema.GroupKind{Group: crd.Spec.Group, Kind: crd.Spec.Names.Kind}, crd.Spec.Group != "" && crd.Spec.Names.Kind != ""
+	return schema.GroupKind{Group: crd.Spec.Group, Kind: crd.Spec.Names.Kind}, crd.Spec.Group != "" &&
+		crd.Spec.Names.Kind != ""
 }

@@ -49,8 +49,8 @@ type JWTRemoteJWKS struct {
 	BackendRefs           bool             `json:"backendRefs,omitempty"`
 	Cluster               *ClusterSettings `json:"cluster,omitempty"`
 	Retry                 *ServiceRetry    `json:"retry,omitempty"`
-	CacheDuration         *time.Duration `json:"cacheDuration,omitempty"`
-	FailedRefetchDuration *time.Duration `json:"failedRefetchDuration,omitempty"`
+	CacheDuration         *time.Duration   `json:"cacheDuration,omitempty"`
+	FailedRefetchDuration *time.Duration   `json:"failedRefetchDuration,omitempty"`
 }
 
 // JWTExtractFrom is the headers (with the value's prefix), cookies and query parameters a

@@ -152,7 +152,8 @@ func Decode(file string, data []byte, opts Options) (Decoded, error) {
 				}
 				var itm typeMeta
 				if err := json.Unmarshal(it.js, &itm); err != nil {
-					errs = append(errs, fmt.Errorf("%s:%d: %s item %d: not a Kubernetes object: %v", file, it.line, tm.Kind, it.index, jsonProblem(err)))
+					errs = append(errs,
+						fmt.Errorf("%s:%d: %s item %d: not a Kubernetes object: %v", file, it.line, tm.Kind, it.index, jsonProblem(err)))
 					continue
 				}
 				add(it.line, it.text, it.js, itm, nil)
@@ -302,7 +303,8 @@ func (p *present) UnmarshalJSON([]byte) error { *p = true; return nil }
 // identify converts a document to JSON (its only YAML parse on the happy path) and reads
 // its apiVersion, kind and name. Aliases are measured before the conversion expands them
 // (aliasBytes is what earlier documents of the file used), nesting after it.
-func identify(file string, line int, text []byte, lim Limits, aliasBytes *int64, cache *JSONCache) ([]byte, typeMeta, error) {
+func identify(file string, line int, text []byte, lim Limits, aliasBytes *int64, cache *JSONCache) ([]byte, typeMeta,
+	error) {
 	var tm typeMeta
 	cacheable := cache != nil && !yamlpos.MayHaveAliases(text)
 	if cacheable {
@@ -335,9 +337,12 @@ func identify(file string, line int, text []byte, lim Limits, aliasBytes *int64,
 	if err := json.Unmarshal(js, &tm); err != nil {
 		hint := ""
 		if bytes.HasPrefix(bytes.TrimSpace(text), []byte("[")) { // a JSON array, not a YAML sequence
-			hint = ` (objects in a JSON array, as jq -s writes them, are read once wrapped as a List: {"apiVersion": "v1", "kind": "List", "items": [...]})`
+			hint = ` (objects in a JSON array, as jq -s writes them, are read once wrapped as a List: {"apiVersion": "v1", ` +
+				`"kind": "List", "items": [...]})`
 		}
-		return nil, tm, fmt.Errorf("%s:%d: not a Kubernetes object (a mapping with apiVersion, kind and metadata): %v%s", file, line, jsonProblem(err), hint)
+		return nil, tm,
+			fmt.Errorf("%s:%d: not a Kubernetes object (a mapping with apiVersion, kind and metadata): %v%s", file, line,
+				jsonProblem(err), hint)
 	}
 	if cacheable {
 		cache.put(text, js, tm)
@@ -392,9 +397,12 @@ func decodeOne(file string, line int, text, js []byte, tm typeMeta, opts Options
 		return decodeGoverned(file, line, text, js, tm, opts), "", nil
 	case !KnownKind(tm.APIVersion, tm.Kind):
 		if opts.SkipUnknownKinds {
-			return Object{}, fmt.Sprintf("%s:%d: skipped %s (%s): not a kind egharness translates", file, line, what, tm.APIVersion), nil
+			return Object{},
+				fmt.Sprintf("%s:%d: skipped %s (%s): not a kind egharness translates", file, line, what, tm.APIVersion), nil
 		}
-		return Object{}, "", fmt.Errorf("%s:%d: %s: unknown kind %q in %q (known: %s)", file, line, what, tm.Kind, tm.APIVersion, strings.Join(knownKinds(), ", "))
+		return Object{}, "",
+			fmt.Errorf("%s:%d: %s: unknown kind %q in %q (known: %s)", file, line, what, tm.Kind, tm.APIVersion,
+				strings.Join(knownKinds(), ", "))
 	case tm.Metadata.Name == "":
 		return Object{}, "", fmt.Errorf("%s:%d: %s: metadata.name is required", file, line, tm.Kind)
 	}
@@ -432,7 +440,8 @@ func decodeGoverned(file string, line int, text, js []byte, tm typeMeta, opts Op
 	ko, err := NewTyped(tm.APIVersion, tm.Kind)
 	switch {
 	case err != nil:
-		o.DecodeErr = fmt.Errorf("%s:%d: %s: unknown kind %q in %q (known: %s)", file, line, what, tm.Kind, tm.APIVersion, strings.Join(knownKinds(), ", "))
+		o.DecodeErr = fmt.Errorf("%s:%d: %s: unknown kind %q in %q (known: %s)", file, line, what, tm.Kind, tm.APIVersion,
+			strings.Join(knownKinds(), ", "))
 		ko = nil
 	case opts.StrictTypes:
 		// Strictly, with the line of each problem; unknown fields are problems too.

@@ -53,12 +53,14 @@ func oneError(t *testing.T, errs []string) string {
 
 const (
 	service = "apiVersion: v1\nkind: Service\nmetadata: {name: app, namespace: apps}\nspec: {ports: [{port: 8080}]}\n"
-	gwClass = "apiVersion: gateway.networking.k8s.io/v1\nkind: GatewayClass\nmetadata: {name: eg}\nspec: {controllerName: gateway.envoyproxy.io/gatewayclass-controller}\n"
+	gwClass = "apiVersion: gateway.networking.k8s.io/v1\nkind: GatewayClass\nmetadata: {name: eg}\n" +
+		"spec: {controllerName: gateway.envoyproxy.io/gatewayclass-controller}\n"
 )
 
 func TestDecodeObjects(t *testing.T) {
 	text := gwClass + "---\n" + service + "---\n" +
-		"apiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\nmetadata: {name: r, namespace: apps}\nspec:\n  hostnames: [a.example.com]\n"
+		"apiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\nmetadata: {name: r, namespace: apps}\nspec:\n" +
+		"  hostnames: [a.example.com]\n"
 	dec, errs := decode(t, text, resource.Options{})
 	if len(errs) > 0 {
 		t.Fatalf("errors: %q", errs)
@@ -124,7 +126,8 @@ func TestDecodeSkipUnknownKinds(t *testing.T) {
 	if len(errs) != 0 {
 		t.Fatalf("errors %q, want none with SkipUnknownKinds", errs)
 	}
-	if len(dec.Notes) != 1 || dec.Notes[0] != "in.yaml:1: skipped Deployment web (apps/v1): not a kind egharness translates" {
+	if len(dec.Notes) != 1 ||
+		dec.Notes[0] != "in.yaml:1: skipped Deployment web (apps/v1): not a kind egharness translates" {
 		t.Errorf("notes = %q", dec.Notes)
 	}
 	if len(dec.Objects) != 1 || dec.Objects[0].Line != 5 {
@@ -146,7 +149,8 @@ func TestDecodeDuplicateObject(t *testing.T) {
 
 // Objects without a namespace go to "default", so a second one written with it collides.
 func TestDecodeDuplicateAfterDefaulting(t *testing.T) {
-	text := "apiVersion: v1\nkind: Service\nmetadata: {name: app}\n---\napiVersion: v1\nkind: Service\nmetadata: {name: app, namespace: default}\n"
+	text := "apiVersion: v1\nkind: Service\nmetadata: {name: app}\n---\napiVersion: v1\nkind: Service\n" +
+		"metadata: {name: app, namespace: default}\n"
 	_, errs := decode(t, text, resource.Options{})
 	if msg := oneError(t, errs); msg != "in.yaml:5: Service/default/app: duplicate object (first defined at line 1)" {
 		t.Errorf("error %q", msg)
@@ -170,9 +174,11 @@ func TestDecodeMissingKind(t *testing.T) {
 }
 
 func TestDecodeClusterScopedWithNamespace(t *testing.T) {
-	text := "apiVersion: gateway.networking.k8s.io/v1\nkind: GatewayClass\nmetadata: {name: eg, namespace: apps}\nspec: {controllerName: x.io/y}\n"
+	text := "apiVersion: gateway.networking.k8s.io/v1\nkind: GatewayClass\nmetadata: {name: eg, namespace: apps}\n" +
+		"spec: {controllerName: x.io/y}\n"
 	dec, errs := decode(t, text, resource.Options{StrictTypes: true})
-	if msg := oneError(t, errs); msg != "in.yaml:1: GatewayClass apps/eg: GatewayClass is cluster-scoped and takes no namespace" {
+	if msg := oneError(t,
+		errs); msg != "in.yaml:1: GatewayClass apps/eg: GatewayClass is cluster-scoped and takes no namespace" {
 		t.Errorf("error %q", msg)
 	}
 	// It is returned, as the API server would take it (namespace cleared), carrying why.
@@ -237,7 +243,9 @@ func TestDecodeLineOffset(t *testing.T) {
 }
 
 func TestDecodeStrictFieldErrors(t *testing.T) {
-	text := "apiVersion: gateway.networking.k8s.io/v1\nkind: Gateway\nmetadata: {name: g}\nspec:\n  gatewayClassName: eg\n  listeners:\n  - name: http\n    protocol: HTTP\n    port: 80\n    bogus: 1\n  extra: true\n"
+	text := "apiVersion: gateway.networking.k8s.io/v1\nkind: Gateway\nmetadata: {name: g}\nspec:\n" +
+		"  gatewayClassName: eg\n  listeners:\n  - name: http\n    protocol: HTTP\n    port: 80\n    bogus: 1\n" +
+		"  extra: true\n"
 	_, errs := decode(t, text, resource.Options{StrictTypes: true})
 	if len(errs) != 2 {
 		t.Fatalf("errors %q, want 2", errs)
@@ -255,7 +263,8 @@ func TestDecodeStrictFieldErrors(t *testing.T) {
 }
 
 func TestDecodeTypeError(t *testing.T) {
-	text := service + "---\napiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\nmetadata: {name: r}\nspec:\n  hostnames: a.example.com\n"
+	text := service + "---\napiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\nmetadata: {name: r}\nspec:\n" +
+		"  hostnames: a.example.com\n"
 	_, errs := decode(t, text, resource.Options{StrictTypes: true})
 	msg := oneError(t, errs)
 	if !strings.HasPrefix(msg, "in.yaml:10: HTTPRoute r: cannot unmarshal string") {
@@ -296,7 +305,8 @@ func TestDecodeEnvoyGateway(t *testing.T) {
 	if len(errs) != 0 {
 		t.Fatal(errs)
 	}
-	if dec.EnvoyGateway == nil || dec.EnvoyGateway.ExtensionAPIs == nil || !dec.EnvoyGateway.ExtensionAPIs.EnableEnvoyPatchPolicy {
+	if dec.EnvoyGateway == nil || dec.EnvoyGateway.ExtensionAPIs == nil ||
+		!dec.EnvoyGateway.ExtensionAPIs.EnableEnvoyPatchPolicy {
 		t.Fatalf("EnvoyGateway = %+v", dec.EnvoyGateway)
 	}
 	if len(dec.Objects) != 1 || dec.Objects[0].Kind != "Service" {
@@ -318,7 +328,8 @@ func TestDecodeEnvoyGateway(t *testing.T) {
 }
 
 func TestDecodeEveryBadDocumentReported(t *testing.T) {
-	text := "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\n---\n" + service + "---\napiVersion: v1\nkind: Service\nmetadata: {namespace: x}\n---\n" + gwClass
+	text := "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\n---\n" + service + "---\napiVersion: v1\nkind: Service\n" +
+		"metadata: {namespace: x}\n---\n" + gwClass
 	dec, errs := decode(t, text, resource.Options{})
 	if len(errs) != 2 {
 		t.Fatalf("errors %q, want 2", errs)
@@ -413,13 +424,17 @@ func TestDecodeParallelSameAsSequential(t *testing.T) {
 	for i := 0; i < 150; i++ {
 		switch i % 7 {
 		case 0:
-			fmt.Fprintf(&b, "apiVersion: v1\nkind: Service\nmetadata: {name: s%d, namespace: default}\nspec: {portz: []}\n---\n", i)
+			fmt.Fprintf(&b, "apiVersion: v1\nkind: Service\nmetadata: {name: s%d, namespace: default}\nspec: {portz: []}\n---\n",
+				i)
 		case 1:
 			fmt.Fprintf(&b, "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d%d}\n---\n", i)
 		case 2:
 			b.WriteString("apiVersion: v1\nkind: Service\nmetadata: {name: dup, namespace: default}\n---\n")
 		case 3:
-			fmt.Fprintf(&b, "apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: Service\n  metadata: {name: l%d, namespace: default}\n---\n", i)
+			fmt.Fprintf(&b,
+				"apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: Service\n"+
+					"  metadata: {name: l%d, namespace: default}\n---\n",
+				i)
 		case 4:
 			fmt.Fprintf(&b, "base: &b {name: a%d, namespace: default}\napiVersion: v1\nkind: Service\nmetadata: *b\n---\n", i)
 		default:
@@ -446,7 +461,8 @@ func TestDecodeParallelSameAsSequential(t *testing.T) {
 	for i := range par.Objects {
 		if par.Objects[i].Ref() != seq.Objects[i].Ref() || par.Objects[i].Line != seq.Objects[i].Line ||
 			!reflect.DeepEqual(par.Objects[i].Obj, seq.Objects[i].Obj) {
-			t.Errorf("object %d: %v line %d, sequentially %v line %d", i, par.Objects[i].Ref(), par.Objects[i].Line, seq.Objects[i].Ref(), seq.Objects[i].Line)
+			t.Errorf("object %d: %v line %d, sequentially %v line %d", i, par.Objects[i].Ref(), par.Objects[i].Line,
+				seq.Objects[i].Ref(), seq.Objects[i].Line)
 		}
 	}
 }
@@ -455,9 +471,11 @@ func TestDecodeParallelSameAsSequential(t *testing.T) {
 // wrong type, an unknown field or an unknown kind is no reading error, and the object keeps
 // its JSON for admission.
 func TestDecodeGovernedLeniently(t *testing.T) {
-	text := "apiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\nmetadata: {name: r}\nspec:\n  hostnames: a.example.com\n" +
+	text := "apiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\nmetadata: {name: r}\nspec:\n" +
+		"  hostnames: a.example.com\n" +
 		"---\napiVersion: gateway.networking.k8s.io/v1\nkind: FooRoute\nmetadata: {name: f}\n" +
-		"---\napiVersion: gateway.networking.k8s.io/v1\nkind: GatewayClass\nmetadata: {name: eg, namespace: apps}\nspec: {controllerName: x.io/y, bogus: 1}\n"
+		"---\napiVersion: gateway.networking.k8s.io/v1\nkind: GatewayClass\nmetadata: {name: eg, namespace: apps}\n" +
+		"spec: {controllerName: x.io/y, bogus: 1}\n"
 	dec, errs := decode(t, text, resource.Options{})
 	if len(errs) != 0 {
 		t.Fatalf("errors %q, want none", errs)
@@ -472,10 +490,12 @@ func TestDecodeGovernedLeniently(t *testing.T) {
 	for i, w := range want {
 		o := dec.Objects[i]
 		if o.Ref().String() != w.ref || (o.DecodeErr != nil) != w.decodeErr || len(o.Raw) == 0 {
-			t.Errorf("object %d: %s, decode error %v, raw %d bytes; want %s, decode error %v, raw JSON", i, o.Ref(), o.DecodeErr, len(o.Raw), w.ref, w.decodeErr)
+			t.Errorf("object %d: %s, decode error %v, raw %d bytes; want %s, decode error %v, raw JSON", i, o.Ref(), o.DecodeErr,
+				len(o.Raw), w.ref, w.decodeErr)
 		}
 	}
-	if msg := fmt.Sprint(dec.Objects[0].DecodeErr); !strings.HasPrefix(msg, "in.yaml:5: HTTPRoute r: cannot unmarshal string") {
+	if msg := fmt.Sprint(dec.Objects[0].DecodeErr); !strings.HasPrefix(msg,
+		"in.yaml:5: HTTPRoute r: cannot unmarshal string") {
 		t.Errorf("decode error %q, want the strict decoder's, with its line", msg)
 	}
 }

@@ -32,7 +32,9 @@ func FuzzDecode(f *testing.F) {
 	f.Add([]byte("a: &a [*a]\n"), false)
 	f.Add([]byte(configMap("c")+"data:\n"+billionLaughs("  ")), false)
 	f.Add([]byte(nested(120)), true)
-	f.Add([]byte("apiVersion: gateway.envoyproxy.io/v1alpha1\nkind: EnvoyGateway\nextensionApis: {enableEnvoyPatchPolicy: true}\n"), false)
+	f.Add([]byte(
+		"apiVersion: gateway.envoyproxy.io/v1alpha1\nkind: EnvoyGateway\nextensionApis: {enableEnvoyPatchPolicy: true}\n"),
+		false)
 	f.Fuzz(func(t *testing.T, data []byte, skipUnknown bool) {
 		lim := resource.Limits{MaxObjects: 200, MaxDepth: 40, MaxAliasExpansion: 64 << 10}
 		opts := resource.Options{SkipUnknownKinds: skipUnknown, DefaultNamespace: "fuzz-ns", Limits: lim, StrictTypes: true}
@@ -94,7 +96,9 @@ func FuzzDecode(f *testing.F) {
 			}
 			buf.Write(b)
 		}
-		again, err := resource.Decode("again.yaml", buf.Bytes(), resource.Options{DefaultNamespace: "fuzz-ns", StrictTypes: true, Limits: resource.Limits{MaxFileSize: -1, MaxObjects: -1, MaxDepth: -1, MaxAliasExpansion: -1}})
+		again, err := resource.Decode("again.yaml", buf.Bytes(),
+			resource.Options{DefaultNamespace: "fuzz-ns", StrictTypes: true,
+				Limits: resource.Limits{MaxFileSize: -1, MaxObjects: -1, MaxDepth: -1, MaxAliasExpansion: -1}})
 		if err != nil {
 			t.Fatalf("the decoded objects, encoded again, do not decode: %v\n%s", err, buf.Bytes())
 		}

@@ -14,7 +14,10 @@ import (
 // documents; the cache holds only the last file's documents.
 func TestJSONCacheDecodesAlike(t *testing.T) {
 	doc := func(i int, extra string) string {
-		return fmt.Sprintf("apiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\nmetadata: {name: r%d, namespace: ns%s}\nspec:\n  parentRefs: [{name: eg}]\n", i, extra)
+		return fmt.Sprintf(
+			"apiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\nmetadata: {name: r%d, namespace: ns%s}\nspec:\n"+
+				"  parentRefs: [{name: eg}]\n",
+			i, extra)
 	}
 	var docs []string
 	for i := range 100 { // enough documents to be decoded on every core
@@ -23,9 +26,11 @@ func TestJSONCacheDecodesAlike(t *testing.T) {
 	files := []string{
 		strings.Join(docs, "---\n"),
 		// one document changed
-		strings.Join(append(append([]string{}, docs[:50]...), append([]string{doc(50, "-edited")}, docs[51:]...)...), "---\n"),
+		strings.Join(append(append([]string{}, docs[:50]...), append([]string{doc(50, "-edited")}, docs[51:]...)...),
+			"---\n"),
 		// a document added at the top: every line moves
-		"apiVersion: v1\nkind: Service\nmetadata: {name: s, namespace: ns}\nspec: {ports: [{port: 80}]}\n---\n" + strings.Join(docs, "---\n"),
+		"apiVersion: v1\nkind: Service\nmetadata: {name: s, namespace: ns}\nspec: {ports: [{port: 80}]}\n---\n" + strings.Join(
+			docs, "---\n"),
 		// a broken document and an unknown field among them
 		strings.Join(append([]string{"kind: [\n", doc(0, "\nspec: {unknownField: 1}")}, docs[2:]...), "---\n"),
 		strings.Join(docs[:10], "---\n"),

@@ -39,7 +39,8 @@ var coreKinds = map[schema.GroupVersionKind]bool{
 	certificatesv1beta1.SchemeGroupVersion.WithKind("ClusterTrustBundle"): true,
 }
 
-var clusterScoped = map[string]bool{"GatewayClass": true, "Namespace": true, "ClusterTrustBundle": true, "EnvoyGateway": true}
+var clusterScoped = map[string]bool{"GatewayClass": true, "Namespace": true, "ClusterTrustBundle": true,
+	"EnvoyGateway": true}
 
 // ClusterScoped reports whether objects of kind have no namespace.
 func ClusterScoped(kind string) bool { return clusterScoped[kind] }

@@ -46,9 +46,12 @@ func TestLimitsDefaults(t *testing.T) {
 
 func TestDecodeFileSizeLimit(t *testing.T) {
 	text := []byte(configMap("a"))
-	_, err := resource.Decode("in.yaml", text, resource.Options{Limits: resource.Limits{MaxFileSize: int64(len(text)) - 1}})
-	wantLimit(t, err, "file size", fmt.Sprintf("in.yaml: the file is over the file size limit of %d bytes (raise it with --max-file-size)", len(text)-1))
-	if _, err := resource.Decode("in.yaml", text, resource.Options{Limits: resource.Limits{MaxFileSize: int64(len(text))}}); err != nil {
+	_, err := resource.Decode("in.yaml", text,
+		resource.Options{Limits: resource.Limits{MaxFileSize: int64(len(text)) - 1}})
+	wantLimit(t, err, "file size",
+		fmt.Sprintf("in.yaml: the file is over the file size limit of %d bytes (raise it with --max-file-size)", len(text)-1))
+	if _, err := resource.Decode("in.yaml", text,
+		resource.Options{Limits: resource.Limits{MaxFileSize: int64(len(text))}}); err != nil {
 		t.Errorf("a file exactly at the limit: %v", err)
 	}
 	if _, err := resource.Decode("in.yaml", text, resource.Options{Limits: resource.Limits{MaxFileSize: -1}}); err != nil {
@@ -70,7 +73,8 @@ func TestReadFileLimit(t *testing.T) {
 	wantLimit(t, err, "file size", path+": the file is over the file size limit of 1 KiB (raise it with --max-file-size)")
 	// A device is refused before it is read (it may never end).
 	if _, err := resource.ReadFile("/dev/zero", resource.Limits{MaxFileSize: 1 << 20}); err == nil ||
-		err.Error() != "/dev/zero: is a character device; only regular files are read (to read a pipe or a command's output, give it on standard input with -f -)" {
+		err.Error() != "/dev/zero: is a character device; only regular files are read (to read a pipe or a command's "+
+			"output, give it on standard input with -f -)" {
 		t.Errorf("/dev/zero: %v", err)
 	}
 	// Standard input that never ends is cut at the limit, not read forever.
@@ -81,47 +85,58 @@ func TestReadFileLimit(t *testing.T) {
 	}()
 	select {
 	case err := <-done:
-		wantLimit(t, err, "file size", "<stdin>: the file is over the file size limit of 1 MiB (raise it with --max-file-size)")
+		wantLimit(t, err, "file size",
+			"<stdin>: the file is over the file size limit of 1 MiB (raise it with --max-file-size)")
 	case <-time.After(10 * time.Second):
 		t.Fatal("reading an endless stdin did not stop at the limit")
 	}
-	if _, err := resource.ReadFile(filepath.Join(dir, "missing.yaml"), resource.Limits{}); !errors.Is(err, os.ErrNotExist) {
+	if _, err := resource.ReadFile(filepath.Join(dir, "missing.yaml"), resource.Limits{}); !errors.Is(err,
+		os.ErrNotExist) {
 		t.Errorf("missing file: %v", err)
 	}
 	_, err = resource.ReadAll("<stdin>", strings.NewReader(strings.Repeat("x", 11)), resource.Limits{MaxFileSize: 10})
-	wantLimit(t, err, "file size", "<stdin>: the file is over the file size limit of 10 bytes (raise it with --max-file-size)")
+	wantLimit(t, err, "file size",
+		"<stdin>: the file is over the file size limit of 10 bytes (raise it with --max-file-size)")
 }
 
 func TestDecodeObjectLimit(t *testing.T) {
 	// Skipped kinds count: the limit bounds the work, whatever is kept.
-	text := configMap("a") + "---\napiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\n---\n# the third\n" + configMap("c")
-	dec, err := resource.Decode("in.yaml", []byte(text), resource.Options{SkipUnknownKinds: true, Limits: resource.Limits{MaxObjects: 2}})
+	text := configMap(
+		"a") + "---\napiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\n---\n# the third\n" + configMap("c")
+	dec, err := resource.Decode("in.yaml", []byte(text),
+		resource.Options{SkipUnknownKinds: true, Limits: resource.Limits{MaxObjects: 2}})
 	wantLimit(t, err, "object", "in.yaml:10: object 3 is over the object limit of 2 (raise it with --max-objects)")
 	if len(dec.Objects) != 1 || len(dec.Notes) != 1 {
 		t.Errorf("objects %d notes %d, want the two documents before the limit", len(dec.Objects), len(dec.Notes))
 	}
-	if _, err := resource.Decode("in.yaml", []byte(text), resource.Options{SkipUnknownKinds: true, Limits: resource.Limits{MaxObjects: 3}}); err != nil {
+	if _, err := resource.Decode("in.yaml", []byte(text),
+		resource.Options{SkipUnknownKinds: true, Limits: resource.Limits{MaxObjects: 3}}); err != nil {
 		t.Errorf("at the limit: %v", err)
 	}
 }
 
 func TestDecodeDepthLimit(t *testing.T) {
-	if _, err := resource.Decode("in.yaml", []byte(nested(100)), resource.Options{}); err == nil || strings.Contains(err.Error(), "depth") {
+	if _, err := resource.Decode("in.yaml", []byte(nested(100)), resource.Options{}); err == nil ||
+		strings.Contains(err.Error(), "depth") {
 		// 100 levels are allowed (and then data.v is refused as not a string).
 		t.Errorf("100 levels: %v", err)
 	}
 	text := "# comment\n" + nested(101)
 	_, err := resource.Decode("in.yaml", []byte(text), resource.Options{LineOffset: 10})
-	wantLimit(t, err, "depth", "in.yaml:16: mappings and sequences nest deeper than the depth limit of 100 levels (raise it with --max-depth)")
+	wantLimit(t, err, "depth",
+		"in.yaml:16: mappings and sequences nest deeper than the depth limit of 100 levels (raise it with --max-depth)")
 	_, err = resource.Decode("in.yaml", []byte(nested(4)), resource.Options{Limits: resource.Limits{MaxDepth: 3}})
-	wantLimit(t, err, "depth", "in.yaml:5: mappings and sequences nest deeper than the depth limit of 3 levels (raise it with --max-depth)")
-	if _, err := resource.Decode("in.yaml", []byte(nested(150)), resource.Options{Limits: resource.Limits{MaxDepth: -1}}); err == nil || strings.Contains(err.Error(), "depth") {
+	wantLimit(t, err, "depth",
+		"in.yaml:5: mappings and sequences nest deeper than the depth limit of 3 levels (raise it with --max-depth)")
+	if _, err := resource.Decode("in.yaml", []byte(nested(150)),
+		resource.Options{Limits: resource.Limits{MaxDepth: -1}}); err == nil || strings.Contains(err.Error(), "depth") {
 		t.Errorf("no depth limit: %v", err)
 	}
 	// Depth reached through an alias names the alias.
 	text = configMap("a") + "data:\n  x: &x [[[[1]]]]\n  y: [*x]\n"
 	_, err = resource.Decode("in.yaml", []byte(text), resource.Options{Limits: resource.Limits{MaxDepth: 6}})
-	wantLimit(t, err, "depth", "in.yaml:6: mappings and sequences nest deeper than the depth limit of 6 levels (raise it with --max-depth)")
+	wantLimit(t, err, "depth",
+		"in.yaml:6: mappings and sequences nest deeper than the depth limit of 6 levels (raise it with --max-depth)")
 }
 
 // billionLaughs is nine levels of ten aliases: 10^9 strings once expanded.
@@ -129,7 +144,8 @@ func billionLaughs(indent string) string {
 	var b strings.Builder
 	b.WriteString(indent + "l0: &l0 \"lol\"\n")
 	for i := 1; i <= 9; i++ {
-		fmt.Fprintf(&b, "%sl%d: &l%d [%s]\n", indent, i, i, strings.TrimSuffix(strings.Repeat(fmt.Sprintf("*l%d, ", i-1), 10), ", "))
+		fmt.Fprintf(&b, "%sl%d: &l%d [%s]\n", indent, i, i,
+			strings.TrimSuffix(strings.Repeat(fmt.Sprintf("*l%d, ", i-1), 10), ", "))
 	}
 	return b.String()
 }
@@ -138,11 +154,14 @@ func TestDecodeAliasLimit(t *testing.T) {
 	start := time.Now()
 	text := configMap("lol") + "data:\n" + billionLaughs("  ")
 	_, err := resource.Decode("in.yaml", []byte(text), resource.Options{})
-	wantLimit(t, err, "alias expansion", "in.yaml:12: YAML aliases expand past the alias expansion limit of 8 MiB (raise it with --max-alias-expansion)")
+	wantLimit(t, err, "alias expansion",
+		"in.yaml:12: YAML aliases expand past the alias expansion limit of 8 MiB (raise it with --max-alias-expansion)")
 	// One long string named many times: few nodes, many bytes.
-	long := configMap("long") + "data:\n  a: &a \"" + strings.Repeat("x", 100000) + "\"\n  b: [" + strings.Repeat("*a, ", 2000) + "*a]\n"
+	long := configMap("long") + "data:\n  a: &a \"" + strings.Repeat("x", 100000) + "\"\n  b: [" + strings.Repeat("*a, ",
+		2000) + "*a]\n"
 	_, err = resource.Decode("in.yaml", []byte(long), resource.Options{})
-	wantLimit(t, err, "alias expansion", "in.yaml:6: YAML aliases expand past the alias expansion limit of 8 MiB (raise it with --max-alias-expansion)")
+	wantLimit(t, err, "alias expansion",
+		"in.yaml:6: YAML aliases expand past the alias expansion limit of 8 MiB (raise it with --max-alias-expansion)")
 	if d := time.Since(start); d > 5*time.Second {
 		t.Errorf("refusing alias bombs took %s", d)
 	}
@@ -155,8 +174,10 @@ func TestDecodeAliasLimit(t *testing.T) {
 		t.Fatalf("small aliases: %v (%d objects)", err, len(dec.Objects))
 	}
 	_, err = resource.Decode("in.yaml", []byte(two), resource.Options{Limits: resource.Limits{MaxAliasExpansion: 20}})
-	wantLimit(t, err, "alias expansion", "in.yaml:13: YAML aliases expand past the alias expansion limit of 20 bytes (raise it with --max-alias-expansion)")
-	if _, err := resource.Decode("in.yaml", []byte(two), resource.Options{Limits: resource.Limits{MaxAliasExpansion: -1}}); err != nil {
+	wantLimit(t, err, "alias expansion",
+		"in.yaml:13: YAML aliases expand past the alias expansion limit of 20 bytes (raise it with --max-alias-expansion)")
+	if _, err := resource.Decode("in.yaml", []byte(two),
+		resource.Options{Limits: resource.Limits{MaxAliasExpansion: -1}}); err != nil {
 		t.Errorf("no alias limit: %v", err)
 	}
 }
@@ -211,7 +232,8 @@ func TestParseAndFormatSize(t *testing.T) {
 			t.Errorf("ParseSize(%q) accepted", bad)
 		}
 	}
-	for n, want := range map[int64]string{32 << 20: "32 MiB", 512 << 10: "512 KiB", 1 << 30: "1 GiB", 1000: "1000 bytes", 1: "1 byte", 1536: "1536 bytes"} {
+	for n, want := range map[int64]string{32 << 20: "32 MiB", 512 << 10: "512 KiB", 1 << 30: "1 GiB", 1000: "1000 bytes",
+		1: "1 byte", 1536: "1536 bytes"} {
 		if got := resource.FormatSize(n); got != want {
 			t.Errorf("FormatSize(%d) = %q, want %q", n, got, want)
 		}

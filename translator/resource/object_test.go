@@ -73,7 +73,8 @@ func TestRefLess(t *testing.T) {
 }
 
 func TestClusterScoped(t *testing.T) {
-	for kind, want := range map[string]bool{"GatewayClass": true, "Namespace": true, "EnvoyGateway": true, "Gateway": false, "Service": false} {
+	for kind, want := range map[string]bool{"GatewayClass": true, "Namespace": true, "EnvoyGateway": true,
+		"Gateway": false, "Service": false} {
 		if got := resource.ClusterScoped(kind); got != want {
 			t.Errorf("ClusterScoped(%s) = %t", kind, got)
 		}

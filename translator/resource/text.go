@@ -30,7 +30,9 @@ func Text(file string, data []byte) ([]byte, error) {
 		data = data[len(bomUTF8):]
 	case bytes.HasPrefix(data, bomUTF16LE), bytes.HasPrefix(data, bomUTF16BE):
 		if len(data)%2 != 0 {
-			return nil, fmt.Errorf("%s: the file starts with a UTF-16 byte-order mark but has an odd number of bytes (it is cut short, or not UTF-16)", file)
+			return nil, fmt.Errorf(
+				"%s: the file starts with a UTF-16 byte-order mark but has an odd number of bytes (it is cut short, or not UTF-16)",
+				file)
 		}
 		// The decoder reads and drops the BOM, whichever order it gives.
 		out, err := unicode.UTF16(unicode.LittleEndian, unicode.ExpectBOM).NewDecoder().Bytes(data)
@@ -48,11 +50,17 @@ func Text(file string, data []byte) ([]byte, error) {
 	lineAt := func(i int) int { return 1 + bytes.Count(data[:i], []byte{'\n'}) }
 	switch {
 	case nul >= 0 && utf16Like(data):
-		return nil, fmt.Errorf("%s: the file looks like UTF-16 text without a byte-order mark; save it as UTF-8 (or UTF-16 with a BOM) and try again", file)
+		return nil, fmt.Errorf(
+			"%s: the file looks like UTF-16 text without a byte-order mark; save it as UTF-8 (or "+
+				"UTF-16 with a BOM) and try again",
+			file)
 	case nul >= 0 && (bad < 0 || nul < bad):
-		return nil, fmt.Errorf("%s:%d: a NUL byte: this is not a text file (YAML or JSON in UTF-8 or UTF-16)", file, lineAt(nul))
+		return nil, fmt.Errorf("%s:%d: a NUL byte: this is not a text file (YAML or JSON in UTF-8 or UTF-16)", file,
+			lineAt(nul))
 	case bad >= 0:
-		return nil, fmt.Errorf("%s:%d: byte 0x%02X at offset %d is not UTF-8: this is not UTF-8 or UTF-16 text (a binary file, or Latin-1?); save it as UTF-8 and try again",
+		return nil, fmt.Errorf(
+			"%s:%d: byte 0x%02X at offset %d is not UTF-8: this is not UTF-8 or UTF-16 text (a binary file, or Latin-1?); "+
+				"save it as UTF-8 and try again",
 			file, lineAt(bad), data[bad], bad)
 	}
 	return data, nil
@@ -121,5 +129,7 @@ func regular(file string, info os.FileInfo) error {
 	if m.IsDir() {
 		return fmt.Errorf("%s: is %s; only regular files are read (name a file in it)", file, what)
 	}
-	return fmt.Errorf("%s: is %s; only regular files are read (to read a pipe or a command's output, give it on standard input with -f -)", file, what)
+	return fmt.Errorf(
+		"%s: is %s; only regular files are read (to read a pipe or a command's output, give it on standard input with -f -)",
+		file, what)
 }

@@ -75,8 +75,9 @@ func TestReadEncodings(t *testing.T) {
 		{"utf-16le with BOM and CRLF", utf16Bytes(strings.ReplaceAll(twoServices, "\n", "\r\n"), false, true)},
 		// two files with BOMs, concatenated with cat
 		{"utf-8 parts with BOMs", []byte("\uFEFF" + strings.Replace(twoServices, "---\n", "---\n\uFEFF", 1))},
-		{"json parts with BOMs", []byte("\uFEFF" + `{"apiVersion": "v1", "kind": "Service", "metadata": {"name": "a", "namespace": "ns"}}` +
-			"\n\uFEFF" + `{"apiVersion": "v1", "kind": "Service", "metadata": {"name": "b", "namespace": "ns"}}` + "\n")},
+		{"json parts with BOMs",
+			[]byte("\uFEFF" + `{"apiVersion": "v1", "kind": "Service", "metadata": {"name": "a", "namespace": "ns"}}` +
+				"\n\uFEFF" + `{"apiVersion": "v1", "kind": "Service", "metadata": {"name": "b", "namespace": "ns"}}` + "\n")},
 		{"utf-16le parts with BOMs", append(utf16Bytes(strings.SplitAfter(twoServices, "---\n")[0], false, true),
 			utf16Bytes(strings.SplitAfter(twoServices, "---\n")[1], false, true)...)},
 	} {
@@ -91,7 +92,8 @@ func TestReadEncodings(t *testing.T) {
 		})
 	}
 	// Standard input is read the same way.
-	data, err := resource.ReadAll("<stdin>", strings.NewReader(string(utf16Bytes(twoServices, false, true))), resource.Limits{})
+	data, err := resource.ReadAll("<stdin>", strings.NewReader(string(utf16Bytes(twoServices, false, true))),
+		resource.Limits{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,13 +109,16 @@ func TestReadRefusesBinary(t *testing.T) {
 		want string // after "PATH"
 	}{
 		{"utf-16 without BOM", utf16Bytes(twoServices, false, false),
-			": the file looks like UTF-16 text without a byte-order mark; save it as UTF-8 (or UTF-16 with a BOM) and try again"},
+			": the file looks like UTF-16 text without a byte-order mark; save it as UTF-8 (or " +
+				"UTF-16 with a BOM) and try again"},
 		{"gzip", []byte{0x1f, 0x8b, 0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x03, 0xff, 0xee},
-			":1: byte 0x8B at offset 1 is not UTF-8: this is not UTF-8 or UTF-16 text (a binary file, or Latin-1?); save it as UTF-8 and try again"},
+			":1: byte 0x8B at offset 1 is not UTF-8: this is not UTF-8 or UTF-16 text (a binary file, or Latin-1?); " +
+				"save it as UTF-8 and try again"},
 		{"nul on line 3", []byte("apiVersion: v1\nkind: Service\nmeta\x00data: {}\n"),
 			":3: a NUL byte: this is not a text file (YAML or JSON in UTF-8 or UTF-16)"},
 		{"latin-1", []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: caf\xe9}\n"),
-			":3: byte 0xE9 at offset 51 is not UTF-8: this is not UTF-8 or UTF-16 text (a binary file, or Latin-1?); save it as UTF-8 and try again"},
+			":3: byte 0xE9 at offset 51 is not UTF-8: this is not UTF-8 or UTF-16 text (a binary file, or Latin-1?); " +
+				"save it as UTF-8 and try again"},
 		{"utf-32", []byte{0xFF, 0xFE, 0, 0, 'a', 0, 0, 0},
 			": the file is UTF-32 text; save it as UTF-8 (or UTF-16) and try again"},
 		{"odd utf-16", append(utf16Bytes("a: b\n", false, true), 'x'),
@@ -150,7 +155,8 @@ func TestReadRefusesNonRegular(t *testing.T) {
 			t.Fatalf("reading %s blocked", tc.path)
 		}
 	}
-	if _, err := resource.ReadFile(dir, resource.Limits{}); err == nil || err.Error() != dir+": is a directory; only regular files are read (name a file in it)" {
+	if _, err := resource.ReadFile(dir, resource.Limits{}); err == nil ||
+		err.Error() != dir+": is a directory; only regular files are read (name a file in it)" {
 		t.Errorf("a directory: %v", err)
 	}
 }
@@ -175,13 +181,15 @@ func TestDecodeJSONStream(t *testing.T) {
 	// Errors name the line of the value they are in.
 	bad := svc("a") + "\n" + strings.Replace(svc("b"), `"namespace": "ns"`, `"namespace": "ns", "bogus": 1`, 1) + "\n"
 	_, err := resource.Decode("in.json", []byte(bad), resource.Options{})
-	if err == nil || !strings.HasPrefix(err.Error(), "in.json:14: Service ns/b:") || !strings.Contains(err.Error(), "bogus") {
+	if err == nil || !strings.HasPrefix(err.Error(), "in.json:14: Service ns/b:") ||
+		!strings.Contains(err.Error(), "bogus") {
 		t.Errorf("unknown field in the second value: %v", err)
 	}
 	// A broken value after good ones is reported on its own line, the good ones kept.
 	broken := svc("a") + "\n{\n  \"apiVersion\": \"v1\",\n  \"kind\": \n"
 	dec, err := resource.Decode("in.json", []byte(broken), resource.Options{})
-	if len(dec.Objects) != 1 || err == nil || !strings.HasPrefix(err.Error(), "in.json:") || strings.HasPrefix(err.Error(), "in.json:1:") {
+	if len(dec.Objects) != 1 || err == nil || !strings.HasPrefix(err.Error(), "in.json:") ||
+		strings.HasPrefix(err.Error(), "in.json:1:") {
 		t.Errorf("broken second value: %d objects, %v", len(dec.Objects), err)
 	}
 	// JSON then YAML after a separator.
@@ -193,8 +201,11 @@ func TestDecodeJSONStream(t *testing.T) {
 
 // A JSON array of objects is refused with how to make it a List.
 func TestDecodeJSONArrayHint(t *testing.T) {
-	_, err := resource.Decode("in.json", []byte(`[{"apiVersion": "v1", "kind": "Service", "metadata": {"name": "a"}}]`), resource.Options{})
-	if err == nil || !strings.Contains(err.Error(), `are read once wrapped as a List: {"apiVersion": "v1", "kind": "List", "items": [...]}`) {
+	_, err := resource.Decode("in.json", []byte(`[{"apiVersion": "v1", "kind": "Service", "metadata": {"name": "a"}}]`),
+		resource.Options{})
+	if err == nil ||
+		!strings.Contains(err.Error(),
+			`are read once wrapped as a List: {"apiVersion": "v1", "kind": "List", "items": [...]}`) {
 		t.Errorf("%v", err)
 	}
 }

@@ -170,7 +170,8 @@ func sortStable[T any](list []T, c func(a, b T) int) {
 }
 
 func compareRefs(a, b resource.Ref) int {
-	return cmp.Or(strings.Compare(a.Kind, b.Kind), strings.Compare(a.Namespace, b.Namespace), strings.Compare(a.Name, b.Name))
+	return cmp.Or(strings.Compare(a.Kind, b.Kind), strings.Compare(a.Namespace, b.Namespace),
+		strings.Compare(a.Name, b.Name))
 }
 
 // Status returns the status of ref, or nil.

@@ -10,7 +10,8 @@ func TestParentRefString(t *testing.T) {
 		want string
 	}{
 		{ParentRef{Kind: "Gateway", Namespace: "default", Name: "eg"}, "Gateway/default/eg"},
-		{ParentRef{Kind: "Gateway", Namespace: "default", Name: "eg", SectionName: "http", Port: 80}, "Gateway/default/eg/http:80"},
+		{ParentRef{Kind: "Gateway", Namespace: "default", Name: "eg", SectionName: "http", Port: 80},
+			"Gateway/default/eg/http:80"},
 		{ParentRef{Kind: "GatewayClass", Name: "eg"}, "GatewayClass/eg"},
 	} {
 		if got := c.ref.String(); got != c.want {

@@ -15,7 +15,8 @@ import (
 // MarshalResource's compaction must give json.Compact's bytes for anything protojson prints:
 // strings with spaces, quotes, backslashes and escapes inside, empty messages, nested lists.
 func TestMarshalResourceCompactsLikeJSONCompact(t *testing.T) {
-	names := []string{"", "plain", "with space", `quote " inside`, `back\slash`, `\"`, `ends with \`, "tab\tand\nnewline", "é ✓ ,: {}[]", `"`, ` , `}
+	names := []string{"", "plain", "with space", `quote " inside`, `back\slash`, `\"`, `ends with \`, "tab\tand\nnewline",
+		"é ✓ ,: {}[]", `"`, ` , `}
 	msgs := []proto.Message{&clusterv3.Cluster{}}
 	for _, n := range names {
 		meta, err := structpb.NewStruct(map[string]any{n: []any{n, 1.5, map[string]any{"k": n}}, "x": n})
