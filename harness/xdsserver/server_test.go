@@ -38,6 +38,7 @@ import (
 	"github.com/egharness/egharness/harness/xdsserver"
 	"github.com/egharness/egharness/translator/admission"
 	"github.com/egharness/egharness/translator/profile"
+	"github.com/egharness/egharness/translator/resource"
 )
 
 const scenarioRoot = "../../scenarios"
@@ -469,7 +470,8 @@ func TestEveryScenarioServes(t *testing.T) {
 }
 
 // `touch` reloads (it changes only the file's times), and a reload admits again only the
-// objects an edit changed: the other verdicts come from the memo of the previous load.
+// objects an edit changed: the other verdicts come from the memo of the previous load, and
+// the documents' JSON forms from the decode cache.
 func TestWatchTouchAndMemo(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -477,11 +479,12 @@ func TestWatchTouchAndMemo(t *testing.T) {
 	file := writeObjects(t, "https-listeners-share-port")
 	p, _ := profile.Get("v1.9")
 	memo := &admission.Memo{}
-	src := xdsserver.FileSource{Path: file, Profile: p, Namespace: "default", Memo: memo}
+	src := xdsserver.FileSource{Path: file, Profile: p, Namespace: "default", Memo: memo, Decoded: &resource.JSONCache{}}
 	l, err := src.Load()
 	if err != nil {
 		t.Fatal(err)
 	}
+	documents := src.Decoded.Len()
 	hits, objects := memo.Stats()
 	if objects == 0 || hits != 0 {
 		t.Fatalf("first load: %d hits, %d misses", hits, objects)
@@ -498,5 +501,9 @@ func TestWatchTouchAndMemo(t *testing.T) {
 	waitEvent(t, s, xdsserver.EventUnchanged)
 	if hits, misses := memo.Stats(); hits != objects || misses != 0 {
 		t.Errorf("reload after touch: %d hits, %d misses, want %d hits", hits, misses, objects)
+	}
+	if documents < objects || src.Decoded.Len() != documents {
+		t.Errorf("decode cache: %d documents after the first load (%d objects), %d after the reload",
+			documents, objects, src.Decoded.Len())
 	}
 }
