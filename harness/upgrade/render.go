@@ -10,8 +10,8 @@ import (
 
 	"github.com/pmezard/go-difflib/difflib"
 	"google.golang.org/protobuf/proto"
-	"sigs.k8s.io/yaml"
 
+	"github.com/egharness/egharness/internal/yamlout"
 	"github.com/egharness/egharness/translator/resource"
 	"github.com/egharness/egharness/translator/result"
 )
@@ -215,16 +215,27 @@ func (r *resourceRenderer) yaml(typ, name string) string {
 	if y, ok := r.rendered[k]; ok {
 		return y
 	}
-	out := ""
-	if m := r.byKey[k]; m != nil {
-		if js, err := result.MarshalResource(m); err == nil {
-			if y, err := yaml.JSONToYAML(js); err == nil {
-				out = string(y)
-			}
-		}
-	}
+	out := r.render(k)
 	r.rendered[k] = out
 	return out
+}
+
+func (r *resourceRenderer) render(k xdsLoc) string {
+	m := r.byKey[k]
+	if m == nil {
+		return ""
+	}
+	js, err := result.MarshalResource(m)
+	if err != nil {
+		return ""
+	}
+	// yamlout prints JSONToYAML's bytes (keys in one order every run) without reading the
+	// JSON with the YAML parser, which took seconds per large route table
+	y, err := yamlout.FromJSON(js)
+	if err != nil {
+		return ""
+	}
+	return string(y)
 }
 
 // diffRow is one line of a side-by-side diff.
