@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/egharness/egharness/internal/parallel"
+	"github.com/egharness/egharness/internal/reload"
 	"github.com/egharness/egharness/translator/crds"
 	"github.com/egharness/egharness/translator/profile"
 	"github.com/egharness/egharness/translator/resource"
@@ -163,9 +164,9 @@ func asStored(o resource.Object, stored map[string]any) (resource.Object, error)
 // written, and the release of the CRDs; only the last review's verdicts are kept, so memory
 // follows the file rather than its history. Safe for one review at a time.
 type Memo struct {
-	mu           sync.Mutex
+	verdicts     reload.Cache[crds.Verdict]
+	mu           sync.Mutex // guards the fields below
 	release      string
-	prev, next   map[string]crds.Verdict
 	hits, misses int
 }
 
@@ -184,18 +185,16 @@ func (m *Memo) begin(release string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.release != release {
-		m.prev = nil
+		m.verdicts.Reset()
 	}
-	m.release, m.next, m.hits, m.misses = release, map[string]crds.Verdict{}, 0, 0
+	m.release, m.hits, m.misses = release, 0, 0
 }
 
 func (m *Memo) end() {
 	if m == nil {
 		return
 	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.prev, m.next = m.next, nil
+	m.verdicts.Turn()
 }
 
 // admit is set.Admit(raw), from memory when the previous review saw the same JSON. The
@@ -205,23 +204,21 @@ func (m *Memo) admit(set *crds.Set, raw []byte) (crds.Verdict, error) {
 		return set.Admit(raw)
 	}
 	key := string(raw)
-	m.mu.Lock()
-	v, ok := m.prev[key]
-	if ok {
-		m.next[key] = v
-		m.hits++
-	}
-	m.mu.Unlock()
-	if ok {
+	if v, ok := m.verdicts.Get(key); ok {
+		m.count(&m.hits)
 		return v, nil
 	}
 	v, err := set.Admit(raw)
 	if err != nil {
 		return v, err
 	}
-	m.mu.Lock()
-	m.next[key] = v
-	m.misses++
-	m.mu.Unlock()
+	m.verdicts.Put(key, v)
+	m.count(&m.misses)
 	return v, nil
+}
+
+func (m *Memo) count(n *int) {
+	m.mu.Lock()
+	*n++
+	m.mu.Unlock()
 }

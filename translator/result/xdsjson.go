@@ -107,7 +107,7 @@ func MarshalResource(m proto.Message) (json.RawMessage, error) {
 	out := make([]byte, 0, len(b)+len(typ)+11)
 	out = append(out, `{"@type":`...)
 	out = append(out, typ...)
-	if rest := bytes.TrimLeft(b[1:], " "); len(rest) > 0 && rest[0] != '}' { // members follow
+	if b[1] != '}' { // members follow (protojson puts no space after '{')
 		out = append(out, ',')
 	}
 	return appendCompact(out, b[1:]), nil
