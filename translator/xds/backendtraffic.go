@@ -9,7 +9,6 @@ import (
 	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
 	previousprioritiesv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/retry/priority/previous_priorities/v3"
 	"google.golang.org/protobuf/types/known/durationpb"
-	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/egharness/egharness/translator/ir"
 )
@@ -107,24 +106,4 @@ func removedResponseHeaders(r *ir.HTTPRoute) []string {
 		}
 	}
 	return out
-}
-
-// addPolicyMetadata lists the BackendTrafficPolicy in force in the route's envoy-gateway
-// metadata ("policies"), beside the route's resources, as EG does.
-func addPolicyMetadata(out *routev3.Route, r *ir.HTTPRoute) {
-	traffic := r.Policies.BackendTraffic
-	if traffic == nil || out.Metadata == nil {
-		return
-	}
-	eg := out.Metadata.FilterMetadata["envoy-gateway"]
-	if eg == nil {
-		return
-	}
-	eg.Fields["policies"] = structpb.NewListValue(&structpb.ListValue{Values: []*structpb.Value{
-		structpb.NewStructValue(&structpb.Struct{Fields: map[string]*structpb.Value{
-			"kind":      structpb.NewStringValue(traffic.Policy.Kind),
-			"name":      structpb.NewStringValue(traffic.Policy.Name),
-			"namespace": structpb.NewStringValue(traffic.Policy.Namespace),
-		}}),
-	}})
 }

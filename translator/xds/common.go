@@ -7,7 +7,6 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/anypb"
 	"google.golang.org/protobuf/types/known/durationpb"
-	"google.golang.org/protobuf/types/known/structpb"
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
 	"github.com/egharness/egharness/translator/ir"
@@ -58,27 +57,4 @@ func endpointAddress(e ir.Endpoint) *corev3.Address {
 		return &corev3.Address{Address: &corev3.Address_Pipe{Pipe: &corev3.Pipe{Path: e.Path}}}
 	}
 	return socketAddress(e.Host, e.Port)
-}
-
-// resourceRef is the Kubernetes object EG records in xDS metadata under "envoy-gateway".
-type resourceRef struct {
-	Kind, Name, Namespace, SectionName string
-}
-
-func resourceMetadata(r resourceRef) *corev3.Metadata {
-	fields := map[string]*structpb.Value{
-		"kind":      structpb.NewStringValue(r.Kind),
-		"name":      structpb.NewStringValue(r.Name),
-		"namespace": structpb.NewStringValue(r.Namespace),
-	}
-	if r.SectionName != "" {
-		fields["sectionName"] = structpb.NewStringValue(r.SectionName)
-	}
-	return &corev3.Metadata{FilterMetadata: map[string]*structpb.Struct{
-		"envoy-gateway": {Fields: map[string]*structpb.Value{
-			"resources": structpb.NewListValue(&structpb.ListValue{Values: []*structpb.Value{
-				structpb.NewStructValue(&structpb.Struct{Fields: fields}),
-			}}),
-		}},
-	}}
 }

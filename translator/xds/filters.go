@@ -35,7 +35,6 @@ func applyRouteFilters(out *routev3.Route, r *ir.HTTPRoute) {
 	out.RequestHeadersToRemove = r.RemoveRequestHeaders
 	out.ResponseHeadersToAdd = addedHeaders(r.AddResponseHeaders)
 	out.ResponseHeadersToRemove = removedResponseHeaders(r)
-	addPolicyMetadata(out, r)
 	a := out.GetRoute()
 	if a == nil {
 		return
@@ -286,21 +285,41 @@ func hasBackendFilters(d *ir.Destination) bool {
 }
 
 // routeClusters are the clusters a route uses: its destination's, then one per mirror.
-// Mirror clusters carry no owner metadata (EG gives them none) and exist even when the
-// route answers directly or mirrors nothing (a zero percent).
 func routeClusters(r *ir.HTTPRoute) []clusterPair {
-	var out []clusterPair
+	plan := routeClusterPlan(r)
+	out := make([]clusterPair, len(plan))
+	for i, p := range plan {
+		out[i] = p.build()
+	}
+	return out
+}
+
+// plannedCluster is a cluster a route uses, named before it is built: the first route
+// to name a cluster is the one whose cluster the output keeps, so the others' need not be
+// built at all (a route on two listeners and three hostnames names its clusters six times).
+type plannedCluster struct {
+	name  string
+	build func() clusterPair
+}
+
+// routeClusterPlan names the clusters of routeClusters, in its order. Mirror clusters
+// carry no owner metadata (EG gives them none) and exist even when the route answers
+// directly or mirrors nothing (a zero percent).
+func routeClusterPlan(r *ir.HTTPRoute) []plannedCluster {
+	var out []plannedCluster
 	if r.Destination != nil {
-		out = buildClusters(r)
+		out = clusterPlan(r)
 	}
 	for _, m := range r.Mirrors {
 		d := m.Destination
 		if d == nil {
 			continue
 		}
-		c := buildCluster(d.Name, resourceRef{}, d.HTTP2)
-		c.Metadata = nil
-		out = append(out, clusterPair{cluster: c, cla: buildCLA(d.Name, d.Settings)})
+		out = append(out, plannedCluster{name: d.Name, build: func() clusterPair {
+			c := buildCluster(d.Name, resourceRef{}, d.HTTP2)
+			c.Metadata = nil
+			return clusterPair{cluster: c, cla: buildCLA(d.Name, d.Settings)}
+		}})
 	}
 	return out
 }

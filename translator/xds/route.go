@@ -9,13 +9,11 @@ import (
 	"github.com/egharness/egharness/translator/ir"
 )
 
-func buildRoute(r *ir.HTTPRoute) *routev3.Route {
+func buildRoute(r *ir.HTTPRoute, metadata *metadataTable) *routev3.Route {
 	out := &routev3.Route{
-		Name:  r.Name,
-		Match: buildMatch(r),
-		Metadata: resourceMetadata(
-			resourceRef{Kind: r.Source.Kind, Name: r.Source.Name, Namespace: r.Source.Namespace,
-				SectionName: r.Source.RuleName}),
+		Name:     r.Name,
+		Match:    buildMatch(r),
+		Metadata: metadata.of(routeMetadata(r)),
 	}
 	switch {
 	case r.DirectResponse != nil:

@@ -75,31 +75,63 @@ func (e *RoutesSkipped) Error() string {
 	return "routes left out of the xDS: " + strings.Join(e.Problems, "; ")
 }
 
-// builtRoute is a route's xDS route and clusters, before the listener's filters and the
-// route's policies are applied to them.
+// builtRoute is a route's xDS route and the clusters it names, before the listener's filters
+// and the route's policies are applied to them.
 type builtRoute struct {
-	route    *routev3.Route
-	clusters []clusterPair
+	route *routev3.Route
+	plan  []plannedCluster
+	// built holds, at a planned cluster's index, the cluster built ahead because this
+	// route is the first to name it; nil where another route named it first.
+	built []*clusterPair
 }
 
-// prebuildRoutes builds every HTTP route of the listeners, in listener and route order.
-func prebuildRoutes(listeners []*ir.HTTPListener) []builtRoute {
+// cluster is the route's planned cluster i: the one built ahead, else built now (when the
+// route that named it first was left out of the output).
+func (b builtRoute) cluster(i int) clusterPair {
+	if c := b.built[i]; c != nil {
+		return *c
+	}
+	return b.plan[i].build()
+}
+
+// prebuildRoutes builds every HTTP route of the listeners, in listener and route order, and
+// the clusters of the first route to name each, on every core.
+func prebuildRoutes(listeners []*ir.HTTPListener, metadata *metadataTable) []builtRoute {
 	var routes []*ir.HTTPRoute
 	for _, l := range listeners {
 		routes = append(routes, l.Routes...)
 	}
 	out := make([]builtRoute, len(routes))
-	build := func(i int) {
-		r := routes[i]
-		out[i] = builtRoute{route: withRouteLB(buildRoute(r), r), clusters: routeClusters(r)}
-	}
-	if len(routes) < 64 { // not worth the goroutines
-		for i := range routes {
-			build(i)
+	each := func(n int, do func(int)) {
+		if n < 64 { // not worth the goroutines
+			for i := 0; i < n; i++ {
+				do(i)
+			}
+			return
 		}
-		return out
+		parallel.Each(n, do)
 	}
-	parallel.Each(len(routes), build)
+	each(len(routes), func(i int) {
+		r := routes[i]
+		plan := routeClusterPlan(r)
+		out[i] = builtRoute{route: withRouteLB(buildRoute(r, metadata), r), plan: plan, built: make([]*clusterPair, len(plan))}
+	})
+	type planIndex struct{ route, cluster int }
+	var first []planIndex
+	named := map[string]bool{}
+	for i, b := range out {
+		for j, p := range b.plan {
+			if !named[p.name] {
+				named[p.name] = true
+				first = append(first, planIndex{i, j})
+			}
+		}
+	}
+	each(len(first), func(k int) {
+		at := first[k]
+		c := out[at.route].plan[at.cluster].build()
+		out[at.route].built[at.cluster] = &c
+	})
 	return out
 }
 
@@ -128,7 +160,8 @@ func (t Translator) Translate(x *ir.XDS) (result.XDS, error) {
 	}
 	// Each route and its clusters depend on the route alone and are most of the work: they
 	// are built on every core first, and the loop below puts them in place in order.
-	prebuilt := prebuildRoutes(x.HTTP)
+	metadata := newMetadataTable()
+	prebuilt := prebuildRoutes(x.HTTP, metadata)
 	next := 0
 	for _, l := range x.HTTP {
 		k := key(l)
@@ -167,8 +200,8 @@ func (t Translator) Translate(x *ir.XDS) (result.XDS, error) {
 				vh = &routev3.VirtualHost{
 					Name:    t.Naming.VirtualHost(l, r.Hostname),
 					Domains: []string{r.Hostname},
-					Metadata: resourceMetadata(
-						resourceRef{Kind: "Gateway", Name: gatewayName(l), Namespace: gatewayNamespace(l), SectionName: l.SectionName}),
+					Metadata: metadata.of(resourceRef{Kind: "Gateway", Name: gatewayName(l),
+						Namespace: gatewayNamespace(l), SectionName: l.SectionName}, resourceRef{}),
 				}
 				el.vhost[vkey] = vh
 				rc.VirtualHosts = append(rc.VirtualHosts, vh)
@@ -189,11 +222,12 @@ func (t Translator) Translate(x *ir.XDS) (result.XDS, error) {
 				continue
 			}
 			vh.Routes = append(vh.Routes, route)
-			for _, c := range built.clusters {
-				if clusters[c.cluster.Name] {
+			for i, p := range built.plan {
+				if clusters[p.name] {
 					continue
 				}
-				clusters[c.cluster.Name] = true
+				clusters[p.name] = true
+				c := built.cluster(i)
 				applyBackendTrafficCluster(c.cluster, r)
 				if c.merged {
 					// A shared cluster belongs to no route: no route hostname for its
@@ -428,45 +462,50 @@ type clusterPair struct {
 	dfp bool
 }
 
-// buildClusters makes the rule's clusters. Valid backends share one cluster with a locality
-// each (weights as locality weights); when some backends are invalid, every backend gets a
-// cluster of its own so that the route can give the invalid share to a missing cluster.
-func buildClusters(r *ir.HTTPRoute) []clusterPair {
+// clusterPlan names and builds the rule's clusters. Valid backends share one cluster with a
+// locality each (weights as locality weights); when some backends are invalid, every backend
+// gets a cluster of its own so that the route can give the invalid share to a missing cluster.
+func clusterPlan(r *ir.HTTPRoute) []plannedCluster {
 	d := r.Destination
 	owner := resourceRef{Kind: r.Source.Kind, Name: r.Source.Name, Namespace: r.Source.Namespace,
 		SectionName: r.Source.RuleName}
-	if merged := d.MergedBackends(); len(merged) > 0 {
-		// mergeBackends: the rule's other backends get a cluster each (the route names
-		// them one by one beside the shared ones), and each merged backend its shared one.
-		var out []clusterPair
-		rest := d.Unmerged()
-		for _, s := range rest.Settings {
+	// own is a cluster of one of the rule's backends alone; dfp, whether it is a dynamic
+	// resolver's (never beside merged backends).
+	own := func(s *ir.Backend, dfp bool) plannedCluster {
+		return plannedCluster{name: s.Name, build: func() clusterPair {
 			c, cla := buildCluster(s.Name, owner, d.HTTP2 && !s.Invalid), buildCLA(s.Name, []*ir.Backend{s})
 			withUpstreamTLS(c, cla, []*ir.Backend{s}, true, d.HTTP2)
 			if !s.Invalid {
 				withClusterLB(c, s.BackendLB)
 			}
-			out = append(out, clusterPair{cluster: c, cla: cla, dns: s.DNS})
+			return clusterPair{cluster: c, cla: cla, dns: s.DNS, dfp: dfp}
+		}}
+	}
+	if merged := d.MergedBackends(); len(merged) > 0 {
+		// mergeBackends: the rule's other backends get a cluster each (the route names
+		// them one by one beside the shared ones), and each merged backend its shared one.
+		var out []plannedCluster
+		for _, s := range d.Unmerged().Settings {
+			out = append(out, own(s, false))
 		}
 		for _, s := range merged {
-			out = append(out, mergedCluster(s, true, r.IsHTTP2 || s.HTTP2))
+			out = append(out, plannedCluster{name: s.Merged, build: func() clusterPair {
+				return mergedCluster(s, true, r.IsHTTP2 || s.HTTP2)
+			}})
 		}
 		return out
 	}
 	if !perBackendClusters(d) {
-		c, cla := buildCluster(d.Name, owner, d.HTTP2), buildCLA(d.Name, d.Settings)
-		withUpstreamTLS(c, cla, d.Settings, true, d.HTTP2)
-		withClusterLB(c, d.BackendLB)
-		return []clusterPair{{cluster: c, cla: cla, dns: anyDNS(d.Settings), dfp: d.DynamicResolver()}}
+		return []plannedCluster{{name: d.Name, build: func() clusterPair {
+			c, cla := buildCluster(d.Name, owner, d.HTTP2), buildCLA(d.Name, d.Settings)
+			withUpstreamTLS(c, cla, d.Settings, true, d.HTTP2)
+			withClusterLB(c, d.BackendLB)
+			return clusterPair{cluster: c, cla: cla, dns: anyDNS(d.Settings), dfp: d.DynamicResolver()}
+		}}}
 	}
-	out := make([]clusterPair, 0, len(d.Settings))
+	out := make([]plannedCluster, 0, len(d.Settings))
 	for _, s := range d.Settings {
-		c, cla := buildCluster(s.Name, owner, d.HTTP2 && !s.Invalid), buildCLA(s.Name, []*ir.Backend{s})
-		withUpstreamTLS(c, cla, []*ir.Backend{s}, true, d.HTTP2)
-		if !s.Invalid {
-			withClusterLB(c, s.BackendLB)
-		}
-		out = append(out, clusterPair{cluster: c, cla: cla, dns: s.DNS, dfp: s.DynamicResolver && !s.Invalid})
+		out = append(out, own(s, s.DynamicResolver && !s.Invalid))
 	}
 	return out
 }
