@@ -70,18 +70,22 @@ func (l Loader) parse(path string, data []byte, e *Error) (*Scenario, bool) {
 			e.Msgs = append(e.Msgs, fmt.Sprintf("%s: %s", path, fmt.Sprintf(format, args...)))
 		}
 	}
-	if len(strings.TrimSpace(string(data))) == 0 {
-		addf(0, "empty scenario file")
-		return nil, false
-	}
-	root, err := yamlpos.Parse(data)
-	if err != nil {
+	// addErr adds an error of the YAML reader at its line when it has one.
+	addErr := func(err error) {
 		var pe *yamlpos.Error
 		if errors.As(err, &pe) {
 			addf(pe.Line, "%s", pe.Msg)
 		} else {
 			addf(0, "%v", err)
 		}
+	}
+	if len(strings.TrimSpace(string(data))) == 0 {
+		addf(0, "empty scenario file")
+		return nil, false
+	}
+	root, err := yamlpos.Parse(data)
+	if err != nil {
+		addErr(err)
 		return nil, false
 	}
 	// Aliases and nesting are measured before anything expands them.
@@ -96,12 +100,7 @@ func (l Loader) parse(path string, data []byte, e *Error) (*Scenario, bool) {
 	s := &Scenario{File: path, lines: func(p string) int { return yamlpos.Line(root, p) }}
 	if err := yamlpos.DecodeStrict(data, root, s, 0); err != nil {
 		for _, one := range splitJoined(err) {
-			var pe *yamlpos.Error
-			if errors.As(one, &pe) {
-				addf(pe.Line, "%s", pe.Msg)
-			} else {
-				addf(0, "%v", one)
-			}
+			addErr(one)
 		}
 		return nil, false
 	}
