@@ -162,6 +162,17 @@ func FileName(path string) string {
 }
 
 func (l Loader) loadResources(s *Scenario, root *yaml.Node, e *Error, addf func(int, string, ...any)) {
+	// readFailed reports a resource file the scenario names that could not be read: at the
+	// line of the field that names it (fieldPath, e.g. include[1]), except a limit error,
+	// which names the file itself.
+	readFailed := func(err error, field, fieldPath string) {
+		var le *resource.LimitError
+		if errors.As(err, &le) {
+			e.Msgs = append(e.Msgs, err.Error())
+			return
+		}
+		addf(s.Line(fieldPath), "%s: %v", field, err)
+	}
 	var data []byte
 	file := s.File
 	offset := 0
@@ -169,12 +180,7 @@ func (l Loader) loadResources(s *Scenario, root *yaml.Node, e *Error, addf func(
 		file = filepath.Join(filepath.Dir(s.File), s.ResourcesFile)
 		b, err := readResourceFile(file, l.Limits)
 		if err != nil {
-			var le *resource.LimitError
-			if errors.As(err, &le) {
-				e.Msgs = append(e.Msgs, err.Error())
-				return
-			}
-			addf(s.Line("resourcesFile"), "resourcesFile: %v", err)
+			readFailed(err, "resourcesFile", "resourcesFile")
 			return
 		}
 		data = b
@@ -188,12 +194,7 @@ func (l Loader) loadResources(s *Scenario, root *yaml.Node, e *Error, addf func(
 		path := filepath.Join(filepath.Dir(s.File), inc)
 		b, err := readResourceFile(path, l.Limits)
 		if err != nil {
-			var le *resource.LimitError
-			if errors.As(err, &le) {
-				e.Msgs = append(e.Msgs, err.Error())
-				continue
-			}
-			addf(s.Line(fmt.Sprintf("include[%d]", i)), "include: %v", err)
+			readFailed(err, "include", fmt.Sprintf("include[%d]", i))
 			continue
 		}
 		idec, err := resource.Decode(path, b, resource.Options{Limits: l.Limits, StrictTypes: true})
