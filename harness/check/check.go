@@ -61,38 +61,24 @@ func Run(s *scenario.Scenario, p string, res *result.Result) []Failure {
 	return c.failures
 }
 
+// sectionOf is the path of the section that holds field's expectations under profile p:
+// expectByProfile.p when that override sets the field, else the base expect.
 func sectionOf(s *scenario.Scenario, p, field string) string {
-	if o, ok := s.ExpectByProfile[p]; ok {
-		switch field {
-		case "admission":
-			if o.Admission != nil {
-				return "expectByProfile." + p
-			}
-		case "statuses":
-			if o.Statuses != nil {
-				return "expectByProfile." + p
-			}
-		case "xds":
-			if o.XDS != nil {
-				return "expectByProfile." + p
-			}
-		case "traffic":
-			if o.Traffic != nil {
-				return "expectByProfile." + p
-			}
-		case "warnings":
-			if o.Warnings != nil {
-				return "expectByProfile." + p
-			}
-		case "patches":
-			if o.Patches != nil {
-				return "expectByProfile." + p
-			}
-		case "snapshot":
-			if o.Snapshot != nil {
-				return "expectByProfile." + p
-			}
-		}
+	o, ok := s.ExpectByProfile[p]
+	if !ok {
+		return "expect"
+	}
+	overridden := map[string]bool{
+		"admission": o.Admission != nil,
+		"statuses":  o.Statuses != nil,
+		"xds":       o.XDS != nil,
+		"traffic":   o.Traffic != nil,
+		"warnings":  o.Warnings != nil,
+		"patches":   o.Patches != nil,
+		"snapshot":  o.Snapshot != nil,
+	}
+	if overridden[field] {
+		return "expectByProfile." + p
 	}
 	return "expect"
 }

@@ -123,6 +123,22 @@ func translate(t *testing.T, s *scenario.Scenario, p string) *result.Result {
 	return res
 }
 
+// onlyFailure checks base with its first old replaced by replacement, under v1.9: exactly
+// one expectation must fail. It returns that failure and the text its line is counted in.
+func onlyFailure(t *testing.T, base, old, replacement string) (check.Failure, string) {
+	t.Helper()
+	text := strings.Replace(base, old, replacement, 1)
+	if text == base {
+		t.Fatalf("%q is not in the scenario", old)
+	}
+	s := load(t, text)
+	fs := check.Run(s, "v1.9", translate(t, s, "v1.9"))
+	if len(fs) != 1 {
+		t.Fatalf("got %d failures, want 1:\n%s", len(fs), describe(fs))
+	}
+	return fs[0], text
+}
+
 func describe(fs []check.Failure) string {
 	var out []string
 	for _, f := range fs {
@@ -416,16 +432,7 @@ func TestWrongExpectationsFail(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			text := strings.Replace(base, tt.old, tt.new, 1)
-			if text == base {
-				t.Fatalf("%q is not in the scenario", tt.old)
-			}
-			s := load(t, text)
-			fs := check.Run(s, "v1.9", translate(t, s, "v1.9"))
-			if len(fs) != 1 {
-				t.Fatalf("got %d failures, want 1:\n%s", len(fs), describe(fs))
-			}
-			f := fs[0]
+			f, text := onlyFailure(t, base, tt.old, tt.new)
 			line := testutil.LineOf(t, text, tt.marker)
 			if f.Check != tt.check || f.Where != tt.where || f.Line != line {
 				t.Errorf("failure %s/%s at line %d, want %s/%s at line %d (%s)", f.Check, f.Where, f.Line, tt.check, tt.where, line,

@@ -40,10 +40,7 @@ func (c *collector) filterChainHCM(where, what string, fc *listenerv3.FilterChai
 // routeFields checks fields of a route (In: its virtual host).
 func (c *collector) routeFields(where, what string, x *result.XDS, e scenario.XDSExpect) {
 	for _, rc := range x.Routes {
-		for _, vh := range rc.GetVirtualHosts() {
-			if e.In != "" && vh.GetName() != e.In {
-				continue
-			}
+		for vh := range namedIn(rc.GetVirtualHosts(), e.In) {
 			for _, r := range vh.GetRoutes() {
 				if r.GetName() != e.Name {
 					continue

@@ -72,16 +72,7 @@ func TestPatchExpectations(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			text := strings.Replace(patchBase, tc.old, tc.new, 1)
-			if text == patchBase {
-				t.Fatalf("%q not in the base scenario", tc.old)
-			}
-			s := load(t, text)
-			fs := check.Run(s, "v1.9", translate(t, s, "v1.9"))
-			if len(fs) != 1 {
-				t.Fatalf("want exactly one failure, got:\n%s", describe(fs))
-			}
-			f := fs[0]
+			f, text := onlyFailure(t, patchBase, tc.old, tc.new)
 			if f.Check != "patches" || f.Where != tc.where || f.Line != testutil.LineOf(t, text, tc.marker) ||
 				!strings.Contains(f.Msg, tc.msg) {
 				t.Errorf("got %s (check %s, line %d), want %s at line %d containing %q",

@@ -82,17 +82,11 @@ func findSecret(x *result.XDS, name string) *tlsv3.Secret {
 }
 
 func findFilterChain(x *result.XDS, in, name string) *listenerv3.FilterChain {
-	for _, l := range x.Listeners {
-		if in != "" && l.GetName() != in {
-			continue
-		}
-		for _, fc := range l.GetFilterChains() {
+	for l := range namedIn(x.Listeners, in) {
+		for _, fc := range chainsOf(l) {
 			if fc.GetName() == name {
 				return fc
 			}
-		}
-		if dc := l.GetDefaultFilterChain(); dc != nil && dc.GetName() == name {
-			return dc
 		}
 	}
 	return nil

@@ -167,23 +167,11 @@ func localityHasEndpoints(ls []*localityInfo, name string) bool {
 }
 
 func clusterNotFoundStatus(x *result.XDS, rcName, vhName, routeName string) int {
-	for _, rc := range x.Routes {
-		if rc.GetName() != rcName {
-			continue
-		}
-		for _, vh := range rc.GetVirtualHosts() {
-			if vh.GetName() != vhName {
-				continue
-			}
-			for _, r := range vh.GetRoutes() {
-				if r.GetName() == routeName &&
-					r.GetRoute().GetClusterNotFoundResponseCode() == routev3.RouteAction_INTERNAL_SERVER_ERROR {
-					return 500
-				}
-			}
-		}
+	r := routeOf(x, rcName, vhName, routeName)
+	if r.GetRoute().GetClusterNotFoundResponseCode() == routev3.RouteAction_INTERNAL_SERVER_ERROR {
+		return 500
 	}
-	return 503 // Envoy's default for a missing cluster
+	return 503 // Envoy's default for a missing cluster (and for no such route)
 }
 
 func (c *collector) traffic(exp []scenario.TrafficExpect, res *result.Result, section string) {
@@ -237,21 +225,14 @@ func (c *collector) traffic(exp []scenario.TrafficExpect, res *result.Result, se
 }
 
 func describeRequest(r scenario.Request) string {
-	m := r.Method
-	if m == "" {
-		m = "GET"
-	}
-	p := r.Path
-	if p == "" {
-		p = "/"
-	}
+	m := r.MethodOrDefault()
 	if r.GRPC {
 		m = "gRPC"
 	}
 	if r.Protocol != "" {
 		return fmt.Sprintf("%s connection to port %d (SNI %q)", r.Protocol, r.Port, r.SNI)
 	}
-	s := fmt.Sprintf("%s %s%s on port %d", m, r.Host, p, r.Port)
+	s := fmt.Sprintf("%s %s%s on port %d", m, r.Host, r.PathOrDefault(), r.Port)
 	if len(r.Headers) > 0 {
 		s += fmt.Sprintf(" with headers %v", r.Headers)
 	}

@@ -2,12 +2,12 @@ package check
 
 import (
 	"fmt"
+	"iter"
 	"slices"
 	"strings"
 
 	listenerv3 "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
 	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
-	hcmv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/http_connection_manager/v3"
 
 	"github.com/egharness/egharness/harness/scenario"
 	"github.com/egharness/egharness/translator/result"
@@ -122,40 +122,25 @@ func resourceNames(x scenario.XDSExpect, xds *result.XDS) []string {
 	case scenario.KindSecret:
 		names = result.Names(xds.Secrets)
 	case scenario.KindVirtualHost:
-		for _, rc := range xds.Routes {
-			if x.In != "" && rc.GetName() != x.In {
-				continue
-			}
+		for rc := range namedIn(xds.Routes, x.In) {
 			for _, vh := range rc.GetVirtualHosts() {
 				names = append(names, vh.GetName())
 			}
 		}
 	case scenario.KindRoute:
 		for _, rc := range xds.Routes {
-			for _, vh := range rc.GetVirtualHosts() {
-				if x.In != "" && vh.GetName() != x.In {
-					continue
-				}
+			for vh := range namedIn(rc.GetVirtualHosts(), x.In) {
 				names = append(names, routeNames(vh)...)
 			}
 		}
 	case scenario.KindFilterChain:
-		for _, l := range xds.Listeners {
-			if x.In != "" && l.GetName() != x.In {
-				continue
-			}
-			for _, fc := range l.GetFilterChains() {
+		for l := range namedIn(xds.Listeners, x.In) {
+			for _, fc := range chainsOf(l) {
 				names = append(names, fc.GetName())
-			}
-			if dc := l.GetDefaultFilterChain(); dc != nil {
-				names = append(names, dc.GetName()) // a plain HTTP port's one chain
 			}
 		}
 	case scenario.KindHTTPFilter:
-		for _, l := range xds.Listeners {
-			if x.In != "" && l.GetName() != x.In {
-				continue
-			}
+		for l := range namedIn(xds.Listeners, x.In) {
 			names = append(names, httpFilterNames(l)...)
 		}
 	default:
@@ -164,11 +149,23 @@ func resourceNames(x scenario.XDSExpect, xds *result.XDS) []string {
 	return names
 }
 
-func findVirtualHost(xds *result.XDS, in, name string) *routev3.VirtualHost {
-	for _, rc := range xds.Routes {
-		if in != "" && rc.GetName() != in {
-			continue
+// namedIn yields the resources of list named in, or all of them when in is empty: what an
+// expectation's In narrows a search to (a listener, a route configuration, a virtual host).
+func namedIn[T interface{ GetName() string }](list []T, in string) iter.Seq[T] {
+	return func(yield func(T) bool) {
+		for _, r := range list {
+			if in != "" && r.GetName() != in {
+				continue
+			}
+			if !yield(r) {
+				return
+			}
 		}
+	}
+}
+
+func findVirtualHost(xds *result.XDS, in, name string) *routev3.VirtualHost {
+	for rc := range namedIn(xds.Routes, in) {
 		for _, vh := range rc.GetVirtualHosts() {
 			if vh.GetName() == name {
 				return vh
@@ -189,21 +186,9 @@ func routeNames(vh *routev3.VirtualHost) []string {
 // httpFilterNames lists the HTTP filters of every HTTP connection manager on the listener.
 func httpFilterNames(l *listenerv3.Listener) []string {
 	var out []string
-	chains := append([]*listenerv3.FilterChain{}, l.GetFilterChains()...)
-	if l.GetDefaultFilterChain() != nil {
-		chains = append(chains, l.GetDefaultFilterChain())
-	}
-	for _, fc := range chains {
-		for _, f := range fc.GetFilters() {
-			var hcm hcmv3.HttpConnectionManager
-			if f.GetTypedConfig() == nil || f.GetTypedConfig().UnmarshalTo(&hcm) != nil {
-				continue
-			}
-			for _, hf := range hcm.GetHttpFilters() {
-				if !slices.Contains(out, hf.GetName()) {
-					out = append(out, hf.GetName())
-				}
-			}
+	for _, hf := range hcmFilters(l) {
+		if !slices.Contains(out, hf.GetName()) {
+			out = append(out, hf.GetName())
 		}
 	}
 	return out

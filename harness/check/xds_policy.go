@@ -23,10 +23,7 @@ func policyPartNames(x scenario.XDSExpect, xds *result.XDS) []string {
 	}
 	switch x.Kind {
 	case scenario.KindJWTProvider, scenario.KindJWTRequirement:
-		for _, l := range xds.Listeners {
-			if x.In != "" && l.GetName() != x.In {
-				continue
-			}
+		for l := range namedIn(xds.Listeners, x.In) {
 			for _, hf := range hcmFilters(l) {
 				if hf.GetName() != "envoy.filters.http.jwt_authn" {
 					continue
@@ -53,10 +50,7 @@ func policyPartNames(x scenario.XDSExpect, xds *result.XDS) []string {
 			}
 		}
 	case scenario.KindNetworkFilter:
-		for _, l := range xds.Listeners {
-			if x.In != "" && l.GetName() != x.In {
-				continue
-			}
+		for l := range namedIn(xds.Listeners, x.In) {
 			for _, fc := range chainsOf(l) {
 				for _, f := range fc.GetFilters() {
 					add(f.GetName())
@@ -66,10 +60,7 @@ func policyPartNames(x scenario.XDSExpect, xds *result.XDS) []string {
 	case scenario.KindRouteFilter:
 		for _, rc := range xds.Routes {
 			for _, vh := range rc.GetVirtualHosts() {
-				for _, r := range vh.GetRoutes() {
-					if x.In != "" && r.GetName() != x.In {
-						continue
-					}
+				for r := range namedIn(vh.GetRoutes(), x.In) {
 					keys := make([]string, 0, len(r.GetTypedPerFilterConfig()))
 					for k := range r.GetTypedPerFilterConfig() {
 						keys = append(keys, k)
@@ -85,6 +76,8 @@ func policyPartNames(x scenario.XDSExpect, xds *result.XDS) []string {
 	return names
 }
 
+// chainsOf is the filter chains of a listener, its default chain (a plain HTTP port's one
+// chain) last.
 func chainsOf(l *listenerv3.Listener) []*listenerv3.FilterChain {
 	chains := append([]*listenerv3.FilterChain{}, l.GetFilterChains()...)
 	if l.GetDefaultFilterChain() != nil {
@@ -110,10 +103,7 @@ func hcmFilters(l *listenerv3.Listener) []*hcmv3.HttpFilter {
 
 // httpFilterDisabled: the named HTTP filter is disabled on the listener(s).
 func httpFilterDisabled(xds *result.XDS, in, name string) bool {
-	for _, l := range xds.Listeners {
-		if in != "" && l.GetName() != in {
-			continue
-		}
+	for l := range namedIn(xds.Listeners, in) {
 		for _, hf := range hcmFilters(l) {
 			if hf.GetName() == name {
 				return hf.GetDisabled()

@@ -33,12 +33,7 @@ func TestMatch(t *testing.T) {
 	}
 }
 
-const objects = testutil.Gateway + `---
-apiVersion: v1
-kind: Service
-metadata: {name: app, namespace: default}
-spec: {clusterIP: 10.96.0.10, ports: [{port: 8080}]}
----
+const objects = testutil.GatewayAndApp + `---
 apiVersion: gateway.networking.k8s.io/v1
 kind: HTTPRoute
 metadata: {name: app, namespace: default}

@@ -39,37 +39,32 @@ func decodeProto(m proto.Message) (node, error) {
 	return n, nil
 }
 
-func decodeAll[T proto.Message](list []T) ([]node, error) {
+// decodeAll decodes every message of list. The first error is kept in *err, and once it
+// holds one nothing more is decoded, so that a caller decoding several lists checks once.
+func decodeAll[T proto.Message](list []T, err *error) []node {
+	if *err != nil {
+		return nil
+	}
 	out := make([]node, 0, len(list))
 	for _, m := range list {
-		n, err := decodeProto(m)
-		if err != nil {
-			return nil, err
+		n, decodeErr := decodeProto(m)
+		if decodeErr != nil {
+			*err = decodeErr
+			return nil
 		}
 		out = append(out, n)
 	}
-	return out, nil
+	return out
 }
 
 // Summary renders the summary of a translation's xDS.
 func Summary(res *result.Result) ([]byte, error) {
-	listeners, err := decodeAll(res.XDS.Listeners)
-	if err != nil {
-		return nil, err
-	}
-	routes, err := decodeAll(res.XDS.Routes)
-	if err != nil {
-		return nil, err
-	}
-	clusters, err := decodeAll(res.XDS.Clusters)
-	if err != nil {
-		return nil, err
-	}
-	endpoints, err := decodeAll(res.XDS.Endpoints)
-	if err != nil {
-		return nil, err
-	}
-	secrets, err := decodeAll(res.XDS.Secrets)
+	var err error
+	listeners := decodeAll(res.XDS.Listeners, &err)
+	routes := decodeAll(res.XDS.Routes, &err)
+	clusters := decodeAll(res.XDS.Clusters, &err)
+	endpoints := decodeAll(res.XDS.Endpoints, &err)
+	secrets := decodeAll(res.XDS.Secrets, &err)
 	if err != nil {
 		return nil, err
 	}

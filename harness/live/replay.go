@@ -132,14 +132,8 @@ func (c Client) http(ctx context.Context, req scenario.Request, addr string, use
 	if useTLS {
 		scheme = "https"
 	}
-	path := req.Path
-	if path == "" {
-		path = "/"
-	}
-	method := req.Method
-	if method == "" {
-		method = http.MethodGet
-	}
+	path := req.PathOrDefault()
+	method := req.MethodOrDefault()
 	var body io.Reader
 	if req.GRPC {
 		method = http.MethodPost
@@ -261,10 +255,7 @@ func (c Client) tcp(ctx context.Context, req scenario.Request, addr string, useT
 	if host == "" {
 		host = "egharness"
 	}
-	path := req.Path
-	if path == "" {
-		path = "/"
-	}
+	path := req.PathOrDefault()
 	if _, err := fmt.Fprintf(conn, "GET %s HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n\r\n", path, host); err != nil {
 		return Observation{Err: err}
 	}

@@ -2,6 +2,7 @@ package runner_test
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -14,30 +15,23 @@ import (
 	"github.com/egharness/egharness/translator/result"
 )
 
+// appRoute is HTTPRoute default/<name>, created at created, sending every request to app.
+func appRoute(name, created string) string {
+	return fmt.Sprintf(`apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: %s, namespace: default, creationTimestamp: %q}
+spec:
+  parentRefs: [{name: eg}]
+  rules: [{backendRefs: [{name: app, port: 8080}]}]
+`, name, created)
+}
+
 // older and newer are two identical routes; the reference puts the older first.
 var peerScenario = `name: peer-demo
 covers: [RT-10]
 resources: |
-` + testutil.Indent(testutil.Gateway) + `  ---
-  apiVersion: v1
-  kind: Service
-  metadata: {name: app, namespace: default}
-  spec: {clusterIP: 10.96.0.10, ports: [{port: 8080}]}
-  ---
-  apiVersion: gateway.networking.k8s.io/v1
-  kind: HTTPRoute
-  metadata: {name: newer, namespace: default, creationTimestamp: "2025-03-01T00:00:00Z"}
-  spec:
-    parentRefs: [{name: eg}]
-    rules: [{backendRefs: [{name: app, port: 8080}]}]
-  ---
-  apiVersion: gateway.networking.k8s.io/v1
-  kind: HTTPRoute
-  metadata: {name: older, namespace: default, creationTimestamp: "2025-02-01T00:00:00Z"}
-  spec:
-    parentRefs: [{name: eg}]
-    rules: [{backendRefs: [{name: app, port: 8080}]}]
-  ---
+` + testutil.Indent(testutil.GatewayAndApp+"---\n"+appRoute("newer", "2025-03-01T00:00:00Z")+
+	"---\n"+appRoute("older", "2025-02-01T00:00:00Z")) + `  ---
   apiVersion: gateway.networking.k8s.io/v1
   kind: HTTPRoute
   metadata: {name: refused, namespace: default}

@@ -70,18 +70,22 @@ func (l Loader) parse(path string, data []byte, e *Error) (*Scenario, bool) {
 			e.Msgs = append(e.Msgs, fmt.Sprintf("%s: %s", path, fmt.Sprintf(format, args...)))
 		}
 	}
-	if len(strings.TrimSpace(string(data))) == 0 {
-		addf(0, "empty scenario file")
-		return nil, false
-	}
-	root, err := yamlpos.Parse(data)
-	if err != nil {
+	// addErr adds an error of the YAML reader at its line when it has one.
+	addErr := func(err error) {
 		var pe *yamlpos.Error
 		if errors.As(err, &pe) {
 			addf(pe.Line, "%s", pe.Msg)
 		} else {
 			addf(0, "%v", err)
 		}
+	}
+	if len(strings.TrimSpace(string(data))) == 0 {
+		addf(0, "empty scenario file")
+		return nil, false
+	}
+	root, err := yamlpos.Parse(data)
+	if err != nil {
+		addErr(err)
 		return nil, false
 	}
 	// Aliases and nesting are measured before anything expands them.
@@ -96,12 +100,7 @@ func (l Loader) parse(path string, data []byte, e *Error) (*Scenario, bool) {
 	s := &Scenario{File: path, lines: func(p string) int { return yamlpos.Line(root, p) }}
 	if err := yamlpos.DecodeStrict(data, root, s, 0); err != nil {
 		for _, one := range splitJoined(err) {
-			var pe *yamlpos.Error
-			if errors.As(one, &pe) {
-				addf(pe.Line, "%s", pe.Msg)
-			} else {
-				addf(0, "%v", one)
-			}
+			addErr(one)
 		}
 		return nil, false
 	}
@@ -163,6 +162,17 @@ func FileName(path string) string {
 }
 
 func (l Loader) loadResources(s *Scenario, root *yaml.Node, e *Error, addf func(int, string, ...any)) {
+	// readFailed reports a resource file the scenario names that could not be read: at the
+	// line of the field that names it (fieldPath, e.g. include[1]), except a limit error,
+	// which names the file itself.
+	readFailed := func(err error, field, fieldPath string) {
+		var le *resource.LimitError
+		if errors.As(err, &le) {
+			e.Msgs = append(e.Msgs, err.Error())
+			return
+		}
+		addf(s.Line(fieldPath), "%s: %v", field, err)
+	}
 	var data []byte
 	file := s.File
 	offset := 0
@@ -170,12 +180,7 @@ func (l Loader) loadResources(s *Scenario, root *yaml.Node, e *Error, addf func(
 		file = filepath.Join(filepath.Dir(s.File), s.ResourcesFile)
 		b, err := readResourceFile(file, l.Limits)
 		if err != nil {
-			var le *resource.LimitError
-			if errors.As(err, &le) {
-				e.Msgs = append(e.Msgs, err.Error())
-				return
-			}
-			addf(s.Line("resourcesFile"), "resourcesFile: %v", err)
+			readFailed(err, "resourcesFile", "resourcesFile")
 			return
 		}
 		data = b
@@ -189,12 +194,7 @@ func (l Loader) loadResources(s *Scenario, root *yaml.Node, e *Error, addf func(
 		path := filepath.Join(filepath.Dir(s.File), inc)
 		b, err := readResourceFile(path, l.Limits)
 		if err != nil {
-			var le *resource.LimitError
-			if errors.As(err, &le) {
-				e.Msgs = append(e.Msgs, err.Error())
-				continue
-			}
-			addf(s.Line(fmt.Sprintf("include[%d]", i)), "include: %v", err)
+			readFailed(err, "include", fmt.Sprintf("include[%d]", i))
 			continue
 		}
 		idec, err := resource.Decode(path, b, resource.Options{Limits: l.Limits, StrictTypes: true})

@@ -329,6 +329,22 @@ type Request struct {
 	HeaderBytes int `json:"headerBytes,omitempty"`
 }
 
+// MethodOrDefault is the request's method: GET when the scenario names none.
+func (r Request) MethodOrDefault() string {
+	if r.Method == "" {
+		return "GET"
+	}
+	return r.Method
+}
+
+// PathOrDefault is the request's path: / when the scenario names none.
+func (r Request) PathOrDefault() string {
+	if r.Path == "" {
+		return "/"
+	}
+	return r.Path
+}
+
 // PaddingHeader is the header HeaderBytes adds.
 const PaddingHeader = "x-padding"
 
@@ -525,22 +541,7 @@ func (s *Scenario) Assertions() map[string]int {
 		sections = append(sections, s.ExpectByProfile[p])
 	}
 	for _, e := range sections {
-		for _, x := range e.Admission {
-			tie(x.ID)
-		}
-		for _, x := range e.Statuses {
-			tie(x.ID)
-		}
-		for _, x := range e.XDS {
-			tie(x.ID)
-		}
-		for _, x := range e.Traffic {
-			tie(x.ID)
-		}
-		for _, x := range e.Patches {
-			tie(x.ID)
-		}
-		for _, x := range e.Snapshot {
+		for _, x := range e.IDs() {
 			tie(x.ID)
 		}
 		for range e.Warnings {

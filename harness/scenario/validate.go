@@ -258,34 +258,52 @@ func (l Loader) validateRefs(s *Scenario, addf func(int, string, ...any)) {
 	}
 }
 
+// ExpectID is an expectation that can carry an id: its section's key in the scenario file
+// (admission, statuses...), its index there, and its id ("" when untagged).
+type ExpectID struct {
+	Section string
+	Index   int
+	ID      string
+}
+
+// IDs lists every expectation of e that can carry an id, section by section in the order
+// of Expect's fields (warnings carry none).
+func (e Expect) IDs() []ExpectID {
+	var out []ExpectID
+	add := func(section string, i int, id string) {
+		out = append(out, ExpectID{Section: section, Index: i, ID: id})
+	}
+	for i, x := range e.Admission {
+		add("admission", i, x.ID)
+	}
+	for i, x := range e.Statuses {
+		add("statuses", i, x.ID)
+	}
+	for i, x := range e.XDS {
+		add("xds", i, x.ID)
+	}
+	for i, x := range e.Traffic {
+		add("traffic", i, x.ID)
+	}
+	for i, x := range e.Patches {
+		add("patches", i, x.ID)
+	}
+	for i, x := range e.Snapshot {
+		add("snapshot", i, x.ID)
+	}
+	return out
+}
+
 // checkIDs: an expectation's id must be one of the scenario's covers (it says which
 // covered behavior the expectation asserts).
 func checkIDs(s *Scenario, k string, e Expect, addf func(int, string, ...any)) {
-	one := func(section string, i int, id string) {
-		if id == "" || contains(s.Covers, id) {
-			return
+	for _, x := range e.IDs() {
+		if x.ID == "" || contains(s.Covers, x.ID) {
+			continue
 		}
-		p := fmt.Sprintf("%s.%s[%d].id", k, section, i)
+		p := fmt.Sprintf("%s.%s[%d].id", k, x.Section, x.Index)
 		addf(s.Line(p), "%s: %s is not in covers (%s): an expectation asserts one of the behaviors the scenario covers", p,
-			id, strings.Join(s.Covers, ", "))
-	}
-	for i, x := range e.Admission {
-		one("admission", i, x.ID)
-	}
-	for i, x := range e.Statuses {
-		one("statuses", i, x.ID)
-	}
-	for i, x := range e.XDS {
-		one("xds", i, x.ID)
-	}
-	for i, x := range e.Traffic {
-		one("traffic", i, x.ID)
-	}
-	for i, x := range e.Patches {
-		one("patches", i, x.ID)
-	}
-	for i, x := range e.Snapshot {
-		one("snapshot", i, x.ID)
+			x.ID, strings.Join(s.Covers, ", "))
 	}
 }
 

@@ -159,9 +159,14 @@ func loadScenarios(paths []string, limits resource.Limits) (*catalog.Catalog, *s
 	return cat, set, proj, nil
 }
 
-// selectJobs is runner.Select that refuses an empty selection, saying which filter (or
-// combination) matched nothing.
-func selectJobs(set *scenario.Set, ro runner.Options) ([]runner.Job, error) {
+// selectJobs is runner.Select that refuses a --focus ID the catalog does not have, and an
+// empty selection, saying which filter (or combination) matched nothing.
+func selectJobs(cat *catalog.Catalog, set *scenario.Set, ro runner.Options) ([]runner.Job, error) {
+	for _, id := range ro.Focus {
+		if cat.Get(id) == nil {
+			return nil, badInput("--focus %s: no such behavior ID", id)
+		}
+	}
 	jobs := runner.Select(set.Scenarios, ro)
 	if len(jobs) > 0 {
 		return jobs, nil

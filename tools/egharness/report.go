@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"os"
 	"strings"
 	"time"
 
@@ -88,12 +87,7 @@ Exit codes as for run: 1 when a scenario failed (the report is still written).`,
 			}
 			ro := runner.Options{Impl: im, Profiles: opts.profiles, Labels: opts.labels, Focus: opts.focus,
 				Parallel: opts.parallel, GoldenRoot: proj.golden}
-			for _, id := range opts.focus {
-				if cat.Get(id) == nil {
-					return badInput("--focus %s: no such behavior ID", id)
-				}
-			}
-			jobs, err := selectJobs(set, ro)
+			jobs, err := selectJobs(cat, set, ro)
 			if err != nil {
 				return err
 			}
@@ -209,17 +203,7 @@ func implementationMeta(im impl.Implementation, set report.Implementation) repor
 func writeReport(cmd *cobra.Command, output, into string, data []byte) error {
 	switch {
 	case into != "":
-		old, err := os.ReadFile(into)
-		if err != nil {
-			return badInput("--into: %v", err)
-		}
-		s := string(old)
-		i, j := strings.Index(s, agreementBegin), strings.Index(s, agreementEnd)
-		if i < 0 || j < i {
-			return badInput("--into %s: no agreement markers (a line %q, then a line %q)", into, agreementBegin, agreementEnd)
-		}
-		s = s[:i+len(agreementBegin)] + "\n" + string(data) + s[j:]
-		return golden.WriteFileAtomic(into, []byte(s))
+		return writeInto(into, "agreement", agreementBegin, agreementEnd, string(data))
 	case output != "":
 		return golden.WriteFileAtomic(output, data)
 	}

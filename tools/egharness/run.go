@@ -78,12 +78,7 @@ finished are printed, and the exit status is 130 (SIGINT) or 143 (SIGTERM).`,
 			if !opts.noGolden {
 				ro.GoldenRoot = proj.golden
 			}
-			for _, id := range opts.focus {
-				if cat.Get(id) == nil {
-					return badInput("--focus %s: no such behavior ID", id)
-				}
-			}
-			jobs, err := selectJobs(set, ro)
+			jobs, err := selectJobs(cat, set, ro)
 			if err != nil {
 				return err
 			}
