@@ -41,37 +41,7 @@ type outObject struct {
 		Namespace string `json:"namespace"`
 		Name      string `json:"name"`
 	} `json:"metadata"`
-	Status struct {
-		Conditions []outCondition `json:"conditions"`
-		Listeners  []struct {
-			Name           string         `json:"name"`
-			AttachedRoutes int32          `json:"attachedRoutes"`
-			Conditions     []outCondition `json:"conditions"`
-		} `json:"listeners"`
-		Parents []struct {
-			ParentRef  outRef         `json:"parentRef"`
-			Conditions []outCondition `json:"conditions"`
-		} `json:"parents"`
-		Ancestors []struct {
-			AncestorRef outRef         `json:"ancestorRef"`
-			Conditions  []outCondition `json:"conditions"`
-		} `json:"ancestors"`
-	} `json:"status"`
-}
-
-type outCondition struct {
-	Type    string `json:"type"`
-	Status  string `json:"status"`
-	Reason  string `json:"reason"`
-	Message string `json:"message"`
-}
-
-type outRef struct {
-	Kind        string `json:"kind"`
-	Namespace   string `json:"namespace"`
-	Name        string `json:"name"`
-	SectionName string `json:"sectionName"`
-	Port        int32  `json:"port"`
+	Status *result.APIStatus `json:"status"`
 }
 
 // DecodeOutput reads the statuses of a case's *.out.yaml, in our result's form: a parent or
@@ -94,44 +64,11 @@ func DecodeOutput(file string, data []byte) ([]result.ObjectStatus, error) {
 	var statuses []result.ObjectStatus
 	for _, kind := range ComparedKinds {
 		for _, o := range lists[kind] {
-			st := result.ObjectStatus{
-				Object:     resource.Ref{Kind: kind, Namespace: o.Metadata.Namespace, Name: o.Metadata.Name},
-				Conditions: conditions(o.Status.Conditions),
-			}
-			for _, l := range o.Status.Listeners {
-				st.Listeners = append(st.Listeners,
-					result.ListenerStatus{Name: l.Name, AttachedRoutes: l.AttachedRoutes, Conditions: conditions(l.Conditions)})
-			}
-			for _, p := range o.Status.Parents {
-				st.Parents = append(st.Parents,
-					result.ParentStatus{Ref: p.ParentRef.ref(o.Metadata.Namespace), Conditions: conditions(p.Conditions)})
-			}
-			for _, a := range o.Status.Ancestors {
-				st.Parents = append(st.Parents,
-					result.ParentStatus{Ref: a.AncestorRef.ref(o.Metadata.Namespace), Conditions: conditions(a.Conditions)})
-			}
+			ref := resource.Ref{Kind: kind, Namespace: o.Metadata.Namespace, Name: o.Metadata.Name}
+			st := o.Status.ObjectStatus(ref)
 			statuses = append(statuses, st)
 		}
 	}
 	sort.SliceStable(statuses, func(i, j int) bool { return statuses[i].Object.Less(statuses[j].Object) })
 	return statuses, nil
-}
-
-func (r outRef) ref(ns string) result.ParentRef {
-	p := result.ParentRef{Kind: r.Kind, Namespace: r.Namespace, Name: r.Name, SectionName: r.SectionName, Port: r.Port}
-	if p.Kind == "" {
-		p.Kind = "Gateway"
-	}
-	if p.Namespace == "" && p.Kind != "GatewayClass" {
-		p.Namespace = ns
-	}
-	return p
-}
-
-func conditions(cs []outCondition) []result.Condition {
-	out := make([]result.Condition, 0, len(cs))
-	for _, c := range cs {
-		out = append(out, result.Condition{Type: c.Type, Status: c.Status, Reason: c.Reason, Message: c.Message})
-	}
-	return out
 }

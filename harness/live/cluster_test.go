@@ -55,6 +55,16 @@ func TestStatusFrom(t *testing.T) {
 		st.Conditions[0].Type != "Programmed" {
 		t.Errorf("%+v %v", st, err)
 	}
+	// a policy's GatewayClass ancestor is cluster-scoped: it gets no namespace (as the
+	// corpus reads EG's testdata and as scenarios write it, GatewayClass/eg)
+	policy := resource.Ref{Kind: "EnvoyExtensionPolicy", Namespace: "default", Name: "wasm"}
+	st, err = live.StatusFrom(policy, []byte(`{"status":{"ancestors":[
+	  {"ancestorRef":{"group":"gateway.networking.k8s.io","kind":"GatewayClass","name":"eg"},"conditions":[]},
+	  {"ancestorRef":{"group":"gateway.networking.k8s.io","kind":"Gateway","name":"eg"},"conditions":[]}]}}`))
+	if err != nil || len(st.Parents) != 2 || st.Parents[0].Ref.String() != "GatewayClass/eg" ||
+		st.Parents[1].Ref.String() != "Gateway/default/eg" {
+		t.Errorf("ancestors %+v %v", st.Parents, err)
+	}
 	if _, err := live.StatusFrom(gw, []byte(`{"status":[]}`)); err == nil ||
 		!strings.Contains(err.Error(), "Gateway/default/eg") {
 		t.Errorf("bad status: %v", err)
