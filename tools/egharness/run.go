@@ -155,7 +155,7 @@ finished are printed, and the exit status is 130 (SIGINT) or 143 (SIGTERM).`,
 		"how long one translation by an exec: or egctl@ implementation may take")
 	f.StringVar(&opts.envoy, "envoy", "",
 		"after the offline checks, serve each scenario to the real Envoy binary at `PATH` and "+
-			"replay its traffic (default $"+envoytier.EnvVar+"; make envoy installs one in peers/envoy)")
+			"replay its traffic (default $"+envoytier.EnvVar+" with --impl reference; make envoy installs one in peers/envoy)")
 	opts.limits = addLimitFlags(f)
 	return cmd
 }
@@ -272,16 +272,16 @@ func goldenIn(root string) func(*scenario.Scenario) bool {
 	}
 }
 
-// runEnvoyTier serves every translated outcome to one real Envoy, one after another, and
-// replays its traffic (package envoytier). A scenario Envoy refuses, or whose live answers
-// disagree, gets an "envoy" failure, so the table and the totals count it. It returns the
-// summary line; an error means the tier could not start at all.
 // envoyFor is the Envoy binary a run sends its traffic through: --envoy, else
-// $EGHARNESS_ENVOY, else none (""). It serves the reference's translation, so it takes
-// only the reference implementation.
+// $EGHARNESS_ENVOY, else none (""). It serves the reference's translation, so --envoy takes
+// only the reference implementation, and the variable, set for every run of a shell, is
+// left unused by the runs of other implementations rather than refusing them.
 func envoyFor(flag string, im impl.Implementation, root string) (string, error) {
 	bin := flag
 	if bin == "" {
+		if !impl.CapabilitiesOf(im).Golden {
+			return "", nil
+		}
 		bin = os.Getenv(envoytier.EnvVar)
 	}
 	if bin == "" {
@@ -297,6 +297,10 @@ func envoyFor(flag string, im impl.Implementation, root string) (string, error) 
 	return found, nil
 }
 
+// runEnvoyTier serves every translated outcome to one real Envoy, one after another, and
+// replays its traffic (package envoytier). A scenario Envoy refuses, or whose live answers
+// disagree, gets an "envoy" failure, so the table and the totals count it. It returns the
+// summary line; an error means the tier could not start at all.
 func runEnvoyTier(ctx context.Context, bin string, outcomes []*runner.Outcome, verbose bool,
 	progress io.Writer) (string, error) {
 	tier, err := envoytier.Start(ctx, envoytier.Options{Envoy: bin})
