@@ -89,12 +89,7 @@ func (e *engine[T]) forRoute(p *pol[T], t target) {
 			section = string(*pr.SectionName)
 		}
 		if pr.Kind == nil || *pr.Kind == "Gateway" {
-			if section != "" {
-				e.overrides.add(scope{kind: scopeGatewayListener, namespace: ns, name: namespacedName.Name, section: section},
-					routeScope)
-			} else {
-				e.overrides.add(scope{kind: scopeGateway, namespace: ns, name: namespacedName.Name}, routeScope)
-			}
+			e.overrides.add(scope{kind: scopeGateway, namespace: ns, name: namespacedName.Name}.listener(section), routeScope)
 			ancs = append(ancs, gatewayAncestor(namespacedName, section))
 			continue
 		}
@@ -103,14 +98,9 @@ func (e *engine[T]) forRoute(p *pol[T], t target) {
 			continue
 		}
 		gw := parentOf(listenerSet)
-		e.overrides.registerListenerSet(scope{kind: scopeListenerSet, namespace: ns, name: namespacedName.Name},
-			scope{kind: scopeGateway, namespace: gw.Namespace, name: gw.Name})
-		if section != "" {
-			e.overrides.add(scope{kind: scopeListenerSetListener, namespace: ns, name: namespacedName.Name, section: section},
-				routeScope)
-		} else {
-			e.overrides.add(scope{kind: scopeListenerSet, namespace: ns, name: namespacedName.Name}, routeScope)
-		}
+		lsScope := scope{kind: scopeListenerSet, namespace: ns, name: namespacedName.Name}
+		e.overrides.registerListenerSet(lsScope, scope{kind: scopeGateway, namespace: gw.Namespace, name: gw.Name})
+		e.overrides.add(lsScope.listener(section), routeScope)
 		ancs = append(ancs, setAncestor(namespacedName, section))
 	}
 	if rerr != nil {
@@ -239,8 +229,7 @@ func (e *engine[T]) forListenerSet(p *pol[T], t target) {
 	gwScope := scope{kind: scopeGateway, namespace: gwNN.Namespace, name: gwNN.Name}
 	own := lsScope
 	if t.section != nil {
-		own = scope{kind: scopeListenerSetListener, namespace: namespacedName.Namespace, name: namespacedName.Name,
-			section: *t.section}
+		own = lsScope.listener(*t.section)
 		e.overrides.registerListenerSet(lsScope, gwScope)
 		e.overrides.add(lsScope, own)
 	} else {
@@ -281,8 +270,7 @@ func (e *engine[T]) forGateway(p *pol[T], t target) {
 	}
 	own := scope{kind: scopeGateway, namespace: namespacedName.Namespace, name: namespacedName.Name}
 	if t.section != nil {
-		listenerScope := scope{kind: scopeGatewayListener, namespace: namespacedName.Namespace, name: namespacedName.Name,
-			section: *t.section}
+		listenerScope := own.listener(*t.section)
 		e.overrides.add(own, listenerScope)
 		own = listenerScope
 	}
