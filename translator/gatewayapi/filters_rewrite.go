@@ -138,8 +138,8 @@ func (filters *ruleFilters) urlRewrite(rewrite *gwapiv1.HTTPURLRewriteFilter) *f
 	return nil
 }
 
-// rewritePath is the path a URLRewrite of path type pathType writes: the field of the type's
-// own name (path), which must be set while the field of the other type's name is not.
+// rewritePath is the path a URLRewrite of path type pathType writes: path, the field named
+// after that type, which must be set, while other, the field named after otherType, must not.
 func rewritePath(pathType gwapiv1.HTTPPathModifierType, path *string, otherType gwapiv1.HTTPPathModifierType,
 	other *string) (*string, *filterErr) {
 	switch {

@@ -73,8 +73,8 @@ func (translation *routeTranslator) resolveHTTPRules(r *gwapiv1.HTTPRoute) []*ru
 	out := make([]*ruleCtx, 0, len(r.Spec.Rules))
 	prefix := fmt.Sprintf("httproute/%s/%s/rule/", r.Namespace, r.Name)
 	for i, rule := range r.Spec.Rules {
-		routes, extensionMatches := translation.startRule("HTTPRoute", r, r, rule, fmt.Sprintf("%s%d", prefix, i), i,
-			false)
+		routes, extensionMatches := translation.startRule("HTTPRoute", r, r, rule,
+			fmt.Sprintf("%s%d", prefix, i), i, false)
 		matches := rule.Matches
 		if len(matches) == 0 {
 			matches = []gwapiv1.HTTPRouteMatch{{}} // the CRD default: PathPrefix "/"
@@ -121,8 +121,8 @@ func (translation *routeTranslator) resolveGRPCRules(r *gwapiv1.GRPCRoute) []*ru
 	prefix := fmt.Sprintf("grpcroute/%s/%s/rule/", r.Namespace, r.Name)
 	for i, rule := range r.Spec.Rules {
 		hr, hrule := grpcRuleAsHTTP(r, rule)
-		routes, extensionMatches := translation.startRule("GRPCRoute", r, hr, hrule, fmt.Sprintf("%s%d", prefix, i), i,
-			true)
+		routes, extensionMatches := translation.startRule("GRPCRoute", r, hr, hrule,
+			fmt.Sprintf("%s%d", prefix, i), i, true)
 		if len(rule.Matches) == 0 && len(extensionMatches) == 0 {
 			routes.add(-1, nil, func(route *ir.HTTPRoute) { route.PathMatch = &ir.StringMatch{Prefix: ptr("/")} })
 		}

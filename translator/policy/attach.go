@@ -179,7 +179,7 @@ func (e *engine[T]) parentPolicies() {
 }
 
 // recordParent makes p the parent policy of each target of kind it has among cands that
-// exists (the object, and the section when it names one), unless an older policy is already.
+// exists (the object, and the section when it names one), unless an older policy already is.
 func (e *engine[T]) recordParent(p *pol[T], kind string, cands []candidate, parents map[sectionKey]*pol[T],
 	exists func(namespacedName types.NamespacedName, section *string) bool) {
 	for _, t := range e.w.resolve(e.k.kind, p.refs, p.meta.GetNamespace(), cands) {
