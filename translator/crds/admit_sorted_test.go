@@ -5,17 +5,12 @@ import (
 	"testing"
 
 	"sigs.k8s.io/yaml"
-
-	"github.com/egharness/egharness/translator/crds"
 )
 
 // An object that breaks CEL rules on several fields is refused with the same message every
 // time: the CEL validator visits an object's fields in map order, and the errors are sorted.
 func TestCELErrorsInOneOrder(t *testing.T) {
-	set, err := crds.ForRelease(crds.Built)
-	if err != nil {
-		t.Fatal(err)
-	}
+	set := builtSet(t)
 	js, err := yaml.YAMLToJSON([]byte(`apiVersion: gateway.envoyproxy.io/v1alpha1
 kind: BackendTrafficPolicy
 metadata: {name: two-rules, namespace: default}
@@ -49,10 +44,7 @@ spec:
 // The schema's own errors on several fields (here duplicate list-map keys in two lists,
 // which the validator reports in map order) come sorted by field path too.
 func TestSchemaErrorsInOneOrder(t *testing.T) {
-	set, err := crds.ForRelease(crds.Built)
-	if err != nil {
-		t.Fatal(err)
-	}
+	set := builtSet(t)
 	js, err := yaml.YAMLToJSON([]byte(`apiVersion: gateway.networking.k8s.io/v1
 kind: HTTPRoute
 metadata: {name: dup, namespace: default}

@@ -5,17 +5,12 @@ import (
 	"testing"
 
 	"sigs.k8s.io/yaml"
-
-	"github.com/egharness/egharness/translator/crds"
 )
 
 // BenchmarkAdmitHTTPRoute is one HTTPRoute's admission as users' files hold them (two
 // rules, matches, filters, backendRefs): the per-object cost every translate pays.
 func BenchmarkAdmitHTTPRoute(b *testing.B) {
-	set, err := crds.ForRelease(crds.Built)
-	if err != nil {
-		b.Fatal(err)
-	}
+	set := builtSet(b)
 	// Every document differs, as in users' files.
 	js := make([][]byte, b.N+1)
 	for i := range js {
@@ -33,6 +28,7 @@ spec:
     timeouts: {request: 10s, backendRequest: 5s}
     backendRefs: [{name: app, port: 8080}]
 `, i, i%50, i)
+		var err error
 		if js[i], err = yaml.YAMLToJSON([]byte(doc)); err != nil {
 			b.Fatal(err)
 		}

@@ -20,10 +20,7 @@ import (
 // and stored object as from the CEL validator run directly, the first time and when their
 // parts are answered from memory.
 func TestCELMemoChangesNoVerdict(t *testing.T) {
-	set, err := crds.ForRelease(crds.Built)
-	if err != nil {
-		t.Fatal(err)
-	}
+	set := builtSet(t)
 	cat, err := catalog.Load()
 	if err != nil {
 		t.Fatal(err)

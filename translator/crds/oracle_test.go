@@ -13,7 +13,6 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/egharness/egharness/harness/scenario/scenariotest"
-	"github.com/egharness/egharness/translator/crds"
 	"github.com/egharness/egharness/translator/resource"
 )
 
@@ -23,10 +22,7 @@ import (
 // an "is invalid" refusal must be word for word the same (kubectl-validate words refusals
 // of unknown fields its own way, where crds.Set writes the API server's).
 func TestVerdictsAgreeWithKubectlValidate(t *testing.T) {
-	set, err := crds.ForRelease(crds.Built)
-	if err != nil {
-		t.Fatal(err)
-	}
+	set := builtSet(t)
 	oracle, err := validator.New(
 		openapiclient.NewLocalCRDFiles(fstest.MapFS{"crds.yaml": {Data: envoygateway.GatewayCRDs}}))
 	if err != nil {

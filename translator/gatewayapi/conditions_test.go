@@ -57,7 +57,7 @@ func TestKeyOf(t *testing.T) {
 	}
 }
 
-func TestRefErrorsOne(t *testing.T) {
+func TestRefErrorsEmpty(t *testing.T) {
 	var e refErrors
 	if !e.empty() {
 		t.Error("a new refErrors is not empty")
@@ -66,33 +66,55 @@ func TestRefErrorsOne(t *testing.T) {
 	if e.empty() {
 		t.Error("refErrors with one error is empty")
 	}
-	want := result.Condition{Type: "ResolvedRefs", Status: "False", Reason: "BackendNotFound",
-		Message: "Failed to process route rule 0 backendRef 0: service default/x not found."}
-	if got := e.condition("ResolvedRefs"); got != want {
-		t.Errorf("condition = %+v, want %+v", got, want)
-	}
 }
 
-func TestRefErrorsSeveral(t *testing.T) {
-	var e refErrors
-	e.add("PortNotFound", "failed b")
-	e.add("BackendNotFound", "failed a")
-	e.add("PortNotFound", "failed c.")
-	e.add("InvalidKind", "failed d")
-	want := result.Condition{Type: "ResolvedRefs", Status: "False",
-		Reason:  "BackendNotFound,InvalidKind,PortNotFound",
-		Message: "Failed b.\nFailed a.\nFailed c.\nFailed d."}
-	if got := e.condition("ResolvedRefs"); got != want {
-		t.Errorf("condition = %+v,\nwant        %+v", got, want)
+// The ResolvedRefs condition of the errors added: their reasons sorted and each named once,
+// their messages in the order added, capitalized and ended by a period, one a line.
+func TestRefErrorsCondition(t *testing.T) {
+	tests := []struct {
+		name string
+		errs []refError // added in this order
+		want result.Condition
+	}{
+		{
+			name: "one",
+			errs: []refError{
+				{"BackendNotFound", "failed to process route rule 0 backendRef 0: service default/x not found"},
+			},
+			want: result.Condition{Type: "ResolvedRefs", Status: "False", Reason: "BackendNotFound",
+				Message: "Failed to process route rule 0 backendRef 0: service default/x not found."},
+		},
+		{
+			name: "several",
+			errs: []refError{
+				{"PortNotFound", "failed b"},
+				{"BackendNotFound", "failed a"},
+				{"PortNotFound", "failed c."},
+				{"InvalidKind", "failed d"},
+			},
+			want: result.Condition{Type: "ResolvedRefs", Status: "False",
+				Reason:  "BackendNotFound,InvalidKind,PortNotFound",
+				Message: "Failed b.\nFailed a.\nFailed c.\nFailed d."},
+		},
+		{
+			name: "the same reason twice",
+			errs: []refError{
+				{"BackendNotFound", "service a not found"},
+				{"BackendNotFound", "service b not found"},
+			},
+			want: result.Condition{Type: "ResolvedRefs", Status: "False", Reason: "BackendNotFound",
+				Message: "Service a not found.\nService b not found."},
+		},
 	}
-}
-
-func TestRefErrorsSameReasonTwice(t *testing.T) {
-	var e refErrors
-	e.add("BackendNotFound", "service a not found")
-	e.add("BackendNotFound", "service b not found")
-	got := e.condition("ResolvedRefs")
-	if got.Reason != "BackendNotFound" || got.Message != "Service a not found.\nService b not found." {
-		t.Errorf("condition = %+v", got)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var e refErrors
+			for _, err := range tt.errs {
+				e.add(err.reason, err.msg)
+			}
+			if got := e.condition("ResolvedRefs"); got != tt.want {
+				t.Errorf("condition = %+v,\nwant        %+v", got, tt.want)
+			}
+		})
 	}
 }

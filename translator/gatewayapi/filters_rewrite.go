@@ -112,21 +112,17 @@ func (filters *ruleFilters) urlRewrite(rewrite *gwapiv1.HTTPURLRewriteFilter) *f
 		var pm *ir.PathModifier
 		switch p.Type {
 		case gwapiv1.FullPathHTTPPathModifier:
-			switch {
-			case p.ReplacePrefixMatch != nil:
-				return acceptedErr(`ReplacePrefixMatch cannot be set when rewrite path type is "ReplaceFullPath"`)
-			case p.ReplaceFullPath == nil:
-				return acceptedErr(`ReplaceFullPath must be set when rewrite path type is "ReplaceFullPath"`)
+			path, err := rewritePath(p.Type, p.ReplaceFullPath, gwapiv1.PrefixMatchHTTPPathModifier, p.ReplacePrefixMatch)
+			if err != nil {
+				return err
 			}
-			pm = &ir.PathModifier{FullReplace: ptr(*p.ReplaceFullPath)}
+			pm = &ir.PathModifier{FullReplace: path}
 		case gwapiv1.PrefixMatchHTTPPathModifier:
-			switch {
-			case p.ReplaceFullPath != nil:
-				return acceptedErr(`ReplaceFullPath cannot be set when rewrite path type is "ReplacePrefixMatch"`)
-			case p.ReplacePrefixMatch == nil:
-				return acceptedErr(`ReplacePrefixMatch must be set when rewrite path type is "ReplacePrefixMatch"`)
+			path, err := rewritePath(p.Type, p.ReplacePrefixMatch, gwapiv1.FullPathHTTPPathModifier, p.ReplaceFullPath)
+			if err != nil {
+				return err
 			}
-			pm = &ir.PathModifier{PrefixMatchReplace: ptr(*p.ReplacePrefixMatch)}
+			pm = &ir.PathModifier{PrefixMatchReplace: path}
 		default:
 			return acceptedErr(
 				fmt.Sprintf("rewrite path type: %s is invalid, only \"ReplaceFullPath\" and \"ReplacePrefixMatch\" are supported",
@@ -140,6 +136,19 @@ func (filters *ruleFilters) urlRewrite(rewrite *gwapiv1.HTTPURLRewriteFilter) *f
 		}
 	}
 	return nil
+}
+
+// rewritePath is the path a URLRewrite of path type pathType writes: path, the field named
+// after that type, which must be set, while other, the field named after otherType, must not.
+func rewritePath(pathType gwapiv1.HTTPPathModifierType, path *string, otherType gwapiv1.HTTPPathModifierType,
+	other *string) (*string, *filterErr) {
+	switch {
+	case other != nil:
+		return nil, acceptedErr(fmt.Sprintf("%s cannot be set when rewrite path type is %q", otherType, pathType))
+	case path == nil:
+		return nil, acceptedErr(fmt.Sprintf("%s must be set when rewrite path type is %q", pathType, pathType))
+	}
+	return ptr(*path), nil
 }
 
 const msgMultipleRewrites = "cannot configure multiple urlRewrite filters for a single HTTPRouteRule"

@@ -11,8 +11,6 @@ import (
 	"github.com/egharness/egharness/internal/testutil"
 	"github.com/egharness/egharness/translator/conditions"
 	"github.com/egharness/egharness/translator/ir"
-	"github.com/egharness/egharness/translator/profile"
-	"github.com/egharness/egharness/translator/resource"
 	"github.com/egharness/egharness/translator/result"
 )
 
@@ -248,15 +246,7 @@ spec:
 `
 
 func TestMirrorsThroughTranslate(t *testing.T) {
-	dec, err := resource.Decode("in.yaml", []byte(filterObjects), resource.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := profile.Get("v1.9")
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := Translator{Profile: p}.Translate(dec.Objects)
+	out := translateYAML(t, filterObjects)
 	if len(out.IR.HTTP) != 1 || len(out.IR.HTTP[0].Routes) != 1 {
 		t.Fatalf("IR %+v", out.IR.HTTP)
 	}

@@ -109,13 +109,7 @@ func (g *gatewayCtx) checkProtocolConflicts() {
 		if len(all) < 2 {
 			continue
 		}
-		names := make([]string, 0, len(ls))
-		for _, l := range ls {
-			names = append(names, l.displayName())
-		}
-		sort.Strings(names)
-		msg := "All listeners for a given port must use a compatible protocol, conflicting listeners: " + strings.Join(names,
-			", ")
+		msg := conflictMessage("use a compatible protocol", ls)
 		if len(gatewayOwn) > 1 {
 			for _, l := range ls {
 				l.setConflicted("ProtocolConflict", msg)
@@ -142,6 +136,17 @@ func (g *gatewayCtx) checkProtocolConflicts() {
 	}
 }
 
+// conflictMessage is the message of listeners on one port that conflict because they do not
+// all <rule>: the rule, then the listeners' names in sorted order.
+func conflictMessage(rule string, ls []*listenerCtx) string {
+	names := make([]string, 0, len(ls))
+	for _, l := range ls {
+		names = append(names, l.displayName())
+	}
+	sort.Strings(names)
+	return "All listeners for a given port must " + rule + ", conflicting listeners: " + strings.Join(names, ", ")
+}
+
 // checkHostnameConflicts marks HTTP listeners that share a port and a hostname.
 func (g *gatewayCtx) checkHostnameConflicts() {
 	type key struct {
@@ -166,13 +171,7 @@ func (g *gatewayCtx) checkHostnameConflicts() {
 		if len(ls) < 2 {
 			continue
 		}
-		names := make([]string, 0, len(ls))
-		for _, l := range ls {
-			names = append(names, l.displayName())
-		}
-		sort.Strings(names)
-		msg := "All listeners for a given port must use a unique hostname, conflicting listeners: " + strings.Join(names,
-			", ")
+		msg := conflictMessage("use a unique hostname", ls)
 		winner := hostnameWinner(ls)
 		for _, l := range ls {
 			if winner != nil && l == winner {

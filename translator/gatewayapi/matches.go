@@ -12,14 +12,8 @@ import (
 // applyGRPCMatch turns a GRPCRoute match into IR matchers.
 func applyGRPCMatch(route *ir.HTTPRoute, m gwapiv1.GRPCRouteMatch) {
 	for _, h := range m.Headers {
-		v := h.Value
-		sm := &ir.StringMatch{Name: string(h.Name)}
-		if h.Type != nil && *h.Type == gwapiv1.GRPCHeaderMatchRegularExpression {
-			sm.SafeRegex = &v
-		} else {
-			sm.Exact = &v
-		}
-		route.Headers = append(route.Headers, sm)
+		regex := h.Type != nil && *h.Type == gwapiv1.GRPCHeaderMatchRegularExpression
+		route.Headers = append(route.Headers, valueMatch(string(h.Name), h.Value, regex))
 	}
 	route.PathMatch = &ir.StringMatch{Prefix: ptr("/")}
 	mm := m.Method
@@ -77,27 +71,27 @@ func applyMatch(route *ir.HTTPRoute, m gwapiv1.HTTPRouteMatch) {
 		route.PathMatch = &ir.StringMatch{Prefix: &path}
 	}
 	for _, h := range m.Headers {
-		v := h.Value
-		sm := &ir.StringMatch{Name: string(h.Name)}
-		if h.Type != nil && *h.Type == gwapiv1.HeaderMatchRegularExpression {
-			sm.SafeRegex = &v
-		} else {
-			sm.Exact = &v
-		}
-		route.Headers = append(route.Headers, sm)
+		regex := h.Type != nil && *h.Type == gwapiv1.HeaderMatchRegularExpression
+		route.Headers = append(route.Headers, valueMatch(string(h.Name), h.Value, regex))
 	}
 	if m.Method != nil {
 		v := string(*m.Method)
 		route.Headers = append(route.Headers, &ir.StringMatch{Name: ":method", Exact: &v})
 	}
 	for _, q := range m.QueryParams {
-		v := q.Value
-		sm := &ir.StringMatch{Name: string(q.Name)}
-		if q.Type != nil && *q.Type == gwapiv1.QueryParamMatchRegularExpression {
-			sm.SafeRegex = &v
-		} else {
-			sm.Exact = &v
-		}
-		route.QueryParams = append(route.QueryParams, sm)
+		regex := q.Type != nil && *q.Type == gwapiv1.QueryParamMatchRegularExpression
+		route.QueryParams = append(route.QueryParams, valueMatch(string(q.Name), q.Value, regex))
 	}
+}
+
+// valueMatch matches the value of the header or query parameter called name: by the
+// regular expression value when regex, else exactly (the CRD's default type).
+func valueMatch(name, value string, regex bool) *ir.StringMatch {
+	match := &ir.StringMatch{Name: name}
+	if regex {
+		match.SafeRegex = &value
+	} else {
+		match.Exact = &value
+	}
+	return match
 }

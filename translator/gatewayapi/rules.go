@@ -73,23 +73,15 @@ func (translation *routeTranslator) resolveHTTPRules(r *gwapiv1.HTTPRoute) []*ru
 	out := make([]*ruleCtx, 0, len(r.Spec.Rules))
 	prefix := fmt.Sprintf("httproute/%s/%s/rule/", r.Namespace, r.Name)
 	for i, rule := range r.Spec.Rules {
-		resolvedRule, dest, filters, extensionMatches := translation.startRule("HTTPRoute", r, rule,
+		routes, extensionMatches := translation.startRule("HTTPRoute", r, r, rule,
 			fmt.Sprintf("%s%d", prefix, i), i, false)
 		matches := rule.Matches
 		if len(matches) == 0 {
 			matches = []gwapiv1.HTTPRouteMatch{{}} // the CRD default: PathPrefix "/"
 		}
-		combos := withFilterMatches(len(matches), extensionMatches)
-		for _, c := range combos {
-			route := translation.newRoute(r, fmt.Sprintf("%s%d/match/%d", prefix, i, c.index), i, c.index)
-			route.Source.RuleName = ruleName(rule.Name)
-			applyMatch(route, matches[c.match])
-			route.Cookies = c.cookies
-			resolvedRule.finish(route, dest, len(rule.BackendRefs))
-			filters.apply(route)
-		}
-		resolvedRule.dropOnBadRegex(i)
-		out = append(out, resolvedRule)
+		addMatchRoutes(routes, matches, extensionMatches, applyMatch)
+		routes.resolvedRule.dropOnBadRegex(i)
+		out = append(out, routes.resolvedRule)
 	}
 	return out
 }
@@ -97,9 +89,10 @@ func (translation *routeTranslator) resolveHTTPRules(r *gwapiv1.HTTPRoute) []*ru
 // startRule does what an HTTPRoute rule and a GRPCRoute rule (as grpcRuleAsHTTP makes it)
 // share before their matches: the rule's backendRefs resolved into the destination named
 // clusterName (HTTP/2 to the backends when http2), its filters, the dynamic resolver check,
-// and the matches its HTTPRouteFilter extensionRefs add.
-func (translation *routeTranslator) startRule(kind string, r *gwapiv1.HTTPRoute, rule gwapiv1.HTTPRouteRule,
-	clusterName string, ruleIdx int, http2 bool) (*ruleCtx, *ir.Destination, *ruleFilters, [][]*ir.StringMatch) {
+// and the matches its HTTPRouteFilter extensionRefs add. The rule's routes, which object
+// (the route as the user wrote it) names, are then made with the ruleRoutes it returns.
+func (translation *routeTranslator) startRule(kind string, object routeObject, r *gwapiv1.HTTPRoute,
+	rule gwapiv1.HTTPRouteRule, clusterName string, ruleIdx int, http2 bool) (*ruleRoutes, [][]*ir.StringMatch) {
 	refs := make([]gwapiv1.BackendRef, len(rule.BackendRefs))
 	for k := range rule.BackendRefs {
 		refs[k] = rule.BackendRefs[k].BackendRef
@@ -114,7 +107,10 @@ func (translation *routeTranslator) startRule(kind string, r *gwapiv1.HTTPRoute,
 	for _, f := range rule.Filters {
 		extensionRefs = append(extensionRefs, f.ExtensionRef)
 	}
-	return resolvedRule, dest, filters, translation.filterMatches(r.Namespace, extensionRefs)
+	routes := &ruleRoutes{translation: translation, object: object, prefix: clusterName, ruleIdx: ruleIdx,
+		ruleName: ruleName(rule.Name), resolvedRule: resolvedRule, dest: dest, backendRefs: len(rule.BackendRefs),
+		filters: filters}
+	return routes, translation.filterMatches(r.Namespace, extensionRefs)
 }
 
 // resolveGRPCRules maps GRPCRoute rules onto HTTP/2 routes: service and method become the
@@ -125,36 +121,62 @@ func (translation *routeTranslator) resolveGRPCRules(r *gwapiv1.GRPCRoute) []*ru
 	prefix := fmt.Sprintf("grpcroute/%s/%s/rule/", r.Namespace, r.Name)
 	for i, rule := range r.Spec.Rules {
 		hr, hrule := grpcRuleAsHTTP(r, rule)
-		resolvedRule, dest, filters, extensionMatches := translation.startRule("GRPCRoute", hr, hrule,
+		routes, extensionMatches := translation.startRule("GRPCRoute", r, hr, hrule,
 			fmt.Sprintf("%s%d", prefix, i), i, true)
 		if len(rule.Matches) == 0 && len(extensionMatches) == 0 {
-			route := translation.newRoute(r, fmt.Sprintf("%s%d/match/-1", prefix, i), i, -1)
-			route.Source.RuleName = ruleName(rule.Name)
-			route.PathMatch = &ir.StringMatch{Prefix: ptr("/")}
-			resolvedRule.finish(route, dest, len(rule.BackendRefs))
-			filters.apply(route)
+			routes.add(-1, nil, func(route *ir.HTTPRoute) { route.PathMatch = &ir.StringMatch{Prefix: ptr("/")} })
 		}
 		matches := rule.Matches
 		if len(matches) == 0 {
 			matches = []gwapiv1.GRPCRouteMatch{{}} // filter matches alone
 		}
 		if len(rule.Matches) > 0 || len(extensionMatches) > 0 {
-			for _, c := range withFilterMatches(len(matches), extensionMatches) {
-				route := translation.newRoute(r, fmt.Sprintf("%s%d/match/%d", prefix, i, c.index), i, c.index)
-				route.Source.RuleName = ruleName(rule.Name)
-				applyGRPCMatch(route, matches[c.match])
-				route.Cookies = c.cookies
-				resolvedRule.finish(route, dest, len(rule.BackendRefs))
-				filters.apply(route)
-			}
+			addMatchRoutes(routes, matches, extensionMatches, applyGRPCMatch)
 		}
-		resolvedRule.dropOnBadRegex(i)
-		out = append(out, resolvedRule)
+		routes.resolvedRule.dropOnBadRegex(i)
+		out = append(out, routes.resolvedRule)
 	}
 	return out
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// ruleRoutes is what the IR routes of one HTTPRoute or GRPCRoute rule share: the route
+// object they come from, the name prefix <kind>/<namespace>/<name>/rule/<index> (the name of
+// the rule's cluster too), the rule's name, and its resolved backends and filters.
+type ruleRoutes struct {
+	translation  *routeTranslator
+	object       routeObject
+	prefix       string
+	ruleIdx      int
+	ruleName     string
+	resolvedRule *ruleCtx
+	dest         *ir.Destination
+	backendRefs  int
+	filters      *ruleFilters
+}
+
+// add makes the rule's route for match index matchIdx (-1: a GRPCRoute rule without
+// matches), named <prefix>/match/<matchIdx>: its matchers set by setMatch, the cookies of a
+// filter match, the rule's action and its filters.
+func (routes *ruleRoutes) add(matchIdx int, cookies []*ir.StringMatch, setMatch func(*ir.HTTPRoute)) {
+	route := routes.translation.newRoute(routes.object, fmt.Sprintf("%s/match/%d", routes.prefix, matchIdx),
+		routes.ruleIdx, matchIdx)
+	route.Source.RuleName = routes.ruleName
+	setMatch(route)
+	route.Cookies = cookies
+	routes.resolvedRule.finish(route, routes.dest, routes.backendRefs)
+	routes.filters.apply(route)
+}
+
+// addMatchRoutes adds a route for each of a rule's matches paired with each of its filter
+// matches (withFilterMatches), the route match set by applyMatch.
+func addMatchRoutes[M any](routes *ruleRoutes, matches []M, extensionMatches [][]*ir.StringMatch,
+	applyMatch func(*ir.HTTPRoute, M)) {
+	for _, c := range withFilterMatches(len(matches), extensionMatches) {
+		routes.add(c.index, c.cookies, func(route *ir.HTTPRoute) { applyMatch(route, matches[c.match]) })
+	}
+}
 
 // dropOnBadRegex drops the rule when one of its matchers is a regular expression Envoy's
 // RE2 would refuse: the rule gets no route and an Accepted problem (EG's wording), which
@@ -214,11 +236,14 @@ func ruleName(n *gwapiv1.SectionName) string {
 	return string(*n)
 }
 
-func (translation *routeTranslator) newRoute(o interface {
+// routeObject is the HTTPRoute or GRPCRoute an IR route comes from.
+type routeObject interface {
 	GetNamespace() string
 	GetName() string
 	GetCreationTimestamp() metav1.Time
-}, name string, rule, match int) *ir.HTTPRoute {
+}
+
+func (translation *routeTranslator) newRoute(o routeObject, name string, rule, match int) *ir.HTTPRoute {
 	kind := "HTTPRoute"
 	if _, ok := o.(*gwapiv1.GRPCRoute); ok {
 		kind = "GRPCRoute"

@@ -245,17 +245,8 @@ func (s *snapshot) apply(p egv1a1.EnvoyJSONPatchConfig) (result.PatchOutcome, ou
 		return missRec(ReasonInvalidResult, fmt.Sprintf("%s %q is no longer a %s: %s", kind, p.Name, kind, detail)),
 			outcome{err: msg}
 	}
-	if sec, ok := next.(*tlsv3.Secret); ok && sec.GetName() == SystemTrustStoreSecret {
-		msg := fmt.Sprintf("secret name %q is reserved for the system trust store and cannot be used by other resources",
-			SystemTrustStoreSecret)
-		return missRec(ReasonRefused, msg), outcome{err: msg}
-	}
-	if v, ok := next.(interface{ Validate() error }); ok {
-		if err := v.Validate(); err != nil {
-			msg := fmt.Sprintf("validation failed for xds resource %s, err:%s", p.Type, err.Error())
-			return missRec(ReasonInvalidResult, fmt.Sprintf("%s %q fails Envoy's validation: %v", kind, p.Name, err)),
-				outcome{err: msg}
-		}
+	if rec, out, refused := refuseResult(next, p.Type, fmt.Sprintf("%s %q", kind, p.Name)); refused {
+		return rec, out
 	}
 	put(next)
 	return result.PatchOutcome{Hit: true}, outcome{}
@@ -279,20 +270,31 @@ func (s *snapshot) addWhole(p egv1a1.EnvoyJSONPatchConfig) (result.PatchOutcome,
 		msg := fmt.Sprintf("unable to unmarshal xds resource %s, err:%s", raw, detail)
 		return missRec(ReasonInvalidResult, fmt.Sprintf("the value is not a %s: %s", kind, detail)), outcome{err: msg}
 	}
-	if sec, ok := m.(*tlsv3.Secret); ok && sec.GetName() == SystemTrustStoreSecret {
-		msg := fmt.Sprintf("secret name %q is reserved for the system trust store and cannot be used by other resources",
-			SystemTrustStoreSecret)
-		return missRec(ReasonRefused, msg), outcome{err: msg}
-	}
-	if v, ok := m.(interface{ Validate() error }); ok {
-		if err := v.Validate(); err != nil {
-			msg := fmt.Sprintf("validation failed for xds resource %s, err:%s", p.Type, err.Error())
-			return missRec(ReasonInvalidResult, fmt.Sprintf("the new %s fails Envoy's validation: %v", kind, err)),
-				outcome{err: msg}
-		}
+	if rec, out, refused := refuseResult(m, p.Type, "the new "+kind); refused {
+		return rec, out
 	}
 	s.add(m)
 	return result.PatchOutcome{Hit: true}, outcome{}
+}
+
+// refuseResult is EG's last check of a resource a patch makes, before it takes its place in
+// the snapshot: a Secret may not take the system trust store's name, and the resource must
+// pass Envoy's validation. subject names the resource in the record of a failed validation.
+func refuseResult(resource proto.Message, typeURL egv1a1.EnvoyResourceType,
+	subject string) (rec result.PatchOutcome, out outcome, refused bool) {
+	if sec, ok := resource.(*tlsv3.Secret); ok && sec.GetName() == SystemTrustStoreSecret {
+		msg := fmt.Sprintf("secret name %q is reserved for the system trust store and cannot be used by other resources",
+			SystemTrustStoreSecret)
+		return missRec(ReasonRefused, msg), outcome{err: msg}, true
+	}
+	if v, ok := resource.(interface{ Validate() error }); ok {
+		if err := v.Validate(); err != nil {
+			msg := fmt.Sprintf("validation failed for xds resource %s, err:%s", typeURL, err.Error())
+			return missRec(ReasonInvalidResult, fmt.Sprintf("%s fails Envoy's validation: %v", subject, err)),
+				outcome{err: msg}, true
+		}
+	}
+	return result.PatchOutcome{}, outcome{}, false
 }
 
 // notFoundDetail names the missing resource and what the snapshot holds of its type, with

@@ -164,34 +164,35 @@ func (e *engine[T]) attach(of func(target) bool, cands []candidate, fn func(*pol
 // listener, the oldest policy targeting it: the parent a route policy with mergeType
 // merges with.
 func (e *engine[T]) parentPolicies() {
+	gatewayExists := func(namespacedName types.NamespacedName, section *string) bool {
+		g := e.w.gateways[namespacedName]
+		return g != nil && (section == nil || hasDirectListener(g, *section))
+	}
+	listenerSetExists := func(namespacedName types.NamespacedName, section *string) bool {
+		listenerSet := e.w.sets[namespacedName]
+		return listenerSet != nil && (section == nil || hasSetListener(listenerSet, *section))
+	}
 	for _, p := range e.pols {
-		for _, t := range e.w.resolve(e.k.kind, p.refs, p.meta.GetNamespace(), e.w.gatewayCands) {
-			if t.kind != "Gateway" {
-				continue
-			}
-			namespacedName := types.NamespacedName{Namespace: t.namespace, Name: t.name}
-			g := e.w.gateways[namespacedName]
-			if g == nil || (t.section != nil && !hasDirectListener(g, *t.section)) {
-				continue
-			}
-			k := sectionKey{namespacedName, t.sectionOr()}
-			if _, ok := e.gwPolicy[k]; !ok {
-				e.gwPolicy[k] = p
-			}
+		e.recordParent(p, "Gateway", e.w.gatewayCands, e.gwPolicy, gatewayExists)
+		e.recordParent(p, "ListenerSet", e.w.setCands, e.lsPolicy, listenerSetExists)
+	}
+}
+
+// recordParent makes p the parent policy of each target of kind it has among cands that
+// exists (the object, and the section when it names one), unless an older policy already is.
+func (e *engine[T]) recordParent(p *pol[T], kind string, cands []candidate, parents map[sectionKey]*pol[T],
+	exists func(namespacedName types.NamespacedName, section *string) bool) {
+	for _, t := range e.w.resolve(e.k.kind, p.refs, p.meta.GetNamespace(), cands) {
+		if t.kind != kind {
+			continue
 		}
-		for _, t := range e.w.resolve(e.k.kind, p.refs, p.meta.GetNamespace(), e.w.setCands) {
-			if t.kind != "ListenerSet" {
-				continue
-			}
-			namespacedName := types.NamespacedName{Namespace: t.namespace, Name: t.name}
-			listenerSet := e.w.sets[namespacedName]
-			if listenerSet == nil || (t.section != nil && !hasSetListener(listenerSet, *t.section)) {
-				continue
-			}
-			k := sectionKey{namespacedName, t.sectionOr()}
-			if _, ok := e.lsPolicy[k]; !ok {
-				e.lsPolicy[k] = p
-			}
+		namespacedName := types.NamespacedName{Namespace: t.namespace, Name: t.name}
+		if !exists(namespacedName, t.section) {
+			continue
+		}
+		k := sectionKey{namespacedName, t.sectionOr()}
+		if _, ok := parents[k]; !ok {
+			parents[k] = p
 		}
 	}
 }

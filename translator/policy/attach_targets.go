@@ -34,6 +34,29 @@ func hasSetListener(listenerSet *gwapiv1.ListenerSet, name string) bool {
 	return false
 }
 
+// claim takes target t for the policy, or the section of it t names. The policy's error is
+// a section the target does not have (sectionExists false), or an object or a section an
+// older policy of the kind took already; sectionOwner names what has the section in that
+// message ("Listener <gateway>", "RouteRule <route>").
+func (e *engine[T]) claim(status *attachState, t target, sectionExists bool, sectionOwner string) *resolveErr {
+	if t.section == nil {
+		var rerr *resolveErr
+		if status.attached {
+			rerr = e.conflict(fmt.Sprintf("%s %s", t.kind, t.name))
+		}
+		status.attached = true
+		return rerr
+	}
+	switch {
+	case !sectionExists:
+		return &resolveErr{reasonTargetNotFound,
+			fmt.Sprintf("No section name %s found for %s %s/%s", *t.section, t.kind, t.namespace, t.name)}
+	case !status.claimSection(*t.section):
+		return e.conflict(fmt.Sprintf("%s/%s", sectionOwner, *t.section))
+	}
+	return nil
+}
+
 // forRoute attaches a policy to an xRoute or one of its named rules.
 func (e *engine[T]) forRoute(p *pol[T], t target) {
 	key := routeKey{t.kind, t.namespace, t.name}
@@ -42,7 +65,6 @@ func (e *engine[T]) forRoute(p *pol[T], t target) {
 		return // not a route of ours: EG writes nothing
 	}
 	status := state(e.routeState, key)
-	var rerr *resolveErr
 	ruleIdx := -1
 	if t.section != nil {
 		for i, n := range route.RuleNames {
@@ -51,19 +73,8 @@ func (e *engine[T]) forRoute(p *pol[T], t target) {
 				break
 			}
 		}
-		switch {
-		case ruleIdx < 0:
-			rerr = &resolveErr{reasonTargetNotFound,
-				fmt.Sprintf("No section name %s found for %s %s/%s", *t.section, t.kind, t.namespace, t.name)}
-		case !status.claimSection(*t.section):
-			rerr = e.conflict(fmt.Sprintf("RouteRule %s/%s", t.name, *t.section))
-		}
-	} else {
-		if status.attached {
-			rerr = e.conflict(fmt.Sprintf("%s %s", t.kind, t.name))
-		}
-		status.attached = true
 	}
+	rerr := e.claim(status, t, ruleIdx >= 0, "RouteRule "+t.name)
 
 	routeScope := scope{kind: scopeRoute, namespace: t.namespace, name: t.name, routeKind: t.kind}
 	var ancs []result.ParentRef
@@ -78,12 +89,7 @@ func (e *engine[T]) forRoute(p *pol[T], t target) {
 			section = string(*pr.SectionName)
 		}
 		if pr.Kind == nil || *pr.Kind == "Gateway" {
-			if section != "" {
-				e.overrides.add(scope{kind: scopeGatewayListener, namespace: ns, name: namespacedName.Name, section: section},
-					routeScope)
-			} else {
-				e.overrides.add(scope{kind: scopeGateway, namespace: ns, name: namespacedName.Name}, routeScope)
-			}
+			e.overrides.add(scope{kind: scopeGateway, namespace: ns, name: namespacedName.Name}.listener(section), routeScope)
 			ancs = append(ancs, gatewayAncestor(namespacedName, section))
 			continue
 		}
@@ -92,14 +98,9 @@ func (e *engine[T]) forRoute(p *pol[T], t target) {
 			continue
 		}
 		gw := parentOf(listenerSet)
-		e.overrides.registerListenerSet(scope{kind: scopeListenerSet, namespace: ns, name: namespacedName.Name},
-			scope{kind: scopeGateway, namespace: gw.Namespace, name: gw.Name})
-		if section != "" {
-			e.overrides.add(scope{kind: scopeListenerSetListener, namespace: ns, name: namespacedName.Name, section: section},
-				routeScope)
-		} else {
-			e.overrides.add(scope{kind: scopeListenerSet, namespace: ns, name: namespacedName.Name}, routeScope)
-		}
+		lsScope := scope{kind: scopeListenerSet, namespace: ns, name: namespacedName.Name}
+		e.overrides.registerListenerSet(lsScope, scope{kind: scopeGateway, namespace: gw.Namespace, name: gw.Name})
+		e.overrides.add(lsScope.listener(section), routeScope)
 		ancs = append(ancs, setAncestor(namespacedName, section))
 	}
 	if rerr != nil {
@@ -213,21 +214,7 @@ func (e *engine[T]) forListenerSet(p *pol[T], t target) {
 		return
 	}
 	status := state(e.lsState, namespacedName)
-	var rerr *resolveErr
-	if t.section != nil {
-		switch {
-		case !hasSetListener(listenerSet, *t.section):
-			rerr = &resolveErr{reasonTargetNotFound,
-				fmt.Sprintf("No section name %s found for ListenerSet %s", *t.section, namespacedName)}
-		case !status.claimSection(*t.section):
-			rerr = e.conflict(fmt.Sprintf("Listener %s/%s", t.name, *t.section))
-		}
-	} else {
-		if status.attached {
-			rerr = e.conflict("ListenerSet " + t.name)
-		}
-		status.attached = true
-	}
+	rerr := e.claim(status, t, t.section != nil && hasSetListener(listenerSet, *t.section), "Listener "+t.name)
 	gwNN := parentOf(listenerSet)
 	g := e.w.gateways[gwNN]
 	if g == nil {
@@ -242,8 +229,7 @@ func (e *engine[T]) forListenerSet(p *pol[T], t target) {
 	gwScope := scope{kind: scopeGateway, namespace: gwNN.Namespace, name: gwNN.Name}
 	own := lsScope
 	if t.section != nil {
-		own = scope{kind: scopeListenerSetListener, namespace: namespacedName.Namespace, name: namespacedName.Name,
-			section: *t.section}
+		own = lsScope.listener(*t.section)
 		e.overrides.registerListenerSet(lsScope, gwScope)
 		e.overrides.add(lsScope, own)
 	} else {
@@ -276,21 +262,7 @@ func (e *engine[T]) forGateway(p *pol[T], t target) {
 		return
 	}
 	status := state(e.gwState, namespacedName)
-	var rerr *resolveErr
-	if t.section != nil {
-		switch {
-		case !hasDirectListener(g, *t.section):
-			rerr = &resolveErr{reasonTargetNotFound,
-				fmt.Sprintf("No section name %s found for Gateway %s", *t.section, namespacedName)}
-		case !status.claimSection(*t.section):
-			rerr = e.conflict(fmt.Sprintf("Listener %s/%s", namespacedName, *t.section))
-		}
-	} else {
-		if status.attached {
-			rerr = e.conflict("Gateway " + t.name)
-		}
-		status.attached = true
-	}
+	rerr := e.claim(status, t, t.section != nil && hasDirectListener(g, *t.section), "Listener "+namespacedName.String())
 	anc := gatewayAncestor(namespacedName, t.sectionOr())
 	if rerr != nil {
 		p.status.reject(anc, rerr.reason, rerr.msg)
@@ -298,8 +270,7 @@ func (e *engine[T]) forGateway(p *pol[T], t target) {
 	}
 	own := scope{kind: scopeGateway, namespace: namespacedName.Namespace, name: namespacedName.Name}
 	if t.section != nil {
-		listenerScope := scope{kind: scopeGatewayListener, namespace: namespacedName.Namespace, name: namespacedName.Name,
-			section: *t.section}
+		listenerScope := own.listener(*t.section)
 		e.overrides.add(own, listenerScope)
 		own = listenerScope
 	}

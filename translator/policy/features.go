@@ -248,48 +248,37 @@ func resolveSecurity(a *ir.Applied[egv1a1.SecurityPolicySpec], objs *RefObjects)
 	res := &resolved{failed: map[string]bool{}}
 	spec := a.Spec
 	var errs []error
-	if spec.JWT != nil {
-		if err := resolveLocalJWKS(a, objs, &res.data); err != nil {
-			errs = append(errs, fmt.Errorf("JWT: %w", err))
-			res.failed["jwt"] = true
+	// fail records why a feature (spec field field, JSON name feature) could not be built.
+	fail := func(field, feature string, err error) {
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", field, err))
+			res.failed[feature] = true
 		}
 	}
+	if spec.JWT != nil {
+		fail("JWT", "jwt", resolveLocalJWKS(a, objs, &res.data))
+	}
 	if spec.Authorization != nil {
-		if err := checkAuthorization(spec.Authorization); err != nil {
-			errs = append(errs, fmt.Errorf("Authorization: %w", err))
-			res.failed["authorization"] = true
-		}
+		fail("Authorization", "authorization", checkAuthorization(spec.Authorization))
 	}
 	if spec.BasicAuth != nil {
 		users, err := basicAuthUsers(a, objs)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("BasicAuth: %w", err))
-			res.failed["basicAuth"] = true
-		}
+		fail("BasicAuth", "basicAuth", err)
 		res.data.BasicAuthUsers = users
 	}
 	if spec.APIKeyAuth != nil {
 		keys, err := apiKeys(a, objs)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("APIKeyAuth: %w", err))
-			res.failed["apiKeyAuth"] = true
-		}
+		fail("APIKeyAuth", "apiKeyAuth", err)
 		res.data.APIKeys = keys
 	}
 	if spec.OIDC != nil {
 		d, secret, err := resolveOIDC(a, objs)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("OIDC: %w", err))
-			res.failed["oidc"] = true
-		}
+		fail("OIDC", "oidc", err)
 		res.data.OIDC, res.data.OIDCClientSecret = d, secret
 	}
 	if spec.ExtAuth != nil {
 		svc, err := resolveExtAuth(a, objs)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("ExtAuth: %w", err))
-			res.failed["extAuth"] = true
-		}
+		fail("ExtAuth", "extAuth", err)
 		res.data.ExtAuth = svc
 	}
 	res.err = errors.Join(errs...)

@@ -121,26 +121,25 @@ func validateGeoIP(a *egv1a1.Authorization, l *ir.HTTPListener) (*egv1a1.GeoIPMa
 		return nil, errors.New("authorization clientIPGeoLocations requires EnvoyProxy.spec.geoIP.provider to be configured")
 	}
 	want := geoFieldsOf(a)
-	switch {
-	case want["country"] && mm.CountryDBSource == nil && mm.CityDBSource == nil:
-		return nil, errors.New(
-			"authorization clientIPGeoLocations.country requires " +
-				"EnvoyProxy.spec.geoIP.provider.maxMind.countryDbSource or cityDbSource")
-	case want["region"] && mm.CityDBSource == nil:
-		return nil, errors.New(
-			"authorization clientIPGeoLocations.region requires EnvoyProxy.spec.geoIP.provider.maxMind.cityDbSource")
-	case want["city"] && mm.CityDBSource == nil:
-		return nil, errors.New(
-			"authorization clientIPGeoLocations.city requires EnvoyProxy.spec.geoIP.provider.maxMind.cityDbSource")
-	case want["asn"] && mm.ASNDBSource == nil:
-		return nil, errors.New(
-			"authorization clientIPGeoLocations.asn requires EnvoyProxy.spec.geoIP.provider.maxMind.asnDbSource")
-	case want["isp"] && mm.ISPDBSource == nil:
-		return nil, errors.New(
-			"authorization clientIPGeoLocations.isp requires EnvoyProxy.spec.geoIP.provider.maxMind.ispDbSource")
-	case want["anonymous"] && mm.AnonymousIPDBSource == nil:
-		return nil, errors.New(
-			"authorization clientIPGeoLocations.anonymous requires EnvoyProxy.spec.geoIP.provider.maxMind.anonymousIpDbSource")
+	// Each field the rules may match on, in the order checked (the first missing database is
+	// the error): whether the databases it is looked up in are missing, and the fields of
+	// maxMind that name them.
+	for _, need := range []struct {
+		field     string
+		missing   bool
+		databases string
+	}{
+		{"country", mm.CountryDBSource == nil && mm.CityDBSource == nil, "countryDbSource or cityDbSource"},
+		{"region", mm.CityDBSource == nil, "cityDbSource"},
+		{"city", mm.CityDBSource == nil, "cityDbSource"},
+		{"asn", mm.ASNDBSource == nil, "asnDbSource"},
+		{"isp", mm.ISPDBSource == nil, "ispDbSource"},
+		{"anonymous", mm.AnonymousIPDBSource == nil, "anonymousIpDbSource"},
+	} {
+		if want[need.field] && need.missing {
+			return nil, fmt.Errorf("authorization clientIPGeoLocations.%s requires EnvoyProxy.spec.geoIP.provider.maxMind.%s",
+				need.field, need.databases)
+		}
 	}
 	return mm, nil
 }

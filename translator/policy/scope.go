@@ -41,6 +41,21 @@ func (s scope) whole() scope {
 	return s
 }
 
+// listener is the scope of the listener section of a Gateway or ListenerSet scope, the
+// inverse of whole; no section ("") is the whole object's scope.
+func (s scope) listener(section string) scope {
+	if section == "" {
+		return s
+	}
+	switch s.kind {
+	case scopeGateway:
+		return scope{kind: scopeGatewayListener, namespace: s.namespace, name: s.name, section: section}
+	case scopeListenerSet:
+		return scope{kind: scopeListenerSetListener, namespace: s.namespace, name: s.name, section: section}
+	}
+	return s
+}
+
 type scopeSet map[scope]struct{}
 
 // scopeGraph records which more specific scopes displace (or merge into) the policy of a

@@ -23,26 +23,30 @@ func (s *httpFilterSet) addBandwidthLimit(out *routev3.Route, bl *ir.BandwidthLi
 	if bl == nil {
 		return nil
 	}
-	if c := bl.Request; c != nil {
-		s.bandwidthFilter(bandwidthLimitRequestFilter)
-		if err := setPerRoute(out, bandwidthLimitRequestFilter, &bwlimitv3.BandwidthLimit{
-			StatPrefix: bandwidthLimitStatPrefix, EnableMode: bwlimitv3.BandwidthLimit_REQUEST,
-			LimitKbps: wrapperspb.UInt64(c.KiBps),
-		}); err != nil {
-			return err
-		}
+	err := s.limitBandwidth(out, bandwidthLimitRequestFilter, bwlimitv3.BandwidthLimit_REQUEST, bl.Request)
+	if err != nil {
+		return err
 	}
-	if c := bl.Response; c != nil {
-		s.bandwidthFilter(bandwidthLimitResponseFilter)
-		if err := setPerRoute(out, bandwidthLimitResponseFilter, &bwlimitv3.BandwidthLimit{
-			StatPrefix: bandwidthLimitStatPrefix, EnableMode: bwlimitv3.BandwidthLimit_RESPONSE,
-			LimitKbps:              wrapperspb.UInt64(c.KiBps),
-			EnableResponseTrailers: c.Trailers, ResponseTrailerPrefix: c.TrailerPrefix,
-		}); err != nil {
-			return err
-		}
+	return s.limitBandwidth(out, bandwidthLimitResponseFilter, bwlimitv3.BandwidthLimit_RESPONSE, bl.Response)
+}
+
+// limitBandwidth turns the listener filter of one direction (mode) on for the route with
+// the rate of limit, and records the filter; a nil limit leaves that direction alone.
+func (s *httpFilterSet) limitBandwidth(out *routev3.Route, filter string, mode bwlimitv3.BandwidthLimit_EnableMode,
+	limit *ir.BandwidthLimitConfig) error {
+	if limit == nil {
+		return nil
 	}
-	return nil
+	s.bandwidthFilter(filter)
+	perRoute := &bwlimitv3.BandwidthLimit{
+		StatPrefix: bandwidthLimitStatPrefix, EnableMode: mode,
+		LimitKbps: wrapperspb.UInt64(limit.KiBps),
+	}
+	if mode == bwlimitv3.BandwidthLimit_RESPONSE {
+		// Only responses carry the delay trailers.
+		perRoute.EnableResponseTrailers, perRoute.ResponseTrailerPrefix = limit.Trailers, limit.TrailerPrefix
+	}
+	return setPerRoute(out, filter, perRoute)
 }
 
 // bandwidthFilter records one of the two listener filters, limiting nothing by itself.

@@ -36,18 +36,7 @@ func applyClientHTTP(hcm *hcmv3.HttpConnectionManager, h *ir.ClientHTTP) {
 		return
 	}
 	if o := h.HTTP1; o != nil && (o.EnableTrailers || o.PreserveHeaderCase || o.HTTP10 || len(o.IgnoredUpgradeTypes) > 0) {
-		p := &corev3.Http1ProtocolOptions{EnableTrailers: o.EnableTrailers}
-		if o.PreserveHeaderCase {
-			p.HeaderKeyFormat = &corev3.Http1ProtocolOptions_HeaderKeyFormat{
-				HeaderFormat: &corev3.Http1ProtocolOptions_HeaderKeyFormat_StatefulFormatter{
-					StatefulFormatter: &corev3.TypedExtensionConfig{Name: "preserve_case",
-						TypedConfig: mustAny(&preservecasev3.PreserveCaseFormatterConfig{})},
-				},
-			}
-		}
-		if o.HTTP10 {
-			p.AcceptHttp_10, p.DefaultHostForHttp_10 = true, o.DefaultHost
-		}
+		p := http1Options(o)
 		for i := range o.IgnoredUpgradeTypes {
 			p.IgnoreHttp_11Upgrade = append(p.IgnoreHttp_11Upgrade, stringMatcher(&o.IgnoredUpgradeTypes[i]))
 		}
@@ -219,6 +208,24 @@ func connectionOf(h *ir.ClientHTTP) *ir.ClientConnection {
 	return h.Connection
 }
 
+// http1Options are the HTTP/1.1 options of a listener's policy that the connection manager
+// and the clusters of its routes both take: trailers, header case and HTTP/1.0.
+func http1Options(o *ir.ClientHTTP1) *corev3.Http1ProtocolOptions {
+	p := &corev3.Http1ProtocolOptions{EnableTrailers: o.EnableTrailers}
+	if o.PreserveHeaderCase {
+		p.HeaderKeyFormat = &corev3.Http1ProtocolOptions_HeaderKeyFormat{
+			HeaderFormat: &corev3.Http1ProtocolOptions_HeaderKeyFormat_StatefulFormatter{
+				StatefulFormatter: &corev3.TypedExtensionConfig{Name: "preserve_case",
+					TypedConfig: mustAny(&preservecasev3.PreserveCaseFormatterConfig{})},
+			},
+		}
+	}
+	if o.HTTP10 {
+		p.AcceptHttp_10, p.DefaultHostForHttp_10 = true, o.DefaultHost
+	}
+	return p
+}
+
 const upstreamHTTPOptions = "envoy.extensions.upstreams.http.v3.HttpProtocolOptions"
 
 // applyListenerHTTP1Cluster carries the listener's HTTP/1.1 options (trailers, header case,
@@ -230,19 +237,7 @@ func applyListenerHTTP1Cluster(c *clusterv3.Cluster, l *ir.HTTPListener) {
 	if h == nil || h.HTTP1 == nil || !(h.HTTP1.EnableTrailers || h.HTTP1.PreserveHeaderCase || h.HTTP1.HTTP10) {
 		return
 	}
-	o := h.HTTP1
-	p1 := &corev3.Http1ProtocolOptions{EnableTrailers: o.EnableTrailers}
-	if o.PreserveHeaderCase {
-		p1.HeaderKeyFormat = &corev3.Http1ProtocolOptions_HeaderKeyFormat{
-			HeaderFormat: &corev3.Http1ProtocolOptions_HeaderKeyFormat_StatefulFormatter{
-				StatefulFormatter: &corev3.TypedExtensionConfig{Name: "preserve_case",
-					TypedConfig: mustAny(&preservecasev3.PreserveCaseFormatterConfig{})},
-			},
-		}
-	}
-	if o.HTTP10 {
-		p1.AcceptHttp_10, p1.DefaultHostForHttp_10 = true, o.DefaultHost
-	}
+	p1 := http1Options(h.HTTP1)
 	opts := &httpv3.HttpProtocolOptions{}
 	if a := c.GetTypedExtensionProtocolOptions()[upstreamHTTPOptions]; a != nil {
 		if err := a.UnmarshalTo(opts); err != nil {

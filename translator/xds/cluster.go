@@ -5,6 +5,7 @@ import (
 
 	clusterv3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
+	endpointv3 "github.com/envoyproxy/go-control-plane/envoy/config/endpoint/v3"
 	commonv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/load_balancing_policies/common/v3"
 	leastrequestv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/load_balancing_policies/least_request/v3"
 	httpv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/upstreams/http/v3"
@@ -72,4 +73,20 @@ func buildCluster(name string, owner resourceRef, http2 bool) *clusterv3.Cluster
 		}
 	}
 	return c
+}
+
+// oneEndpointLoadAssignment is the load assignment of a cluster the proxy reaches one
+// endpoint through, host:port (the rate limit service, a remote JWKS): a single locality,
+// named <cluster>/backend/-1 as EG names it, with weight 1 for it and its endpoint.
+func oneEndpointLoadAssignment(cluster, host string, port uint32) *endpointv3.ClusterLoadAssignment {
+	return &endpointv3.ClusterLoadAssignment{ClusterName: cluster, Endpoints: []*endpointv3.LocalityLbEndpoints{{
+		Locality:            &corev3.Locality{Region: cluster + "/backend/-1"},
+		LoadBalancingWeight: u32(1),
+		LbEndpoints: []*endpointv3.LbEndpoint{{
+			HostIdentifier: &endpointv3.LbEndpoint_Endpoint{Endpoint: &endpointv3.Endpoint{
+				Address: socketAddress(host, port),
+			}},
+			LoadBalancingWeight: u32(1),
+		}},
+	}}}
 }

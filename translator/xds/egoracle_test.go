@@ -7,6 +7,7 @@ import (
 	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
 	"github.com/google/go-cmp/cmp"
 	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/testing/protocmp"
 	"google.golang.org/protobuf/types/known/anypb"
 )
@@ -15,8 +16,15 @@ import (
 // from the module cache (the oracle); the test is skipped where the cache does not hold it.
 func egRoutes(t *testing.T, name string) map[string]*routev3.Route {
 	t.Helper()
+	return egReleaseRoutes(t, "v1.9.1", name+".routes.yaml")
+}
+
+// egReleaseRoutes reads the routes of a route configuration file of an EG release's xDS
+// translator test cases, by route name.
+func egReleaseRoutes(t *testing.T, version, file string) map[string]*routev3.Route {
+	t.Helper()
 	routes := map[string]*routev3.Route{}
-	for _, js := range egDocs(t, name+".routes.yaml") {
+	for _, js := range egOutput(t, version, file) {
 		rc := &routev3.RouteConfiguration{}
 		if err := protojson.Unmarshal(js, rc); err != nil {
 			t.Fatal(err)
@@ -57,17 +65,20 @@ func egListenerFilter(t *testing.T, name, filter string) *anypb.Any {
 	return nil
 }
 
+// unpack is the message a packed config holds; one that does not unpack fails the test.
+func unpack(t *testing.T, packed *anypb.Any) proto.Message {
+	t.Helper()
+	m, err := packed.UnmarshalNew()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
 // sameAny compares two packed configs field by field.
 func sameAny(t *testing.T, got, want *anypb.Any) {
 	t.Helper()
-	gm, err := got.UnmarshalNew()
-	if err != nil {
-		t.Fatal(err)
-	}
-	wm, err := want.UnmarshalNew()
-	if err != nil {
-		t.Fatal(err)
-	}
+	gm, wm := unpack(t, got), unpack(t, want)
 	if d := cmp.Diff(wm, gm, protocmp.Transform()); d != "" {
 		t.Errorf("differs from EG:\n%s", d)
 	}
@@ -80,14 +91,7 @@ func samePerFilter(t *testing.T, filter string, got, want *routev3.Route) {
 	if w == nil || g == nil {
 		t.Fatalf("%s: per-route config for %s: got %v, EG %v", want.Name, filter, g != nil, w != nil)
 	}
-	gm, err := g.UnmarshalNew()
-	if err != nil {
-		t.Fatal(err)
-	}
-	wm, err := w.UnmarshalNew()
-	if err != nil {
-		t.Fatal(err)
-	}
+	gm, wm := unpack(t, g), unpack(t, w)
 	// Compared field by field (nested Anys unpacked): their bytes may order map entries
 	// differently.
 	if d := cmp.Diff(wm, gm, protocmp.Transform()); d != "" {

@@ -15,21 +15,24 @@ type Naming struct {
 
 // Scheme V2 names by the port written on the Gateway (80), not the port Envoy binds (10080).
 
+// byPort is the name of a listener's resource: <protocol>-<gateway port> under scheme V2,
+// else the listener's own name.
+func (n Naming) byPort(protocol string, gatewayPort uint32, listenerName string) string {
+	if n.V2 {
+		return fmt.Sprintf("%s-%d", protocol, gatewayPort)
+	}
+	return listenerName
+}
+
 // Listener names the Envoy listener that serves l's port.
 func (n Naming) Listener(l *ir.HTTPListener) string {
-	if n.V2 {
-		return fmt.Sprintf("tcp-%d", l.GatewayPort)
-	}
-	return l.Name
+	return n.byPort("tcp", l.GatewayPort, l.Name)
 }
 
 // RouteConfig names the HTTP route configuration of l's port; it is also the name of the
 // port's default filter chain.
 func (n Naming) RouteConfig(l *ir.HTTPListener) string {
-	if n.V2 {
-		return fmt.Sprintf("http-%d", l.GatewayPort)
-	}
-	return l.Name
+	return n.byPort("http", l.GatewayPort, l.Name)
 }
 
 // StatPrefix is the HTTP connection manager's stat prefix: http-<port> or https-<port>.
@@ -46,18 +49,12 @@ func (n Naming) StatPrefix(l *ir.HTTPListener) string {
 
 // TCPListener names a TCP or TLS Envoy listener (scheme V2: tcp-<port>).
 func (n Naming) TCPListener(l *ir.TCPListener) string {
-	if n.V2 {
-		return fmt.Sprintf("tcp-%d", l.GatewayPort)
-	}
-	return l.Name
+	return n.byPort("tcp", l.GatewayPort, l.Name)
 }
 
 // UDPListener names a UDP Envoy listener (scheme V2: udp-<port>).
 func (n Naming) UDPListener(l *ir.UDPListener) string {
-	if n.V2 {
-		return fmt.Sprintf("udp-%d", l.GatewayPort)
-	}
-	return l.Name
+	return n.byPort("udp", l.GatewayPort, l.Name)
 }
 
 // TLSRouteConfig names an HTTPS listener's route configuration: HTTPS listeners keep

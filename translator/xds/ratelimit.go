@@ -8,7 +8,6 @@ import (
 
 	xdscorev3 "github.com/cncf/xds/go/xds/core/v3"
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
-	endpointv3 "github.com/envoyproxy/go-control-plane/envoy/config/endpoint/v3"
 	ratelimitconfv3 "github.com/envoyproxy/go-control-plane/envoy/config/ratelimit/v3"
 	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
 	ratelimitv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/ratelimit/v3"
@@ -369,15 +368,7 @@ func usesGlobalRateLimit(x *ir.XDS) bool {
 func (t Translator) rateLimitServiceCluster(svc *RateLimitService) clusterPair {
 	c := buildCluster(rateLimitCluster, resourceRef{}, true)
 	c.Metadata = nil
-	cla := &endpointv3.ClusterLoadAssignment{ClusterName: rateLimitCluster, Endpoints: []*endpointv3.LocalityLbEndpoints{{
-		Locality:            &corev3.Locality{Region: rateLimitCluster + "/backend/-1"},
-		LoadBalancingWeight: u32(1),
-		LbEndpoints: []*endpointv3.LbEndpoint{{
-			HostIdentifier: &endpointv3.LbEndpoint_Endpoint{Endpoint: &endpointv3.Endpoint{Address: socketAddress(svc.Host,
-				svc.Port)}},
-			LoadBalancingWeight: u32(1),
-		}},
-	}}}
+	cla := oneEndpointLoadAssignment(rateLimitCluster, svc.Host, svc.Port)
 	c.TransportSocket = &corev3.TransportSocket{
 		Name: "envoy.transport_sockets.tls",
 		ConfigType: &corev3.TransportSocket_TypedConfig{TypedConfig: mustAny(&tlsv3.UpstreamTlsContext{

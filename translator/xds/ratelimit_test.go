@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	listenerv3 "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
-	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
 	hcmv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/http_connection_manager/v3"
 	"github.com/google/go-cmp/cmp"
 	"google.golang.org/protobuf/encoding/protojson"
@@ -113,18 +112,7 @@ func TestGlobalRateLimitsMatchEG(t *testing.T) {
 				t.Fatal(err)
 			}
 			got := routesByName(out)
-			want := map[string]*routev3.Route{}
-			for _, js := range egOutput(t, tc.version, "ratelimit-global-shared.routes.yaml") {
-				rc := &routev3.RouteConfiguration{}
-				if err := protojson.Unmarshal(js, rc); err != nil {
-					t.Fatal(err)
-				}
-				for _, vh := range rc.VirtualHosts {
-					for _, r := range vh.Routes {
-						want[r.Name] = r
-					}
-				}
-			}
+			want := egReleaseRoutes(t, tc.version, "ratelimit-global-shared.routes.yaml")
 			if len(want) != len(got) {
 				t.Fatalf("%d routes, EG %d", len(got), len(want))
 			}

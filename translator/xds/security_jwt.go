@@ -12,7 +12,6 @@ import (
 
 	clusterv3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
-	endpointv3 "github.com/envoyproxy/go-control-plane/envoy/config/endpoint/v3"
 	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
 	jwtauthnv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/jwt_authn/v3"
 	tlsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
@@ -231,16 +230,7 @@ func urlClusterOf(raw string) (*clusterPair, error) {
 	name := fmt.Sprintf("%s_%d", strings.ReplaceAll(host, ".", "_"), port)
 	c := buildCluster(name, resourceRef{}, false)
 	c.Metadata = nil
-	cla := &endpointv3.ClusterLoadAssignment{ClusterName: name, Endpoints: []*endpointv3.LocalityLbEndpoints{{
-		Locality:            &corev3.Locality{Region: name + "/backend/-1"},
-		LoadBalancingWeight: u32(1),
-		LbEndpoints: []*endpointv3.LbEndpoint{{
-			HostIdentifier: &endpointv3.LbEndpoint_Endpoint{Endpoint: &endpointv3.Endpoint{
-				Address: socketAddress(host, uint32(port)),
-			}},
-			LoadBalancingWeight: u32(1),
-		}},
-	}}}
+	cla := oneEndpointLoadAssignment(name, host, uint32(port))
 	if u.Scheme == "https" {
 		c.TransportSocket = &corev3.TransportSocket{
 			Name: tlsTransportSocket,
