@@ -256,7 +256,7 @@ func (t *Tier) wait(ctx context.Context, o *Outcome, x *result.XDS, warm bool) e
 			cancel()
 		case <-wctx.Done():
 		}
-	}(t.envoy.exit)
+	}(t.envoy.child.Exited)
 	err := t.srv.WaitFor(wctx, func(nodes []xdsserver.NodeStatus) bool {
 		for _, n := range nodes {
 			if n.ID != t.nodeID {
