@@ -14,6 +14,17 @@ import (
 	"github.com/egharness/egharness/harness/gwconformance/kubeapi"
 )
 
+// podDir makes the Pod's directory (where its process runs) and writes its volumes under
+// it; mounts are each volume's mount path → its directory.
+func (k *Kubelet) podDir(pod *corev1.Pod) (dir string, mounts map[string]string, err error) {
+	dir = filepath.Join(k.opts.Dir, pod.Namespace, pod.Name)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", nil, err
+	}
+	mounts, err = k.volumeFiles(pod, dir)
+	return dir, mounts, err
+}
+
 // volumeFiles writes a Pod's Secret and ConfigMap volumes under dir and returns each
 // volume's mount path → its directory.
 func (k *Kubelet) volumeFiles(pod *corev1.Pod, dir string) (map[string]string, error) {
@@ -24,13 +35,11 @@ func (k *Kubelet) volumeFiles(pod *corev1.Pod, dir string) (map[string]string, e
 		var items []corev1.KeyToPath
 		switch {
 		case v.Secret != nil:
-			u, err := k.store.Get(
-				kubeapi.Key{GroupKind: schema.GroupKind{Kind: "Secret"}, Namespace: pod.Namespace, Name: v.Secret.SecretName}, "v1")
+			raw, err := k.volumeSource(pod, v.Name, "Secret", v.Secret.SecretName)
 			if err != nil {
-				return nil, fmt.Errorf("volume %s: Secret %s: %w", v.Name, v.Secret.SecretName, err)
+				return nil, err
 			}
 			data = map[string][]byte{}
-			raw, _, _ := unstructured.NestedStringMap(u.Object, "data")
 			for key, b64 := range raw {
 				b, err := base64.StdEncoding.DecodeString(b64)
 				if err != nil {
@@ -40,13 +49,11 @@ func (k *Kubelet) volumeFiles(pod *corev1.Pod, dir string) (map[string]string, e
 			}
 			items = v.Secret.Items
 		case v.ConfigMap != nil:
-			u, err := k.store.Get(
-				kubeapi.Key{GroupKind: schema.GroupKind{Kind: "ConfigMap"}, Namespace: pod.Namespace, Name: v.ConfigMap.Name}, "v1")
+			raw, err := k.volumeSource(pod, v.Name, "ConfigMap", v.ConfigMap.Name)
 			if err != nil {
-				return nil, fmt.Errorf("volume %s: ConfigMap %s: %w", v.Name, v.ConfigMap.Name, err)
+				return nil, err
 			}
 			data = map[string][]byte{}
-			raw, _, _ := unstructured.NestedStringMap(u.Object, "data")
 			for key, s := range raw {
 				data[key] = []byte(s)
 			}
@@ -81,4 +88,16 @@ func (k *Kubelet) volumeFiles(pod *corev1.Pod, dir string) (map[string]string, e
 		}
 	}
 	return mounts, nil
+}
+
+// volumeSource reads the data of the Secret or ConfigMap (kind) name that the Pod's volume
+// is made of.
+func (k *Kubelet) volumeSource(pod *corev1.Pod, volume, kind, name string) (map[string]string, error) {
+	key := kubeapi.Key{GroupKind: schema.GroupKind{Kind: kind}, Namespace: pod.Namespace, Name: name}
+	u, err := k.store.Get(key, "v1")
+	if err != nil {
+		return nil, fmt.Errorf("volume %s: %s %s: %w", volume, kind, name, err)
+	}
+	data, _, _ := unstructured.NestedStringMap(u.Object, "data")
+	return data, nil
 }
