@@ -4,15 +4,9 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net"
 	"os"
-	"slices"
-	"strings"
 	"sync"
 	"time"
-
-	resourcev3 "github.com/envoyproxy/go-control-plane/pkg/resource/v3"
-	"google.golang.org/grpc"
 
 	"github.com/egharness/egharness/harness/xdsserver"
 	"github.com/egharness/egharness/translator/result"
@@ -22,13 +16,11 @@ import (
 // stand-ins, no rewriting. The offline Gateway API conformance run uses it, with its own
 // backends and addresses already on loopback.
 type Bare struct {
-	srv     *xdsserver.Server
-	grpc    *grpc.Server
+	adsServer
 	envoy   *process
 	dir     string
 	nodeID  string
 	version string
-	stop    context.CancelFunc
 	ack     time.Duration
 	mu      sync.Mutex // one Serve at a time
 }
@@ -60,32 +52,13 @@ func StartBare(ctx context.Context, opts BareOptions) (b *Bare, err error) {
 	if b.dir, err = os.MkdirTemp("", "egharness-envoy-"); err != nil {
 		return b, err
 	}
-	sctx, cancel := context.WithCancel(context.Background())
-	b.stop = cancel
-	b.srv = xdsserver.New(sctx, xdsserver.Options{})
-	b.grpc = grpc.NewServer()
-	b.srv.Register(b.grpc)
-	xl, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return b, fmt.Errorf("xDS listener: %w", err)
-	}
-	go func() { _ = b.grpc.Serve(xl) }()
-	if b.envoy, err = startEnvoy(ctx, opts.Envoy, b.dir, xl.Addr().String(), b.nodeID, opts.EnvoyLog); err != nil {
+	if err := b.startADS(xdsserver.Options{}); err != nil {
 		return b, err
 	}
-	wctx, wcancel := context.WithTimeout(ctx, 30*time.Second)
-	defer wcancel()
-	if err := b.srv.WaitFor(wctx, func(nodes []xdsserver.NodeStatus) bool {
-		for _, n := range nodes {
-			if n.ID == b.nodeID && n.Streams > 0 {
-				return true
-			}
-		}
-		return b.envoy.alive() != nil
-	}); err != nil {
-		return b, fmt.Errorf("envoy opened no ADS stream within 30s: %w\n%s", err, b.envoy.log.String())
+	if b.envoy, err = startEnvoy(ctx, opts.Envoy, b.dir, b.xdsAddr, b.nodeID, opts.EnvoyLog); err != nil {
+		return b, err
 	}
-	return b, b.envoy.alive()
+	return b, b.waitStream(ctx, b.envoy, b.nodeID)
 }
 
 // Version is the Envoy release.
@@ -106,27 +79,13 @@ func (b *Bare) Serve(ctx context.Context, x *result.XDS) error {
 	if !changed {
 		return nil
 	}
-	types := []string{resourcev3.ClusterType, resourcev3.ListenerType}
-	if len(x.Routes) > 0 {
-		types = append(types, resourcev3.RouteType)
-	}
-	if len(x.Endpoints) > 0 {
-		types = append(types, resourcev3.EndpointType)
-	}
+	types := ackTypes(x)
 	wctx, cancel := context.WithTimeout(ctx, b.ack)
 	defer cancel()
 	var nack string
 	err = b.srv.WaitFor(wctx, func(nodes []xdsserver.NodeStatus) bool {
-		for _, n := range nodes {
-			if n.ID != b.nodeID {
-				continue
-			}
-			for _, typ := range slices.Sorted(mapKeys(n.Nacked)) {
-				if nk := n.Nacked[typ]; nk.Version == version {
-					nack = fmt.Sprintf("%s: %s", typ[strings.LastIndex(typ, ".")+1:], nk.Error)
-					return true
-				}
-			}
+		if nack = nackOf(nodes, b.nodeID, version); nack != "" {
+			return true
 		}
 		return xdsserver.AckedAll(nodes, b.nodeID, version, types...) || b.envoy.alive() != nil
 	})
@@ -139,17 +98,10 @@ func (b *Bare) Serve(ctx context.Context, x *result.XDS) error {
 	if err != nil {
 		return fmt.Errorf("envoy did not ACK within %s: %w", b.ack, err)
 	}
-	for {
-		g, err := b.envoy.gauges(wctx, "listener_manager.total_listeners_warming", "cluster_manager.warming_clusters")
-		if err == nil && g["listener_manager.total_listeners_warming"] == 0 && g["cluster_manager.warming_clusters"] == 0 {
-			return nil
-		}
-		select {
-		case <-wctx.Done():
-			return fmt.Errorf("envoy ACKed but listeners or clusters still warm after %s", b.ack)
-		case <-time.After(10 * time.Millisecond):
-		}
+	if warmed, _, _ := b.envoy.waitWarmed(wctx); !warmed {
+		return fmt.Errorf("envoy ACKed but listeners or clusters still warm after %s", b.ack)
 	}
+	return nil
 }
 
 // Close stops Envoy and the server.
@@ -157,12 +109,7 @@ func (b *Bare) Close() {
 	if b.envoy != nil {
 		_ = b.envoy.stop()
 	}
-	if b.grpc != nil {
-		b.grpc.Stop()
-	}
-	if b.stop != nil {
-		b.stop()
-	}
+	b.closeADS()
 	if b.dir != "" {
 		_ = os.RemoveAll(b.dir)
 	}

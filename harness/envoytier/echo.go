@@ -102,12 +102,8 @@ func (p *echoPool) start(key string) (*echoServer, error) {
 		return nil, fmt.Errorf("echo server for %s: %w", key, err)
 	}
 	e := &echoServer{name: fmt.Sprintf("echo-%d", len(p.byKey)), key: key, addr: l.Addr().String(), pool: p}
-	var protocols http.Protocols
-	protocols.SetHTTP1(true)
-	protocols.SetHTTP2(true)
-	protocols.SetUnencryptedHTTP2(true)
 	tc := echoTLS(p.ca, p.tlsNames)
-	e.srv = &http.Server{Handler: e, Protocols: &protocols, ReadHeaderTimeout: 10 * time.Second, TLSConfig: tc}
+	e.srv = &http.Server{Handler: e, Protocols: httpProtocols(), ReadHeaderTimeout: 10 * time.Second, TLSConfig: tc}
 	go func() { _ = e.srv.Serve(sniff(l, tc)) }()
 	// The same address over UDP, for udp_proxy listeners (a port a UDP socket already
 	// holds just leaves the backend without UDP).
@@ -205,6 +201,28 @@ func (e *echoServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		defer w.Header().Set("Grpc-Status", "0")
 	}
 	_, _ = w.Write(body)
+}
+
+// httpProtocols are what the stand-in servers answer on one port: HTTP/1.1, HTTP/2 over
+// TLS and h2c (Envoy's upstream protocol depends on the cluster).
+func httpProtocols() *http.Protocols {
+	var protocols http.Protocols
+	protocols.SetHTTP1(true)
+	protocols.SetHTTP2(true)
+	protocols.SetUnencryptedHTTP2(true)
+	return &protocols
+}
+
+// serveStandIn serves srv, a stand-in for a service EG's configuration names, on a free
+// port of a fresh loopback address, with TLS (a certificate of ca) and without alike, and
+// returns that address.
+func serveStandIn(lo *loopback, ca *authority, srv *http.Server) (string, error) {
+	l, err := net.Listen("tcp", net.JoinHostPort(lo.addr(), "0"))
+	if err != nil {
+		return "", err
+	}
+	go func() { _ = srv.Serve(sniff(l, echoTLS(ca, nil))) }()
+	return l.Addr().String(), nil
 }
 
 // sniff serves TLS and cleartext on one port: a connection whose first byte starts a TLS

@@ -21,12 +21,7 @@ func maxMindConfigs(x *result.XDS) []*maxmindv3.MaxMindConfig {
 		}
 		return false
 	}
-	for _, l := range x.Listeners {
-		walk(l.ProtoReflect(), visit)
-	}
-	for _, r := range x.Routes {
-		walk(r.ProtoReflect(), visit)
-	}
+	walkListenersAndRoutes(x, visit)
 	return out
 }
 

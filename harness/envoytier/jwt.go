@@ -50,21 +50,14 @@ func newIssuer(lo *loopback, ca *authority) (*issuer, error) {
 	if i.jwks, err = json.Marshal(map[string]any{"keys": []any{i.jwk}}); err != nil {
 		return nil, err
 	}
-	l, err := net.Listen("tcp", net.JoinHostPort(lo.addr(), "0"))
-	if err != nil {
-		return nil, err
-	}
-	i.addr = l.Addr().String()
-	var protocols http.Protocols
-	protocols.SetHTTP1(true)
-	protocols.SetHTTP2(true)
-	protocols.SetUnencryptedHTTP2(true)
-	i.srv = &http.Server{Protocols: &protocols, Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+	protocols := httpProtocols()
+	i.srv = &http.Server{Protocols: protocols, Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write(i.jwks)
 	})}
-	tc := echoTLS(ca, nil)
-	go func() { _ = i.srv.Serve(sniff(l, tc)) }()
+	if i.addr, err = serveStandIn(lo, ca, i.srv); err != nil {
+		return nil, err
+	}
 	return i, nil
 }
 
@@ -97,12 +90,7 @@ func (i *issuer) rewriteProviders(x *result.XDS) map[string]bool {
 		local.Specifier = &corev3.DataSource_InlineString{InlineString: string(b)}
 		return true
 	}
-	for _, l := range x.Listeners {
-		walk(l.ProtoReflect(), visit)
-	}
-	for _, r := range x.Routes {
-		walk(r.ProtoReflect(), visit)
-	}
+	walkListenersAndRoutes(x, visit)
 	return remote
 }
 

@@ -58,16 +58,14 @@ type issuedCode struct {
 
 func newProvider(lo *loopback, ca *authority) (*provider, error) {
 	p := &provider{clients: map[string]oauthClient{}, codes: map[string]issuedCode{}}
-	l, err := net.Listen("tcp", net.JoinHostPort(lo.addr(), "0"))
-	if err != nil {
-		return nil, err
-	}
-	p.addr = l.Addr().String()
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /", p.authorize)
 	mux.HandleFunc("POST /", p.token)
 	p.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	go func() { _ = p.srv.Serve(sniff(l, echoTLS(ca, nil))) }()
+	var err error
+	if p.addr, err = serveStandIn(lo, ca, p.srv); err != nil {
+		return nil, err
+	}
 	return p, nil
 }
 

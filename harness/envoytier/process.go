@@ -13,19 +13,17 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
+	"github.com/egharness/egharness/harness/envoytier/subprocess"
 	"github.com/egharness/egharness/harness/live"
 )
 
 // process is one running Envoy: its admin address and its log.
 type process struct {
-	cmd   *exec.Cmd
+	child *subprocess.Process
 	admin string // host:port of the admin listener
 	log   *tailBuffer
-	exit  chan struct{}
-	err   error // set when exit is closed
 }
 
 // startEnvoy runs Envoy with a bootstrap that takes everything over ADS from xdsAddr. Hot
@@ -51,7 +49,7 @@ func startEnvoy(ctx context.Context, binary, dir, xdsAddr, nodeID string, logw i
 	if err := os.Remove(adminFile); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return nil, err
 	}
-	p := &process{log: &tailBuffer{max: 64 << 10}, exit: make(chan struct{})}
+	p := &process{log: &tailBuffer{max: 64 << 10}}
 	args := []string{"-c", bootstrap,
 		"--admin-address-path", adminFile,
 		"--disable-hot-restart",
@@ -69,17 +67,9 @@ func startEnvoy(ctx context.Context, binary, dir, xdsAddr, nodeID string, logw i
 		out = io.MultiWriter(p.log, logw)
 	}
 	cmd.Stdout, cmd.Stderr = out, out
-	// Its own process group: a Ctrl-C of the harness is handled by the harness, which
-	// stops Envoy itself.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("starting %s: %w", binary, err)
+	if p.child, err = subprocess.Start(cmd); err != nil {
+		return nil, err
 	}
-	p.cmd = cmd
-	go func() {
-		p.err = cmd.Wait()
-		close(p.exit)
-	}()
 	// The admin address file appears once Envoy listens on it.
 	deadline := time.Now().Add(30 * time.Second)
 	for {
@@ -88,8 +78,8 @@ func startEnvoy(ctx context.Context, binary, dir, xdsAddr, nodeID string, logw i
 			return p, nil
 		}
 		select {
-		case <-p.exit:
-			return nil, fmt.Errorf("envoy exited at start (%v):\n%s", p.err, p.log.String())
+		case <-p.child.Exited:
+			return nil, fmt.Errorf("envoy exited at start (%v):\n%s", p.child.Err, p.log.String())
 		case <-ctx.Done():
 			p.stop()
 			return nil, ctx.Err()
@@ -128,33 +118,17 @@ func componentLogLevels() string {
 
 // stop ends Envoy: SIGTERM, then SIGKILL after 5s.
 func (p *process) stop() error {
-	if p == nil || p.cmd == nil || p.cmd.Process == nil {
+	if p == nil || p.child == nil {
 		return nil
 	}
-	select {
-	case <-p.exit:
-		return nil
-	default:
-	}
-	_ = p.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-p.exit:
-	case <-time.After(5 * time.Second):
-		_ = p.cmd.Process.Kill()
-		<-p.exit
-	}
-	var ee *exec.ExitError
-	if p.err != nil && !errors.As(p.err, &ee) {
-		return p.err
-	}
-	return nil
+	return p.child.Stop(5 * time.Second)
 }
 
 // alive reports an Envoy that exited, with its log's tail.
 func (p *process) alive() error {
 	select {
-	case <-p.exit:
-		return fmt.Errorf("envoy exited (%v):\n%s", p.err, p.log.String())
+	case <-p.child.Exited:
+		return fmt.Errorf("envoy exited (%v):\n%s", p.child.Err, p.log.String())
 	default:
 		return nil
 	}

@@ -28,10 +28,10 @@ func TestReviveAfterEnvoyExits(t *testing.T) {
 	if o := tier.Run(ctx, sc, "v1.9", nil); !o.Passed() {
 		t.Fatal(o.Describe(true))
 	}
-	if err := tier.envoy.cmd.Process.Kill(); err != nil {
+	if err := tier.envoy.child.Cmd.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}
-	<-tier.envoy.exit
+	<-tier.envoy.child.Exited
 	if o := tier.Run(ctx, sc, "v1.9", nil); !o.Passed() || !o.Acked {
 		t.Fatalf("after Envoy exited: %s", o.Describe(true))
 	}
@@ -51,7 +51,7 @@ func TestWaitEndsWhenEnvoyExits(t *testing.T) {
 	}
 	defer tier.Close()
 	// A stopped Envoy cannot ACK; it is killed while the tier waits.
-	if err := tier.envoy.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+	if err := tier.envoy.child.Cmd.Process.Signal(syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
 	x := &result.XDS{Clusters: []*clusterv3.Cluster{{Name: "c",
@@ -62,7 +62,7 @@ func TestWaitEndsWhenEnvoyExits(t *testing.T) {
 	}
 	go func() {
 		time.Sleep(200 * time.Millisecond)
-		_ = tier.envoy.cmd.Process.Kill()
+		_ = tier.envoy.child.Cmd.Process.Kill()
 	}()
 	start := time.Now()
 	err = tier.wait(ctx, &Outcome{Version: v}, x, false)

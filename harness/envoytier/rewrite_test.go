@@ -46,6 +46,22 @@ func translate(t *testing.T, name string, prof ...string) *result.Result {
 	return l.Result
 }
 
+// loopbackAndAuthority are what the stand-in servers are built on: a loopback address of
+// their own (released when the test ends) and a CA.
+func loopbackAndAuthority(t *testing.T) (*loopback, *authority) {
+	t.Helper()
+	lo, err := newLoopback()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = lo.close() })
+	ca, err := newAuthority()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return lo, ca
+}
+
 func jsonOf(t *testing.T, x *result.XDS) string {
 	t.Helper()
 	var b strings.Builder
@@ -163,15 +179,7 @@ func TestRewriteTrust(t *testing.T) {
 
 // An echo server answers HTTP/1.1, h2c and TLS on one port with the request and its name.
 func TestEchoServer(t *testing.T) {
-	lo, err := newLoopback()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer lo.close()
-	ca, err := newAuthority()
-	if err != nil {
-		t.Fatal(err)
-	}
+	lo, ca := loopbackAndAuthority(t)
 	p := newEchoPool(lo, ca)
 	defer p.close(context.Background())
 	p.setTLSNames([]string{"spiffe://cluster.local/ns/default/sa/app"})
@@ -228,12 +236,7 @@ func TestEchoServer(t *testing.T) {
 // Tokens are signed again with the tier key (RS256 over the same header and claims), and
 // local key sets get the tier key next to their own.
 func TestIssuer(t *testing.T) {
-	lo, err := newLoopback()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer lo.close()
-	ca, _ := newAuthority()
+	lo, ca := loopbackAndAuthority(t)
 	i, err := newIssuer(lo, ca)
 	if err != nil {
 		t.Fatal(err)

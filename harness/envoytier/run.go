@@ -10,8 +10,6 @@ import (
 	"strings"
 	"time"
 
-	resourcev3 "github.com/envoyproxy/go-control-plane/pkg/resource/v3"
-
 	"github.com/egharness/egharness/harness/live"
 	"github.com/egharness/egharness/harness/ratelimitsvc"
 	"github.com/egharness/egharness/harness/routecheck"
@@ -137,14 +135,19 @@ func (t *Tier) runOnce(ctx context.Context, sc *scenario.Scenario, prof string, 
 	}
 	o.Version = v1
 	recorded := t.recorded(sc, prof)
-	if err := t.wait(ctx, o, &plain.XDS, false); err != nil {
+	// refused ends the scenario when Envoy did not take a version: a NACK is the outcome (to
+	// compare with the recorded one), anything else the error.
+	refused := func(err error, why string) *Outcome {
 		o.Err = err
 		if o.Nack != "" {
 			o.Err = nil
 			o.NackRecorded = recorded["nack"]
 		}
-		notReplayed("Envoy did not accept the xDS")
+		notReplayed(why)
 		return o
+	}
+	if err := t.wait(ctx, o, &plain.XDS, false); err != nil {
+		return refused(err, "Envoy did not accept the xDS")
 	}
 
 	// Then with the stand-ins: echo backends, trust, secrets, keys, services.
@@ -178,13 +181,7 @@ func (t *Tier) runOnce(ctx context.Context, sc *scenario.Scenario, prof string, 
 	}
 	o.Version = version
 	if err := t.waitApplied(ctx, o, &served.XDS); err != nil {
-		o.Err = err
-		if o.Nack != "" {
-			o.Err = nil
-			o.NackRecorded = recorded["nack"]
-		}
-		notReplayed("Envoy did not apply the xDS")
-		return o
+		return refused(err, "Envoy did not apply the xDS")
 	}
 	o.Acked = true
 
@@ -239,13 +236,7 @@ func (t *Tier) waitApplied(ctx context.Context, o *Outcome, x *result.XDS) error
 
 // wait is waitApplied; warm says whether to wait for warming too.
 func (t *Tier) wait(ctx context.Context, o *Outcome, x *result.XDS, warm bool) error {
-	types := []string{resourcev3.ClusterType, resourcev3.ListenerType}
-	if len(x.Routes) > 0 {
-		types = append(types, resourcev3.RouteType)
-	}
-	if len(x.Endpoints) > 0 {
-		types = append(types, resourcev3.EndpointType)
-	}
+	types := ackTypes(x)
 	wctx, cancel := context.WithTimeout(ctx, t.opts.AckTimeout)
 	defer cancel()
 	// An Envoy that exits (a crash) closes its stream without the server noticing a
@@ -256,18 +247,11 @@ func (t *Tier) wait(ctx context.Context, o *Outcome, x *result.XDS, warm bool) e
 			cancel()
 		case <-wctx.Done():
 		}
-	}(t.envoy.exit)
+	}(t.envoy.child.Exited)
 	err := t.srv.WaitFor(wctx, func(nodes []xdsserver.NodeStatus) bool {
-		for _, n := range nodes {
-			if n.ID != t.nodeID {
-				continue
-			}
-			for _, typ := range slices.Sorted(mapKeys(n.Nacked)) {
-				if nk := n.Nacked[typ]; nk.Version == o.Version {
-					o.Nack = fmt.Sprintf("%s: %s", typ[strings.LastIndex(typ, ".")+1:], nk.Error)
-					return true
-				}
-			}
+		if nack := nackOf(nodes, t.nodeID, o.Version); nack != "" {
+			o.Nack = nack
+			return true
 		}
 		return xdsserver.AckedAll(nodes, t.nodeID, o.Version, types...) || t.envoy.alive() != nil
 	})
@@ -286,18 +270,11 @@ func (t *Tier) wait(ctx context.Context, o *Outcome, x *result.XDS, warm bool) e
 	}
 	// An ACK says the config is accepted; listeners and clusters still warm (secrets,
 	// routes and endpoints arriving). Requests go out once nothing warms.
-	for {
-		g, err := t.envoy.gauges(wctx, "listener_manager.total_listeners_warming", "cluster_manager.warming_clusters")
-		if err == nil && g["listener_manager.total_listeners_warming"] == 0 && g["cluster_manager.warming_clusters"] == 0 {
-			return nil
-		}
-		select {
-		case <-wctx.Done():
-			return fmt.Errorf("envoy ACKed version %s but listeners or clusters still warm after %s (%v, %v)", o.Version,
-				t.opts.AckTimeout, g, err)
-		case <-time.After(10 * time.Millisecond):
-		}
+	if warmed, g, err := t.envoy.waitWarmed(wctx); !warmed {
+		return fmt.Errorf("envoy ACKed version %s but listeners or clusters still warm after %s (%v, %v)", o.Version,
+			t.opts.AckTimeout, g, err)
 	}
+	return nil
 }
 
 // acked says which version the node ACKed per type, for errors.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"io"
-	"net"
 	"net/http"
 	"regexp"
 	"strings"
@@ -49,16 +48,8 @@ func newServices(lo *loopback, ca *authority) (*services, error) {
 	authv3.RegisterAuthorizationServer(s.grpc, allowAll{s})
 	rlsv3.RegisterRateLimitServiceServer(s.grpc, s.rls)
 	extprocv3.RegisterExternalProcessorServer(s.grpc, passThrough{s})
-	l, err := net.Listen("tcp", net.JoinHostPort(lo.addr(), "0"))
-	if err != nil {
-		return nil, err
-	}
-	s.addr = l.Addr().String()
-	var protocols http.Protocols
-	protocols.SetHTTP1(true)
-	protocols.SetHTTP2(true)
-	protocols.SetUnencryptedHTTP2(true)
-	s.srv = &http.Server{Protocols: &protocols, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	protocols := httpProtocols()
+	s.srv = &http.Server{Protocols: protocols, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.ProtoMajor == 2 && strings.HasPrefix(r.Header.Get("Content-Type"), "application/grpc") {
 			s.grpc.ServeHTTP(w, r)
 			return
@@ -68,7 +59,10 @@ func newServices(lo *loopback, ca *authority) (*services, error) {
 		_, _ = io.Copy(io.Discard, r.Body)
 		w.WriteHeader(http.StatusOK)
 	})}
-	go func() { _ = s.srv.Serve(sniff(l, echoTLS(ca, nil))) }()
+	var err error
+	if s.addr, err = serveStandIn(lo, ca, s.srv); err != nil {
+		return nil, err
+	}
 	return s, nil
 }
 

@@ -21,8 +21,6 @@ import (
 	"strconv"
 	"time"
 
-	"google.golang.org/grpc"
-
 	"github.com/egharness/egharness/harness/geoip"
 	"github.com/egharness/egharness/harness/xdsserver"
 )
@@ -49,8 +47,7 @@ type Tier struct {
 	nodeID  string
 	dir     string
 
-	srv   *xdsserver.Server
-	grpc  *grpc.Server
+	adsServer
 	envoy *process
 	lo    *loopback
 	echo  *echoPool
@@ -63,10 +60,7 @@ type Tier struct {
 	// geoDBs are the stand-in MaxMind databases (harness/geoip) geoip filters open.
 	geoDBs map[geoip.Kind]string
 	sink   net.Listener
-	stop   context.CancelFunc
-	// xdsAddr is where Envoy reaches the xDS server; restarts counts Envoys started
-	// again after one exited or hung.
-	xdsAddr  string
+	// restarts counts Envoys started again after one exited or hung.
 	restarts int
 	// logFile is $EGHARNESS_ENVOY_LOG's file, closed by Close.
 	logFile *os.File
@@ -143,17 +137,9 @@ func Start(ctx context.Context, opts Options) (t *Tier, err error) {
 		}
 	}(t.sink)
 
-	sctx, cancel := context.WithCancel(context.Background())
-	t.stop = cancel
-	t.srv = xdsserver.New(sctx, xdsserver.Options{Logger: opts.Logger})
-	t.grpc = grpc.NewServer()
-	t.srv.Register(t.grpc)
-	xl, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return t, fmt.Errorf("xDS listener: %w", err)
+	if err := t.startADS(xdsserver.Options{Logger: opts.Logger}); err != nil {
+		return t, err
 	}
-	go func() { _ = t.grpc.Serve(xl) }()
-	t.xdsAddr = xl.Addr().String()
 	return t, t.startEnvoy(ctx)
 }
 
@@ -163,19 +149,7 @@ func (t *Tier) startEnvoy(ctx context.Context) error {
 	if t.envoy, err = startEnvoy(ctx, t.opts.Envoy, t.dir, t.xdsAddr, t.nodeID, t.opts.EnvoyLog); err != nil {
 		return err
 	}
-	wctx, wcancel := context.WithTimeout(ctx, 30*time.Second)
-	defer wcancel()
-	if err := t.srv.WaitFor(wctx, func(nodes []xdsserver.NodeStatus) bool {
-		for _, n := range nodes {
-			if n.ID == t.nodeID && n.Streams > 0 {
-				return true
-			}
-		}
-		return t.envoy.alive() != nil
-	}); err != nil {
-		return fmt.Errorf("envoy opened no ADS stream within 30s: %w\n%s", err, t.envoy.log.String())
-	}
-	return t.envoy.alive()
+	return t.waitStream(ctx, t.envoy, t.nodeID)
 }
 
 // revive starts a new Envoy when the last one exited or hangs (a crash in one scenario
@@ -204,12 +178,7 @@ func (t *Tier) Close() error {
 	if t.envoy != nil {
 		errs = append(errs, t.envoy.stop())
 	}
-	if t.grpc != nil {
-		t.grpc.Stop()
-	}
-	if t.stop != nil {
-		t.stop()
-	}
+	t.closeADS()
 	if t.echo != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		errs = append(errs, t.echo.close(ctx))

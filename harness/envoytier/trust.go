@@ -204,6 +204,16 @@ func subjectAltNames(vc *tlsv3.CertificateValidationContext) []string {
 	return out
 }
 
+// walkListenersAndRoutes walks every listener and route configuration of x, in place.
+func walkListenersAndRoutes(x *result.XDS, visit func(proto.Message) bool) {
+	for _, l := range x.Listeners {
+		walk(l.ProtoReflect(), visit)
+	}
+	for _, r := range x.Routes {
+		walk(r.ProtoReflect(), visit)
+	}
+}
+
 // walk calls visit on m and every message inside it, unpacking Any fields (typed_config)
 // and packing them again when something inside changed. It reports a change.
 func walk(m protoreflect.Message, visit func(proto.Message) bool) bool {

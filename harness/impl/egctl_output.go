@@ -177,43 +177,20 @@ func readConfigDumps(raw json.RawMessage, res *result.Result) error {
 			var err error
 			switch strings.TrimPrefix(typ, "type.googleapis.com/") {
 			case "envoy.admin.v3.ListenersConfigDump":
-				err = eachDumped(cfg, "dynamicListeners", []string{"activeState", "listener"}, where, res, func(
-					m *listenerv3.Listener) {
-					if !seen["l/"+m.GetName()] {
-						seen["l/"+m.GetName()] = true
-						res.XDS.Listeners = append(res.XDS.Listeners, m)
-					}
-				})
+				err = eachDumped(cfg, "dynamicListeners", []string{"activeState", "listener"}, where, res,
+					addOnce(seen, "l/", (*listenerv3.Listener).GetName, &res.XDS.Listeners))
 			case "envoy.admin.v3.RoutesConfigDump":
-				err = eachDumped(cfg, "dynamicRouteConfigs", []string{"routeConfig"}, where, res, func(
-					m *routev3.RouteConfiguration) {
-					if !seen["r/"+m.GetName()] {
-						seen["r/"+m.GetName()] = true
-						res.XDS.Routes = append(res.XDS.Routes, m)
-					}
-				})
+				err = eachDumped(cfg, "dynamicRouteConfigs", []string{"routeConfig"}, where, res,
+					addOnce(seen, "r/", (*routev3.RouteConfiguration).GetName, &res.XDS.Routes))
 			case "envoy.admin.v3.ClustersConfigDump":
-				err = eachDumped(cfg, "dynamicActiveClusters", []string{"cluster"}, where, res, func(m *clusterv3.Cluster) {
-					if !seen["c/"+m.GetName()] {
-						seen["c/"+m.GetName()] = true
-						res.XDS.Clusters = append(res.XDS.Clusters, m)
-					}
-				})
+				err = eachDumped(cfg, "dynamicActiveClusters", []string{"cluster"}, where, res,
+					addOnce(seen, "c/", (*clusterv3.Cluster).GetName, &res.XDS.Clusters))
 			case "envoy.admin.v3.EndpointsConfigDump":
-				err = eachDumped(cfg, "dynamicEndpointConfigs", []string{"endpointConfig"}, where, res, func(
-					m *endpointv3.ClusterLoadAssignment) {
-					if !seen["e/"+m.GetClusterName()] {
-						seen["e/"+m.GetClusterName()] = true
-						res.XDS.Endpoints = append(res.XDS.Endpoints, m)
-					}
-				})
+				err = eachDumped(cfg, "dynamicEndpointConfigs", []string{"endpointConfig"}, where, res,
+					addOnce(seen, "e/", (*endpointv3.ClusterLoadAssignment).GetClusterName, &res.XDS.Endpoints))
 			case "envoy.admin.v3.SecretsConfigDump":
-				err = eachDumped(cfg, "dynamicActiveSecrets", []string{"secret"}, where, res, func(m *tlsv3.Secret) {
-					if !seen["s/"+m.GetName()] {
-						seen["s/"+m.GetName()] = true
-						res.XDS.Secrets = append(res.XDS.Secrets, m)
-					}
-				})
+				err = eachDumped(cfg, "dynamicActiveSecrets", []string{"secret"}, where, res,
+					addOnce(seen, "s/", (*tlsv3.Secret).GetName, &res.XDS.Secrets))
 			}
 			if err != nil {
 				return err
@@ -221,6 +198,17 @@ func readConfigDumps(raw json.RawMessage, res *result.Result) error {
 		}
 	}
 	return nil
+}
+
+// addOnce appends each resource to list unless one of its kind (a key prefix in seen) and
+// name came before: a resource can stand in more than one dump.
+func addOnce[T any](seen map[string]bool, kind string, name func(T) string, list *[]T) func(T) {
+	return func(m T) {
+		if key := kind + name(m); !seen[key] {
+			seen[key] = true
+			*list = append(*list, m)
+		}
+	}
 }
 
 // eachDumped decodes the resources of one dump: cfg[field][i].<path...>, each into a new T.

@@ -180,15 +180,11 @@ func evalHealthCheck(f httpFilterEntry, state *requestState, eff *FilterEffect) 
 	if hc.GetPassThroughMode().GetValue() {
 		return 0, fmt.Errorf("pass-through health checks are not evaluated")
 	}
-	for _, h := range hc.GetHeaders() {
-		m, err := compileHeaderMatcher(h)
-		if err != nil {
-			return 0, err
-		}
-		if !m.matches(state.headers) {
-			eff.Outcome = "not a health check"
-			return 0, nil
-		}
+	if all, err := allHeadersMatch(hc.GetHeaders(), state.headers); err != nil {
+		return 0, err
+	} else if !all {
+		eff.Outcome = "not a health check"
+		return 0, nil
 	}
 	eff.Outcome = "healthy"
 	return 200, nil

@@ -34,14 +34,18 @@ func TestCustomResponsePredicates(t *testing.T) {
 	call := func(fn string, a ...*expr.Expr) *expr.Expr {
 		return &expr.Expr{ExprKind: &expr.Expr_CallExpr{CallExpr: &expr.Expr_Call{Function: fn, Args: a}}}
 	}
-	rng := &cncfmatcherv3.Matcher_MatcherList_Predicate{
-		MatchType: &cncfmatcherv3.Matcher_MatcherList_Predicate_SinglePredicate_{
-			SinglePredicate: &cncfmatcherv3.Matcher_MatcherList_Predicate_SinglePredicate{Input: input(
-				&cncfmatcherv3.HttpAttributesCelMatchInput{}),
-				Matcher: &cncfmatcherv3.Matcher_MatcherList_Predicate_SinglePredicate_CustomMatch{
-					CustomMatch: input(&cncfmatcherv3.CelMatcher{
-						ExprMatch: &cncftypev3.CelExpression{CelExprParsed: &expr.ParsedExpr{Expr: call("_&&_",
-							call("_>=_", sel(1), num(500)), call("_<=_", sel(5), num(599)))}}})}}}}
+	// celPredicate matches when the CEL expression e holds for the response (EG's status code
+	// ranges are such expressions).
+	celPredicate := func(e *expr.Expr) *cncfmatcherv3.Matcher_MatcherList_Predicate {
+		return &cncfmatcherv3.Matcher_MatcherList_Predicate{
+			MatchType: &cncfmatcherv3.Matcher_MatcherList_Predicate_SinglePredicate_{
+				SinglePredicate: &cncfmatcherv3.Matcher_MatcherList_Predicate_SinglePredicate{Input: input(
+					&cncfmatcherv3.HttpAttributesCelMatchInput{}),
+					Matcher: &cncfmatcherv3.Matcher_MatcherList_Predicate_SinglePredicate_CustomMatch{
+						CustomMatch: input(&cncfmatcherv3.CelMatcher{
+							ExprMatch: &cncftypev3.CelExpression{CelExprParsed: &expr.ParsedExpr{Expr: e}}})}}}}
+	}
+	rng := celPredicate(call("_&&_", call("_>=_", sel(1), num(500)), call("_<=_", sel(5), num(599))))
 	status503 := exact(&envoymatcherv3.HttpResponseStatusCodeMatchInput{}, "503")
 	local := exact(&envoymatcherv3.HttpResponseLocalReplyMatchInput{}, "true")
 	header := exact(&envoymatcherv3.HttpResponseHeaderMatchInput{HeaderName: "x-moved"}, "yes")
@@ -76,13 +80,7 @@ func TestCustomResponsePredicates(t *testing.T) {
 		}
 	}
 	// a CEL expression of another shape is named, not guessed
-	other := &cncfmatcherv3.Matcher_MatcherList_Predicate{
-		MatchType: &cncfmatcherv3.Matcher_MatcherList_Predicate_SinglePredicate_{
-			SinglePredicate: &cncfmatcherv3.Matcher_MatcherList_Predicate_SinglePredicate{Input: input(
-				&cncfmatcherv3.HttpAttributesCelMatchInput{}),
-				Matcher: &cncfmatcherv3.Matcher_MatcherList_Predicate_SinglePredicate_CustomMatch{
-					CustomMatch: input(&cncfmatcherv3.CelMatcher{
-						ExprMatch: &cncftypev3.CelExpression{CelExprParsed: &expr.ParsedExpr{Expr: call("_==_", sel(1), num(500))}}})}}}}
+	other := celPredicate(call("_==_", sel(1), num(500)))
 	if _, err := crPredicate(other, 500, false); err == nil {
 		t.Errorf("an unknown CEL shape was evaluated")
 	}

@@ -5,8 +5,6 @@ import (
 	"testing"
 	"time"
 
-	listenerv3 "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
-	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
 	faultcommonv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/common/fault/v3"
 	faultv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/fault/v3"
 	hcmv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/http_connection_manager/v3"
@@ -33,18 +31,12 @@ func TestFaultFilter(t *testing.T) {
 		FaultDelaySecifier: &faultcommonv3.FaultDelay_FixedDelay{FixedDelay: durationpb.New(2 * time.Second)}}}
 	grpc := &faultv3.HTTPFault{Abort: &faultv3.FaultAbort{Percentage: pct(1000000),
 		ErrorType: &faultv3.FaultAbort_GrpcStatus{GrpcStatus: 14}}}
-	tbl, err := New(
-		[]*listenerv3.Listener{listener("http", 10080,
-			&listenerv3.FilterChain{Filters: []*listenerv3.Filter{hcmFilter(t, h)}})},
-		[]*routev3.RouteConfiguration{routeConfig("rc", vhost("vh", []string{"*"},
-			withFilters(t, prefixRoute("abort", "/abort", "c"), map[string]proto.Message{name: abort}),
-			withFilters(t, prefixRoute("half", "/half", "c"), map[string]proto.Message{name: half}),
-			withFilters(t, prefixRoute("delay", "/delay", "c"), map[string]proto.Message{name: delay}),
-			withFilters(t, prefixRoute("grpc", "/grpc", "c"), map[string]proto.Message{name: grpc}),
-			prefixRoute("plain", "/", "c")))})
-	if err != nil {
-		t.Fatal(err)
-	}
+	tbl := hcmTable(t, h, routeConfig("rc", vhost("vh", []string{"*"},
+		withFilters(t, prefixRoute("abort", "/abort", "c"), map[string]proto.Message{name: abort}),
+		withFilters(t, prefixRoute("half", "/half", "c"), map[string]proto.Message{name: half}),
+		withFilters(t, prefixRoute("delay", "/delay", "c"), map[string]proto.Message{name: delay}),
+		withFilters(t, prefixRoute("grpc", "/grpc", "c"), map[string]proto.Message{name: grpc}),
+		prefixRoute("plain", "/", "c"))))
 	cases := []struct {
 		path       string
 		random     uint64

@@ -39,22 +39,41 @@ func rdsHCM(routeConfig string) *hcmv3.HttpConnectionManager {
 	}
 }
 
-func hcmFilter(t testing.TB, h *hcmv3.HttpConnectionManager) *listenerv3.Filter {
+// networkFilter is the network filter name with config as its typed_config.
+func networkFilter(t testing.TB, name string, config proto.Message) *listenerv3.Filter {
 	return &listenerv3.Filter{
-		Name:       hcmFilterName,
-		ConfigType: &listenerv3.Filter_TypedConfig{TypedConfig: mustAny(t, h)},
+		Name:       name,
+		ConfigType: &listenerv3.Filter_TypedConfig{TypedConfig: mustAny(t, config)},
 	}
 }
 
-func httpChain(t testing.TB, name, routeConfig string, serverNames ...string) *listenerv3.FilterChain {
-	fc := &listenerv3.FilterChain{
-		Name:    name,
-		Filters: []*listenerv3.Filter{hcmFilter(t, rdsHCM(routeConfig))},
-	}
+func hcmFilter(t testing.TB, h *hcmv3.HttpConnectionManager) *listenerv3.Filter {
+	return networkFilter(t, hcmFilterName, h)
+}
+
+// sniChain is the filter chain name of the one filter f, matching serverNames by SNI when
+// there are any.
+func sniChain(name string, f *listenerv3.Filter, serverNames []string) *listenerv3.FilterChain {
+	fc := &listenerv3.FilterChain{Name: name, Filters: []*listenerv3.Filter{f}}
 	if len(serverNames) > 0 {
 		fc.FilterChainMatch = &listenerv3.FilterChainMatch{ServerNames: serverNames}
 	}
 	return fc
+}
+
+func httpChain(t testing.TB, name, routeConfig string, serverNames ...string) *listenerv3.FilterChain {
+	return sniChain(name, hcmFilter(t, rdsHCM(routeConfig)), serverNames)
+}
+
+// hcmTable is a table of one plain-HTTP listener with the connection manager h over rc.
+func hcmTable(t *testing.T, h *hcmv3.HttpConnectionManager, rc *routev3.RouteConfiguration) *Table {
+	t.Helper()
+	l := listener("l", 10080, &listenerv3.FilterChain{Filters: []*listenerv3.Filter{hcmFilter(t, h)}})
+	tbl, err := New([]*listenerv3.Listener{l}, []*routev3.RouteConfiguration{rc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tbl
 }
 
 func addr(port uint32, udp bool) *corev3.Address {

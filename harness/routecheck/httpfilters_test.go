@@ -17,7 +17,6 @@ import (
 	"github.com/google/cel-go/cel"
 
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
-	listenerv3 "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
 	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
 	corsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/cors/v3"
 	injectorv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/credential_injector/v3"
@@ -65,14 +64,7 @@ func filterTable(t *testing.T, routes ...*routev3.Route) *Table {
 		{Name: luaName, Disabled: true, ConfigType: &hcmv3.HttpFilter_TypedConfig{TypedConfig: mustAny(t, &luav3.Lua{})}},
 		routerFilter(t),
 	}
-	tbl, err := New(
-		[]*listenerv3.Listener{listener("http", 10080,
-			&listenerv3.FilterChain{Filters: []*listenerv3.Filter{hcmFilter(t, h)}})},
-		[]*routev3.RouteConfiguration{routeConfig("rc", vhost("vh", []string{"*"}, routes...))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tbl
+	return hcmTable(t, h, routeConfig("rc", vhost("vh", []string{"*"}, routes...)))
 }
 
 func withFilters(t *testing.T, r *routev3.Route, cfg map[string]proto.Message) *routev3.Route {
@@ -279,14 +271,8 @@ func TestRBACFilter(t *testing.T) {
 		{Name: "envoy.filters.http.rbac", ConfigType: &hcmv3.HttpFilter_TypedConfig{TypedConfig: mustAny(t, &rbacv3.RBAC{})}},
 		routerFilter(t),
 	}
-	tbl, err := New(
-		[]*listenerv3.Listener{listener("http", 10080,
-			&listenerv3.FilterChain{Filters: []*listenerv3.Filter{hcmFilter(t, h)}})},
-		[]*routev3.RouteConfiguration{routeConfig("rc", vhost("vh", []string{"*"},
-			withFilters(t, prefixRoute("r", "/", "c"), map[string]proto.Message{"envoy.filters.http.rbac": per})))})
-	if err != nil {
-		t.Fatal(err)
-	}
+	tbl := hcmTable(t, h, routeConfig("rc", vhost("vh", []string{"*"},
+		withFilters(t, prefixRoute("r", "/", "c"), map[string]proto.Message{"envoy.filters.http.rbac": per}))))
 	cases := []struct {
 		name, method, path string
 		headers            map[string]string
@@ -321,21 +307,15 @@ func TestBasicAndAPIKeyAuth(t *testing.T) {
 			ConfigType: &hcmv3.HttpFilter_TypedConfig{TypedConfig: mustAny(t, &basicauthv3.BasicAuth{})}},
 		routerFilter(t),
 	}
-	tbl, err := New(
-		[]*listenerv3.Listener{listener("http", 10080,
-			&listenerv3.FilterChain{Filters: []*listenerv3.Filter{hcmFilter(t, h)}})},
-		[]*routev3.RouteConfiguration{routeConfig("rc", vhost("vh", []string{"*"},
-			withFilters(t, prefixRoute("basic", "/basic", "c"),
-				map[string]proto.Message{basicName: &basicauthv3.BasicAuthPerRoute{
-					Users: &corev3.DataSource{Specifier: &corev3.DataSource_InlineBytes{InlineBytes: []byte(users)}}}}),
-			withFilters(t, prefixRoute("key", "/key", "c"),
-				map[string]proto.Message{"envoy.filters.http.api_key_auth": &apikeyauthv3.ApiKeyAuthPerRoute{
-					Credentials: []*apikeyauthv3.Credential{{Client: "c1", Key: "k1"}},
-					KeySources:  []*apikeyauthv3.KeySource{{Header: "x-api-key"}}}}),
-			prefixRoute("open", "/", "c")))})
-	if err != nil {
-		t.Fatal(err)
-	}
+	tbl := hcmTable(t, h, routeConfig("rc", vhost("vh", []string{"*"},
+		withFilters(t, prefixRoute("basic", "/basic", "c"),
+			map[string]proto.Message{basicName: &basicauthv3.BasicAuthPerRoute{
+				Users: &corev3.DataSource{Specifier: &corev3.DataSource_InlineBytes{InlineBytes: []byte(users)}}}}),
+		withFilters(t, prefixRoute("key", "/key", "c"),
+			map[string]proto.Message{"envoy.filters.http.api_key_auth": &apikeyauthv3.ApiKeyAuthPerRoute{
+				Credentials: []*apikeyauthv3.Credential{{Client: "c1", Key: "k1"}},
+				KeySources:  []*apikeyauthv3.KeySource{{Header: "x-api-key"}}}}),
+		prefixRoute("open", "/", "c"))))
 	basic := func(up string) map[string]string {
 		return map[string]string{"authorization": "Basic " + base64.StdEncoding.EncodeToString([]byte(up))}
 	}
@@ -364,16 +344,10 @@ func TestCredentialInjector(t *testing.T) {
 			{Name: name, Disabled: true, ConfigType: &hcmv3.HttpFilter_TypedConfig{TypedConfig: injector(header, overwrite)}},
 			routerFilter(t),
 		}
-		tbl, err := New(
-			[]*listenerv3.Listener{listener("http", 10080,
-				&listenerv3.FilterChain{Filters: []*listenerv3.Filter{hcmFilter(t, h)}})},
-			[]*routev3.RouteConfiguration{routeConfig("rc", vhost("vh", []string{"*"},
-				withFilters(t, prefixRoute("api", "/api", "c"),
-					map[string]proto.Message{name: &routev3.FilterConfig{Config: &anypb.Any{}}}),
-				prefixRoute("open", "/", "c")))})
-		if err != nil {
-			t.Fatal(err)
-		}
+		tbl := hcmTable(t, h, routeConfig("rc", vhost("vh", []string{"*"},
+			withFilters(t, prefixRoute("api", "/api", "c"),
+				map[string]proto.Message{name: &routev3.FilterConfig{Config: &anypb.Any{}}}),
+			prefixRoute("open", "/", "c"))))
 		return tbl
 	}
 	secrets := []*tlsv3.Secret{{Name: secret, Type: &tlsv3.Secret_GenericSecret{GenericSecret: &tlsv3.GenericSecret{

@@ -35,14 +35,9 @@ func compileTCPProxy(listener, chain string, f *listenerv3.Filter) (*tcpProxyEnt
 		return nil, fmt.Errorf("%w: listener %s filter chain %s gets its tcp_proxy via config_discovery (ECDS)",
 			ErrUnsupported, listener, chain)
 	}
-	if typedConfig.GetTypeUrl() != tcpProxyTypeURL {
-		return nil, fmt.Errorf("%w: listener %s filter %q has typed_config of type %q, want %s",
-			ErrInvalidConfig, listener, f.GetName(), typedConfig.GetTypeUrl(), tcpProxyTypeURL)
-	}
 	m := &tcpv3.TcpProxy{}
-	if err := typedConfig.UnmarshalTo(m); err != nil {
-		return nil, fmt.Errorf("%w: listener %s: cannot unmarshal %s: %v", ErrInvalidConfig, listener,
-			typedConfig.GetTypeUrl(), err)
+	if err := unpackTypedConfig(listener, "filter", f.GetName(), typedConfig, tcpProxyTypeURL, m); err != nil {
+		return nil, err
 	}
 	bad := func(format string, args ...any) error {
 		return fmt.Errorf("%w: listener %s filter chain %s: tcp_proxy %s", ErrInvalidConfig, listener, chain,
@@ -106,14 +101,10 @@ func compileUDPProxy(listener string, lf *listenerv3.ListenerFilter) *udpProxyEn
 		return &udpProxyEntry{err: fmt.Errorf("%w: listener %s gets its udp_proxy via config_discovery (ECDS)",
 			ErrUnsupported, listener)}
 	}
-	if typedConfig.GetTypeUrl() != udpProxyTypeURL {
-		return &udpProxyEntry{err: fmt.Errorf("%w: listener %s listener filter %q has typed_config of type %q, want %s",
-			ErrInvalidConfig, listener, lf.GetName(), typedConfig.GetTypeUrl(), udpProxyTypeURL)}
-	}
 	m := &udpv3.UdpProxyConfig{}
-	if err := typedConfig.UnmarshalTo(m); err != nil {
-		return &udpProxyEntry{err: fmt.Errorf("%w: listener %s: cannot unmarshal %s: %v", ErrInvalidConfig, listener,
-			typedConfig.GetTypeUrl(), err)}
+	err := unpackTypedConfig(listener, "listener filter", lf.GetName(), typedConfig, udpProxyTypeURL, m)
+	if err != nil {
+		return &udpProxyEntry{err: err}
 	}
 	switch specifier := m.GetRouteSpecifier().(type) {
 	case *udpv3.UdpProxyConfig_Cluster:

@@ -20,24 +20,14 @@ import (
 // listeners.
 
 func tcpProxyNetFilter(t testing.TB, p *tcpv3.TcpProxy) *listenerv3.Filter {
-	return &listenerv3.Filter{
-		Name:       tcpProxyFilterName,
-		ConfigType: &listenerv3.Filter_TypedConfig{TypedConfig: mustAny(t, p)},
-	}
+	return networkFilter(t, tcpProxyFilterName, p)
 }
 
 func tcpChain(t testing.TB, name, cluster string, serverNames ...string) *listenerv3.FilterChain {
-	fc := &listenerv3.FilterChain{
-		Name: name,
-		Filters: []*listenerv3.Filter{tcpProxyNetFilter(t, &tcpv3.TcpProxy{
-			StatPrefix:       "tcp",
-			ClusterSpecifier: &tcpv3.TcpProxy_Cluster{Cluster: cluster},
-		})},
-	}
-	if len(serverNames) > 0 {
-		fc.FilterChainMatch = &listenerv3.FilterChainMatch{ServerNames: serverNames}
-	}
-	return fc
+	return sniChain(name, tcpProxyNetFilter(t, &tcpv3.TcpProxy{
+		StatPrefix:       "tcp",
+		ClusterSpecifier: &tcpv3.TcpProxy_Cluster{Cluster: cluster},
+	}), serverNames)
 }
 
 // terminating adds a TLS transport socket (TLS terminated by Envoy, then

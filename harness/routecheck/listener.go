@@ -10,6 +10,7 @@ import (
 	hcmv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/http_connection_manager/v3"
 	customheaderv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/http/original_ip_detection/custom_header/v3"
 	xffv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/http/original_ip_detection/xff/v3"
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/anypb"
 )
 
@@ -184,16 +185,25 @@ func compileHCM(listener string, f *listenerv3.Filter) (*hcmConfig, error) {
 		return nil, fmt.Errorf("%w: listener %s gets its HTTP connection manager via config_discovery (ECDS)", ErrUnsupported,
 			listener)
 	}
-	if typedConfig.GetTypeUrl() != hcmTypeURL {
-		return nil, fmt.Errorf("%w: listener %s filter %q has typed_config of type %q, want %s",
-			ErrInvalidConfig, listener, f.GetName(), typedConfig.GetTypeUrl(), hcmTypeURL)
-	}
 	m := &hcmv3.HttpConnectionManager{}
-	if err := typedConfig.UnmarshalTo(m); err != nil {
-		return nil, fmt.Errorf("%w: listener %s: cannot unmarshal %s: %v", ErrInvalidConfig, listener,
-			typedConfig.GetTypeUrl(), err)
+	if err := unpackTypedConfig(listener, "filter", f.GetName(), typedConfig, hcmTypeURL, m); err != nil {
+		return nil, err
 	}
 	return newHCMConfig(listener, m)
+}
+
+// unpackTypedConfig unmarshals config into m, which is of typeURL; a config of another type
+// is invalid. holder and name say whose config it is in the error ("filter", its name).
+func unpackTypedConfig(listener, holder, name string, config *anypb.Any, typeURL string, m proto.Message) error {
+	if config.GetTypeUrl() != typeURL {
+		return fmt.Errorf("%w: listener %s %s %q has typed_config of type %q, want %s",
+			ErrInvalidConfig, listener, holder, name, config.GetTypeUrl(), typeURL)
+	}
+	if err := config.UnmarshalTo(m); err != nil {
+		return fmt.Errorf("%w: listener %s: cannot unmarshal %s: %v", ErrInvalidConfig, listener,
+			config.GetTypeUrl(), err)
+	}
+	return nil
 }
 
 func newHCMConfig(listener string, m *hcmv3.HttpConnectionManager) (*hcmConfig, error) {

@@ -268,12 +268,7 @@ func TestCustomHeaderRejectsWithoutClientIP(t *testing.T) {
 		h.OriginalIpDetectionExtensions = []*corev3.TypedExtensionConfig{
 			{Name: "envoy.extensions.http.original_ip_detection.custom_header",
 				TypedConfig: tc}}
-		l := listener("l", 10080, &listenerv3.FilterChain{Filters: []*listenerv3.Filter{hcmFilter(t, h)}})
-		tbl, err := New([]*listenerv3.Listener{l}, []*routev3.RouteConfiguration{rc})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return tbl
+		return hcmTable(t, h, rc)
 	}
 	closed := mk(true)
 	for _, hdr := range []map[string]string{nil, {"x-client-ip": "not-an-ip"}} {
@@ -314,15 +309,4 @@ func TestMaxRequestHeaders(t *testing.T) {
 	if ans := check(t, small, Request{Host: "a", Headers: pad(2100)}); ans.Status != 431 {
 		t.Errorf("over 2 KiB: got %+v", ans)
 	}
-}
-
-// hcmTable is a table of one plain-HTTP listener with the connection manager h over rc.
-func hcmTable(t *testing.T, h *hcmv3.HttpConnectionManager, rc *routev3.RouteConfiguration) *Table {
-	t.Helper()
-	l := listener("l", 10080, &listenerv3.FilterChain{Filters: []*listenerv3.Filter{hcmFilter(t, h)}})
-	tbl, err := New([]*listenerv3.Listener{l}, []*routev3.RouteConfiguration{rc})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tbl
 }

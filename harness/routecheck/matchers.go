@@ -83,21 +83,14 @@ type hdrKind int
 
 const (
 	hdrPresent hdrKind = iota
-	hdrExactLegacy
-	hdrPrefixLegacy
-	hdrSuffixLegacy
-	hdrContainsLegacy
-	hdrRegexLegacy
 	hdrRange
-	hdrString
+	hdrString // string_match, and the legacy specifiers as the string matchers they are
 )
 
 // headerMatcher mirrors HeaderUtility::HeaderData / matchHeaders.
 type headerMatcher struct {
 	name                 string // lower-case
 	kind                 hdrKind
-	val                  string
-	re                   *regexp.Regexp
 	rangeStart, rangeEnd int64
 	stringMatch          stringMatcher
 	present              bool
@@ -111,21 +104,11 @@ func compileHeaderMatcher(h *routev3.HeaderMatcher) (headerMatcher, error) {
 		invert:              h.GetInvertMatch(),
 		treatMissingAsEmpty: h.GetTreatMissingHeaderAsEmpty(),
 	}
-	switch s := h.GetHeaderMatchSpecifier().(type) {
-	case *routev3.HeaderMatcher_ExactMatch:
-		headerMatch.kind, headerMatch.val = hdrExactLegacy, s.ExactMatch
-	case *routev3.HeaderMatcher_PrefixMatch:
-		headerMatch.kind, headerMatch.val = hdrPrefixLegacy, s.PrefixMatch
-	case *routev3.HeaderMatcher_SuffixMatch:
-		headerMatch.kind, headerMatch.val = hdrSuffixLegacy, s.SuffixMatch
-	case *routev3.HeaderMatcher_ContainsMatch:
-		headerMatch.kind, headerMatch.val = hdrContainsLegacy, s.ContainsMatch
-	case *routev3.HeaderMatcher_SafeRegexMatch:
-		re, err := compileFullRegex(s.SafeRegexMatch.GetRegex())
-		if err != nil {
-			return headerMatch, err
-		}
-		headerMatch.kind, headerMatch.re = hdrRegexLegacy, re
+	specifier := h.GetHeaderMatchSpecifier()
+	if legacy := legacyStringMatcher(h); legacy != nil {
+		specifier = &routev3.HeaderMatcher_StringMatch{StringMatch: legacy}
+	}
+	switch s := specifier.(type) {
 	case *routev3.HeaderMatcher_RangeMatch:
 		headerMatch.kind, headerMatch.rangeStart, headerMatch.rangeEnd = hdrRange, s.RangeMatch.GetStart(),
 			s.RangeMatch.GetEnd()
@@ -144,6 +127,30 @@ func compileHeaderMatcher(h *routev3.HeaderMatcher) (headerMatcher, error) {
 	return headerMatch, nil
 }
 
+// legacyStringMatcher is the case-sensitive StringMatcher that a deprecated specifier
+// (exact_match, prefix_match, suffix_match, contains_match, safe_regex_match) matches
+// like, so that string_match's matcher serves them too; nil for the other specifiers.
+func legacyStringMatcher(h *routev3.HeaderMatcher) *matcherv3.StringMatcher {
+	switch s := h.GetHeaderMatchSpecifier().(type) {
+	case *routev3.HeaderMatcher_ExactMatch:
+		if s.ExactMatch == "" {
+			// Envoy's legacy exact_match with no value matches any value of the header
+			// (HeaderData: value_.empty() || value == value_), as an empty prefix does.
+			return &matcherv3.StringMatcher{MatchPattern: &matcherv3.StringMatcher_Prefix{}}
+		}
+		return &matcherv3.StringMatcher{MatchPattern: &matcherv3.StringMatcher_Exact{Exact: s.ExactMatch}}
+	case *routev3.HeaderMatcher_PrefixMatch:
+		return &matcherv3.StringMatcher{MatchPattern: &matcherv3.StringMatcher_Prefix{Prefix: s.PrefixMatch}}
+	case *routev3.HeaderMatcher_SuffixMatch:
+		return &matcherv3.StringMatcher{MatchPattern: &matcherv3.StringMatcher_Suffix{Suffix: s.SuffixMatch}}
+	case *routev3.HeaderMatcher_ContainsMatch:
+		return &matcherv3.StringMatcher{MatchPattern: &matcherv3.StringMatcher_Contains{Contains: s.ContainsMatch}}
+	case *routev3.HeaderMatcher_SafeRegexMatch:
+		return &matcherv3.StringMatcher{MatchPattern: &matcherv3.StringMatcher_SafeRegex{SafeRegex: s.SafeRegexMatch}}
+	}
+	return nil
+}
+
 func (h *headerMatcher) matches(headers map[string]string) bool {
 	v, ok := headers[h.name]
 	if !ok && !h.treatMissingAsEmpty {
@@ -156,16 +163,6 @@ func (h *headerMatcher) matches(headers map[string]string) bool {
 	switch h.kind {
 	case hdrPresent:
 		m = h.present
-	case hdrExactLegacy:
-		m = h.val == "" || v == h.val
-	case hdrPrefixLegacy:
-		m = strings.HasPrefix(v, h.val)
-	case hdrSuffixLegacy:
-		m = strings.HasSuffix(v, h.val)
-	case hdrContainsLegacy:
-		m = strings.Contains(v, h.val)
-	case hdrRegexLegacy:
-		m = h.re.MatchString(v)
 	case hdrRange:
 		n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
 		m = err == nil && n >= h.rangeStart && n < h.rangeEnd
@@ -173,6 +170,35 @@ func (h *headerMatcher) matches(headers map[string]string) bool {
 		m = h.stringMatch.match(v)
 	}
 	return m != h.invert
+}
+
+// anyHeaderMatches reports whether one of matchers matches headers.
+func anyHeaderMatches(matchers []*routev3.HeaderMatcher, headers map[string]string) (bool, error) {
+	return findHeaderMatcher(matchers, headers, true)
+}
+
+// allHeadersMatch reports whether every one of matchers matches headers (true for none).
+func allHeadersMatch(matchers []*routev3.HeaderMatcher, headers map[string]string) (bool, error) {
+	mismatch, err := findHeaderMatcher(matchers, headers, false)
+	if err != nil {
+		return false, err
+	}
+	return !mismatch, nil
+}
+
+// findHeaderMatcher compiles matchers in turn and reports whether one of them gives
+// matching for headers. It stops at that one: the matchers after it are not compiled.
+func findHeaderMatcher(matchers []*routev3.HeaderMatcher, headers map[string]string, matching bool) (bool, error) {
+	for _, m := range matchers {
+		headerMatch, err := compileHeaderMatcher(m)
+		if err != nil {
+			return false, err
+		}
+		if headerMatch.matches(headers) == matching {
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 // queryMatcher mirrors ConfigUtility::QueryParameterMatcher: the parameter

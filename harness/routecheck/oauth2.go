@@ -33,15 +33,11 @@ func evalOAuth2(per *anypb.Any, state *requestState, eff *FilterEffect) (int, st
 	if cfg == nil {
 		return 0, "", nil
 	}
-	for _, m := range cfg.GetPassThroughMatcher() {
-		headerMatch, err := compileHeaderMatcher(m)
-		if err != nil {
-			return 0, "", err
-		}
-		if headerMatch.matches(state.headers) {
-			eff.Outcome = "pass through"
-			return 0, "", nil
-		}
+	if pass, err := anyHeaderMatches(cfg.GetPassThroughMatcher(), state.headers); err != nil {
+		return 0, "", err
+	} else if pass {
+		eff.Outcome = "pass through"
+		return 0, "", nil
 	}
 	path, _, _ := strings.Cut(state.path, "?")
 	if sp := cfg.GetSignoutPath(); sp != nil {
@@ -82,15 +78,11 @@ func evalOAuth2(per *anypb.Any, state *requestState, eff *FilterEffect) (int, st
 		eff.Outcome = "session"
 		return 0, "", nil
 	}
-	for _, m := range cfg.GetDenyRedirectMatcher() {
-		headerMatch, err := compileHeaderMatcher(m)
-		if err != nil {
-			return 0, "", err
-		}
-		if headerMatch.matches(state.headers) {
-			eff.Outcome = "denied"
-			return 401, "", nil
-		}
+	if deny, err := anyHeaderMatches(cfg.GetDenyRedirectMatcher(), state.headers); err != nil {
+		return 0, "", err
+	} else if deny {
+		eff.Outcome = "denied"
+		return 401, "", nil
 	}
 	if state.req.OAuth2Login {
 		// The login the request went through ends with Envoy's session cookies, which the

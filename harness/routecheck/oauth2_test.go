@@ -5,7 +5,6 @@ import (
 	"strings"
 	"testing"
 
-	listenerv3 "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
 	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
 	oauth2v3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/oauth2/v3"
 	hcmv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/http_connection_manager/v3"
@@ -42,15 +41,9 @@ func TestOAuth2Filter(t *testing.T) {
 		{Name: name, ConfigType: &hcmv3.HttpFilter_TypedConfig{TypedConfig: mustAny(t, &oauth2v3.OAuth2{})}},
 		routerFilter(t),
 	}
-	tbl, err := New(
-		[]*listenerv3.Listener{listener("http", 10080,
-			&listenerv3.FilterChain{Filters: []*listenerv3.Filter{hcmFilter(t, h)}})},
-		[]*routev3.RouteConfiguration{routeConfig("rc", vhost("vh", []string{"*"},
-			prefixRoute("open", "/open", "c"),
-			withFilters(t, prefixRoute("sso", "/", "c"), map[string]proto.Message{name: cfg})))})
-	if err != nil {
-		t.Fatal(err)
-	}
+	tbl := hcmTable(t, h, routeConfig("rc", vhost("vh", []string{"*"},
+		prefixRoute("open", "/open", "c"),
+		withFilters(t, prefixRoute("sso", "/", "c"), map[string]proto.Message{name: cfg}))))
 	cases := []filterCase{
 		{"no session: redirect", "/app", nil, 302, "redirect"},
 		{"bearer token passes", "/app", map[string]string{"authorization": "Bearer x"}, 200, "pass through"},

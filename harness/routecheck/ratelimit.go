@@ -194,16 +194,9 @@ func actionEntry(a *routev3.RateLimit_Action, state *requestState) (string, bool
 		return v.RequestHeaders.GetDescriptorKey() + "=" + val, true, nil
 	case *routev3.RateLimit_Action_HeaderValueMatch_:
 		hv := v.HeaderValueMatch
-		all := true
-		for _, h := range hv.GetHeaders() {
-			headerMatch, err := compileHeaderMatcher(h)
-			if err != nil {
-				return "", false, err
-			}
-			if !headerMatch.matches(state.headers) {
-				all = false
-				break
-			}
+		all, err := allHeadersMatch(hv.GetHeaders(), state.headers)
+		if err != nil {
+			return "", false, err
 		}
 		expect := hv.GetExpectMatch() == nil || hv.GetExpectMatch().GetValue()
 		if all != expect {

@@ -4,7 +4,6 @@ import (
 	"testing"
 
 	xdscorev3 "github.com/cncf/xds/go/xds/core/v3"
-	listenerv3 "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
 	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
 	commonrlv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/common/ratelimit/v3"
 	localrlv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/local_ratelimit/v3"
@@ -85,14 +84,8 @@ func rateLimitTable(t *testing.T) *Table {
 	action := prefixRoute("action", "/action", "c")
 	action.GetRoute().RateLimits = []*routev3.RateLimit{{Actions: []*routev3.RateLimit_Action{genericKey("pol/rule/0"),
 		user}}}
-	tbl, err := New(
-		[]*listenerv3.Listener{listener("http", 10080,
-			&listenerv3.FilterChain{Filters: []*listenerv3.Filter{hcmFilter(t, h)}})},
-		[]*routev3.RouteConfiguration{routeConfig("rc",
-			vhost("vh", []string{"*"}, per, action, prefixRoute("none", "/", "c")))})
-	if err != nil {
-		t.Fatal(err)
-	}
+	tbl := hcmTable(t, h, routeConfig("rc",
+		vhost("vh", []string{"*"}, per, action, prefixRoute("none", "/", "c"))))
 	return tbl
 }
 

@@ -75,11 +75,7 @@ func TestVirtualHostPortHandling(t *testing.T) {
 		vhost("port", []string{"foo.*"}, prefixRoute("r", "/", "c-port")))
 	h := rdsHCM("rc2")
 	h.StripPortMode = &hcmv3.HttpConnectionManager_StripAnyHostPort{StripAnyHostPort: true}
-	l := listener("l", 10080, &listenerv3.FilterChain{Filters: []*listenerv3.Filter{hcmFilter(t, h)}})
-	tbl2, err := New([]*listenerv3.Listener{l}, []*routev3.RouteConfiguration{rc2})
-	if err != nil {
-		t.Fatal(err)
-	}
+	tbl2 := hcmTable(t, h, rc2)
 	if ans := check(t, tbl2, Request{Host: "foo.example.com:8080"}); ans.VirtualHost != "exact" {
 		t.Errorf("strip_any_host_port: got vhost %q, want exact", ans.VirtualHost)
 	}

@@ -5,7 +5,6 @@ import (
 	"io"
 	"net"
 	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 
@@ -29,11 +28,7 @@ var whoamiZone = regexp.MustCompile(`(?s)([A-Za-z0-9.\-]+):53\s*\{[^}]*\bwhoami\
 // startCoreDNS serves DNS on ip:53 (UDP and TCP) for the Pod, from the Corefile its
 // -conf argument names inside its volumes.
 func (k *Kubelet) startCoreDNS(pod *corev1.Pod, ip string) (*podProcess, error) {
-	dir := filepath.Join(k.opts.Dir, pod.Namespace, pod.Name)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, err
-	}
-	mounts, err := k.volumeFiles(pod, dir)
+	_, mounts, err := k.podDir(pod)
 	if err != nil {
 		return nil, err
 	}
@@ -57,7 +52,7 @@ func (k *Kubelet) startCoreDNS(pod *corev1.Pod, ip string) (*podProcess, error) 
 	for _, m := range whoamiZone.FindAllStringSubmatch(string(corefile), -1) {
 		zones = append(zones, dns.Fqdn(m[1]))
 	}
-	p := &podProcess{out: &capped{max: 1 << 20}, done: make(chan struct{})}
+	p := &podProcess{out: &capped{max: 1 << 20}}
 	handler := dns.HandlerFunc(func(w dns.ResponseWriter, r *dns.Msg) {
 		m := new(dns.Msg)
 		m.SetReply(r)
@@ -87,7 +82,6 @@ func (k *Kubelet) startCoreDNS(pod *corev1.Pod, ip string) (*podProcess, error) 
 	go func() { _ = udp.ActivateAndServe() }()
 	go func() { _ = tcp.ActivateAndServe() }()
 	p.closers = []io.Closer{shutdown{udp}, shutdown{tcp}}
-	close(p.done)
 	return p, nil
 }
 

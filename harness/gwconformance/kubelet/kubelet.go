@@ -152,6 +152,23 @@ func encode(obj any, apiVersion, kind string) (*unstructured.Unstructured, error
 	return u, nil
 }
 
+// updateFrom writes obj, the apiVersion kind that current was read as, over current (its
+// status subresource when status is set). A write that fails (current is no longer the
+// latest) is only logged, with logMsg and logArgs: the next change writes again.
+func (k *Kubelet) updateFrom(current *unstructured.Unstructured, obj any, apiVersion, kind string, status bool,
+	logMsg string, logArgs ...any) bool {
+	u, err := encode(obj, apiVersion, kind)
+	if err != nil {
+		return false
+	}
+	u.SetResourceVersion(current.GetResourceVersion())
+	if _, err := k.store.Update(u, status); err != nil {
+		k.opts.Log.Debug(logMsg, append(logArgs, "err", err)...)
+		return false
+	}
+	return true
+}
+
 // templateHash names a Deployment's Pods after what they run, as pod-template-hash does.
 func templateHash(t corev1.PodTemplateSpec) string {
 	h := fnv.New32a()
@@ -302,16 +319,7 @@ func (k *Kubelet) ensurePod(d *appsv1.Deployment, key kubeapi.Key, hash string) 
 			State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: now}},
 		})
 	}
-	su, err := encode(pod, "v1", "Pod")
-	if err != nil {
-		return false
-	}
-	su.SetResourceVersion(u.GetResourceVersion())
-	if _, err := k.store.Update(su, true); err != nil {
-		k.opts.Log.Debug("Pod status", "pod", key.String(), "err", err)
-		return false
-	}
-	return true
+	return k.updateFrom(u, pod, "v1", "Pod", true, "Pod status", "pod", key.String())
 }
 
 // failOnce records a Pod's problem the first time it is met (a Pod waiting for its
@@ -368,14 +376,7 @@ func (k *Kubelet) deploymentStatus(du *unstructured.Unstructured, d *appsv1.Depl
 		st.Conditions = append(st.Conditions, c)
 	}
 	d.Status = st
-	u, err := encode(d, "apps/v1", "Deployment")
-	if err != nil {
-		return
-	}
-	u.SetResourceVersion(du.GetResourceVersion())
-	if _, err := k.store.Update(u, true); err != nil {
-		k.opts.Log.Debug("Deployment status", "deployment", d.Namespace+"/"+d.Name, "err", err)
-	}
+	k.updateFrom(du, d, "apps/v1", "Deployment", true, "Deployment status", "deployment", d.Namespace+"/"+d.Name)
 }
 
 func (k *Kubelet) reconcileServices() {
@@ -435,14 +436,7 @@ func (k *Kubelet) ensureClusterIP(su *unstructured.Unstructured, svc *corev1.Ser
 	if svc.Spec.Type == "" {
 		svc.Spec.Type = corev1.ServiceTypeClusterIP
 	}
-	u, err := encode(svc, "v1", "Service")
-	if err != nil {
-		return
-	}
-	u.SetResourceVersion(su.GetResourceVersion())
-	if _, err := k.store.Update(u, false); err != nil {
-		k.opts.Log.Debug("Service ClusterIP", "service", svc.Namespace+"/"+svc.Name, "err", err)
-	}
+	k.updateFrom(su, svc, "v1", "Service", false, "Service ClusterIP", "service", svc.Namespace+"/"+svc.Name)
 }
 
 // ensureSlice keeps one managed EndpointSlice per Service: its Ready Pods, its ports'

@@ -7,14 +7,14 @@ import (
 	"net"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/egharness/egharness/harness/envoytier/subprocess"
 )
 
 // echoPorts are the ports echo-basic takes from its environment, with its defaults, per
@@ -31,10 +31,9 @@ var echoPorts = map[string][]struct {
 
 // podProcess is one Pod's running backend and its pod-network forwarders.
 type podProcess struct {
-	cmd     *exec.Cmd
+	child   *subprocess.Process // nil for a stand-in served in the harness (CoreDNS)
 	out     *capped
 	closers []io.Closer // the pod-network listeners
-	done    chan struct{}
 	once    sync.Once
 	ports   map[int]int // container port → the process's own port
 }
@@ -46,14 +45,8 @@ func (p *podProcess) stop() {
 		for _, l := range p.closers {
 			_ = l.Close()
 		}
-		if p.cmd != nil && p.cmd.Process != nil {
-			_ = p.cmd.Process.Signal(syscall.SIGTERM)
-			select {
-			case <-p.done:
-			case <-time.After(3 * time.Second):
-				_ = p.cmd.Process.Kill()
-				<-p.done
-			}
+		if p.child != nil {
+			_ = p.child.Stop(3 * time.Second)
 		}
 	})
 }
@@ -65,11 +58,7 @@ func (k *Kubelet) startProcess(pod *corev1.Pod, ip string) (*podProcess, error) 
 	if len(pod.Spec.Containers) == 0 {
 		return nil, errors.New("no container")
 	}
-	dir := filepath.Join(k.opts.Dir, pod.Namespace, pod.Name)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, err
-	}
-	mounts, err := k.volumeFiles(pod, dir)
+	dir, mounts, err := k.podDir(pod)
 	if err != nil {
 		return nil, err
 	}
@@ -105,7 +94,7 @@ func (k *Kubelet) startProcess(pod *corev1.Pod, ip string) (*podProcess, error) 
 	case env["UDP_ECHO_SERVER"] != "":
 		mode = "udp"
 	}
-	p := &podProcess{out: &capped{max: 4 << 20}, done: make(chan struct{}), ports: map[int]int{}}
+	p := &podProcess{out: &capped{max: 4 << 20}, ports: map[int]int{}}
 	for _, ep := range echoPorts[mode] {
 		containerPort := ep.port
 		if v, ok := env[ep.env]; ok {
@@ -127,38 +116,25 @@ func (k *Kubelet) startProcess(pod *corev1.Pod, ip string) (*podProcess, error) 
 		cmd.Env = append(cmd.Env, key+"="+v)
 	}
 	cmd.Stdout, cmd.Stderr = p.out, p.out
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("starting %s: %w", k.opts.Backend, err)
+	if p.child, err = subprocess.Start(cmd); err != nil {
+		return nil, err
 	}
-	p.cmd = cmd
-	go func() { _ = cmd.Wait(); close(p.done) }()
 	if mode == "udp" {
-		for containerPort, own := range p.ports {
-			pc, err := net.ListenPacket("udp", net.JoinHostPort(ip, strconv.Itoa(containerPort)))
-			if err != nil {
-				p.stop()
-				return nil, fmt.Errorf("pod network %s:%d/udp: %w", ip, containerPort, err)
-			}
-			p.closers = append(p.closers, pc)
-			go forwardUDP(pc, "127.0.0.1:"+strconv.Itoa(own))
+		if err := forwardPorts(p, ip, "udp", net.ListenPacket, forwardUDP); err != nil {
+			p.stop()
+			return nil, err
 		}
 		// A UDP server cannot be probed by connecting: give it the moment it takes to bind.
 		select {
-		case <-p.done:
+		case <-p.child.Exited:
 			return nil, fmt.Errorf("%s exited at start:\n%s", k.opts.Backend, p.out.bytes())
 		case <-time.After(200 * time.Millisecond):
 			return p, nil
 		}
 	}
-	for containerPort, own := range p.ports {
-		l, err := net.Listen("tcp", net.JoinHostPort(ip, strconv.Itoa(containerPort)))
-		if err != nil {
-			p.stop()
-			return nil, fmt.Errorf("pod network %s:%d: %w", ip, containerPort, err)
-		}
-		p.closers = append(p.closers, l)
-		go forward(l, "127.0.0.1:"+strconv.Itoa(own))
+	if err := forwardPorts(p, ip, "tcp", net.Listen, forward); err != nil {
+		p.stop()
+		return nil, err
 	}
 	// Ready once the first port answers.
 	first := p.ports[echoPorts[mode][0].port]
@@ -173,7 +149,7 @@ func (k *Kubelet) startProcess(pod *corev1.Pod, ip string) (*podProcess, error) 
 			return p, nil
 		}
 		select {
-		case <-p.done:
+		case <-p.child.Exited:
 			return nil, fmt.Errorf("%s exited at start:\n%s", k.opts.Backend, p.out.bytes())
 		case <-time.After(20 * time.Millisecond):
 		}
@@ -182,6 +158,26 @@ func (k *Kubelet) startProcess(pod *corev1.Pod, ip string) (*podProcess, error) 
 			return nil, fmt.Errorf("%s did not listen on %d within 10s:\n%s", k.opts.Backend, first, p.out.bytes())
 		}
 	}
+}
+
+// forwardPorts opens the pod network's ip:port on network (tcp with net.Listen, udp with
+// net.ListenPacket) for each of p's container ports, and has serve relay it to the
+// process's own port.
+func forwardPorts[Listener io.Closer](p *podProcess, ip, network string,
+	listen func(network, address string) (Listener, error), serve func(Listener, string)) error {
+	portSuffix := "" // errors name UDP ports only
+	if network == "udp" {
+		portSuffix = "/udp"
+	}
+	for containerPort, own := range p.ports {
+		l, err := listen(network, net.JoinHostPort(ip, strconv.Itoa(containerPort)))
+		if err != nil {
+			return fmt.Errorf("pod network %s:%d%s: %w", ip, containerPort, portSuffix, err)
+		}
+		p.closers = append(p.closers, l)
+		go serve(l, "127.0.0.1:"+strconv.Itoa(own))
+	}
+	return nil
 }
 
 func freePort(udp bool) (int, error) {

@@ -14,6 +14,17 @@ import (
 	"github.com/egharness/egharness/harness/gwconformance/kubeapi"
 )
 
+// podDir makes the Pod's directory (where its process runs) and writes its volumes under
+// it; mounts are each volume's mount path → its directory.
+func (k *Kubelet) podDir(pod *corev1.Pod) (dir string, mounts map[string]string, err error) {
+	dir = filepath.Join(k.opts.Dir, pod.Namespace, pod.Name)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", nil, err
+	}
+	mounts, err = k.volumeFiles(pod, dir)
+	return dir, mounts, err
+}
+
 // volumeFiles writes a Pod's Secret and ConfigMap volumes under dir and returns each
 // volume's mount path → its directory.
 func (k *Kubelet) volumeFiles(pod *corev1.Pod, dir string) (map[string]string, error) {
@@ -22,37 +33,21 @@ func (k *Kubelet) volumeFiles(pod *corev1.Pod, dir string) (map[string]string, e
 		vdir := filepath.Join(dir, v.Name)
 		var data map[string][]byte
 		var items []corev1.KeyToPath
+		var err error
 		switch {
 		case v.Secret != nil:
-			u, err := k.store.Get(
-				kubeapi.Key{GroupKind: schema.GroupKind{Kind: "Secret"}, Namespace: pod.Namespace, Name: v.Secret.SecretName}, "v1")
-			if err != nil {
-				return nil, fmt.Errorf("volume %s: Secret %s: %w", v.Name, v.Secret.SecretName, err)
-			}
-			data = map[string][]byte{}
-			raw, _, _ := unstructured.NestedStringMap(u.Object, "data")
-			for key, b64 := range raw {
-				b, err := base64.StdEncoding.DecodeString(b64)
-				if err != nil {
-					return nil, fmt.Errorf("volume %s: Secret %s key %s: %w", v.Name, v.Secret.SecretName, key, err)
-				}
-				data[key] = b
-			}
+			data, err = k.volumeSource(pod, v.Name, "Secret", v.Secret.SecretName, base64.StdEncoding.DecodeString)
 			items = v.Secret.Items
 		case v.ConfigMap != nil:
-			u, err := k.store.Get(
-				kubeapi.Key{GroupKind: schema.GroupKind{Kind: "ConfigMap"}, Namespace: pod.Namespace, Name: v.ConfigMap.Name}, "v1")
-			if err != nil {
-				return nil, fmt.Errorf("volume %s: ConfigMap %s: %w", v.Name, v.ConfigMap.Name, err)
-			}
-			data = map[string][]byte{}
-			raw, _, _ := unstructured.NestedStringMap(u.Object, "data")
-			for key, s := range raw {
-				data[key] = []byte(s)
-			}
+			data, err = k.volumeSource(pod, v.Name, "ConfigMap", v.ConfigMap.Name, func(s string) ([]byte, error) {
+				return []byte(s), nil
+			})
 			items = v.ConfigMap.Items
 		default:
 			continue
+		}
+		if err != nil {
+			return nil, err
 		}
 		if err := os.MkdirAll(vdir, 0o755); err != nil {
 			return nil, err
@@ -81,4 +76,25 @@ func (k *Kubelet) volumeFiles(pod *corev1.Pod, dir string) (map[string]string, e
 		}
 	}
 	return mounts, nil
+}
+
+// volumeSource reads the data of the Secret or ConfigMap (kind) name that the Pod's volume
+// is made of, each value through decode (base64 for a Secret's).
+func (k *Kubelet) volumeSource(pod *corev1.Pod, volume, kind, name string,
+	decode func(string) ([]byte, error)) (map[string][]byte, error) {
+	key := kubeapi.Key{GroupKind: schema.GroupKind{Kind: kind}, Namespace: pod.Namespace, Name: name}
+	u, err := k.store.Get(key, "v1")
+	if err != nil {
+		return nil, fmt.Errorf("volume %s: %s %s: %w", volume, kind, name, err)
+	}
+	raw, _, _ := unstructured.NestedStringMap(u.Object, "data")
+	data := map[string][]byte{}
+	for dataKey, value := range raw {
+		b, err := decode(value)
+		if err != nil {
+			return nil, fmt.Errorf("volume %s: %s %s key %s: %w", volume, kind, name, dataKey, err)
+		}
+		data[dataKey] = b
+	}
+	return data, nil
 }
