@@ -182,20 +182,14 @@ func routeParents(o resource.Object) []resource.Ref {
 	if !isRouteKind(o.Kind) {
 		return nil
 	}
-	b, err := json.Marshal(o.Obj)
-	if err != nil {
-		return nil
+	var spec struct {
+		ParentRefs []gwapiv1.ParentReference `json:"parentRefs"`
 	}
-	var doc struct {
-		Spec struct {
-			ParentRefs []gwapiv1.ParentReference `json:"parentRefs"`
-		} `json:"spec"`
-	}
-	if json.Unmarshal(b, &doc) != nil {
+	if !readSpec(o, &spec) {
 		return nil
 	}
 	var out []resource.Ref
-	for _, p := range doc.Spec.ParentRefs {
+	for _, p := range spec.ParentRefs {
 		if p.Kind != nil && *p.Kind != "Gateway" {
 			continue
 		}
@@ -325,4 +319,17 @@ func (c *collector) rateLimitPatchers(rc string, rt *routev3.Route) []resource.R
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Less(out[j]) })
 	return out
+}
+
+// readSpec reads the object's spec into spec, a shape of the caller's (the parts that all
+// the kinds it reads share), through the object's JSON form; false when it does not fit.
+func readSpec(o resource.Object, spec any) bool {
+	b, err := json.Marshal(o.Obj)
+	if err != nil {
+		return false
+	}
+	doc := struct {
+		Spec any `json:"spec"`
+	}{Spec: spec}
+	return json.Unmarshal(b, &doc) == nil
 }

@@ -1,7 +1,6 @@
 package upgrade
 
 import (
-	"encoding/json"
 	"fmt"
 	"regexp"
 	"sort"
@@ -77,26 +76,20 @@ func policyTargets(o resource.Object) []resource.Ref {
 	if !strings.HasSuffix(o.Kind, "Policy") {
 		return nil
 	}
-	b, err := json.Marshal(o.Obj)
-	if err != nil {
-		return nil
-	}
 	type ref struct {
 		Kind string `json:"kind"`
 		Name string `json:"name"`
 	}
-	var doc struct {
-		Spec struct {
-			TargetRef  *ref  `json:"targetRef"`
-			TargetRefs []ref `json:"targetRefs"`
-		} `json:"spec"`
+	var spec struct {
+		TargetRef  *ref  `json:"targetRef"`
+		TargetRefs []ref `json:"targetRefs"`
 	}
-	if json.Unmarshal(b, &doc) != nil {
+	if !readSpec(o, &spec) {
 		return nil
 	}
-	refs := doc.Spec.TargetRefs
-	if doc.Spec.TargetRef != nil {
-		refs = append(refs, *doc.Spec.TargetRef)
+	refs := spec.TargetRefs
+	if spec.TargetRef != nil {
+		refs = append(refs, *spec.TargetRef)
 	}
 	var out []resource.Ref
 	for _, r := range refs {
@@ -113,24 +106,18 @@ func selectorTargets(o resource.Object, objects []resource.Object) []resource.Re
 	if !strings.HasSuffix(o.Kind, "Policy") {
 		return nil
 	}
-	b, err := json.Marshal(o.Obj)
-	if err != nil {
-		return nil
+	var spec struct {
+		TargetSelectors []struct {
+			Kind             string                            `json:"kind"`
+			MatchLabels      map[string]string                 `json:"matchLabels"`
+			MatchExpressions []metav1.LabelSelectorRequirement `json:"matchExpressions"`
+		} `json:"targetSelectors"`
 	}
-	var doc struct {
-		Spec struct {
-			TargetSelectors []struct {
-				Kind             string                            `json:"kind"`
-				MatchLabels      map[string]string                 `json:"matchLabels"`
-				MatchExpressions []metav1.LabelSelectorRequirement `json:"matchExpressions"`
-			} `json:"targetSelectors"`
-		} `json:"spec"`
-	}
-	if json.Unmarshal(b, &doc) != nil {
+	if !readSpec(o, &spec) {
 		return nil
 	}
 	var out []resource.Ref
-	for _, ts := range doc.Spec.TargetSelectors {
+	for _, ts := range spec.TargetSelectors {
 		sel, err := metav1.LabelSelectorAsSelector(
 			&metav1.LabelSelector{MatchLabels: ts.MatchLabels, MatchExpressions: ts.MatchExpressions})
 		if err != nil {

@@ -13,10 +13,9 @@ type Naming struct {
 	V2 bool
 }
 
-// Scheme V2 names by the port written on the Gateway (80), not the port Envoy binds (10080).
-
-// byPort is the name of a listener's resource: <protocol>-<gateway port> under scheme V2,
-// else the listener's own name.
+// byPort is the name of a listener's resource: <protocol>-<gateway port> under scheme V2
+// (the port written on the Gateway, 80, not the port Envoy binds, 10080), else the
+// listener's own name.
 func (n Naming) byPort(protocol string, gatewayPort uint32, listenerName string) string {
 	if n.V2 {
 		return fmt.Sprintf("%s-%d", protocol, gatewayPort)
