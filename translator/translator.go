@@ -30,6 +30,17 @@ type Input struct {
 	// AdmissionMemo, when not nil, carries the API server's verdicts from one translation
 	// to the next of mostly the same objects (serve --watch).
 	AdmissionMemo *admission.Memo
+	// Stages, when not nil, is told as each stage begins (translate --timings).
+	Stages Stages
+}
+
+// Stages is told the name of each stage as it begins; the one before ends there.
+type Stages interface{ Begin(stage string) }
+
+func (in Input) begin(stage string) {
+	if in.Stages != nil {
+		in.Stages.Begin(stage)
+	}
 }
 
 // Translate runs the pipeline. A panic in a stage is returned as an error with its stack,
@@ -45,6 +56,7 @@ func Translate(in Input) (res *result.Result, err error) {
 	}
 	res = &result.Result{}
 	res.Warnings = append(res.Warnings, in.Config.Warnings()...)
+	in.begin("admission")
 	verdicts, admitted, admissionWarnings, err := admission.Review(in.Objects, in.Profile, in.AdmissionMemo)
 	if err != nil {
 		return nil, err
@@ -55,11 +67,13 @@ func Translate(in Input) (res *result.Result, err error) {
 	// registry of translator/fields), one warning per object and field.
 	res.Warnings = append(res.Warnings, fields.Warnings(admitted)...)
 
+	in.begin("gatewayapi")
 	gw := gatewayapi.Translator{Profile: in.Profile, Config: in.Config}.Translate(admitted)
 	res.Statuses = gw.Statuses
 	res.IR = &gw.IR // for serve's /snapshots; later stages fill it in place
 	res.Warnings = append(res.Warnings, gw.Warnings...)
 
+	in.begin("policy")
 	pol := policy.Translator{Profile: in.Profile, Config: in.Config}.Translate(admitted, &gw.IR, gw.Topology)
 	// Overlapping routes are compared once BackendTrafficPolicies are on them (RT-11).
 	res.Statuses = gw.RouteOverlaps.Mark(res.Statuses)
@@ -77,6 +91,7 @@ func Translate(in Input) (res *result.Result, err error) {
 	res.Statuses = append(res.Statuses, pol.Statuses...)
 	res.Warnings = append(res.Warnings, pol.Warnings...)
 
+	in.begin("xds")
 	naming := xds.Naming{V2: in.Profile.FlagOn(egv1a1.XDSNameSchemeV2, in.Config.RuntimeFlags)}
 	res.XDS, err = xds.Translator{Naming: naming, DNSClusterExtension: in.Profile.DNSClusterExtension,
 		MergeGateways: in.Config.MergeGateways, Features: xds.Features{
@@ -96,6 +111,7 @@ func Translate(in Input) (res *result.Result, err error) {
 	if err != nil {
 		return nil, err
 	}
+	in.begin("patch")
 	// patch: EnvoyPatchPolicies last, on the finished xDS (EPP-03).
 	patched := patch.Stage{
 		Enabled:       in.Config.ExtensionAPIs != nil && in.Config.ExtensionAPIs.EnableEnvoyPatchPolicy,

@@ -1,10 +1,12 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -16,6 +18,7 @@ import (
 type processCost struct {
 	wall, cpu time.Duration
 	peakMB    float64
+	stderr    string
 }
 
 // buildBinary builds egharness once into the benchmark's temporary folder.
@@ -44,19 +47,49 @@ func runProcess(b *testing.B, bin string, args ...string) processCost {
 		b.Fatal(err)
 	}
 	defer devnull.Close()
-	cmd.Stdout, cmd.Stderr = devnull, devnull
+	var stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = devnull, &stderr
 	start := time.Now()
 	err = cmd.Run()
 	wall := time.Since(start)
 	if ee, ok := err.(*exec.ExitError); err != nil && (!ok || ee.ExitCode() != 1) {
-		b.Fatalf("%s %v: %v", bin, args, err)
+		b.Fatalf("%s %v: %v\n%s", bin, args, err, lastLines(stderr.String(), 20))
 	}
 	ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
 	return processCost{
 		wall:   wall,
 		cpu:    time.Duration(ru.Utime.Nano() + ru.Stime.Nano()),
 		peakMB: float64(ru.Maxrss) / 1024, // kilobytes on Linux
+		stderr: stderr.String(),
 	}
+}
+
+// lastLines is the end of a command's standard error, for a failure's message.
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	return strings.Join(lines[max(len(lines)-n, 0):], "\n")
+}
+
+// stageCPU reads the CPU seconds of each stage from the --timings table at the end of a
+// command's standard error, keyed as benchmark units ("admission-cpu-s"...): where a whole
+// command's time goes, in the benchmark's own output.
+func stageCPU(stderr string) map[string]float64 {
+	out := map[string]float64{}
+	table := stderr[max(strings.LastIndex(stderr, "\nstage "), 0):]
+	for _, line := range strings.Split(table, "\n") {
+		// name  1.23 s  2.34 s  456 MB: the stage name may hold spaces
+		f := strings.Fields(line)
+		if len(f) < 7 || f[len(f)-1] != "MB" || f[len(f)-3] != "s" {
+			continue
+		}
+		cpu, err := strconv.ParseFloat(f[len(f)-4], 64)
+		if err != nil {
+			continue
+		}
+		name := strings.NewReplacer(" ", "-", "(", "", ")", "").Replace(strings.Join(f[:len(f)-6], " "))
+		out[name+"-cpu-s"] = cpu
+	}
+	return out
 }
 
 func (c processCost) report(b *testing.B) {
@@ -68,7 +101,8 @@ func (c processCost) report(b *testing.B) {
 // BenchmarkMixCommands runs every command users run on a dump, as a process, on the
 // realistic mix (routegen -mix) of 1,000 and 10,000 routes: translate in both formats and
 // upgrade-check v1.8 → v1.9 in every format. Each reports wall and CPU seconds and the
-// peak resident memory of the last run, and each command's growth from 1k to 10k routes
+// peak resident memory of the last run (translate -o json also each stage's CPU seconds,
+// from its --timings table), and each command's growth from 1k to 10k routes
 // (at most 11 times the CPU time and the peak memory, as issue 21 asks).
 func BenchmarkMixCommands(b *testing.B) {
 	bin := buildBinary(b)
@@ -77,7 +111,7 @@ func BenchmarkMixCommands(b *testing.B) {
 		name string
 		args []string
 	}{
-		{"translate-json", []string{"translate", "-o", "json"}},
+		{"translate-json", []string{"translate", "-o", "json", "--timings"}},
 		{"translate-yaml", []string{"translate"}},
 		{"upgrade-check-text", []string{"upgrade-check", "--from", "v1.8", "--to", "v1.9"}},
 		{"upgrade-check-json", []string{"upgrade-check", "--from", "v1.8", "--to", "v1.9", "-o", "json"}},
@@ -94,6 +128,9 @@ func BenchmarkMixCommands(b *testing.B) {
 					cost = runProcess(b, bin, append(c.args, "-f", files[n])...)
 				}
 				cost.report(b)
+				for unit, v := range stageCPU(cost.stderr) {
+					b.ReportMetric(v, unit)
+				}
 				last[name] = cost
 			})
 		}

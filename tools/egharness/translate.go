@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/egharness/egharness/internal/stagetime"
 	"github.com/egharness/egharness/internal/yamlout"
 	"github.com/egharness/egharness/translator"
 	"github.com/egharness/egharness/translator/config"
@@ -15,7 +16,7 @@ import (
 
 func newTranslateCmd() *cobra.Command {
 	var file, prof, cfgFile, output, namespace string
-	var mergeGateways bool
+	var mergeGateways, timings bool
 	var limits *resource.Limits
 	cmd := &cobra.Command{
 		Use:   "translate -f FILE [--profile P] [--config EGCFG] [-o yaml|json]",
@@ -44,6 +45,12 @@ alias expansion); bad input exits 2 with the file and line.`,
 			if err != nil {
 				return badInput("%v", err)
 			}
+			var stages *stagetime.Recorder
+			if timings {
+				stages = stagetime.New()
+				stages.Begin("read and decode")
+				defer func() { _ = stages.Write(cmd.ErrOrStderr()) }()
+			}
 			name, dec, err := decodeInput(file, cmd.InOrStdin(), namespace, *limits)
 			if err != nil {
 				return badInput("%v", err)
@@ -71,7 +78,8 @@ alias expansion); bad input exits 2 with the file and line.`,
 			if mergeGateways {
 				cfg.MergeGateways = true
 			}
-			res, err := translator.Translate(translator.Input{Objects: dec.Objects, Config: cfg, Profile: p})
+			res, err := translator.Translate(translator.Input{Objects: dec.Objects, Config: cfg, Profile: p,
+				Stages: stagesOrNil(stages)})
 			if err != nil {
 				return &exitError{code: exitFail, err: err}
 			}
@@ -82,15 +90,18 @@ alias expansion); bad input exits 2 with the file and line.`,
 			res.IR = nil
 			switch output {
 			case "json":
+				stages.Begin("print json")
 				if err = res.WriteJSON(cmd.OutOrStdout()); err == nil {
 					_, err = io.WriteString(cmd.OutOrStdout(), "\n")
 				}
 			case "yaml":
+				stages.Begin("print json (for yaml)")
 				var js bytes.Buffer
 				if err = res.WriteJSON(&js); err != nil {
 					return &exitError{code: exitFail, err: err}
 				}
 				res = nil // only its JSON is needed from here on (10k routes)
+				stages.Begin("print yaml")
 				err = yamlout.Write(cmd.OutOrStdout(), js.Bytes())
 			default:
 				return badInput("-o must be yaml or json, not %q", output)
@@ -107,8 +118,19 @@ alias expansion); bad input exits 2 with the file and line.`,
 	cmd.Flags().StringVarP(&output, "output", "o", "yaml", "output format: yaml or json")
 	cmd.Flags().StringVarP(&namespace, "namespace", "n", "envoy-gateway-system",
 		"namespace of objects that name none (egctl x translate's default)")
+	cmd.Flags().BoolVar(&timings, "timings", false,
+		"print to standard error each stage's wall time, CPU time and the peak memory so far (after the output)")
 	limits = addLimitFlags(cmd.Flags())
 	return cmd
+}
+
+// stagesOrNil keeps a nil recorder out of the interface, so that the translator does not
+// call a recorder that is not there.
+func stagesOrNil(r *stagetime.Recorder) translator.Stages {
+	if r == nil {
+		return nil
+	}
+	return r
 }
 
 // decodeInput reads and decodes a user's objects (file "-": stdin, named <stdin>) the way
