@@ -6,11 +6,14 @@ import (
 	"fmt"
 	"html/template"
 	"io"
+	"slices"
 	"strings"
+	"sync"
 
 	"github.com/pmezard/go-difflib/difflib"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/egharness/egharness/internal/parallel"
 	"github.com/egharness/egharness/internal/yamlout"
 	"github.com/egharness/egharness/translator/resource"
 	"github.com/egharness/egharness/translator/result"
@@ -172,16 +175,24 @@ func (r *Report) writeMarkdown(w io.Writer) error {
 	return err
 }
 
-// resourceRenderer renders the xDS resources of one side as YAML, each at most once: a
-// report's findings point at the same few listeners and route tables many times, and
-// rendering them again for each finding made the page quadratic in the routes.
+// resourceRenderer renders the xDS resources of one side as YAML for the page's diffs, each
+// at most once: a report's findings point at the same listeners and route tables many
+// times. Every pair of resources is diffed once (writeHTML), on every core, and only the
+// rows the page shows are kept; the YAML is let go once the diffs are made (the 10k mix's
+// route tables are about 100 MB of it per side).
 type resourceRenderer struct {
 	byKey    map[xdsLoc]proto.Message
-	rendered map[xdsLoc]string
+	rendered map[xdsLoc]*renderOnce
+}
+
+// renderOnce is one resource's YAML, rendered by the first goroutine that asks.
+type renderOnce struct {
+	once sync.Once
+	yaml string
 }
 
 func newResourceRenderer(res *result.Result) *resourceRenderer {
-	r := &resourceRenderer{byKey: map[xdsLoc]proto.Message{}, rendered: map[xdsLoc]string{}}
+	r := &resourceRenderer{byKey: map[xdsLoc]proto.Message{}, rendered: map[xdsLoc]*renderOnce{}}
 	if res == nil {
 		return r
 	}
@@ -210,25 +221,32 @@ func newResourceRenderer(res *result.Result) *resourceRenderer {
 	return r
 }
 
-// yaml is the resource of that type and name as YAML, or "" when it does not exist.
-func (r *resourceRenderer) yaml(typ, name string) string {
-	if name == "" {
-		return ""
-	}
-	k := xdsLoc{typ, name}
-	if y, ok := r.rendered[k]; ok {
-		return y
-	}
-	out := r.render(k)
-	r.rendered[k] = out
-	return out
+// has reports whether the side has a resource of that type and name.
+func (r *resourceRenderer) has(typ, name string) bool {
+	return name != "" && r.byKey[xdsLoc{typ, name}] != nil
 }
 
-func (r *resourceRenderer) render(k xdsLoc) string {
-	m := r.byKey[k]
-	if m == nil {
+// want makes yaml ready for the resource; it is called before the goroutines that render.
+func (r *resourceRenderer) want(typ, name string) {
+	k := xdsLoc{typ, name}
+	if r.rendered[k] == nil && r.has(typ, name) {
+		r.rendered[k] = &renderOnce{}
+	}
+}
+
+// yaml is the resource of that type and name as YAML, or "" when it does not exist (or
+// want was not called for it). Safe on several goroutines.
+func (r *resourceRenderer) yaml(typ, name string) string {
+	k := xdsLoc{typ, name}
+	e := r.rendered[k]
+	if e == nil {
 		return ""
 	}
+	e.once.Do(func() { e.yaml = r.render(r.byKey[k]) })
+	return e.yaml
+}
+
+func (r *resourceRenderer) render(m proto.Message) string {
 	js, err := result.MarshalResource(m)
 	if err != nil {
 		return ""
@@ -240,6 +258,32 @@ func (r *resourceRenderer) render(k xdsLoc) string {
 		return ""
 	}
 	return string(y)
+}
+
+// pairDiff is what the page needs of one pair of resources: whether either side rendered,
+// the rows it shows (at most diffRows) and what identifies the change among others.
+type pairDiff struct {
+	before, after bool // the side rendered
+	rows          []diffRow
+	omitted       int
+	same          bool
+	signature     string
+}
+
+// diffPair renders both sides of x and diffs them, keeping only what the page shows.
+func diffPair(render [2]*resourceRenderer, x XDSRef) pairDiff {
+	before, after := render[0].yaml(x.Type, x.Before), render[1].yaml(x.Type, x.After)
+	d := pairDiff{before: before != "", after: after != ""}
+	if !d.before && !d.after {
+		return d
+	}
+	rows := sideBySide(before, after)
+	d.same, d.signature = before == after, changeSignature(rows)
+	if len(rows) > diffRows {
+		rows, d.omitted = rows[:diffRows], len(rows)-diffRows
+	}
+	d.rows = slices.Clip(rows)
+	return d
 }
 
 // diffRow is one line of a side-by-side diff.
@@ -429,8 +473,41 @@ func (r *Report) writeHTML(w io.Writer) error {
 		}
 		render[i] = newResourceRenderer(res)
 	}
-	// Each pair of resources is diffed once, under the first object whose findings point
-	// at it; the other objects link to it.
+	// A part that comes or goes inside a resource that stays (a Lua script in a route
+	// table): show that resource on both sides, not as created or deleted.
+	pairOf := func(x XDSRef) XDSRef {
+		if x.After == "" && render[1].has(x.Type, x.Before) {
+			x.After = x.Before
+		}
+		if x.Before == "" && render[0].has(x.Type, x.After) {
+			x.Before = x.After
+		}
+		return x
+	}
+	// Every pair of resources the findings point at is rendered and diffed once, first, on
+	// every core: rendering large route tables as YAML is most of the page's cost.
+	var pairs []XDSRef
+	index := map[XDSRef]int{}
+	for _, f := range r.Findings {
+		if f.XDS == nil {
+			continue
+		}
+		x := pairOf(*f.XDS)
+		if _, ok := index[x]; !ok {
+			index[x] = len(pairs)
+			pairs = append(pairs, x)
+			render[0].want(x.Type, x.Before)
+			render[1].want(x.Type, x.After)
+		}
+	}
+	diffs := make([]pairDiff, len(pairs))
+	parallel.Each(len(pairs), func(i int) { diffs[i] = diffPair(render, pairs[i]) })
+	for _, r := range render {
+		r.rendered = nil // the YAML is in the diffs now
+	}
+
+	// Each pair is shown under the first object whose findings point at it; the other
+	// objects link to it.
 	shownAt := map[XDSRef]string{}
 	type shownDiff struct{ anchor, title string }
 	sameChange := map[string]shownDiff{}
@@ -453,52 +530,39 @@ func (r *Report) writeHTML(w io.Writer) error {
 			if f.XDS == nil {
 				continue
 			}
-			x := *f.XDS
-			side := func(i int, name string) string { return render[i].yaml(x.Type, name) }
-			// A part that comes or goes inside a resource that stays (a Lua script in a
-			// route table): show that resource on both sides, not as created or deleted.
-			if x.After == "" && side(1, x.Before) != "" {
-				x.After = x.Before
-			}
-			if x.Before == "" && side(0, x.After) != "" {
-				x.Before = x.After
-			}
+			x := pairOf(*f.XDS)
 			if seen[x] {
 				continue
 			}
 			seen[x] = true
-			before, after := side(0, x.Before), side(1, x.After)
-			if before == "" && after == "" {
+			pd := diffs[index[x]]
+			if !pd.before && !pd.after {
 				continue
 			}
-			if before == "" {
+			if !pd.before {
 				x.Before = ""
 			}
-			if after == "" {
+			if !pd.after {
 				x.After = ""
 			}
-			title := diffTitle(x, r.From, r.To, before != "", after != "")
+			title := diffTitle(x, r.From, r.To, pd.before, pd.after)
 			if at, ok := shownAt[x]; ok {
 				hg.Links = append(hg.Links, htmlLink{Title: title, Anchor: at})
 				continue
 			}
 			anchor := fmt.Sprintf("d%d", len(shownAt))
 			shownAt[x] = anchor
-			d := htmlDiff{Title: title, Anchor: anchor, Before: sideName(x.Before), After: sideName(x.After),
-				Rows: sideBySide(before, after), Same: before == after}
 			// The same change in many resources (a TLS version on every upstream cluster)
 			// is shown once; the others link to it.
-			sig := x.Type + "\x00" + changeSignature(d.Rows)
-			if first, ok := sameChange[sig]; ok && !d.Same {
+			sig := x.Type + "\x00" + pd.signature
+			if first, ok := sameChange[sig]; ok && !pd.same {
 				shownAt[x] = first.anchor
 				hg.Links = append(hg.Links, htmlLink{Title: title, Anchor: first.anchor, SameAs: first.title})
 				continue
 			}
 			sameChange[sig] = shownDiff{anchor, title}
-			if len(d.Rows) > diffRows {
-				d.Rows, d.Omitted = d.Rows[:diffRows], len(d.Rows)-diffRows
-			}
-			hg.Diffs = append(hg.Diffs, d)
+			hg.Diffs = append(hg.Diffs, htmlDiff{Title: title, Anchor: anchor, Before: sideName(x.Before),
+				After: sideName(x.After), Rows: pd.rows, Omitted: pd.omitted, Same: pd.same})
 		}
 		if len(hg.Findings) > groupRows {
 			hg.Findings, hg.More = hg.Findings[:groupRows], hg.Findings[groupRows:]
@@ -547,11 +611,12 @@ h2 .kind{color:#57606a;font-weight:normal}
 table{border-collapse:collapse;width:100%;margin:.5em 0;table-layout:fixed}
 th,td{border:1px solid #d0d7de;padding:.35em .5em;text-align:left;vertical-align:top;font-size:.9em;overflow-wrap:anywhere;word-break:break-word}
 th{background:#f6f8fa;font-weight:600}
-col.sev{width:6.5em}col.what{width:30%}col.affects{width:14%}col.id{width:5.5em}
-td.sev{font-weight:600;white-space:nowrap}
-tr.breaking td.sev{color:#fff;background:#cf222e}
-tr.warning td.sev{background:#fff8c5}
-tr.info td.sev{background:#ddf4ff}
+table.f th:nth-child(1){width:6.5em}table.f th:nth-child(2){width:30%}
+table.f th:nth-child(3){width:14%}table.f th:nth-child(6){width:6.5em}
+table.f td:first-child{font-weight:600;white-space:nowrap}
+tr.breaking td:first-child{color:#fff;background:#cf222e}
+tr.warning td:first-child{background:#fff8c5}
+tr.info td:first-child{background:#ddf4ff}
 code,pre{font-family:ui-monospace,SFMono-Regular,Menlo,monospace;font-size:.85em;white-space:pre-wrap;overflow-wrap:anywhere;word-break:break-all}
 details{margin:.5em 0}
 summary{cursor:pointer;color:#0969da}
@@ -571,10 +636,9 @@ table.diff tr.gap td{background:#f6f8fa;text-align:center;color:#57606a}
 Each finding is listed under the object to change; “Affects” names the routes and Gateways where it shows.</p>
 {{if .Notes}}<details class="notes"><summary>{{len .Notes}} note(s) about the input</summary><ul>{{range .Notes}}<li>{{.}}</li>{{end}}</ul></details>{{end}}
 {{if not .Groups}}<p>No differences: the objects translate the same way on both sides.</p>{{end}}
-{{define "findings"}}<table>
-<colgroup><col class="sev"><col class="what"><col class="affects"><col><col><col class="id"></colgroup>
-<tr><th>Severity</th><th>What changes</th><th>Affects</th><th>In {{.From}}</th><th>In {{.To}}</th><th>Behavior</th></tr>
-{{range .Rows}}<tr class="finding {{.Finding.Severity}}"><td class="sev">{{.Severity}}</td><td>{{.Summary}}</td><td>{{.Affects}}</td><td><code>{{.Before}}</code></td><td><code>{{.After}}</code></td><td>{{.ID}}</td></tr>
+{{define "findings"}}<table class="f">
+<tr><th>Severity<th>What changes<th>Affects<th>In {{.From}}<th>In {{.To}}<th>Behavior</tr>
+{{range .Rows}}<tr class="finding {{.Finding.Severity}}"><td>{{.Severity}}<td>{{.Summary}}<td>{{.Affects}}<td><code>{{.Before}}</code><td><code>{{.After}}</code><td>{{.ID}}</tr>
 {{end}}</table>{{end}}
 {{range .Groups}}
 <h2 id="{{.Anchor}}"><span class="kind">{{.Kind}}</span> {{.Name}}{{if .Breaking}}<span class="fix">change before upgrading</span>{{end}}</h2>

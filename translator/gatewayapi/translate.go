@@ -93,6 +93,7 @@ type index struct {
 	// btlsPolicies are the BackendTLSPolicies, oldest first; trustBundles the
 	// ClusterTrustBundles' PEM by name.
 	btlsPolicies []*gwapiv1.BackendTLSPolicy
+	btlsTargets  btlsTargetIndex
 	trustBundles map[string]string
 	// lbPolicies are the BackendLBPolicies; lbWinners the resolved winner per Service.
 	lbPolicies []*backendlb.BackendLBPolicy
