@@ -362,12 +362,19 @@ func splitPath(path string) []pathStep {
 
 // valueKind is the JSON kind of the offending value in "cannot unmarshal <kind> into ...".
 func valueKind(msg string) string {
-	_, rest, ok := strings.Cut(msg, "cannot unmarshal ")
+	return between(msg, "cannot unmarshal ", " ")
+}
+
+// between is the text of msg after the first start and before the end that follows it (to
+// the end of msg when there is none), or "" without a start: the decoders' messages are
+// text, and these helpers read values out of them.
+func between(msg, start, end string) string {
+	_, rest, ok := strings.Cut(msg, start)
 	if !ok {
 		return ""
 	}
-	kind, _, _ := strings.Cut(rest, " ")
-	return kind
+	text, _, _ := strings.Cut(rest, end)
+	return text
 }
 
 // lineOfKind follows steps like Line, but encoding/json's type errors name no sequence
@@ -461,11 +468,7 @@ func valueAt(n *yaml.Node, st pathStep) *yaml.Node {
 // typeErrorPath pulls the field path out of encoding/json's type errors, which name it as
 // "Go struct field <Struct>.<path> of type ..." without exposing it as a value.
 func typeErrorPath(msg string) string {
-	_, rest, ok := strings.Cut(msg, "Go struct field ")
-	if !ok {
-		return ""
-	}
-	field, _, _ := strings.Cut(rest, " of type")
+	field := between(msg, "Go struct field ", " of type")
 	_, path, ok := strings.Cut(field, ".")
 	if !ok {
 		return ""
