@@ -52,7 +52,9 @@ const vw = document.documentElement.clientWidth;
 const wide = [];
 for (const el of document.body.querySelectorAll('*')) {
   const r = el.getBoundingClientRect();
-  if (r.right > vw + 1 && wide.length < 5) wide.push(el.tagName + '.' + el.className + ' right=' + Math.round(r.right) + ' "' + (el.textContent || '').slice(0, 60) + '"');
+  if (r.right > vw + 1 && wide.length < 5)
+    wide.push(el.tagName + '.' + el.className + ' right=' + Math.round(r.right) +
+      ' "' + (el.textContent || '').slice(0, 60) + '"');
 }
 const out = document.createElement('pre');
 out.id = 'probe';

@@ -29,8 +29,8 @@ func TestJSONCacheDecodesAlike(t *testing.T) {
 		strings.Join(append(append([]string{}, docs[:50]...), append([]string{doc(50, "-edited")}, docs[51:]...)...),
 			"---\n"),
 		// a document added at the top: every line moves
-		"apiVersion: v1\nkind: Service\nmetadata: {name: s, namespace: ns}\nspec: {ports: [{port: 80}]}\n---\n" + strings.Join(
-			docs, "---\n"),
+		"apiVersion: v1\nkind: Service\nmetadata: {name: s, namespace: ns}\nspec: {ports: [{port: 80}]}\n---\n" +
+			strings.Join(docs, "---\n"),
 		// a broken document and an unknown field among them
 		strings.Join(append([]string{"kind: [\n", doc(0, "\nspec: {unknownField: 1}")}, docs[2:]...), "---\n"),
 		strings.Join(docs[:10], "---\n"),

@@ -114,7 +114,8 @@ func prebuildRoutes(listeners []*ir.HTTPListener, metadata *metadataTable) []bui
 	each(len(routes), func(i int) {
 		r := routes[i]
 		plan := routeClusterPlan(r)
-		out[i] = builtRoute{route: withRouteLB(buildRoute(r, metadata), r), plan: plan, built: make([]*clusterPair, len(plan))}
+		out[i] = builtRoute{route: withRouteLB(buildRoute(r, metadata), r), plan: plan,
+			built: make([]*clusterPair, len(plan))}
 	})
 	type planIndex struct{ route, cluster int }
 	var first []planIndex
