@@ -10,6 +10,7 @@ import (
 
 	egv1a1 "github.com/envoyproxy/gateway/api/v1alpha1"
 
+	"github.com/egharness/egharness/internal/stagetime"
 	"github.com/egharness/egharness/translator/admission"
 	"github.com/egharness/egharness/translator/config"
 	"github.com/egharness/egharness/translator/fields"
@@ -31,17 +32,10 @@ type Input struct {
 	// to the next of mostly the same objects (serve --watch).
 	AdmissionMemo *admission.Memo
 	// Stages, when not nil, is told as each stage begins (translate --timings).
-	Stages Stages
+	Stages stagetime.Stages
 }
 
-// Stages is told the name of each stage as it begins; the one before ends there.
-type Stages interface{ Begin(stage string) }
-
-func (in Input) begin(stage string) {
-	if in.Stages != nil {
-		in.Stages.Begin(stage)
-	}
-}
+func (in Input) begin(stage string) { stagetime.Begin(in.Stages, stage) }
 
 // Translate runs the pipeline. A panic in a stage is returned as an error with its stack,
 // so one bad input fails alone.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/egharness/egharness/harness/catalog"
 	"github.com/egharness/egharness/harness/impl"
+	"github.com/egharness/egharness/internal/stagetime"
 	"github.com/egharness/egharness/translator/config"
 	"github.com/egharness/egharness/translator/fields"
 	"github.com/egharness/egharness/translator/profile"
@@ -79,6 +80,8 @@ type Request struct {
 	// Name names the input for implementations that want one (the exec protocol's
 	// EGHARNESS_SCENARIO).
 	Name string
+	// Stages, when not nil, is told as each step begins (upgrade-check --timings).
+	Stages stagetime.Stages
 }
 
 // sideResult is one side's translation.
@@ -89,6 +92,8 @@ type sideResult struct {
 
 // Check translates the objects on both sides (concurrently) and compares the results.
 func Check(ctx context.Context, req Request) (*Report, error) {
+	begin := func(stage string) { stagetime.Begin(req.Stages, stage) }
+	begin("translate " + req.From.Label + " and " + req.To.Label)
 	var res [2]*result.Result
 	var errs [2]error
 	var wg sync.WaitGroup
@@ -114,6 +119,7 @@ func Check(ctx context.Context, req Request) (*Report, error) {
 			return nil, fmt.Errorf("translating under %s: no result", s.Label)
 		}
 	}
+	begin("compare")
 	rep := Compare(req.From.Label, req.To.Label, res[0], res[1], req.Objects)
 	rep.Notes = append(rep.Notes, fieldNotes(req)...)
 	return rep, nil

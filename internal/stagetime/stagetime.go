@@ -13,6 +13,17 @@ import (
 	"time"
 )
 
+// Stages is what a pipeline tells as each of its stages begins; the one before ends there.
+// A *Recorder is one (a nil one too: it records nothing).
+type Stages interface{ Begin(stage string) }
+
+// Begin tells s, when there is one, that the stage begins.
+func Begin(s Stages, stage string) {
+	if s != nil {
+		s.Begin(stage)
+	}
+}
+
 // Recorder is told when each stage begins; a stage ends where the next one begins or at
 // Done. A nil *Recorder records nothing, so stages can call Begin without asking.
 type Recorder struct {

@@ -79,7 +79,7 @@ alias expansion); bad input exits 2 with the file and line.`,
 				cfg.MergeGateways = true
 			}
 			res, err := translator.Translate(translator.Input{Objects: dec.Objects, Config: cfg, Profile: p,
-				Stages: stagesOrNil(stages)})
+				Stages: stages})
 			if err != nil {
 				return &exitError{code: exitFail, err: err}
 			}
@@ -122,15 +122,6 @@ alias expansion); bad input exits 2 with the file and line.`,
 		"print to standard error each stage's wall time, CPU time and the peak memory so far (after the output)")
 	limits = addLimitFlags(cmd.Flags())
 	return cmd
-}
-
-// stagesOrNil keeps a nil recorder out of the interface, so that the translator does not
-// call a recorder that is not there.
-func stagesOrNil(r *stagetime.Recorder) translator.Stages {
-	if r == nil {
-		return nil
-	}
-	return r
 }
 
 // decodeInput reads and decodes a user's objects (file "-": stdin, named <stdin>) the way

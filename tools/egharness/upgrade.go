@@ -11,6 +11,7 @@ import (
 
 	"github.com/egharness/egharness/harness/impl"
 	"github.com/egharness/egharness/harness/upgrade"
+	"github.com/egharness/egharness/internal/stagetime"
 	"github.com/egharness/egharness/translator/config"
 	"github.com/egharness/egharness/translator/profile"
 	"github.com/egharness/egharness/translator/resource"
@@ -27,6 +28,7 @@ func newUpgradeCheckCmd() *cobra.Command {
 	var from, to, fromImpl, toImpl, file, cfgFile, output, namespace, peersDir string
 	var limits *resource.Limits
 	var execTimeout time.Duration
+	var timings bool
 	cmd := &cobra.Command{
 		Use: "upgrade-check --from P --to P -f FILE [--config EGCFG] [-o text|json|markdown|html]",
 		Short: "What an Envoy Gateway upgrade changes for your own objects: refusals, inert " +
@@ -92,6 +94,12 @@ cannot be written (a full disk, a closed pipe).`,
 			if err != nil {
 				return badInput("--to: %v", err)
 			}
+			var stages *stagetime.Recorder
+			if timings {
+				stages = stagetime.New()
+				stages.Begin("read and decode")
+				defer func() { _ = stages.Write(cmd.ErrOrStderr()) }()
+			}
 			name, dec, err := decodeInput(file, cmd.InOrStdin(), namespace, *limits)
 			if err != nil {
 				return badInput("%v", err)
@@ -104,13 +112,14 @@ cannot be written (a full disk, a closed pipe).`,
 				return badInput("%v", err)
 			}
 			rep, err := upgrade.Check(cmd.Context(),
-				upgrade.Request{Objects: dec.Objects, Config: cfg, From: fromSide, To: toSide, Name: name})
+				upgrade.Request{Objects: dec.Objects, Config: cfg, From: fromSide, To: toSide, Name: name, Stages: stages})
 			if err != nil {
 				// No comparison was made (a side cannot translate or express the input):
 				// that is not a breaking finding, so not exit 1.
 				return &exitError{code: exitBad, err: err}
 			}
 			rep.Notes = append(append(notes, dec.Notes...), rep.Notes...)
+			stages.Begin("write " + output)
 			if err := rep.Write(cmd.OutOrStdout(), output); err != nil {
 				// The report could not be written (a full disk, a closed pipe): no answer,
 				// which is not "breaking" either.
@@ -138,6 +147,8 @@ cannot be written (a full disk, a closed pipe).`,
 	cmd.Flags().StringVar(&cfgFile, "config", "", "a file with the EnvoyGateway configuration document")
 	cmd.Flags().StringVarP(&output, "output", "o", "text", "output format: "+strings.Join(upgrade.Formats, ", "))
 	cmd.Flags().StringVarP(&namespace, "namespace", "n", "default", "namespace of objects that name none")
+	cmd.Flags().BoolVar(&timings, "timings", false,
+		"print to standard error each step's wall time, CPU time and the peak memory so far (after the report)")
 	limits = addLimitFlags(cmd.Flags())
 	return cmd
 }

@@ -456,3 +456,31 @@ func TestUpgradeCheckMixHasNoUnmappedFinding(t *testing.T) {
 		}
 	}
 }
+
+// upgrade-check --timings tells its steps on standard error and leaves the report alone.
+func TestUpgradeCheckTimings(t *testing.T) {
+	run := func(extra ...string) (string, string) {
+		root := newRoot()
+		var out, errOut bytes.Buffer
+		root.SetOut(&out)
+		root.SetErr(&errOut)
+		root.SetArgs(append([]string{"upgrade-check", "--from", "v1.8", "--to", "v1.9", "-f", sampleDump}, extra...))
+		_ = root.Execute() // exit 1: the sample dump has breaking findings
+		return out.String(), errOut.String()
+	}
+	plain, _ := run()
+	timed, table := run("--timings")
+	if plain == "" || plain != timed {
+		t.Fatalf("--timings changed the report (or there is none: %d bytes)", len(plain))
+	}
+	var names []string
+	for _, line := range strings.Split(strings.TrimSuffix(table, "\n"), "\n")[1:] {
+		if i := strings.Index(line, "  "); i > 0 {
+			names = append(names, line[:i])
+		}
+	}
+	want := []string{"read and decode", "translate v1.8 and v1.9", "compare", "write text", "total"}
+	if strings.Join(names, "|") != strings.Join(want, "|") {
+		t.Errorf("stages %q, want %q; table:\n%s", names, want, table)
+	}
+}
