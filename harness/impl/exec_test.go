@@ -76,8 +76,8 @@ func TestExecAnswer(t *testing.T) {
 	// A scenario that merges Gateways says so in the environment.
 	merged := req
 	merged.Config.MergeGateways = true
-	if _, err := (Exec{Command: `test "$EGHARNESS_MERGE_GATEWAYS" = true && cat >/dev/null && echo '` + string(js) + `'`}).Translate(
-		context.Background(), merged); err != nil {
+	mergeCheck := `test "$EGHARNESS_MERGE_GATEWAYS" = true && cat >/dev/null && echo '` + string(js) + `'`
+	if _, err := (Exec{Command: mergeCheck}).Translate(context.Background(), merged); err != nil {
 		t.Errorf("EGHARNESS_MERGE_GATEWAYS not true for a merging scenario: %v", err)
 	}
 	// the Gateway's listener and the proxy's readiness listener

@@ -165,12 +165,18 @@ func (c Client) http(ctx context.Context, req scenario.Request, addr string, use
 		}, TLSClientConfig: c.tlsConfig(req.SNI, "h2")}
 	case req.GRPC:
 		hr.Header.Set("Content-Type", "application/grpc")
-		transport = &http2.Transport{AllowHTTP: true, DialTLSContext: func(ctx context.Context, network, a string, _ *tls.Config) (
-			net.Conn, error) {
-			return c.dial(ctx, network, a)
-		}}
+		transport = &http2.Transport{
+			AllowHTTP: true,
+			DialTLSContext: func(ctx context.Context, network, a string, _ *tls.Config) (net.Conn, error) {
+				return c.dial(ctx, network, a)
+			},
+		}
 	default:
-		transport = &http.Transport{TLSClientConfig: c.tlsConfig(req.SNI, "http/1.1"), DialContext: c.dial, DisableKeepAlives: true}
+		transport = &http.Transport{
+			TLSClientConfig:   c.tlsConfig(req.SNI, "http/1.1"),
+			DialContext:       c.dial,
+			DisableKeepAlives: true,
+		}
 	}
 	if req.GRPC {
 		hr.Header.Set("Content-Type", "application/grpc")

@@ -208,7 +208,9 @@ func fieldText(s *apiextensionsv1.JSONSchemaProps) string {
 	return t
 }
 
-func servedVersions(c *apiextensionsv1.CustomResourceDefinition) map[string]*apiextensionsv1.CustomResourceDefinitionVersion {
+func servedVersions(
+	c *apiextensionsv1.CustomResourceDefinition,
+) map[string]*apiextensionsv1.CustomResourceDefinitionVersion {
 	out := map[string]*apiextensionsv1.CustomResourceDefinitionVersion{}
 	for i := range c.Spec.Versions {
 		if c.Spec.Versions[i].Served {

@@ -19,7 +19,10 @@ func TestPermits(t *testing.T) {
 	svc := To{Group: "", Kind: "Service", Namespace: "backends", Name: "payments"}
 	grant := func(ns string, from gwapiv1.ReferenceGrantFrom, to gwapiv1.ReferenceGrantTo) *Index {
 		grants := &Index{}
-		grants.Add(ns, gwapiv1.ReferenceGrantSpec{From: []gwapiv1.ReferenceGrantFrom{from}, To: []gwapiv1.ReferenceGrantTo{to}})
+		grants.Add(
+			ns,
+			gwapiv1.ReferenceGrantSpec{From: []gwapiv1.ReferenceGrantFrom{from}, To: []gwapiv1.ReferenceGrantTo{to}},
+		)
 		return grants
 	}
 	okFrom := gwapiv1.ReferenceGrantFrom{Group: gw, Kind: "HTTPRoute", Namespace: "apps"}
