@@ -6,8 +6,6 @@ import (
 	"github.com/egharness/egharness/harness/facts"
 	"github.com/egharness/egharness/internal/testutil"
 	"github.com/egharness/egharness/translator"
-	"github.com/egharness/egharness/translator/profile"
-	"github.com/egharness/egharness/translator/resource"
 )
 
 func TestMatch(t *testing.T) {
@@ -52,12 +50,8 @@ spec:
 // The facts of a translation name what users see: the route order, each route's action
 // and changes, the listener's filters, and conditions without their messages.
 func TestOf(t *testing.T) {
-	dec, err := resource.Decode("in.yaml", []byte(objects), resource.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, _ := profile.Get("v1.9")
-	res, err := translator.Translate(translator.Input{Objects: dec.Objects, Profile: p})
+	objs, p := testutil.DecodeV19(t, "in.yaml", objects)
+	res, err := translator.Translate(translator.Input{Objects: objs, Profile: p})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,7 +12,6 @@ import (
 	"github.com/egharness/egharness/internal/testutil"
 	"github.com/egharness/egharness/translator"
 	"github.com/egharness/egharness/translator/config"
-	"github.com/egharness/egharness/translator/profile"
 	"github.com/egharness/egharness/translator/resource"
 )
 
@@ -20,13 +19,9 @@ const objects = testutil.Gateway
 
 func request(t *testing.T) Request {
 	t.Helper()
-	dec, err := resource.Decode("in.yaml", []byte(objects), resource.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, _ := profile.Get("v1.9")
+	objs, p := testutil.DecodeV19(t, "in.yaml", objects)
 	on := true
-	return Request{Scenario: "demo", Objects: dec.Objects, Profile: p,
+	return Request{Scenario: "demo", Objects: objs, Profile: p,
 		Config: config.Config{ExtensionAPIs: &egv1a1.ExtensionAPISettings{EnableEnvoyPatchPolicy: on}}}
 }
 
