@@ -78,12 +78,14 @@ expect:
   - {kind: HTTPFilter, name: envoy.filters.http.router, in: default/eg/http}
   - {kind: Cluster, prefix: httproute/default/app/, names: [httproute/default/app/rule/0, httproute/default/app/rule/1]}
   snapshot:
-  - {irRoute: httproute/default/app/rule/0/match/0/app_example_com, fields: {destination: {name: httproute/default/app/rule/0}}, absent: [directResponse]}
+  - {irRoute: httproute/default/app/rule/0/match/0/app_example_com,
+     fields: {destination: {name: httproute/default/app/rule/0}}, absent: [directResponse]}
   traffic:
   - request: {port: 80, host: app.example.com, path: /app/items}
     expect: {status: 200, cluster: httproute/default/app/rule/0, backend: httproute/default/app/rule/0/backend/0}
   - request: {port: 10080, host: app.example.com, path: /exact}
-    expect: {status: 200, cluster: httproute/default/app/rule/1, route: httproute/default/app/rule/1/match/0/app_example_com}
+    expect: {status: 200, cluster: httproute/default/app/rule/1,
+      route: httproute/default/app/rule/1/match/0/app_example_com}
   - request: {port: 80, host: other.example.com, path: /app}
     expect: {status: 404}
   warnings: ["EnvoyProxy default/proxy: spec.routingType is not translated"]

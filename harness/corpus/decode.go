@@ -25,37 +25,68 @@ import (
 // list into one Go type (a BackendTLSPolicy written as v1alpha2 is read as a v1 one), so the
 // object means what that type means. The API server is then asked about that version.
 type inputFile struct {
-	EnvoyProxyForGatewayClass json.RawMessage   `json:"envoyProxyForGatewayClass,omitempty" corpus:"gateway.envoyproxy.io/v1alpha1,EnvoyProxy"`
-	EnvoyProxiesForGateways   []json.RawMessage `json:"envoyProxiesForGateways,omitempty" corpus:"gateway.envoyproxy.io/v1alpha1,EnvoyProxy"`
+	EnvoyProxyForGatewayClass json.RawMessage   `json:"envoyProxyForGatewayClass,omitempty" corpus:"EnvoyProxy"`
+	EnvoyProxiesForGateways   []json.RawMessage `json:"envoyProxiesForGateways,omitempty" corpus:"EnvoyProxy"`
 	// EnvoyProxyDefaultSpec is the EnvoyGateway configuration's default proxy spec: not an
 	// object, and nothing our translator can be given (see Settings).
 	EnvoyProxyDefaultSpec   *egv1a1.EnvoyProxySpec `json:"envoyProxyDefaultSpec,omitempty"`
-	GatewayClass            json.RawMessage        `json:"gatewayClass,omitempty" corpus:"gateway.networking.k8s.io/v1,GatewayClass"`
-	Gateways                []json.RawMessage      `json:"gateways,omitempty" corpus:"gateway.networking.k8s.io/v1,Gateway"`
-	ListenerSets            []json.RawMessage      `json:"listenerSets,omitempty" corpus:"gateway.networking.k8s.io/v1,ListenerSet"`
-	HTTPRoutes              []json.RawMessage      `json:"httpRoutes,omitempty" corpus:"gateway.networking.k8s.io/v1,HTTPRoute"`
-	GRPCRoutes              []json.RawMessage      `json:"grpcRoutes,omitempty" corpus:"gateway.networking.k8s.io/v1,GRPCRoute"`
-	TLSRoutes               []json.RawMessage      `json:"tlsRoutes,omitempty" corpus:"gateway.networking.k8s.io/v1,TLSRoute"`
-	TCPRoutes               []json.RawMessage      `json:"tcpRoutes,omitempty" corpus:"gateway.networking.k8s.io/v1,TCPRoute"`
-	UDPRoutes               []json.RawMessage      `json:"udpRoutes,omitempty" corpus:"gateway.networking.k8s.io/v1,UDPRoute"`
-	ReferenceGrants         []json.RawMessage      `json:"referenceGrants,omitempty" corpus:"gateway.networking.k8s.io/v1beta1,ReferenceGrant"`
-	Namespaces              []json.RawMessage      `json:"namespaces,omitempty" corpus:"v1,Namespace"`
-	Services                []json.RawMessage      `json:"services,omitempty" corpus:"v1,Service"`
-	ServiceImports          []json.RawMessage      `json:"serviceImports,omitempty" corpus:"multicluster.x-k8s.io/v1alpha1,ServiceImport"`
-	EndpointSlices          []json.RawMessage      `json:"endpointSlices,omitempty" corpus:"discovery.k8s.io/v1,EndpointSlice"`
-	Secrets                 []json.RawMessage      `json:"secrets,omitempty" corpus:"v1,Secret"`
-	ConfigMaps              []json.RawMessage      `json:"configMaps,omitempty" corpus:"v1,ConfigMap"`
+	GatewayClass            json.RawMessage        `json:"gatewayClass,omitempty" corpus:"GatewayClass"`
+	Gateways                []json.RawMessage      `json:"gateways,omitempty" corpus:"Gateway"`
+	ListenerSets            []json.RawMessage      `json:"listenerSets,omitempty" corpus:"ListenerSet"`
+	HTTPRoutes              []json.RawMessage      `json:"httpRoutes,omitempty" corpus:"HTTPRoute"`
+	GRPCRoutes              []json.RawMessage      `json:"grpcRoutes,omitempty" corpus:"GRPCRoute"`
+	TLSRoutes               []json.RawMessage      `json:"tlsRoutes,omitempty" corpus:"TLSRoute"`
+	TCPRoutes               []json.RawMessage      `json:"tcpRoutes,omitempty" corpus:"TCPRoute"`
+	UDPRoutes               []json.RawMessage      `json:"udpRoutes,omitempty" corpus:"UDPRoute"`
+	ReferenceGrants         []json.RawMessage      `json:"referenceGrants,omitempty" corpus:"ReferenceGrant"`
+	Namespaces              []json.RawMessage      `json:"namespaces,omitempty" corpus:"Namespace"`
+	Services                []json.RawMessage      `json:"services,omitempty" corpus:"Service"`
+	ServiceImports          []json.RawMessage      `json:"serviceImports,omitempty" corpus:"ServiceImport"`
+	EndpointSlices          []json.RawMessage      `json:"endpointSlices,omitempty" corpus:"EndpointSlice"`
+	Secrets                 []json.RawMessage      `json:"secrets,omitempty" corpus:"Secret"`
+	ConfigMaps              []json.RawMessage      `json:"configMaps,omitempty" corpus:"ConfigMap"`
 	ExtensionRefFilters     []json.RawMessage      `json:"extensionRefFilters,omitempty" corpus:"-"`
-	EnvoyPatchPolicies      []json.RawMessage      `json:"envoyPatchPolicies,omitempty" corpus:"gateway.envoyproxy.io/v1alpha1,EnvoyPatchPolicy"`
-	ClientTrafficPolicies   []json.RawMessage      `json:"clientTrafficPolicies,omitempty" corpus:"gateway.envoyproxy.io/v1alpha1,ClientTrafficPolicy"`
-	BackendTrafficPolicies  []json.RawMessage      `json:"backendTrafficPolicies,omitempty" corpus:"gateway.envoyproxy.io/v1alpha1,BackendTrafficPolicy"`
-	SecurityPolicies        []json.RawMessage      `json:"securityPolicies,omitempty" corpus:"gateway.envoyproxy.io/v1alpha1,SecurityPolicy"`
-	BackendTLSPolicies      []json.RawMessage      `json:"backendTLSPolicies,omitempty" corpus:"gateway.networking.k8s.io/v1,BackendTLSPolicy"`
-	EnvoyExtensionPolicies  []json.RawMessage      `json:"envoyExtensionPolicies,omitempty" corpus:"gateway.envoyproxy.io/v1alpha1,EnvoyExtensionPolicy"`
+	EnvoyPatchPolicies      []json.RawMessage      `json:"envoyPatchPolicies,omitempty" corpus:"EnvoyPatchPolicy"`
+	ClientTrafficPolicies   []json.RawMessage      `json:"clientTrafficPolicies,omitempty" corpus:"ClientTrafficPolicy"`
+	BackendTrafficPolicies  []json.RawMessage      `json:"backendTrafficPolicies,omitempty" corpus:"BackendTrafficPolicy"`
+	SecurityPolicies        []json.RawMessage      `json:"securityPolicies,omitempty" corpus:"SecurityPolicy"`
+	BackendTLSPolicies      []json.RawMessage      `json:"backendTLSPolicies,omitempty" corpus:"BackendTLSPolicy"`
+	EnvoyExtensionPolicies  []json.RawMessage      `json:"envoyExtensionPolicies,omitempty" corpus:"EnvoyExtensionPolicy"`
 	ExtensionServerPolicies []json.RawMessage      `json:"extensionServerPolicies,omitempty" corpus:"-"`
-	Backends                []json.RawMessage      `json:"backends,omitempty" corpus:"gateway.envoyproxy.io/v1alpha1,Backend"`
-	HTTPRouteFilters        []json.RawMessage      `json:"httpFilters,omitempty" corpus:"gateway.envoyproxy.io/v1alpha1,HTTPRouteFilter"`
-	ClusterTrustBundles     []json.RawMessage      `json:"clusterTrustBundles,omitempty" corpus:"certificates.k8s.io/v1beta1,ClusterTrustBundle"`
+	Backends                []json.RawMessage      `json:"backends,omitempty" corpus:"Backend"`
+	HTTPRouteFilters        []json.RawMessage      `json:"httpFilters,omitempty" corpus:"HTTPRouteFilter"`
+	ClusterTrustBundles     []json.RawMessage      `json:"clusterTrustBundles,omitempty" corpus:"ClusterTrustBundle"`
+}
+
+// inputAPIVersions gives the apiVersion each kind named in an inputFile corpus tag is
+// decoded as: the version of the Go type EG decodes that key's list into (a tag holding
+// both would make the struct too wide to read).
+var inputAPIVersions = map[string]string{
+	"EnvoyProxy":           "gateway.envoyproxy.io/v1alpha1",
+	"GatewayClass":         "gateway.networking.k8s.io/v1",
+	"Gateway":              "gateway.networking.k8s.io/v1",
+	"ListenerSet":          "gateway.networking.k8s.io/v1",
+	"HTTPRoute":            "gateway.networking.k8s.io/v1",
+	"GRPCRoute":            "gateway.networking.k8s.io/v1",
+	"TLSRoute":             "gateway.networking.k8s.io/v1",
+	"TCPRoute":             "gateway.networking.k8s.io/v1",
+	"UDPRoute":             "gateway.networking.k8s.io/v1",
+	"ReferenceGrant":       "gateway.networking.k8s.io/v1beta1",
+	"Namespace":            "v1",
+	"Service":              "v1",
+	"ServiceImport":        "multicluster.x-k8s.io/v1alpha1",
+	"EndpointSlice":        "discovery.k8s.io/v1",
+	"Secret":               "v1",
+	"ConfigMap":            "v1",
+	"EnvoyPatchPolicy":     "gateway.envoyproxy.io/v1alpha1",
+	"ClientTrafficPolicy":  "gateway.envoyproxy.io/v1alpha1",
+	"BackendTrafficPolicy": "gateway.envoyproxy.io/v1alpha1",
+	"SecurityPolicy":       "gateway.envoyproxy.io/v1alpha1",
+	"BackendTLSPolicy":     "gateway.networking.k8s.io/v1",
+	"EnvoyExtensionPolicy": "gateway.envoyproxy.io/v1alpha1",
+	"Backend":              "gateway.envoyproxy.io/v1alpha1",
+	"HTTPRouteFilter":      "gateway.envoyproxy.io/v1alpha1",
+	"ClusterTrustBundle":   "certificates.k8s.io/v1beta1",
 }
 
 // Input is one case's objects as EG's test hands them to its translator, before fixtures.
@@ -115,7 +146,8 @@ func DecodeInput(file string, data []byte) (Input, error) {
 			out.Unread = append(out.Unread, key)
 			continue
 		}
-		apiVersion, kind, _ := strings.Cut(tag, ",")
+		kind := tag
+		apiVersion := inputAPIVersions[kind]
 		for j, raw := range items {
 			where := fmt.Sprintf("%s %s[%d]", file, key, j)
 			if single {

@@ -6,8 +6,6 @@ import (
 	"github.com/egharness/egharness/harness/facts"
 	"github.com/egharness/egharness/internal/testutil"
 	"github.com/egharness/egharness/translator"
-	"github.com/egharness/egharness/translator/profile"
-	"github.com/egharness/egharness/translator/resource"
 )
 
 func TestMatch(t *testing.T) {
@@ -42,7 +40,8 @@ spec:
   hostnames: [app.example.com]
   rules:
   - matches: [{path: {type: PathPrefix, value: /old}}]
-    filters: [{type: RequestRedirect, requestRedirect: {path: {type: ReplaceFullPath, replaceFullPath: /new}, statusCode: 301}}]
+    filters: [{type: RequestRedirect,
+      requestRedirect: {path: {type: ReplaceFullPath, replaceFullPath: /new}, statusCode: 301}}]
   - matches: [{path: {type: PathPrefix, value: /}}]
     backendRefs: [{name: app, port: 8080}]
     filters: [{type: RequestHeaderModifier, requestHeaderModifier: {set: [{name: x-a, value: "1"}]}}]
@@ -51,23 +50,21 @@ spec:
 // The facts of a translation name what users see: the route order, each route's action
 // and changes, the listener's filters, and conditions without their messages.
 func TestOf(t *testing.T) {
-	dec, err := resource.Decode("in.yaml", []byte(objects), resource.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, _ := profile.Get("v1.9")
-	res, err := translator.Translate(translator.Input{Objects: dec.Objects, Profile: p})
+	objs, p := testutil.DecodeV19(t, "in.yaml", objects)
+	res, err := translator.Translate(translator.Input{Objects: objs, Profile: p})
 	if err != nil {
 		t.Fatal(err)
 	}
 	f := facts.Of(res, facts.Options{})
 	vh := "default/eg/http default/eg/http/app_example_com"
+	rule0 := " httproute/default/app/rule/0/match/0/app_example_com"
+	rule1 := " httproute/default/app/rule/1/match/0/app_example_com"
 	for key, want := range map[string]string{
 		"routes " + vh: "httproute/default/app/rule/0/match/0/app_example_com, " +
 			"httproute/default/app/rule/1/match/0/app_example_com",
-		"route-action " + vh + " httproute/default/app/rule/0/match/0/app_example_com":  `redirect {"pathRedirect":"/new"}`,
-		"route-action " + vh + " httproute/default/app/rule/1/match/0/app_example_com":  "cluster httproute/default/app/rule/1",
-		"route-filters " + vh + " httproute/default/app/rule/1/match/0/app_example_com": "request-headers",
+		"route-action " + vh + rule0:                             `redirect {"pathRedirect":"/new"}`,
+		"route-action " + vh + rule1:                             "cluster httproute/default/app/rule/1",
+		"route-filters " + vh + rule1:                            "request-headers",
 		"domains " + vh:                                          "app.example.com",
 		"cluster httproute/default/app/rule/1":                   "EDS",
 		"status HTTPRoute/default/app parent Gateway/default/eg": "Accepted=True/Accepted ResolvedRefs=True/ResolvedRefs",

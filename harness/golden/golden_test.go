@@ -13,8 +13,6 @@ import (
 	"github.com/egharness/egharness/harness/golden"
 	"github.com/egharness/egharness/internal/testutil"
 	"github.com/egharness/egharness/translator"
-	"github.com/egharness/egharness/translator/profile"
-	"github.com/egharness/egharness/translator/resource"
 	"github.com/egharness/egharness/translator/result"
 )
 
@@ -32,15 +30,8 @@ spec:
 
 func translate(t *testing.T) *result.Result {
 	t.Helper()
-	dec, err := resource.Decode("objects.yaml", []byte(objects), resource.Options{})
-	if err != nil {
-		t.Fatalf("decode: %v", err)
-	}
-	p, err := profile.Get("v1.9")
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := translator.Translate(translator.Input{Objects: dec.Objects, Profile: p})
+	objs, p := testutil.DecodeV19(t, "objects.yaml", objects)
+	res, err := translator.Translate(translator.Input{Objects: objs, Profile: p})
 	if err != nil {
 		t.Fatalf("translate: %v", err)
 	}

@@ -189,9 +189,9 @@ func summarizeRouteConfig(w *bytes.Buffer, rc node) {
 		v := asNode(vh)
 		fmt.Fprintf(w, "  %s %s\n", str(v, "name"), compact(get(v, "domains")))
 		for _, r := range list(v, "routes") {
-			rt := asNode(r)
-			fmt.Fprintf(w, "    %s\n      %s -> %s", str(rt, "name"), match(asNode(get(rt, "match"))), action(rt))
-			if pf := asNode(get(rt, "typedPerFilterConfig")); len(pf) > 0 {
+			route := asNode(r)
+			fmt.Fprintf(w, "    %s\n      %s -> %s", str(route, "name"), match(asNode(get(route, "match"))), action(route))
+			if pf := asNode(get(route, "typedPerFilterConfig")); len(pf) > 0 {
 				fmt.Fprintf(w, " filters [%s]", strings.Join(sortedKeys(pf), " "))
 			}
 			w.WriteString("\n")
@@ -270,10 +270,10 @@ func keyed(n node) string {
 	return s + " " + compact(rest)
 }
 
-func action(rt node) string {
+func action(route node) string {
 	switch {
-	case get(rt, "route") != nil:
-		r := asNode(get(rt, "route"))
+	case get(route, "route") != nil:
+		r := asNode(get(route, "route"))
 		var s string
 		switch {
 		case str(r, "cluster") != "":
@@ -303,10 +303,10 @@ func action(rt node) string {
 			s += " with " + strings.Join(with, " ")
 		}
 		return s
-	case get(rt, "redirect") != nil:
-		return "redirect " + compact(get(rt, "redirect"))
-	case get(rt, "directResponse") != nil:
-		d := asNode(get(rt, "directResponse"))
+	case get(route, "redirect") != nil:
+		return "redirect " + compact(get(route, "redirect"))
+	case get(route, "directResponse") != nil:
+		d := asNode(get(route, "directResponse"))
 		s := "direct response " + fmt.Sprint(get(d, "status"))
 		if b := asNode(get(d, "body")); b != nil {
 			s += " body " + compact(b)

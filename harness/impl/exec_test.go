@@ -12,7 +12,6 @@ import (
 	"github.com/egharness/egharness/internal/testutil"
 	"github.com/egharness/egharness/translator"
 	"github.com/egharness/egharness/translator/config"
-	"github.com/egharness/egharness/translator/profile"
 	"github.com/egharness/egharness/translator/resource"
 )
 
@@ -20,13 +19,9 @@ const objects = testutil.Gateway
 
 func request(t *testing.T) Request {
 	t.Helper()
-	dec, err := resource.Decode("in.yaml", []byte(objects), resource.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, _ := profile.Get("v1.9")
+	objs, p := testutil.DecodeV19(t, "in.yaml", objects)
 	on := true
-	return Request{Scenario: "demo", Objects: dec.Objects, Profile: p,
+	return Request{Scenario: "demo", Objects: objs, Profile: p,
 		Config: config.Config{ExtensionAPIs: &egv1a1.ExtensionAPISettings{EnableEnvoyPatchPolicy: on}}}
 }
 
@@ -76,8 +71,8 @@ func TestExecAnswer(t *testing.T) {
 	// A scenario that merges Gateways says so in the environment.
 	merged := req
 	merged.Config.MergeGateways = true
-	if _, err := (Exec{Command: `test "$EGHARNESS_MERGE_GATEWAYS" = true && cat >/dev/null && echo '` + string(js) + `'`}).Translate(
-		context.Background(), merged); err != nil {
+	mergeCheck := `test "$EGHARNESS_MERGE_GATEWAYS" = true && cat >/dev/null && echo '` + string(js) + `'`
+	if _, err := (Exec{Command: mergeCheck}).Translate(context.Background(), merged); err != nil {
 		t.Errorf("EGHARNESS_MERGE_GATEWAYS not true for a merging scenario: %v", err)
 	}
 	// the Gateway's listener and the proxy's readiness listener

@@ -38,7 +38,8 @@ func TestStatusFrom(t *testing.T) {
 	st, err := live.StatusFrom(route, []byte(`{"apiVersion":"gateway.networking.k8s.io/v1","kind":"HTTPRoute",
 	  "status":{"parents":[{"parentRef":{"group":"gateway.networking.k8s.io","name":"eg","sectionName":"http"},
 	    "controllerName":"gateway.envoyproxy.io/gatewayclass-controller",
-	    "conditions":[{"type":"Accepted","status":"True","reason":"Accepted","message":"Route is accepted","lastTransitionTime":"2026-01-01T00:00:00Z"}]}]}}`))
+	    "conditions":[{"type":"Accepted","status":"True","reason":"Accepted","message":"Route is accepted",
+	      "lastTransitionTime":"2026-01-01T00:00:00Z"}]}]}}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,8 +50,10 @@ func TestStatusFrom(t *testing.T) {
 		t.Errorf("%+v", st)
 	}
 	gw := resource.Ref{Kind: "Gateway", Namespace: "default", Name: "eg"}
-	st, err = live.StatusFrom(gw, []byte(`{"status":{"conditions":[{"type":"Programmed","status":"True","reason":"Programmed","message":"ok"}],
-	  "listeners":[{"name":"http","attachedRoutes":2,"supportedKinds":[],"conditions":[{"type":"Accepted","status":"True","reason":"Accepted","message":""}]}]}}`))
+	st, err = live.StatusFrom(gw, []byte(`{"status":{
+	  "conditions":[{"type":"Programmed","status":"True","reason":"Programmed","message":"ok"}],
+	  "listeners":[{"name":"http","attachedRoutes":2,"supportedKinds":[],
+	    "conditions":[{"type":"Accepted","status":"True","reason":"Accepted","message":""}]}]}}`))
 	if err != nil || len(st.Listeners) != 1 || st.Listeners[0].AttachedRoutes != 2 ||
 		st.Conditions[0].Type != "Programmed" {
 		t.Errorf("%+v %v", st, err)

@@ -147,10 +147,10 @@ func (c Client) http(ctx context.Context, req scenario.Request, addr string, use
 	for k, v := range req.Headers {
 		hr.Header.Set(k, v)
 	}
-	var rt http.RoundTripper
+	var transport http.RoundTripper
 	switch {
 	case req.GRPC && useTLS:
-		rt = &http2.Transport{DialTLSContext: func(ctx context.Context, network, a string, cfg *tls.Config) (net.Conn,
+		transport = &http2.Transport{DialTLSContext: func(ctx context.Context, network, a string, cfg *tls.Config) (net.Conn,
 			error) {
 			conn, err := c.dial(ctx, network, a)
 			if err != nil {
@@ -165,18 +165,24 @@ func (c Client) http(ctx context.Context, req scenario.Request, addr string, use
 		}, TLSClientConfig: c.tlsConfig(req.SNI, "h2")}
 	case req.GRPC:
 		hr.Header.Set("Content-Type", "application/grpc")
-		rt = &http2.Transport{AllowHTTP: true, DialTLSContext: func(ctx context.Context, network, a string, _ *tls.Config) (
-			net.Conn, error) {
-			return c.dial(ctx, network, a)
-		}}
+		transport = &http2.Transport{
+			AllowHTTP: true,
+			DialTLSContext: func(ctx context.Context, network, a string, _ *tls.Config) (net.Conn, error) {
+				return c.dial(ctx, network, a)
+			},
+		}
 	default:
-		rt = &http.Transport{TLSClientConfig: c.tlsConfig(req.SNI, "http/1.1"), DialContext: c.dial, DisableKeepAlives: true}
+		transport = &http.Transport{
+			TLSClientConfig:   c.tlsConfig(req.SNI, "http/1.1"),
+			DialContext:       c.dial,
+			DisableKeepAlives: true,
+		}
 	}
 	if req.GRPC {
 		hr.Header.Set("Content-Type", "application/grpc")
 		hr.Header.Set("TE", "trailers")
 	}
-	resp, err := rt.RoundTrip(hr)
+	resp, err := transport.RoundTrip(hr)
 	if err != nil {
 		return Observation{Err: err}
 	}

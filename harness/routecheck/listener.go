@@ -15,9 +15,11 @@ import (
 )
 
 const (
-	hcmFilterName       = "envoy.filters.network.http_connection_manager"
-	hcmTypeURL          = "type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager"
-	customHeaderTypeURL = "type.googleapis.com/envoy.extensions.http.original_ip_detection.custom_header.v3.CustomHeaderConfig"
+	hcmFilterName = "envoy.filters.network.http_connection_manager"
+	hcmTypeURL    = "type.googleapis.com/" +
+		"envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager"
+	customHeaderTypeURL = "type.googleapis.com/" +
+		"envoy.extensions.http.original_ip_detection.custom_header.v3.CustomHeaderConfig"
 	xffTypeURL          = "type.googleapis.com/envoy.extensions.http.original_ip_detection.xff.v3.XffConfig"
 	tlsInspectorName    = "envoy.filters.listener.tls_inspector"
 	tlsInspectorTypeURL = "type.googleapis.com/envoy.extensions.filters.listener.tls_inspector.v3.TlsInspector"

@@ -429,9 +429,9 @@ func TestWeightedClusters(t *testing.T) {
 	}
 
 	// A zero weight is never chosen; total_weight is ignored like current Envoy.
-	rt := weightedRoute("w3", "", cw("a", 1), cw("zero", 0), cw("b", 2))
-	rt.GetRoute().GetWeightedClusters().TotalWeight = wrapperspb.UInt32(100)
-	tbl3 := singleTable(t, routeConfig("rc", vhost("vh", []string{"*"}, rt)))
+	weighted := weightedRoute("w3", "", cw("a", 1), cw("zero", 0), cw("b", 2))
+	weighted.GetRoute().GetWeightedClusters().TotalWeight = wrapperspb.UInt32(100)
+	tbl3 := singleTable(t, routeConfig("rc", vhost("vh", []string{"*"}, weighted)))
 	for random, want := range map[uint64]string{0: "a", 1: "b", 2: "b", 3: "a", 5: "b"} {
 		if ans := check(t, tbl3, Request{Random: random}); ans.Cluster != want {
 			t.Errorf("1/0/2 random %d: got %q, want %q", random, ans.Cluster, want)

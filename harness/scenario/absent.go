@@ -122,7 +122,8 @@ var (
 		`^(httproute|grpcroute|tcproute|udproute|tlsroute)/` + seg + `/` + seg + `/rule/(-?[0-9]+)`)
 	reL4Route     = regexp.MustCompile(`^(tcproute|udproute|tlsroute)/` + seg + `/` + seg + `$`)
 	rePolicyOwned = regexp.MustCompile(
-		`^(securitypolicy|envoyextensionpolicy|backendtrafficpolicy|clienttrafficpolicy|httproutefilter)/` + seg + `/` + seg + `(/.*)?$`)
+		`^(securitypolicy|envoyextensionpolicy|backendtrafficpolicy|clienttrafficpolicy|httproutefilter)/` +
+			seg + `/` + seg + `(/.*)?$`)
 	reSDSCluster = regexp.MustCompile(`^sds_.*_[0-9a-f]{32}$`)
 	reHostPort   = regexp.MustCompile(`^[a-z0-9_.-]+_[0-9]+$`)
 	reFilterName = regexp.MustCompile(`^envoy\.filters\.(http|network)\.[a-z0-9_]+(\.(gzip|brotli|zstd))?$`)

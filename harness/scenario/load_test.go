@@ -376,8 +376,9 @@ func TestInlineResourceErrors(t *testing.T) {
 		name, old, new, marker, substr string
 	}{
 		{"unknown kind", "  kind: Service\n", "  kind: Pod\n", "kind: Pod", `unknown kind "Pod"`},
+		// the Service is the third document, on line 19,
 		{"duplicate object", "expect:\n", "  ---\n  apiVersion: v1\n  kind: Service\n  metadata: {name: app}\nexpect:\n", "",
-			"Service/default/app: duplicate object (first defined at line 19)"}, // the Service is the third document, on line 19,
+			"Service/default/app: duplicate object (first defined at line 19)"},
 		{"missing name", "  metadata: {name: app}\n  spec: {clusterIP", "  metadata: {labels: {a: b}}\n  spec: {clusterIP",
 			"kind: Service", "metadata.name is required"},
 	}

@@ -270,26 +270,20 @@ type ExpectID struct {
 // of Expect's fields (warnings carry none).
 func (e Expect) IDs() []ExpectID {
 	var out []ExpectID
-	add := func(section string, i int, id string) {
-		out = append(out, ExpectID{Section: section, Index: i, ID: id})
-	}
-	for i, x := range e.Admission {
-		add("admission", i, x.ID)
-	}
-	for i, x := range e.Statuses {
-		add("statuses", i, x.ID)
-	}
-	for i, x := range e.XDS {
-		add("xds", i, x.ID)
-	}
-	for i, x := range e.Traffic {
-		add("traffic", i, x.ID)
-	}
-	for i, x := range e.Patches {
-		add("patches", i, x.ID)
-	}
-	for i, x := range e.Snapshot {
-		add("snapshot", i, x.ID)
+	out = sectionIDs(out, "admission", e.Admission, func(x *AdmissionExpect) string { return x.ID })
+	out = sectionIDs(out, "statuses", e.Statuses, func(x *StatusExpect) string { return x.ID })
+	out = sectionIDs(out, "xds", e.XDS, func(x *XDSExpect) string { return x.ID })
+	out = sectionIDs(out, "traffic", e.Traffic, func(x *TrafficExpect) string { return x.ID })
+	out = sectionIDs(out, "patches", e.Patches, func(x *PatchExpect) string { return x.ID })
+	out = sectionIDs(out, "snapshot", e.Snapshot, func(x *SnapshotExpect) string { return x.ID })
+	return out
+}
+
+// sectionIDs appends to out the id of each expectation of one section, with its index: the
+// sections are lists of different types that all carry an ID field.
+func sectionIDs[T any](out []ExpectID, section string, items []T, id func(*T) string) []ExpectID {
+	for i := range items {
+		out = append(out, ExpectID{Section: section, Index: i, ID: id(&items[i])})
 	}
 	return out
 }

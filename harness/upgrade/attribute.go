@@ -288,15 +288,15 @@ func (d *differ) systemCAPolicies() []resource.Ref {
 }
 
 // rateLimitPatchers lists the EnvoyPatchPolicies whose operations made the route action's
-// rate limits of rt in route configuration rc on this side: operations that hit under
+// rate limits of route in route configuration rc on this side: operations that hit under
 // .../rate_limits of rc, on a route whose policy rate limits are in its typedPerFilterConfig
 // (v1.9 and later put no policy rule in the route action then, so those are the patch's).
-func (c *collector) rateLimitPatchers(rc string, rt *routev3.Route) []resource.Ref {
-	if len(rt.GetRoute().GetRateLimits()) == 0 {
+func (c *collector) rateLimitPatchers(rc string, route *routev3.Route) []resource.Ref {
+	if len(route.GetRoute().GetRateLimits()) == 0 {
 		return nil
 	}
 	perRoute := false
-	for k := range rt.GetTypedPerFilterConfig() {
+	for k := range route.GetTypedPerFilterConfig() {
 		if strings.Contains(k, "filters.http.ratelimit") {
 			perRoute = true
 		}

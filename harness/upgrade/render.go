@@ -2,6 +2,7 @@ package upgrade
 
 import (
 	"bufio"
+	_ "embed"
 	"encoding/json"
 	"fmt"
 	"html/template"
@@ -586,6 +587,12 @@ func (r *Report) writeHTML(w io.Writer) error {
 	return bw.Flush()
 }
 
+// pageHTML is the report page's template, kept in its own file so the HTML and its style
+// read as HTML rather than as one long Go string.
+//
+//go:embed page.html
+var pageHTML string
+
 // The page carries its own style and nothing else: no script, no external asset.
 // html/template escapes every value.
 var pageTemplate = template.Must(template.New("page").Funcs(template.FuncMap{
@@ -595,67 +602,4 @@ var pageTemplate = template.Must(template.New("page").Funcs(template.FuncMap{
 			Rows     []htmlFinding
 		}{from, to, rows}
 	},
-}).Parse(`<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>{{.Title}}</title>
-<style>
-*{box-sizing:border-box}
-body{font-family:system-ui,-apple-system,Segoe UI,sans-serif;margin:0 auto;padding:1.5em 1.5em 3em;color:#1b1f24;max-width:1240px;line-height:1.4}
-h1{font-size:1.4em;margin:0 0 .3em}h2{font-size:1.1em;margin:2em 0 .4em;border-bottom:1px solid #d0d7de;padding-bottom:.2em}
-h2 .kind{color:#57606a;font-weight:normal}
-.lead{margin:.2em 0 1em}.lead b{color:#cf222e}
-.fix{font-size:.85em;color:#cf222e;font-weight:normal;margin-left:.5em}
-table{border-collapse:collapse;width:100%;margin:.5em 0;table-layout:fixed}
-th,td{border:1px solid #d0d7de;padding:.35em .5em;text-align:left;vertical-align:top;font-size:.9em;overflow-wrap:anywhere;word-break:break-word}
-th{background:#f6f8fa;font-weight:600}
-table.f th:nth-child(1){width:6.5em}table.f th:nth-child(2){width:30%}
-table.f th:nth-child(3){width:14%}table.f th:nth-child(6){width:6.5em}
-table.f td:first-child{font-weight:600;white-space:nowrap}
-tr.breaking td:first-child{color:#fff;background:#cf222e}
-tr.warning td:first-child{background:#fff8c5}
-tr.info td:first-child{background:#ddf4ff}
-code,pre{font-family:ui-monospace,SFMono-Regular,Menlo,monospace;font-size:.85em;white-space:pre-wrap;overflow-wrap:anywhere;word-break:break-all}
-details{margin:.5em 0}
-summary{cursor:pointer;color:#0969da}
-table.diff{table-layout:fixed}
-table.diff td{font-family:ui-monospace,SFMono-Regular,Menlo,monospace;font-size:.78em;white-space:pre-wrap;word-break:break-all;border:none;padding:0 .4em}
-table.diff col.no{width:3.2em}
-table.diff td:nth-child(odd){color:#57606a;text-align:right;user-select:none}
-tr.delete td:nth-child(2),tr.replace td:nth-child(2){background:#ffebe9}
-tr.insert td:nth-child(4),tr.replace td:nth-child(4){background:#dafbe1}
-table.diff tr.gap td{background:#f6f8fa;text-align:center;color:#57606a}
-.notes{color:#57606a;font-size:.85em}
-</style>
-</head>
-<body>
-<h1>{{.Title}}</h1>
-<p class="lead">{{if .Breaking}}<b>{{.Breaking}} breaking</b> (fix them before upgrading){{else}}Nothing breaking{{end}}, {{.Warning}} warning(s), {{.Info}} informational.
-Each finding is listed under the object to change; “Affects” names the routes and Gateways where it shows.</p>
-{{if .Notes}}<details class="notes"><summary>{{len .Notes}} note(s) about the input</summary><ul>{{range .Notes}}<li>{{.}}</li>{{end}}</ul></details>{{end}}
-{{if not .Groups}}<p>No differences: the objects translate the same way on both sides.</p>{{end}}
-{{define "findings"}}<table class="f">
-<tr><th>Severity<th>What changes<th>Affects<th>In {{.From}}<th>In {{.To}}<th>Behavior</tr>
-{{range .Rows}}<tr class="finding {{.Finding.Severity}}"><td>{{.Severity}}<td>{{.Summary}}<td>{{.Affects}}<td><code>{{.Before}}</code><td><code>{{.After}}</code><td>{{.ID}}</tr>
-{{end}}</table>{{end}}
-{{range .Groups}}
-<h2 id="{{.Anchor}}"><span class="kind">{{.Kind}}</span> {{.Name}}{{if .Breaking}}<span class="fix">change before upgrading</span>{{end}}</h2>
-{{template "findings" (rows $.From $.To .Findings)}}
-{{if .More}}<details><summary>{{len .More}} more finding(s) of this object</summary>
-{{template "findings" (rows $.From $.To .More)}}
-</details>{{end}}
-{{if .Links}}<p class="notes">Generated Envoy configuration shown above:{{range $i, $l := .Links}}{{if $i}};{{end}} {{if .SameAs}}{{.Title}}, the same change as <a href="#{{.Anchor}}">there</a>{{else}}<a href="#{{.Anchor}}">{{.Title}}</a>{{end}}{{end}}.</p>
-{{end}}{{range .Diffs}}<details id="{{.Anchor}}"><summary>Generated Envoy configuration: {{.Title}}{{if .Same}} (the same on both sides){{end}}</summary>
-<table class="diff">
-<colgroup><col class="no"><col><col class="no"><col></colgroup>
-<tr><th colspan="2">{{$.From}}: {{.Before}}</th><th colspan="2">{{$.To}}: {{.After}}</th></tr>
-{{range .Rows}}{{if eq .Op "gap"}}<tr class="gap"><td colspan="4">…</td></tr>{{else}}<tr{{if ne .Op "equal"}} class="{{.Op}}"{{end}}><td>{{if .LeftNo}}{{.LeftNo}}{{end}}<td>{{.Left}}<td>{{if .RightNo}}{{.RightNo}}{{end}}<td>{{.Right}}</tr>{{end}}
-{{end}}{{if .Omitted}}<tr class="gap"><td colspan="4">… {{.Omitted}} more rows of this diff are not shown: compare the output of <code>egharness translate</code> with each profile</td></tr>
-{{end}}</table>
-</details>
-{{end}}{{end}}
-</body>
-</html>
-`))
+}).Parse(pageHTML))

@@ -151,7 +151,8 @@ func TestXDSMatchedByIdentity(t *testing.T) {
 		"NAME-02": {"Listener renamed: default/eg/http → tcp-80", "RouteConfiguration renamed: default/eg/http → http-80",
 			"VirtualHost renamed: default/eg/http/www_example_com → www_example_com"},
 		"SP-06": {"JWTProvider renamed: httproute/default/api/rule/0/match/0/www_example_com/auth → auth_0123456789abcdef"},
-		"BTP-03": {"RateLimit moved: route httproute/default/api/rule/0/match/0/www_example_com: route.rateLimits → route " +
+		"BTP-03": {"RateLimit moved: route httproute/default/api/rule/0/match/0/www_example_com: " +
+			"route.rateLimits → route " +
 			"httproute/default/api/rule/0/match/0/www_example_com: " +
 			"typedPerFilterConfig[envoy.filters.http.ratelimit/default/limits].rateLimits"},
 		"EEP-03": {"LuaScript renamed: envoy.filters.http.lua/0 → " +

@@ -275,23 +275,23 @@ func (c *collector) routeConfig(rc *routev3.RouteConfiguration, refs []string, o
 			place: rcid,
 			owner: owner, res: loc, parent: rent.key()}
 		c.add(vent)
-		for _, rt := range vh.GetRoutes() {
-			m := fp(rt.GetMatch())
+		for _, route := range vh.GetRoutes() {
+			m := fp(route.GetMatch())
 			rid := fmt.Sprintf("%s match=%s", vhid, m)
-			rowner := c.owner(rt.GetName(), metaOwners(rt.GetMetadata()), owner)
-			rtent := &entity{kind: "Route", identity: rid, name: rt.GetName(), where: "virtual host " + vh.GetName(),
+			rowner := c.owner(route.GetName(), metaOwners(route.GetMetadata()), owner)
+			rtent := &entity{kind: "Route", identity: rid, name: route.GetName(), where: "virtual host " + vh.GetName(),
 				place: vhid,
-				shape: routeShape(rt), owner: rowner, res: loc, parent: vent.key()}
+				shape: routeShape(route), owner: rowner, res: loc, parent: vent.key()}
 			c.attribute(rtent, "", rowner, owner)
 			c.add(rtent)
-			at := "route " + rt.GetName()
+			at := "route " + route.GetName()
 			// ent adds an entity of this route, attributed from name.
 			ent := func(e *entity, name string) {
 				c.attribute(e, name, rowner, owner)
 				c.add(e)
 			}
-			patchers := c.rateLimitPatchers(rc.GetName(), rt)
-			for _, rl := range rt.GetRoute().GetRateLimits() {
+			patchers := c.rateLimitPatchers(rc.GetName(), route)
+			for _, rl := range route.GetRoute().GetRateLimits() {
 				e := &entity{kind: "RateLimit", identity: rid + " " + fp(rl), where: at + ": route.rateLimits",
 					place: rid + " route.rateLimits",
 					text:  "rate_limits", owner: rowner, res: loc, parent: rtent.key(), parts: actionParts(rl)}
@@ -301,14 +301,14 @@ func (c *collector) routeConfig(rc *routev3.RouteConfiguration, refs []string, o
 					e.owner, e.owners = patchers[0], patchers
 				}
 			}
-			keys := make([]string, 0, len(rt.GetTypedPerFilterConfig()))
-			for k := range rt.GetTypedPerFilterConfig() {
+			keys := make([]string, 0, len(route.GetTypedPerFilterConfig()))
+			for k := range route.GetTypedPerFilterConfig() {
 				keys = append(keys, k)
 			}
 			sort.Strings(keys)
 			perType := map[string]int{}
 			for _, k := range keys {
-				a := rt.GetTypedPerFilterConfig()[k]
+				a := route.GetTypedPerFilterConfig()[k]
 				inner := a
 				var fc routev3.FilterConfig
 				if a.MessageIs(&fc) && a.UnmarshalTo(&fc) == nil && fc.GetConfig() != nil {
@@ -364,8 +364,8 @@ func upstreamTLS(cl *clusterv3.Cluster) []upstream {
 type upstream struct{ sni, versions string }
 
 // routeShape is what a route does: forward, redirect, or answer by itself.
-func routeShape(rt *routev3.Route) string {
-	switch a := rt.GetAction().(type) {
+func routeShape(route *routev3.Route) string {
+	switch a := route.GetAction().(type) {
 	case *routev3.Route_Route:
 		return "forwards"
 	case *routev3.Route_Redirect:

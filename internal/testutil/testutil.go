@@ -1,10 +1,13 @@
 // Package testutil holds what the tests of several packages share: the Kubernetes objects
-// most of their inputs start from, and small helpers on text.
+// most of their inputs start from, small helpers on text, and decoding those inputs.
 package testutil
 
 import (
 	"strings"
 	"testing"
+
+	"github.com/egharness/egharness/translator/profile"
+	"github.com/egharness/egharness/translator/resource"
 )
 
 // GatewayClass is GatewayClass eg, of Envoy Gateway's controller, as a YAML document. Like
@@ -59,4 +62,19 @@ func LineOf(t testing.TB, text, marker string) int {
 	}
 	t.Fatalf("marker %q not in the text", marker)
 	return 0
+}
+
+// DecodeV19 decodes the YAML documents of text, read as the file named file, and gets
+// profile v1.9, the one most tests translate with; either failing fails the test.
+func DecodeV19(t testing.TB, file, text string) ([]resource.Object, profile.Profile) {
+	t.Helper()
+	dec, err := resource.Decode(file, []byte(text), resource.Options{})
+	if err != nil {
+		t.Fatalf("decode %s: %v", file, err)
+	}
+	p, err := profile.Get("v1.9")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dec.Objects, p
 }

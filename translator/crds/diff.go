@@ -107,6 +107,32 @@ func diffCRD(kind string, a, b *apiextensionsv1.CustomResourceDefinition) []Rule
 	return out
 }
 
+// schemaFacets are the single-valued keywords of a schema node diffSchema compares, in the
+// order it reports them, each with how it is read as text: one reader serves both sides.
+var schemaFacets = []struct {
+	what string
+	text func(*apiextensionsv1.JSONSchemaProps) string
+}{
+	{"type", func(s *apiextensionsv1.JSONSchemaProps) string { return s.Type }},
+	{"format", func(s *apiextensionsv1.JSONSchemaProps) string { return s.Format }},
+	{"pattern", func(s *apiextensionsv1.JSONSchemaProps) string { return s.Pattern }},
+	{"enum", func(s *apiextensionsv1.JSONSchemaProps) string { return enumText(s.Enum) }},
+	{"default", func(s *apiextensionsv1.JSONSchemaProps) string { return jsonText(s.Default) }},
+	{"minimum", func(s *apiextensionsv1.JSONSchemaProps) string { return ptrText(s.Minimum) }},
+	{"maximum", func(s *apiextensionsv1.JSONSchemaProps) string { return ptrText(s.Maximum) }},
+	{"minLength", func(s *apiextensionsv1.JSONSchemaProps) string { return ptrText(s.MinLength) }},
+	{"maxLength", func(s *apiextensionsv1.JSONSchemaProps) string { return ptrText(s.MaxLength) }},
+	{"minItems", func(s *apiextensionsv1.JSONSchemaProps) string { return ptrText(s.MinItems) }},
+	{"maxItems", func(s *apiextensionsv1.JSONSchemaProps) string { return ptrText(s.MaxItems) }},
+	{"minProperties", func(s *apiextensionsv1.JSONSchemaProps) string { return ptrText(s.MinProperties) }},
+	{"maxProperties", func(s *apiextensionsv1.JSONSchemaProps) string { return ptrText(s.MaxProperties) }},
+	{"nullable", func(s *apiextensionsv1.JSONSchemaProps) string { return boolText(s.Nullable) }},
+	{"x-kubernetes-preserve-unknown-fields", func(s *apiextensionsv1.JSONSchemaProps) string {
+		return ptrText(s.XPreserveUnknownFields)
+	}},
+	{"x-kubernetes-list-type", func(s *apiextensionsv1.JSONSchemaProps) string { return ptrText(s.XListType) }},
+}
+
 // diffSchema compares one schema node and, recursively, its properties and items.
 func diffSchema(kind, version, path string, a, b *apiextensionsv1.JSONSchemaProps) []RuleChange {
 	var out []RuleChange
@@ -115,22 +141,9 @@ func diffSchema(kind, version, path string, a, b *apiextensionsv1.JSONSchemaProp
 			out = append(out, RuleChange{Kind: kind, Version: version, Path: path, What: what, Before: before, After: after})
 		}
 	}
-	add("type", a.Type, b.Type)
-	add("format", a.Format, b.Format)
-	add("pattern", a.Pattern, b.Pattern)
-	add("enum", enumText(a.Enum), enumText(b.Enum))
-	add("default", jsonText(a.Default), jsonText(b.Default))
-	add("minimum", ptrText(a.Minimum), ptrText(b.Minimum))
-	add("maximum", ptrText(a.Maximum), ptrText(b.Maximum))
-	add("minLength", ptrText(a.MinLength), ptrText(b.MinLength))
-	add("maxLength", ptrText(a.MaxLength), ptrText(b.MaxLength))
-	add("minItems", ptrText(a.MinItems), ptrText(b.MinItems))
-	add("maxItems", ptrText(a.MaxItems), ptrText(b.MaxItems))
-	add("minProperties", ptrText(a.MinProperties), ptrText(b.MinProperties))
-	add("maxProperties", ptrText(a.MaxProperties), ptrText(b.MaxProperties))
-	add("nullable", boolText(a.Nullable), boolText(b.Nullable))
-	add("x-kubernetes-preserve-unknown-fields", ptrText(a.XPreserveUnknownFields), ptrText(b.XPreserveUnknownFields))
-	add("x-kubernetes-list-type", ptrText(a.XListType), ptrText(b.XListType))
+	for _, f := range schemaFacets {
+		add(f.what, f.text(a), f.text(b))
+	}
 	ra, rb := setOf(a.Required), setOf(b.Required)
 	for _, f := range union(keys(ra), keys(rb)) {
 		switch {
@@ -208,7 +221,9 @@ func fieldText(s *apiextensionsv1.JSONSchemaProps) string {
 	return t
 }
 
-func servedVersions(c *apiextensionsv1.CustomResourceDefinition) map[string]*apiextensionsv1.CustomResourceDefinitionVersion {
+func servedVersions(
+	c *apiextensionsv1.CustomResourceDefinition,
+) map[string]*apiextensionsv1.CustomResourceDefinitionVersion {
 	out := map[string]*apiextensionsv1.CustomResourceDefinitionVersion{}
 	for i := range c.Spec.Versions {
 		if c.Spec.Versions[i].Served {

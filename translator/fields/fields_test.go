@@ -61,7 +61,7 @@ func TestRegistryCoversCRDs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ix := index()
+	byKind := index()
 	for _, gk := range set.Kinds() {
 		crd, err := set.CRD(gk)
 		if err != nil {
@@ -73,7 +73,7 @@ func TestRegistryCoversCRDs(t *testing.T) {
 				schemaPaths(v.Schema.OpenAPIV3Schema, "", paths)
 			}
 		}
-		k := ix[gk.Kind]
+		k := byKind[gk.Kind]
 		if k == nil {
 			var all []string
 			for p := range paths {

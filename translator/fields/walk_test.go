@@ -13,7 +13,8 @@ import (
 
 func object(t *testing.T, kind, ns, name, spec string) resource.Object {
 	t.Helper()
-	raw := `{"apiVersion":"x/v1","kind":"` + kind + `","metadata":{"name":"` + name + `","namespace":"` + ns + `"},"spec":` + spec + `}`
+	raw := `{"apiVersion":"x/v1","kind":"` + kind + `","metadata":{"name":"` + name +
+		`","namespace":"` + ns + `"},"spec":` + spec + `}`
 	var m map[string]any
 	if err := json.Unmarshal([]byte(raw), &m); err != nil {
 		t.Fatal(err)

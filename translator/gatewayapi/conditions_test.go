@@ -12,14 +12,14 @@ func TestKeyOf(t *testing.T) {
 		name string
 		a, b *ir.HTTPRoute
 	}{
-		{"prefix /foo/ equals /foo", rt("", "prefix", "/foo/"), rt("", "prefix", "/foo")},
-		{"no path match equals prefix /", rt("", "", ""), rt("", "prefix", "/")},
-		{"header names ignore case", rt("", "prefix", "/", headers(exact("X-Env", "canary"))),
-			rt("", "prefix", "/", headers(exact("x-env", "canary")))},
-		{"headers are a set", rt("", "prefix", "/", headers(exact("a", "1"), exact("b", "2"))),
-			rt("", "prefix", "/", headers(exact("b", "2"), exact("a", "1")))},
-		{"query params are a set", rt("", "prefix", "/", query(exact("a", "1"), regex("b", "2"))),
-			rt("", "prefix", "/", query(regex("b", "2"), exact("a", "1")))},
+		{"prefix /foo/ equals /foo", routeWithPath("", "prefix", "/foo/"), routeWithPath("", "prefix", "/foo")},
+		{"no path match equals prefix /", routeWithPath("", "", ""), routeWithPath("", "prefix", "/")},
+		{"header names ignore case", routeWithPath("", "prefix", "/", headers(exact("X-Env", "canary"))),
+			routeWithPath("", "prefix", "/", headers(exact("x-env", "canary")))},
+		{"headers are a set", routeWithPath("", "prefix", "/", headers(exact("a", "1"), exact("b", "2"))),
+			routeWithPath("", "prefix", "/", headers(exact("b", "2"), exact("a", "1")))},
+		{"query params are a set", routeWithPath("", "prefix", "/", query(exact("a", "1"), regex("b", "2"))),
+			routeWithPath("", "prefix", "/", query(regex("b", "2"), exact("a", "1")))},
 	}
 	for _, tt := range same {
 		if keyOf(tt.a) != keyOf(tt.b) {
@@ -30,27 +30,27 @@ func TestKeyOf(t *testing.T) {
 		name string
 		a, b *ir.HTTPRoute
 	}{
-		{"exact /foo/ is not exact /foo", rt("", "exact", "/foo/"), rt("", "exact", "/foo")},
-		{"exact is not prefix", rt("", "exact", "/foo"), rt("", "prefix", "/foo")},
-		{"regex is not prefix", rt("", "regex", "/foo"), rt("", "prefix", "/foo")},
-		{"prefix / is not prefix /foo", rt("", "prefix", "/"), rt("", "prefix", "/foo")},
-		{"header values keep case", rt("", "prefix", "/", headers(exact("x", "A"))),
-			rt("", "prefix", "/", headers(exact("x", "a")))},
-		{"exact header is not regex header", rt("", "prefix", "/", headers(exact("x", "a"))),
-			rt("", "prefix", "/", headers(regex("x", "a")))},
-		{"query names keep case", rt("", "prefix", "/", query(exact("Q", "1"))),
-			rt("", "prefix", "/", query(exact("q", "1")))},
-		{"a header is not a query param", rt("", "prefix", "/", headers(exact("x", "1"))),
-			rt("", "prefix", "/", query(exact("x", "1")))},
-		{"a subset of headers differs", rt("", "prefix", "/", headers(exact("a", "1"))),
-			rt("", "prefix", "/", headers(exact("a", "1"), exact("b", "1")))},
+		{"exact /foo/ is not exact /foo", routeWithPath("", "exact", "/foo/"), routeWithPath("", "exact", "/foo")},
+		{"exact is not prefix", routeWithPath("", "exact", "/foo"), routeWithPath("", "prefix", "/foo")},
+		{"regex is not prefix", routeWithPath("", "regex", "/foo"), routeWithPath("", "prefix", "/foo")},
+		{"prefix / is not prefix /foo", routeWithPath("", "prefix", "/"), routeWithPath("", "prefix", "/foo")},
+		{"header values keep case", routeWithPath("", "prefix", "/", headers(exact("x", "A"))),
+			routeWithPath("", "prefix", "/", headers(exact("x", "a")))},
+		{"exact header is not regex header", routeWithPath("", "prefix", "/", headers(exact("x", "a"))),
+			routeWithPath("", "prefix", "/", headers(regex("x", "a")))},
+		{"query names keep case", routeWithPath("", "prefix", "/", query(exact("Q", "1"))),
+			routeWithPath("", "prefix", "/", query(exact("q", "1")))},
+		{"a header is not a query param", routeWithPath("", "prefix", "/", headers(exact("x", "1"))),
+			routeWithPath("", "prefix", "/", query(exact("x", "1")))},
+		{"a subset of headers differs", routeWithPath("", "prefix", "/", headers(exact("a", "1"))),
+			routeWithPath("", "prefix", "/", headers(exact("a", "1"), exact("b", "1")))},
 	}
 	for _, tt := range different {
 		if keyOf(tt.a) == keyOf(tt.b) {
 			t.Errorf("%s: keys are equal: %+v", tt.name, keyOf(tt.a))
 		}
 	}
-	a, b := rt("", "prefix", "/"), rt("", "prefix", "/")
+	a, b := routeWithPath("", "prefix", "/"), routeWithPath("", "prefix", "/")
 	a.Hostname, b.Hostname = "a.example.com", "b.example.com"
 	if keyOf(a) == keyOf(b) {
 		t.Error("routes on different hostnames share a key")

@@ -19,8 +19,8 @@ func hdr(name, value string) gwapiv1.HTTPHeader {
 }
 
 func TestRequestHeadersAddThenSetFirstSpellingWins(t *testing.T) {
-	ff := &ruleFilters{}
-	err := ff.requestHeaders(&gwapiv1.HTTPHeaderFilter{
+	filters := &ruleFilters{}
+	err := filters.requestHeaders(&gwapiv1.HTTPHeaderFilter{
 		Set:    []gwapiv1.HTTPHeader{hdr("X-Env", "prod"), hdr("x-add", "from-set")},
 		Add:    []gwapiv1.HTTPHeader{hdr("x-add", "a"), hdr("X-Add", "dup")},
 		Remove: []string{"X-Drop", "x-drop"},
@@ -29,30 +29,30 @@ func TestRequestHeadersAddThenSetFirstSpellingWins(t *testing.T) {
 		t.Fatalf("unexpected error %+v", err)
 	}
 	want := []ir.AddHeader{{Name: "x-add", Value: "a", Append: true}, {Name: "X-Env", Value: "prod"}}
-	if !reflect.DeepEqual(ff.addRequest, want) {
-		t.Errorf("added %+v, want %+v", ff.addRequest, want)
+	if !reflect.DeepEqual(filters.addRequest, want) {
+		t.Errorf("added %+v, want %+v", filters.addRequest, want)
 	}
-	if !reflect.DeepEqual(ff.removeRequest, []string{"X-Drop"}) {
-		t.Errorf("removed %v, want [X-Drop]", ff.removeRequest)
+	if !reflect.DeepEqual(filters.removeRequest, []string{"X-Drop"}) {
+		t.Errorf("removed %v, want [X-Drop]", filters.removeRequest)
 	}
 }
 
 func TestHeaderModifierErrors(t *testing.T) {
 	// An invalid entry is reported and the valid ones are kept.
-	ff := &ruleFilters{}
-	err := ff.requestHeaders(&gwapiv1.HTTPHeaderFilter{Set: []gwapiv1.HTTPHeader{hdr("Host", "x"), hdr("x-ok", "1")}})
+	filters := &ruleFilters{}
+	err := filters.requestHeaders(&gwapiv1.HTTPHeaderFilter{Set: []gwapiv1.HTTPHeader{hdr("Host", "x"), hdr("x-ok", "1")}})
 	if err == nil || err.typ != errAccepted || err.reason != "UnsupportedValue" ||
 		!strings.HasPrefix(err.msg, `Header: "Host". The RequestHeaderModifier filter cannot set the Host header`) ||
 		!strings.HasSuffix(err.msg, "To modify the Host header use the URLRewrite or the HTTPRouteFilter filter.") {
 		t.Errorf("error %+v", err)
 	}
-	if len(ff.addRequest) != 1 || ff.addRequest[0].Name != "x-ok" {
-		t.Errorf("kept %+v, want x-ok", ff.addRequest)
+	if len(filters.addRequest) != 1 || filters.addRequest[0].Name != "x-ok" {
+		t.Errorf("kept %+v, want x-ok", filters.addRequest)
 	}
 
 	// Nothing valid at all: EG's summary error replaces the details.
-	ff = &ruleFilters{}
-	err = ff.responseHeaders(
+	filters = &ruleFilters{}
+	err = filters.responseHeaders(
 		&gwapiv1.HTTPHeaderFilter{Add: []gwapiv1.HTTPHeader{hdr("host", "x")}, Remove: []string{"Host"}})
 	if err == nil ||
 		err.msg != "ResponseHeaderModifier Filter did not provide valid configuration to add/remove any headers" {
@@ -60,8 +60,8 @@ func TestHeaderModifierErrors(t *testing.T) {
 	}
 
 	// The response filter says "set" even for added headers; a removal says "remove".
-	ff = &ruleFilters{}
-	err = ff.responseHeaders(
+	filters = &ruleFilters{}
+	err = filters.responseHeaders(
 		&gwapiv1.HTTPHeaderFilter{Add: []gwapiv1.HTTPHeader{hdr("host", "x"), hdr("x-a", "1")}, Remove: []string{"a/b"}})
 	want := `Header: "host". The ResponseHeaderModifier filter cannot set the Host header or headers with a ` +
 		`'/' or ':' character in them.` + "\n" +
@@ -73,15 +73,15 @@ func TestHeaderModifierErrors(t *testing.T) {
 }
 
 func TestRequestRedirectMapping(t *testing.T) {
-	ff := &ruleFilters{}
+	filters := &ruleFilters{}
 	scheme, port := "https", gwapiv1.PortNumber(443)
-	if err := ff.requestRedirect(&gwapiv1.HTTPRequestRedirectFilter{Scheme: &scheme, Port: &port}); err != nil {
+	if err := filters.requestRedirect(&gwapiv1.HTTPRequestRedirectFilter{Scheme: &scheme, Port: &port}); err != nil {
 		t.Fatal(err)
 	}
-	if got := ff.redirect; *got.Scheme != "https" || *got.Port != 443 || *got.StatusCode != 302 {
+	if got := filters.redirect; *got.Scheme != "https" || *got.Port != 443 || *got.StatusCode != 302 {
 		t.Errorf("redirect %+v: want https, port 443 and the CRD default 302", got)
 	}
-	if err := ff.requestRedirect(&gwapiv1.HTTPRequestRedirectFilter{}); err == nil ||
+	if err := filters.requestRedirect(&gwapiv1.HTTPRequestRedirectFilter{}); err == nil ||
 		err.msg != "cannot configure multiple requestRedirect filters for a single HTTPRouteRule" {
 		t.Errorf("second redirect: %+v", err)
 	}
@@ -103,18 +103,18 @@ func TestRequestRedirectMapping(t *testing.T) {
 }
 
 func TestURLRewriteMapping(t *testing.T) {
-	ff := &ruleFilters{}
+	filters := &ruleFilters{}
 	host := gwapiv1.PreciseHostname("internal.example.com")
 	prefix := "/v2"
 	rw := &gwapiv1.HTTPURLRewriteFilter{Hostname: &host,
 		Path: &gwapiv1.HTTPPathModifier{Type: gwapiv1.PrefixMatchHTTPPathModifier, ReplacePrefixMatch: &prefix}}
-	if err := ff.urlRewrite(rw); err != nil {
+	if err := filters.urlRewrite(rw); err != nil {
 		t.Fatal(err)
 	}
-	if *ff.rewrite.Hostname != "internal.example.com" || *ff.rewrite.Path.PrefixMatchReplace != "/v2" {
-		t.Errorf("rewrite %+v", ff.rewrite)
+	if *filters.rewrite.Hostname != "internal.example.com" || *filters.rewrite.Path.PrefixMatchReplace != "/v2" {
+		t.Errorf("rewrite %+v", filters.rewrite)
 	}
-	if err := ff.urlRewrite(rw); err == nil ||
+	if err := filters.urlRewrite(rw); err == nil ||
 		err.msg != "cannot configure multiple urlRewrite filters for a single HTTPRouteRule" {
 		t.Errorf("second rewrite: %+v", err)
 	}

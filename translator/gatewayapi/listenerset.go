@@ -96,21 +96,7 @@ func (g *gatewayCtx) finishSets(status *statusBook) {
 			allAcc, anyAcc = allAcc && acc, anyAcc || acc
 			allProg, anyProg = allProg && prog, anyProg || prog
 		}
-		accepted := conditions.New("Accepted", "False", "ListenersNotValid", "No listeners are accepted")
-		switch {
-		case allAcc:
-			accepted = conditions.New("Accepted", "True", "Accepted", "All listeners are accepted")
-		case anyAcc:
-			accepted = conditions.New("Accepted", "True", "ListenersNotValid", "Some listeners are invalid")
-		}
-		programmed := conditions.New("Programmed", "False", "ListenersNotValid", "No listeners are programmed")
-		switch {
-		case allProg:
-			programmed = conditions.New("Programmed", "True", "Programmed", "All listeners are programmed")
-		case anyProg:
-			programmed = conditions.New("Programmed", "True", "Programmed", "Some listeners are not programmed")
-		}
-		s.Conditions = []result.Condition{accepted, programmed}
+		s.Conditions = []result.Condition{setAccepted.of(allAcc, anyAcc), setProgrammed.of(allProg, anyProg)}
 		// Only an accepted ListenerSet counts as attached to its Gateway.
 		if anyAcc {
 			gs := status.object(resource.Ref{Kind: "Gateway", Namespace: g.gw.Namespace, Name: g.gw.Name})
@@ -120,6 +106,34 @@ func (g *gatewayCtx) finishSets(status *statusBook) {
 			*gs.AttachedListenerSets++
 		}
 	}
+}
+
+// listenersOutcome is a ListenerSet condition of one type as it reads when all, some or
+// none of the set's listeners have that type True.
+type listenersOutcome struct{ all, some, none result.Condition }
+
+var (
+	setAccepted = listenersOutcome{
+		all:  conditions.New("Accepted", "True", "Accepted", "All listeners are accepted"),
+		some: conditions.New("Accepted", "True", "ListenersNotValid", "Some listeners are invalid"),
+		none: conditions.New("Accepted", "False", "ListenersNotValid", "No listeners are accepted"),
+	}
+	setProgrammed = listenersOutcome{
+		all:  conditions.New("Programmed", "True", "Programmed", "All listeners are programmed"),
+		some: conditions.New("Programmed", "True", "Programmed", "Some listeners are not programmed"),
+		none: conditions.New("Programmed", "False", "ListenersNotValid", "No listeners are programmed"),
+	}
+)
+
+// of picks the condition for whether all and whether any listeners have the type True.
+func (o listenersOutcome) of(all, some bool) result.Condition {
+	switch {
+	case all:
+		return o.all
+	case some:
+		return o.some
+	}
+	return o.none
 }
 
 // findListenerSet returns the attached ListenerSet ns/name and its Gateway.

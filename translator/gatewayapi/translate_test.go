@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/egharness/egharness/internal/testutil"
-	"github.com/egharness/egharness/translator/profile"
 	"github.com/egharness/egharness/translator/resource"
 	"github.com/egharness/egharness/translator/result"
 )
@@ -23,15 +22,8 @@ spec:
 
 func translateYAML(t *testing.T, text string) Output {
 	t.Helper()
-	dec, err := resource.Decode("in.yaml", []byte(text), resource.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := profile.Get("v1.9")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return Translator{Profile: p}.Translate(dec.Objects)
+	objs, p := testutil.DecodeV19(t, "in.yaml", text)
+	return Translator{Profile: p}.Translate(objs)
 }
 
 func routeParents(t *testing.T, out Output) []result.ParentStatus {

@@ -73,7 +73,8 @@ spec:
 			case 0:
 				fmt.Fprintf(&b, `  - type: type.googleapis.com/envoy.config.route.v3.RouteConfiguration
     name: default/eg/http
-    operation: {op: add, path: /virtual_hosts/%d/routes/0/request_headers_to_add, value: [{header: {key: x-op, value: "%d"}}]}
+    operation: {op: add, path: /virtual_hosts/%d/routes/0/request_headers_to_add,
+      value: [{header: {key: x-op, value: "%d"}}]}
 `, r, op)
 			case 1:
 				fmt.Fprintf(&b, `  - type: type.googleapis.com/envoy.config.cluster.v3.Cluster
@@ -88,7 +89,8 @@ spec:
 			case 3:
 				fmt.Fprintf(&b, `  - type: type.googleapis.com/envoy.config.route.v3.RouteConfiguration
     name: default/eg/http
-    operation: {op: add, jsonPath: "$.virtual_hosts[?(@.name == 'default/eg/http/r%d_example_com')].routes[0]", path: response_headers_to_add, value: [{header: {key: x-op, value: "%d"}}]}
+    operation: {op: add, jsonPath: "$.virtual_hosts[?(@.name == 'default/eg/http/r%d_example_com')].routes[0]",
+      path: response_headers_to_add, value: [{header: {key: x-op, value: "%d"}}]}
 `, r, op)
 			case 4:
 				fmt.Fprintf(&b, `  - type: type.googleapis.com/envoy.config.cluster.v3.Cluster

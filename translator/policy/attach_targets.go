@@ -182,9 +182,7 @@ func (e *engine[T]) mergeOnListeners(p *pol[T], rs []irRoute, rule func(int) boo
 			}
 		}
 		if parent == nil {
-			if err := e.check(e.applied(p), routeScope.routeKind); err != nil {
-				p.status.reject(anc, reasonInvalid, conditions.ErrorMessage(err))
-			}
+			e.rejectInvalid(p, anc, routeScope.routeKind)
 			e.apply(groups[l], e.applied(p), rule)
 			continue
 		}
@@ -202,6 +200,15 @@ func (e *engine[T]) mergeOnListeners(p *pol[T], rs []irRoute, rule func(int) boo
 		p.status.set(anc,
 			conditions.New(condMerged, "True", reasonMerged,
 				fmt.Sprintf("Merged with policy %s/%s", parent.ref.Namespace, parent.ref.Name)))
+	}
+}
+
+// rejectInvalid rejects p at ancestor anc when what it applies fails the checks for a
+// target of kind: the one rejection a Gateway, a ListenerSet and a route rule without a
+// parent policy to merge with share.
+func (e *engine[T]) rejectInvalid(p *pol[T], anc result.ParentRef, kind string) {
+	if err := e.check(e.applied(p), kind); err != nil {
+		p.status.reject(anc, reasonInvalid, conditions.ErrorMessage(err))
 	}
 }
 
@@ -245,9 +252,7 @@ func (e *engine[T]) forListenerSet(p *pol[T], t target) {
 		}
 		e.apply(e.w.byListener[l], a, nil)
 	}
-	if err := e.check(e.applied(p), "ListenerSet"); err != nil {
-		p.status.reject(anc, reasonInvalid, conditions.ErrorMessage(err))
-	}
+	e.rejectInvalid(p, anc, "ListenerSet")
 	p.status.accept(anc)
 	e.scopeConditions(p, anc, own)
 	e.warnDeprecated(p, anc)
@@ -281,9 +286,7 @@ func (e *engine[T]) forGateway(p *pol[T], t target) {
 		}
 		e.apply(e.w.byListener[l], a, nil)
 	}
-	if err := e.check(e.applied(p), "Gateway"); err != nil {
-		p.status.reject(anc, reasonInvalid, conditions.ErrorMessage(err))
-	}
+	e.rejectInvalid(p, anc, "Gateway")
 	p.status.accept(anc)
 	e.warnDeprecated(p, anc)
 	e.scopeConditions(p, anc, own)

@@ -18,9 +18,12 @@ func TestPermits(t *testing.T) {
 	route := From{Group: gw, Kind: "HTTPRoute", Namespace: "apps"}
 	svc := To{Group: "", Kind: "Service", Namespace: "backends", Name: "payments"}
 	grant := func(ns string, from gwapiv1.ReferenceGrantFrom, to gwapiv1.ReferenceGrantTo) *Index {
-		ix := &Index{}
-		ix.Add(ns, gwapiv1.ReferenceGrantSpec{From: []gwapiv1.ReferenceGrantFrom{from}, To: []gwapiv1.ReferenceGrantTo{to}})
-		return ix
+		grants := &Index{}
+		grants.Add(
+			ns,
+			gwapiv1.ReferenceGrantSpec{From: []gwapiv1.ReferenceGrantFrom{from}, To: []gwapiv1.ReferenceGrantTo{to}},
+		)
+		return grants
 	}
 	okFrom := gwapiv1.ReferenceGrantFrom{Group: gw, Kind: "HTTPRoute", Namespace: "apps"}
 	okTo := gwapiv1.ReferenceGrantTo{Group: "", Kind: "Service", Name: name("payments")}
@@ -28,11 +31,11 @@ func TestPermits(t *testing.T) {
 	emptyName := gwapiv1.ReferenceGrantTo{Group: "", Kind: "Service", Name: name("")}
 
 	cases := []struct {
-		name string
-		ix   *Index
-		from From
-		to   To
-		want bool
+		name   string
+		grants *Index
+		from   From
+		to     To
+		want   bool
 	}{
 		{"same namespace needs no grant", nil, route, To{Kind: "Service", Namespace: "apps", Name: "x"}, true},
 		{"no grant", &Index{}, route, svc, false},
@@ -73,7 +76,7 @@ func TestPermits(t *testing.T) {
 			false},
 	}
 	for _, c := range cases {
-		if got := c.ix.Permits(c.from, c.to); got != c.want {
+		if got := c.grants.Permits(c.from, c.to); got != c.want {
 			t.Errorf("%s: Permits(%+v, %+v) = %v, want %v", c.name, c.from, c.to, got, c.want)
 		}
 	}
@@ -90,14 +93,14 @@ func TestNewReadsBothVersions(t *testing.T) {
 				From: []gwapiv1b1.ReferenceGrantFrom{{Group: "gateway.networking.k8s.io", Kind: "TCPRoute", Namespace: "a"}},
 				To:   []gwapiv1b1.ReferenceGrantTo{{Kind: "Service"}}}}},
 	}
-	ix := New(objs)
-	if !ix.Permits(From{"gateway.networking.k8s.io", "HTTPRoute", "a"}, To{"", "Service", "b", "s"}) {
+	grants := New(objs)
+	if !grants.Permits(From{"gateway.networking.k8s.io", "HTTPRoute", "a"}, To{"", "Service", "b", "s"}) {
 		t.Error("v1 grant not read")
 	}
-	if !ix.Permits(From{"gateway.networking.k8s.io", "TCPRoute", "a"}, To{"", "Service", "c", "s"}) {
+	if !grants.Permits(From{"gateway.networking.k8s.io", "TCPRoute", "a"}, To{"", "Service", "c", "s"}) {
 		t.Error("v1beta1 grant not read")
 	}
-	if ix.Permits(From{"gateway.networking.k8s.io", "TCPRoute", "a"}, To{"", "Service", "b", "s"}) {
+	if grants.Permits(From{"gateway.networking.k8s.io", "TCPRoute", "a"}, To{"", "Service", "b", "s"}) {
 		t.Error("a grant applied across namespaces")
 	}
 }

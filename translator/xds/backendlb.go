@@ -65,9 +65,9 @@ func withClusterLB(c *clusterv3.Cluster, lb *ir.BackendLB) {
 
 // withRouteLB adds what a route does for its cluster's policy: the hash key of consistent
 // hashing and the session cookie.
-func withRouteLB(rt *routev3.Route, r *ir.HTTPRoute) *routev3.Route {
-	if r.Destination == nil || r.Destination.BackendLB == nil || rt.GetRoute() == nil {
-		return rt
+func withRouteLB(route *routev3.Route, r *ir.HTTPRoute) *routev3.Route {
+	if r.Destination == nil || r.Destination.BackendLB == nil || route.GetRoute() == nil {
+		return route
 	}
 	lb := r.Destination.BackendLB
 	if b := lb.LoadBalancing; b != nil && b.Type == "ConsistentHash" {
@@ -84,7 +84,7 @@ func withRouteLB(rt *routev3.Route, r *ir.HTTPRoute) *routev3.Route {
 				Header: &routev3.RouteAction_HashPolicy_Header{HeaderName: ":authority"}}}
 		}
 		if hp != nil {
-			rt.GetRoute().HashPolicy = append(rt.GetRoute().HashPolicy, hp)
+			route.GetRoute().HashPolicy = append(route.GetRoute().HashPolicy, hp)
 		}
 	}
 	if sp := lb.SessionPersistence; sp != nil {
@@ -94,10 +94,10 @@ func withRouteLB(rt *routev3.Route, r *ir.HTTPRoute) *routev3.Route {
 				cookie.Ttl = durationpb.New(d)
 			}
 		}
-		if rt.TypedPerFilterConfig == nil {
-			rt.TypedPerFilterConfig = map[string]*anypb.Any{}
+		if route.TypedPerFilterConfig == nil {
+			route.TypedPerFilterConfig = map[string]*anypb.Any{}
 		}
-		rt.TypedPerFilterConfig[statefulSessionFilter] = mustAny(&statefulsessionv3.StatefulSessionPerRoute{
+		route.TypedPerFilterConfig[statefulSessionFilter] = mustAny(&statefulsessionv3.StatefulSessionPerRoute{
 			Override: &statefulsessionv3.StatefulSessionPerRoute_StatefulSession{
 				StatefulSession: &statefulsessionv3.StatefulSession{
 					SessionState: &corev3.TypedExtensionConfig{
@@ -107,7 +107,7 @@ func withRouteLB(rt *routev3.Route, r *ir.HTTPRoute) *routev3.Route {
 				}},
 		})
 	}
-	return rt
+	return route
 }
 
 // addSessionFilters puts the stateful session filter (off unless a route turns it on) before
