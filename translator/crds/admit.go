@@ -102,10 +102,12 @@ func buildVersion(crd *apiextensionsv1.CustomResourceDefinition, name string) (*
 	if err := structuraldefaulting.PruneDefaults(ss); err != nil {
 		return nil, err
 	}
-	schemaValidator, _, err := apiservervalidation.NewSchemaValidator(internal.OpenAPIV3Schema)
+	plainValidator, openapiSchema, err := apiservervalidation.NewSchemaValidator(internal.OpenAPIV3Schema)
 	if err != nil {
 		return nil, err
 	}
+	// The same validator with the answers of repeated parts remembered (schemamemo.go).
+	schemaValidator := newSchemaMemo(openapiSchema, plainValidator)
 	var status *apiextensionsinternal.CustomResourceSubresourceStatus
 	var statusValidator apiservervalidation.SchemaValidator
 	sub, err := apihelpers.GetSubresourcesForVersion(crd, name)
