@@ -42,7 +42,8 @@ func TestPreviewCarriesItsAdditions(t *testing.T) {
 		t.Errorf("%s has additions: %v", Built, base.Additions())
 	}
 	bcrd, _ := base.CRD(schema.GroupKind{Group: "gateway.envoyproxy.io", Kind: "ClientTrafficPolicy"})
-	if _, ok := bcrd.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["spec"].Properties["headers"].Properties["maxRequestHeaderLimit"]; ok {
+	bheaders := bcrd.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["spec"].Properties["headers"]
+	if _, ok := bheaders.Properties["maxRequestHeaderLimit"]; ok {
 		t.Errorf("patching the preview changed %s's own CRD", Built)
 	}
 }

@@ -21,7 +21,9 @@ spec:
   parentRefs: [{name: eg, sectionName: http}]
   hostnames: [h%d.example.com]
   rules:
-  - matches: [{path: {type: PathPrefix, value: /api}, headers: [{name: x-env, value: canary}]}, {path: {type: Exact, value: /health}}]
+  - matches:
+    - {path: {type: PathPrefix, value: /api}, headers: [{name: x-env, value: canary}]}
+    - {path: {type: Exact, value: /health}}
     filters: [{type: RequestHeaderModifier, requestHeaderModifier: {add: [{name: x-route, value: r%d}]}}]
     backendRefs: [{name: app, port: 8080, weight: 90}, {name: canary, port: 8080, weight: 10}]
   - matches: [{path: {type: PathPrefix, value: /}}]

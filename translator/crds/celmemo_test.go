@@ -45,14 +45,20 @@ spec:
   parentRefs: [{name: eg}]
   rules:
   - matches: [{path: {type: PathPrefix, value: "/a//b"}}, {path: {type: RegularExpression, value: "/x"}}]
-    filters: [{type: RequestRedirect, requestRedirect: {path: {type: ReplaceFullPath}}}, {type: URLRewrite, urlRewrite: {}}]
+    filters:
+    - {type: RequestRedirect, requestRedirect: {path: {type: ReplaceFullPath}}}
+    - {type: URLRewrite, urlRewrite: {}}
   - matches: [{path: {type: PathPrefix, value: "/a//b"}}]
-    filters: [{type: RequestRedirect, requestRedirect: {path: {type: ReplaceFullPath}}}, {type: URLRewrite, urlRewrite: {}}]
+    filters:
+    - {type: RequestRedirect, requestRedirect: {path: {type: ReplaceFullPath}}}
+    - {type: URLRewrite, urlRewrite: {}}
 `, `apiVersion: gateway.envoyproxy.io/v1alpha1
 kind: BackendTrafficPolicy
 metadata: {name: two-rules, namespace: default}
 spec:
-  targetRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: app}, {group: gateway.networking.k8s.io, kind: HTTPRoute, name: app}]
+  targetRefs:
+  - {group: gateway.networking.k8s.io, kind: HTTPRoute, name: app}
+  - {group: gateway.networking.k8s.io, kind: HTTPRoute, name: app}
   loadBalancer: {type: ConsistentHash}
   faultInjection: {}
   healthCheck: {active: {type: HTTP}}

@@ -32,7 +32,8 @@ func TestDiffV180V191(t *testing.T) {
 		"TCPRoute.gateway.networking.k8s.io v1: version added: served",
 		"TCPRoute.gateway.networking.k8s.io: storage version v1alpha2 → v1",
 		// EG #9186: the rate limit's request count loses its impossible int32 bound.
-		"BackendTrafficPolicy.gateway.envoyproxy.io v1alpha1 spec.rateLimit.global.rules[*].limit.requests: format int32 → int64",
+		"BackendTrafficPolicy.gateway.envoyproxy.io v1alpha1 spec.rateLimit.global.rules[*].limit.requests: " +
+			"format int32 → int64",
 		// EnvoyExtensionPolicy gains mergeType (MRG-01).
 		"EnvoyExtensionPolicy.gateway.envoyproxy.io v1alpha1 spec.mergeType: field added: string",
 		// MRG-01: mergeType only with xRoute targets.

@@ -65,7 +65,8 @@ var loopbackHostPatterns = []string{
 
 // loopbackSNIPattern is the same for a TLS route's SNI, in one case-insensitive pattern
 // that also takes a trailing dot.
-const loopbackSNIPattern = `(?i)^(localhost|localhost\.localdomain|ip6-localhost|ip6-loopback|127\.0\.0\.1|::1|\[::1\])\.?$`
+const loopbackSNIPattern = `(?i)^(localhost|localhost\.localdomain|ip6-localhost|ip6-loopback|` +
+	`127\.0\.0\.1|::1|\[::1\])\.?$`
 
 // dnsLookupFamily is the address family a dynamic resolver asks DNS for: what the route's
 // BackendTrafficPolicy sets, IPv4 first otherwise. (EG would let an EnvoyProxy's ipFamily
