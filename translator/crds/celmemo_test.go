@@ -3,15 +3,12 @@ package crds_test
 import (
 	"encoding/json"
 	"maps"
-	"path/filepath"
 	"reflect"
 	"slices"
 	"testing"
 
 	"sigs.k8s.io/yaml"
 
-	"github.com/egharness/egharness/harness/catalog"
-	"github.com/egharness/egharness/harness/scenario"
 	"github.com/egharness/egharness/translator/crds"
 )
 
@@ -21,23 +18,7 @@ import (
 // parts are answered from memory.
 func TestCELMemoChangesNoVerdict(t *testing.T) {
 	set := builtSet(t)
-	cat, err := catalog.Load()
-	if err != nil {
-		t.Fatal(err)
-	}
-	root := filepath.Join("..", "..", "scenarios")
-	scenarios, err := scenario.Loader{Catalog: cat, Root: root}.LoadPaths(root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var docs [][]byte
-	for _, sc := range scenarios.Scenarios {
-		for _, o := range sc.Objects {
-			if o.Raw != nil && o.Kind != "BackendLBPolicy" {
-				docs = append(docs, o.Raw)
-			}
-		}
-	}
+	docs := scenarioDocs(t)
 	for _, y := range []string{`apiVersion: gateway.networking.k8s.io/v1
 kind: HTTPRoute
 metadata: {name: twice, namespace: default}

@@ -84,8 +84,7 @@ func TestSchemaMemoChangesNoVerdict(t *testing.T) {
 	t.Logf("%d objects, %d refused, %d schema answers from memory", len(docs), refused, hits)
 }
 
-// scenarioDocs are the JSON of every object of every scenario (as TestCELMemoChangesNoVerdict
-// reads them).
+// scenarioDocs are the JSON of every object of every scenario, which both memo tests admit.
 func scenarioDocs(t *testing.T) [][]byte {
 	t.Helper()
 	cat, err := catalog.Load()
